@@ -1,0 +1,53 @@
+"""The ``exampp`` command: a thin click layer over the Python API.
+
+Subcommands live one per module and are imported only when invoked, so ``exampp --help``
+stays fast and a command's heavy dependencies are loaded only by that command.
+"""
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from exampp.errors import InputError
+
+# command name -> "module:attribute" (each module holds one click command)
+COMMANDS: dict[str, str] = {
+    "eval": "exampp.cli.eval_cmd:eval_cmd",
+    "import": "exampp.cli.import_cmd:import_cmd",
+    "cover": "exampp.cli.scores:cover",
+    "qrels": "exampp.cli.scores:qrels",
+    "leaderboard": "exampp.cli.scores:leaderboard",
+    "correlate": "exampp.cli.correlate:correlate",
+    "agree": "exampp.cli.agree:agree",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        return getattr(importlib.import_module(module), attr)
+
+    def invoke(self, ctx: click.Context) -> object:
+        # Bad input is the user's to fix: one line naming file:line, no traceback.
+        try:
+            return super().invoke(ctx)
+        except InputError as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="exampp")
+def main() -> None:
+    """EXAM++ answerability evaluation: question banks, LLM grading, EXAM-Cover and EXAM-Qrels.
+
+    \b
+    Example:
+      exampp leaderboard runs/ --qrels qrels/official.qrels -m nDCG@20 -m P@20
+    """

@@ -1,0 +1,43 @@
+"""TREC qrels files: ``qid iter docid rel``."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from exampp.collection.io import PathLike, atomic_write, iter_lines
+from exampp.errors import InputError
+
+Qrels = dict[str, dict[str, int]]
+"""``{query_id: {docid: relevance}}``; relevance is an integer grade (negative = judged, unusable)."""
+
+
+def read_qrels(path: PathLike) -> Qrels:
+    path = Path(path)
+    qrels: Qrels = {}
+    for lineno, line in iter_lines(path):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        cols = stripped.split()
+        if len(cols) != 4:
+            raise InputError(path, lineno, f"expected 4 columns 'qid iter docid rel', found {len(cols)}")
+        qid, _, docid, rel_text = cols
+        try:
+            rel = int(rel_text)
+        except ValueError:
+            raise InputError(path, lineno, f"relevance {rel_text!r} is not an integer") from None
+        judged = qrels.setdefault(qid, {})
+        if docid in judged:
+            raise InputError(path, lineno, f"duplicate docid {docid!r} in query {qid!r}")
+        judged[docid] = rel
+    if not qrels:
+        raise InputError(path, None, "empty qrels: no judgment lines")
+    return qrels
+
+
+def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: PathLike) -> None:
+    """Write ``qid 0 docid rel`` lines sorted by query then docid, atomically."""
+    with atomic_write(path) as fh:
+        for qid in sorted(qrels):
+            for docid in sorted(qrels[qid]):
+                fh.write(f"{qid} 0 {docid} {int(qrels[qid][docid])}\n")

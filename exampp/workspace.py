@@ -1,0 +1,58 @@
+"""Layout of an exampp workspace: one folder holding everything a pipeline reads and writes.
+
+    DIR/exampp.toml                  optional configuration (later: grading defaults)
+    DIR/grades.sqlite                grade store
+    DIR/runs/<name>.run              runs
+    DIR/qrels/official.qrels         official judgments (when known)
+    DIR/qrels/exam.qrels             EXAM-Qrels written by exampp
+    DIR/corpus/passages.jsonl.gz     passage texts
+    DIR/topics/topics.jsonl          query texts (and subtopics)
+    DIR/question_banks/questions.jsonl  question bank (exampp JSONL)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from exampp.collection.io import PathLike
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+
+    @classmethod
+    def at(cls, root: PathLike) -> "Workspace":
+        return cls(Path(root))
+
+    @property
+    def store(self) -> Path:
+        return self.root / "grades.sqlite"
+
+    @property
+    def runs(self) -> Path:
+        return self.root / "runs"
+
+    @property
+    def qrels_dir(self) -> Path:
+        return self.root / "qrels"
+
+    @property
+    def official_qrels(self) -> Path:
+        return self.qrels_dir / "official.qrels"
+
+    @property
+    def exam_qrels(self) -> Path:
+        return self.qrels_dir / "exam.qrels"
+
+    @property
+    def corpus(self) -> Path:
+        return self.root / "corpus" / "passages.jsonl.gz"
+
+    @property
+    def topics(self) -> Path:
+        return self.root / "topics" / "topics.jsonl"
+
+    @property
+    def question_bank(self) -> Path:
+        return self.root / "question_banks" / "questions.jsonl"
