@@ -1,0 +1,44 @@
+"""Printing tables the same way in every command: aligned text for people, TSV or JSON for tools."""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import click
+import pandas as pd
+
+FORMATS = ("text", "tsv", "json")
+format_option = click.option(
+    "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format."
+)
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "item"):  # numpy scalar
+        return _clean(value.item())
+    return value
+
+
+def render(table: pd.DataFrame, fmt: str, *, decimals: int = 4) -> str:
+    """A DataFrame as text (aligned, rounded), TSV (full precision) or JSON (list of records)."""
+    if fmt == "json":
+        records = [{k: _clean(v) for k, v in row.items()} for row in table.to_dict(orient="records")]
+        return json.dumps(records, indent=2)
+    if fmt == "tsv":
+        return table.to_csv(sep="\t", index=False, lineterminator="\n").rstrip("\n")
+    return table.to_string(index=False, float_format=lambda v: f"{v:.{decimals}f}")
+
+
+def emit(table: pd.DataFrame, fmt: str, output: str | None = None) -> None:
+    """Print a table, or write it to ``output`` (atomically) when given."""
+    text = render(table, fmt) + "\n"
+    if output:
+        from exampp.collection.io import atomic_write
+
+        with atomic_write(output) as fh:
+            fh.write(text)
+    else:
+        click.echo(text, nl=False)

@@ -1,0 +1,206 @@
+"""Scores from grades: EXAM-Cover, EXAM labels / EXAM-Qrels, and measure leaderboards.
+
+Everything here is a pure function of in-memory data (runs, grades as a DataFrame, qrels);
+reading and writing happen at the edges (CLI, importer).
+
+Grades come as a DataFrame with at least the columns ``query_id, passage_id, question_id, grade``
+(what :meth:`exampp.store.GradeStore.grades` returns).
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from exampp.collection.qrels import Qrels
+from exampp.collection.runs import Run
+
+DEFAULT_DEPTH = 20
+# Means are rounded before ranking: two systems with the same per-query values in another
+# order must tie exactly, and float summation order would otherwise break such ties.
+SCORE_DECIMALS = 12
+
+GRADE_COLUMNS = ("query_id", "passage_id", "question_id", "grade")
+
+
+def exact_mean(values: Iterable[float]) -> float:
+    """Mean with an order-independent (correctly rounded) sum, rounded to SCORE_DECIMALS."""
+    values = list(values)
+    return round(math.fsum(values) / len(values), SCORE_DECIMALS) if values else 0.0
+
+
+def standard_error(values: Sequence[float]) -> float:
+    n = len(values)
+    if n < 2:
+        return float("nan")
+    mean = math.fsum(values) / n
+    return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1) / n)
+
+
+def _check_grades(grades: pd.DataFrame) -> None:
+    missing = [c for c in GRADE_COLUMNS if c not in grades.columns]
+    if missing:
+        raise ValueError(f"grades table lacks columns {missing}")
+
+
+# --- EXAM labels and EXAM-Qrels -------------------------------------------------------------
+
+def _as_label(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else float(value)
+
+
+def exam_labels(grades: pd.DataFrame, questions: Mapping[str, Collection[str]] | None = None) -> Qrels:
+    """EXAM-Label(p) = max over the query's questions of grade(p, question).
+
+    ``questions`` (query -> question ids) restricts which questions count, e.g. after a bank edit.
+    """
+    _check_grades(grades)
+    frame = _restrict(grades, questions)
+    best = frame.groupby(["query_id", "passage_id"], sort=True)["grade"].max()
+    labels: Qrels = defaultdict(dict)
+    for (qid, pid), grade in best.items():
+        labels[qid][pid] = _as_label(grade)
+    return dict(labels)
+
+
+def exam_qrels(labels: Qrels, min_grade: float | None = None) -> Qrels:
+    """Graded labels as they are, or binary (1 when label >= min_grade) when ``min_grade`` is set."""
+    if min_grade is None:
+        return {q: dict(docs) for q, docs in labels.items()}
+    return {q: {d: int(label >= min_grade) for d, label in docs.items()} for q, docs in labels.items()}
+
+
+def facet_labels(grades: pd.DataFrame, facet_of: Mapping[str, str | None]) -> Qrels:
+    """EXAM labels per query facet: qrels keyed ``<query_id>/<facet_id>`` (questions without facet skipped)."""
+    _check_grades(grades)
+    frame = grades.assign(facet=grades["question_id"].map(facet_of))
+    frame = frame[frame["facet"].notna()]
+    best = frame.groupby(["query_id", "facet", "passage_id"], sort=True)["grade"].max()
+    labels: Qrels = defaultdict(dict)
+    for (qid, facet, pid), grade in best.items():
+        labels[f"{qid}/{facet}"][pid] = _as_label(grade)
+    return dict(labels)
+
+
+# --- EXAM-Cover -------------------------------------------------------------------------------
+
+def _restrict(grades: pd.DataFrame, questions: Mapping[str, Collection[str]] | None) -> pd.DataFrame:
+    if questions is None:
+        return grades
+    allowed = {(q, qu) for q, ids in questions.items() for qu in ids}
+    keep = [(q, qu) in allowed for q, qu in zip(grades["query_id"], grades["question_id"])]
+    return grades[keep]
+
+
+def answered_questions(grades: pd.DataFrame, tau: float) -> dict[tuple[str, str], frozenset[str]]:
+    """(query_id, passage_id) -> the question ids that passage answers with grade >= tau."""
+    _check_grades(grades)
+    hits = grades[grades["grade"] >= tau]
+    answered: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for qid, pid, question in zip(hits["query_id"], hits["passage_id"], hits["question_id"]):
+        answered[(qid, pid)].add(question)
+    return {key: frozenset(value) for key, value in answered.items()}
+
+
+def questions_by_query(grades: pd.DataFrame) -> dict[str, list[str]]:
+    """The question ids seen in the grades, per query (the exam when no bank is given)."""
+    return {q: sorted(ids) for q, ids in grades.groupby("query_id")["question_id"].unique().items()}
+
+
+def exam_cover(
+    runs: Mapping[str, Run],
+    grades: pd.DataFrame,
+    questions: Mapping[str, Collection[str]] | None = None,
+    *,
+    tau: float = 1,
+    depth: int | None = DEFAULT_DEPTH,
+    normalized: bool = False,
+) -> pd.DataFrame:
+    """Per-query EXAM-Cover: the fraction of a query's questions answered (grade >= tau) by at
+    least one of the run's top-``depth`` passages.
+
+    Every query with questions is scored for every run; a query the run returns nothing for
+    scores 0. With ``normalized`` (n-EXAM) the denominator is the number of questions that any
+    pooled passage (top-``depth`` of any run) answers; a query where none is answered scores 0.
+
+    Returns columns ``run, query_id, covered, total, cover`` (covered/total are integer counts).
+    """
+    if questions is None:
+        questions = questions_by_query(grades)
+    answered = answered_questions(_restrict(grades, questions), tau)
+    pooled: dict[str, set[str]] = defaultdict(set)
+    if normalized:
+        for run in runs.values():
+            for qid in questions:
+                for doc in run.top(qid, depth):
+                    pooled[qid] |= answered.get((qid, doc.docid), frozenset())
+    rows = []
+    for name in sorted(runs):
+        run = runs[name]
+        for qid in sorted(questions):
+            total = len(pooled[qid]) if normalized else len(questions[qid])
+            covered: set[str] = set()
+            for doc in run.top(qid, depth):
+                covered |= answered.get((qid, doc.docid), frozenset())
+            rows.append((name, qid, len(covered), total, len(covered) / total if total else 0.0))
+    return pd.DataFrame(rows, columns=["run", "query_id", "covered", "total", "cover"])
+
+
+def summarize(per_query: pd.DataFrame, value: str = "cover") -> pd.DataFrame:
+    """Mean, standard error and query count per run, best first (ties keep run-name order)."""
+    rows = []
+    for run, group in per_query.groupby("run", sort=True):
+        values = list(group[value])
+        rows.append((run, exact_mean(values), standard_error(values), len(values)))
+    table = pd.DataFrame(rows, columns=["run", "mean", "stderr", "n_queries"])
+    return table.sort_values(["mean", "run"], ascending=[False, True], kind="stable").reset_index(drop=True)
+
+
+# --- measure leaderboards (ir_measures with its pytrec_eval provider) ---------------------------
+
+def _truncate(run: Run, depth: int | None) -> dict[str, dict[str, float]]:
+    """Run as ir_measures input; truncation by trec_eval order keeps exactly the top-``depth``."""
+    return {q: {d.docid: d.score for d in run.top(q, depth)} for q in run.rankings}
+
+
+def per_query_measures(
+    runs: Mapping[str, Run], qrels: Qrels, measures: Sequence[str], depth: int | None = None
+) -> pd.DataFrame:
+    """Per-query values of ir_measures measures (``nDCG@20``, ``P(rel=2)@10``, ``AP``...).
+
+    Queries are those of the qrels; a query the run lacks scores 0 (trec_eval ``-c``).
+    Returns columns ``run, query_id, measure, value``, measure as the name given.
+    """
+    import ir_measures  # heavy import, only for commands that compute measures
+
+    parsed = {ir_measures.parse_measure(m): m for m in measures}
+    qids = sorted(qrels)
+    rows = []
+    for name in sorted(runs):
+        values: dict[tuple[str, str], float] = {}
+        run_input = {q: docs for q, docs in _truncate(runs[name], depth).items() if q in qrels and docs}
+        if run_input:
+            for metric in ir_measures.iter_calc(list(parsed), qrels, run_input):
+                values[(parsed[metric.measure], metric.query_id)] = float(metric.value)
+        for measure in measures:
+            for qid in qids:
+                rows.append((name, qid, measure, values.get((measure, qid), 0.0)))
+    return pd.DataFrame(rows, columns=["run", "query_id", "measure", "value"])
+
+
+def leaderboard(
+    runs: Mapping[str, Run], qrels: Qrels, measures: Sequence[str], depth: int | None = None
+) -> pd.DataFrame:
+    """Mean of each measure over the qrels' queries per run: index run, one column per measure."""
+    per_query = per_query_measures(runs, qrels, measures, depth)
+    table = (
+        per_query.groupby(["run", "measure"], sort=False)["value"]
+        .agg(lambda v: exact_mean(v))
+        .unstack("measure")
+    )
+    table = table[list(measures)]
+    table.index.name = "run"
+    table.columns.name = None
+    return table.sort_values(list(measures)[0], ascending=False, kind="stable")

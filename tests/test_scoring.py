@@ -1,0 +1,111 @@
+"""EXAM-Cover, EXAM labels/qrels and leaderboards on a tiny example worked out by hand."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from exampp.collection.runs import from_scores
+from exampp.scoring import (
+    exact_mean,
+    exam_cover,
+    exam_labels,
+    exam_qrels,
+    facet_labels,
+    leaderboard,
+    summarize,
+)
+
+# Grades (query, passage, question, grade); q1 has questions u1..u3, q2 has v1, v2.
+GRADES = pd.DataFrame(
+    [
+        ("q1", "p1", "u1", 5), ("q1", "p1", "u2", 0), ("q1", "p1", "u3", 2),
+        ("q1", "p2", "u1", 0), ("q1", "p2", "u2", 4), ("q1", "p2", "u3", 0),
+        ("q1", "p3", "u1", 1), ("q1", "p3", "u2", 0), ("q1", "p3", "u3", 0),
+        ("q1", "p4", "u1", 0), ("q1", "p4", "u2", 0), ("q1", "p4", "u3", 3),
+        ("q2", "p5", "v1", 4), ("q2", "p5", "v2", 1),
+    ],
+    columns=["query_id", "passage_id", "question_id", "grade"],
+)
+RUNS = {
+    "A": from_scores("A", {"q1": {"p1": 3.0, "p2": 2.0, "p3": 1.0}, "q2": {"p5": 1.0}}),
+    "B": from_scores("B", {"q1": {"p3": 2.0, "p4": 1.0}}),  # returns nothing for q2
+}
+
+
+def _cover(**kw) -> dict[tuple[str, str], float]:
+    table = exam_cover(RUNS, GRADES, **kw)
+    return {(r, q): c for r, q, c in zip(table["run"], table["query_id"], table["cover"])}
+
+
+def test_cover_by_hand():
+    # tau 4: p1 answers u1, p2 answers u2, p5 answers v1.
+    assert _cover(tau=4) == {("A", "q1"): 2 / 3, ("A", "q2"): 1 / 2, ("B", "q1"): 0.0, ("B", "q2"): 0.0}
+    # depth 1: A keeps only p1 for q1
+    assert _cover(tau=4, depth=1)[("A", "q1")] == 1 / 3
+    # tau 3: p4 answers u3 for B
+    assert _cover(tau=3)[("B", "q1")] == 1 / 3
+
+
+def test_missing_query_counts_as_zero_in_the_mean_and_stderr_by_hand():
+    board = summarize(exam_cover(RUNS, GRADES, tau=4)).set_index("run")
+    assert board.loc["A", "mean"] == pytest.approx(7 / 12)
+    # values 2/3 and 1/2: sample variance 1/72, standard error sqrt(1/72 / 2) = 1/12
+    assert board.loc["A", "stderr"] == pytest.approx(1 / 12)
+    assert board.loc["B", "mean"] == 0.0 and board.loc["B", "n_queries"] == 2
+    assert list(board.index) == ["A", "B"]
+
+
+def test_n_exam_denominator_is_what_the_pool_answers():
+    # pool answers {u1, u2} for q1 and {v1} for q2 at tau 4
+    table = exam_cover(RUNS, GRADES, tau=4, normalized=True)
+    assert list(table["total"]) == [2, 1, 2, 1]
+    assert _cover(tau=4, normalized=True) == {("A", "q1"): 1.0, ("A", "q2"): 1.0, ("B", "q1"): 0.0, ("B", "q2"): 0.0}
+
+
+def test_bank_restricts_the_exam():
+    # dropping u2 from the bank: A's q1 coverage becomes {u1} of {u1, u3}
+    bank = {"q1": ["u1", "u3"], "q2": ["v1", "v2"]}
+    assert _cover(tau=4, questions=bank)[("A", "q1")] == 1 / 2
+    assert exam_labels(GRADES, bank)["q1"]["p2"] == 0
+
+
+def test_labels_and_qrels():
+    labels = exam_labels(GRADES)
+    assert labels == {"q1": {"p1": 5, "p2": 4, "p3": 1, "p4": 3}, "q2": {"p5": 4}}
+    assert all(isinstance(v, int) for docs in labels.values() for v in docs.values())
+    assert exam_qrels(labels, min_grade=4) == {"q1": {"p1": 1, "p2": 1, "p3": 0, "p4": 0}, "q2": {"p5": 1}}
+    assert exam_qrels(labels) == labels
+
+
+def test_facet_labels():
+    facets = {"u1": "f1", "u2": "f2", "u3": "f2", "v1": None, "v2": "g"}
+    assert facet_labels(GRADES, facets) == {
+        "q1/f1": {"p1": 5, "p2": 0, "p3": 1, "p4": 0},
+        "q1/f2": {"p1": 2, "p2": 4, "p3": 0, "p4": 3},
+        "q2/g": {"p5": 1},
+    }
+
+
+def test_leaderboard_by_hand_missing_query_is_zero():
+    qrels = {"q1": {"p1": 1, "p2": 0, "p4": 1}, "q2": {"p5": 1}, "q3": {"x": 1}}
+    board = leaderboard(RUNS, qrels, ["P@2", "RR"])
+    # A: P@2 q1 1/2, q2 1/2 (P@k divides by k), q3 absent 0 -> 1/3. B: q1 p4 -> 1/2 -> 1/6.
+    assert board.loc["A", "P@2"] == pytest.approx(1 / 3)
+    assert board.loc["B", "P@2"] == pytest.approx(1 / 6)
+    # RR: A q1 1, q2 1, q3 0 -> 2/3; B q1 1/2 -> 1/6
+    assert board.loc["A", "RR"] == pytest.approx(2 / 3)
+    assert board.loc["B", "RR"] == pytest.approx(1 / 6)
+    # depth 1 cuts B to p3 (non-relevant)
+    assert leaderboard(RUNS, qrels, ["P@2"], depth=1).loc["B", "P@2"] == 0.0
+
+
+def test_exact_mean_is_order_independent():
+    # P@20-style values in two orders: a naive float sum differs, the exact mean must not.
+    first = [1.0, 0.65, 0.05, 0.45, 0.2, 0.3, 0.05, 0.45, 0.1, 0.1, 0.45, 0.45, 0.25, 0.65, 0.9, 0.4, 0.2, 0.0]
+    first += [0.85, 0.05, 0.9, 0.3, 0.9, 0.7, 0.25, 0.95, 0.8, 0.05, 0.6, 0.3, 0.55, 0.15, 0.3, 0.9, 0.65, 0.9]
+    second = sorted(first, key=lambda v: (v * 7919) % 1)
+    assert sum(first) != sum(second)
+    assert exact_mean(first) == exact_mean(second)
+    assert math.isclose(exact_mean(first), math.fsum(first) / 36)
