@@ -14,18 +14,19 @@ format_option = click.option(
 )
 
 
-def _clean(value: Any) -> Any:
+def json_value(value: Any) -> Any:
+    """A value JSON can hold: NaN becomes null (JSON has no NaN), numpy scalars become Python ones."""
     if isinstance(value, float) and math.isnan(value):
         return None
     if hasattr(value, "item"):  # numpy scalar
-        return _clean(value.item())
+        return json_value(value.item())
     return value
 
 
 def render(table: pd.DataFrame, fmt: str, *, decimals: int = 4) -> str:
     """A DataFrame as text (aligned, rounded), TSV (full precision) or JSON (list of records)."""
     if fmt == "json":
-        records = [{k: _clean(v) for k, v in row.items()} for row in table.to_dict(orient="records")]
+        records = [{k: json_value(v) for k, v in row.items()} for row in table.to_dict(orient="records")]
         return json.dumps(records, indent=2)
     if fmt == "tsv":
         return table.to_csv(sep="\t", index=False, lineterminator="\n").rstrip("\n")

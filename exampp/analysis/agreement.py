@@ -1,0 +1,118 @@
+"""Agreement of EXAM labels with official relevance judgments: Cohen's κ and confusion tables.
+
+Only (query, docid) pairs judged in both are compared. For a threshold τ, a passage is EXAM
+relevant when its EXAM grade is ≥ τ, and officially relevant when its official grade is
+≥ ``rel_level`` (as trec_eval's ``-l``). The 2×2 table takes the official label as the
+truth: tp = both relevant, fp = EXAM only, fn = official only, tn = neither.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
+
+import pandas as pd
+
+Labels = Mapping[str, Mapping[str, int]]
+"""qrels-like ``{query_id: {docid: grade}}``."""
+
+
+class Confusion(NamedTuple):
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+
+    @property
+    def n(self) -> int:
+        return self.tp + self.fp + self.fn + self.tn
+
+
+def cohen_kappa(table: Confusion) -> float:
+    """Cohen's κ = (p_o − p_e) / (1 − p_e); NaN when chance agreement is 1 (one label used by both)."""
+    n = table.n
+    if n == 0:
+        return math.nan
+    observed = (table.tp + table.tn) / n
+    # chance: both say relevant independently, plus both say non-relevant independently
+    exam_pos, official_pos = (table.tp + table.fp) / n, (table.tp + table.fn) / n
+    expected = exam_pos * official_pos + (1 - exam_pos) * (1 - official_pos)
+    if expected == 1:
+        return math.nan
+    return (observed - expected) / (1 - expected)
+
+
+def judged_pairs(exam: Labels, official: Labels) -> list[tuple[int, int]]:
+    """``(exam grade, official grade)`` of every (query, docid) judged in both."""
+    return [
+        (grade, official[qid][docid])
+        for qid, docs in exam.items()
+        if qid in official
+        for docid, grade in docs.items()
+        if docid in official[qid]
+    ]
+
+
+def _count(labels: Labels) -> int:
+    return sum(len(docs) for docs in labels.values())
+
+
+def confusion(pairs: Iterable[tuple[int, int]], threshold: int, rel_level: int = 1) -> Confusion:
+    """2×2 counts of EXAM ``grade >= threshold`` against official ``grade >= rel_level``."""
+    tp = fp = fn = tn = 0
+    for exam_grade, official_grade in pairs:
+        exam_rel, official_rel = exam_grade >= threshold, official_grade >= rel_level
+        tp += exam_rel and official_rel
+        fp += exam_rel and not official_rel
+        fn += official_rel and not exam_rel
+        tn += not exam_rel and not official_rel
+    return Confusion(tp, fp, fn, tn)
+
+
+def kappa_table(
+    exam: Labels, official: Labels, *, rel_level: int = 1, thresholds: Iterable[int] | None = None
+) -> pd.DataFrame:
+    """κ and the 2×2 counts for each threshold τ (default 1 .. the highest EXAM grade).
+
+    Index ``tau``; columns ``kappa, tp, fp, fn, tn, n``.
+    """
+    pairs = judged_pairs(exam, official)
+    if thresholds is None:
+        top = max((grade for grade, _ in pairs), default=0)
+        thresholds = range(1, max(top, 1) + 1)
+    rows = {}
+    for tau in thresholds:
+        table = confusion(pairs, tau, rel_level)
+        rows[tau] = {"kappa": cohen_kappa(table), **table._asdict(), "n": table.n}
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=["kappa", "tp", "fp", "fn", "tn", "n"])
+    frame.index.name = "tau"
+    return frame
+
+
+def graded_confusion(exam: Labels, official: Labels) -> pd.DataFrame:
+    """Counts of (EXAM grade, official grade) over the pairs judged in both.
+
+    Rows: EXAM grade; columns: official grade; every grade occurring in those pairs appears.
+    """
+    counts = Counter(judged_pairs(exam, official))
+    exam_grades = sorted({e for e, _ in counts})
+    official_grades = sorted({o for _, o in counts})
+    return pd.DataFrame(
+        [[counts[e, o] for o in official_grades] for e in exam_grades],
+        index=pd.Index(exam_grades, name="exam"),
+        columns=pd.Index(official_grades, name="official"),
+        dtype=int,
+    )
+
+
+class Overlap(NamedTuple):
+    common: int
+    only_exam: int
+    only_official: int
+
+
+def overlap(exam: Labels, official: Labels) -> Overlap:
+    """How many pairs are judged in both, and how many in only one (these are not compared)."""
+    common = len(judged_pairs(exam, official))
+    return Overlap(common, _count(exam) - common, _count(official) - common)

@@ -1,0 +1,203 @@
+"""Rank correlation between two leaderboards (system -> score, higher is better).
+
+Spearman's ρ (average ranks for ties), Kendall's τ-b and Pearson's r come from scipy.
+τ_AP (Yilmaz, Aslam & Robertson, "A new rank correlation coefficient for information
+retrieval", SIGIR 2008) is computed here in its tie-aware form: the asymmetric τ_AP,b of
+Urbano & Marrero ("The Treatment of Ties in AP Correlation", ICTIR 2017; `tauAP_b_ties` in
+their R package ircor). For every system i that is not in the top tie group of the
+*compared* ranking, p(i) is the number of systems strictly above i there and C(i) how many
+of those are also strictly above i in the *reference* ranking; then
+
+    τ_AP = 2 / |{i : p(i) > 0}| · Σ_{i : p(i) > 0} C(i) / p(i) − 1.
+
+Without ties this is exactly Yilmaz et al.'s τ_AP = 2/(N−1) Σ_{i=2..N} C(i)/(i−1) − 1.
+τ_AP is asymmetric: it weights the top of the compared ranking and judges it against the
+reference, which is the first argument everywhere in this module (the official leaderboard).
+Urbano & Marrero's symmetric τ_AP,b is the mean of both directions.
+
+Scores are rounded (:func:`round_scores`, 10 decimals by default) before ranking: a mean
+computed by summing floats in another order differs in the last bits, which turns true ties
+(e.g. P@20 means of 36 runs with only 31 distinct values) into spurious orderings that move
+Kendall's τ by a few thousandths.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+DEFAULT_DECIMALS = 10
+
+
+def round_scores(board: Mapping[str, float], decimals: int = DEFAULT_DECIMALS) -> dict[str, float]:
+    """The leaderboard with scores rounded, so that float summation noise does not break ties."""
+    return {system: round(float(score), decimals) for system, score in board.items()}
+
+
+def tau_ap(reference: Sequence[float], other: Sequence[float]) -> float:
+    """Tie-aware τ_AP of ``other`` against ``reference`` (aligned score vectors, higher is better).
+
+    NaN when every system ties in ``other`` (no system has anyone above it).
+    """
+    x = np.asarray(reference, dtype=float)
+    y = np.asarray(other, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"tau_ap needs two score vectors of the same length, got {x.shape} and {y.shape}")
+    above_in_other = y[None, :] > y[:, None]  # [i, j]: j strictly above i
+    above_in_reference = x[None, :] > x[:, None]
+    p = above_in_other.sum(axis=1)
+    concordant = (above_in_other & above_in_reference).sum(axis=1)
+    ranked = p > 0  # the top tie group has nobody above it and is left out
+    if not ranked.any():
+        return math.nan
+    return float(2 * np.mean(concordant[ranked] / p[ranked]) - 1)
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """Correlation of two leaderboards over the systems they have in common.
+
+    ``tau_ap`` takes the first leaderboard as the reference. Values are NaN where undefined
+    (fewer than two common systems, or a leaderboard where all systems tie).
+    """
+
+    spearman: float
+    spearman_p: float
+    kendall: float
+    kendall_p: float
+    pearson: float
+    pearson_p: float
+    tau_ap: float
+    n_systems: int
+    only_in_first: list[str]
+    only_in_second: list[str]
+    excluded: list[str]
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _statistic(test, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    # scipy warns and returns NaN on constant input or fewer than 2 points; say NaN quietly.
+    if len(x) < 2 or np.all(x == x[0]) or np.all(y == y[0]):
+        return math.nan, math.nan
+    result = test(x, y)
+    return float(result.statistic), float(result.pvalue)
+
+
+def correlate(
+    first: Mapping[str, float],
+    second: Mapping[str, float],
+    *,
+    exclude: Iterable[str] = (),
+    decimals: int | None = DEFAULT_DECIMALS,
+) -> Correlation:
+    """Correlate two leaderboards on their common systems; ``first`` is τ_AP's reference.
+
+    Systems in only one leaderboard are listed in the result, not used. ``exclude`` names
+    systems to leave out of both (each must be in at least one leaderboard, to catch typos).
+    ``decimals=None`` turns off the rounding of scores before ranking.
+    """
+    excluded = sorted(set(exclude))
+    unknown = [s for s in excluded if s not in first and s not in second]
+    if unknown:
+        raise ValueError(f"excluded system(s) in neither leaderboard: {', '.join(unknown)}")
+    if decimals is not None:
+        first, second = round_scores(first, decimals), round_scores(second, decimals)
+    kept_first = {s: v for s, v in first.items() if s not in excluded}
+    kept_second = {s: v for s, v in second.items() if s not in excluded}
+    common = sorted(kept_first.keys() & kept_second.keys())
+    x = np.array([kept_first[s] for s in common], dtype=float)
+    y = np.array([kept_second[s] for s in common], dtype=float)
+    spearman = _statistic(stats.spearmanr, x, y)
+    kendall = _statistic(stats.kendalltau, x, y)  # τ-b: ties in either ranking are handled
+    pearson = _statistic(stats.pearsonr, x, y)
+    return Correlation(
+        spearman=spearman[0],
+        spearman_p=spearman[1],
+        kendall=kendall[0],
+        kendall_p=kendall[1],
+        pearson=pearson[0],
+        pearson_p=pearson[1],
+        tau_ap=tau_ap(x, y) if len(common) >= 2 else math.nan,
+        n_systems=len(common),
+        only_in_first=sorted(kept_first.keys() - kept_second.keys()),
+        only_in_second=sorted(kept_second.keys() - kept_first.keys()),
+        excluded=excluded,
+    )
+
+
+def side_by_side(
+    first: Mapping[str, float],
+    second: Mapping[str, float],
+    *,
+    names: tuple[str, str] = ("a", "b"),
+    exclude: Iterable[str] = (),
+    decimals: int | None = DEFAULT_DECIMALS,
+) -> pd.DataFrame:
+    """The common systems' scores and ranks (1 = best, ties share the best rank), ordered by ``first``."""
+    if decimals is not None:
+        first, second = round_scores(first, decimals), round_scores(second, decimals)
+    skip = set(exclude)
+    common = sorted((first.keys() & second.keys()) - skip)
+    table = pd.DataFrame(
+        {f"{names[0]} score": [first[s] for s in common], f"{names[1]} score": [second[s] for s in common]},
+        index=pd.Index(common, name="run"),
+    )
+    for name in names:
+        table[f"{name} rank"] = table[f"{name} score"].rank(ascending=False, method="min").astype(int)
+    table = table[[f"{names[0]} rank", f"{names[0]} score", f"{names[1]} rank", f"{names[1]} score"]]
+    return table.sort_values([f"{names[0]} rank", f"{names[1]} rank"], kind="stable")
+
+
+class PerQueryCorrelation(NamedTuple):
+    per_query: pd.DataFrame
+    """One row per common query: spearman, kendall, pearson, tau_ap, n_systems."""
+    summary: pd.DataFrame
+    """Rows ``mean`` and ``median`` of the per-query values (NaN queries skipped)."""
+    only_in_first: list[str]
+    """Queries only in the first table."""
+    only_in_second: list[str]
+
+
+PER_QUERY_COLUMNS = ["spearman", "kendall", "pearson", "tau_ap", "n_systems"]
+
+
+def per_query_correlation(
+    first: pd.DataFrame,
+    second: pd.DataFrame,
+    *,
+    exclude: Iterable[str] = (),
+    decimals: int | None = DEFAULT_DECIMALS,
+) -> PerQueryCorrelation:
+    """Correlate two per-query tables (index = system, columns = query) query by query.
+
+    A NaN cell (no score for that system on that query) leaves the system out of that query.
+    ``first`` is τ_AP's reference, as in :func:`correlate`.
+    """
+    excluded = set(exclude)
+    unknown = sorted(excluded - set(first.index) - set(second.index))
+    if unknown:
+        raise ValueError(f"excluded system(s) in neither table: {', '.join(unknown)}")
+    queries = [q for q in first.columns if q in second.columns]
+    rows = {}
+    for query in queries:
+        a = {s: v for s, v in first[query].dropna().items() if s not in excluded}
+        b = {s: v for s, v in second[query].dropna().items() if s not in excluded}
+        result = correlate(a, b, decimals=decimals)
+        rows[query] = [result.spearman, result.kendall, result.pearson, result.tau_ap, result.n_systems]
+    per_query = pd.DataFrame.from_dict(rows, orient="index", columns=PER_QUERY_COLUMNS)
+    per_query.index.name = "query"
+    per_query["n_systems"] = per_query["n_systems"].astype(int)
+    summary = per_query.drop(columns="n_systems").agg(["mean", "median"])
+    return PerQueryCorrelation(
+        per_query=per_query,
+        summary=summary,
+        only_in_first=[q for q in first.columns if q not in second.columns],
+        only_in_second=[q for q in second.columns if q not in first.columns],
+    )

@@ -1,0 +1,161 @@
+"""`exampp cover`, `exampp qrels`, `exampp leaderboard`: scores from grades and from qrels."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from exampp.cli.output import emit, format_option
+
+depth_option = click.option(
+    "--depth", "-k", type=click.IntRange(min=1), default=20, show_default=True, help="Top-k passages of each run."
+)
+workspace_option = click.option(
+    "--workspace", "-w", type=click.Path(file_okay=False), default=".", show_default=True,
+    help="Workspace folder (grades.sqlite, question_banks/, runs/).",
+)
+method_option = click.option(
+    "--method", help="Grading method id in the store (default: the only one there).",
+)
+output_option = click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
+
+
+@click.command()
+@click.argument("runs", nargs=-1, type=click.Path(exists=True))
+@workspace_option
+@method_option
+@click.option("--bank", type=click.Path(dir_okay=False, exists=True),
+              help="Question bank defining each query's exam (default: the workspace's, else the graded questions).")
+@click.option("--tau", "--min-grade", "tau", type=float, default=4, show_default=True,
+              help="A question counts as answered at grade >= tau.")
+@depth_option
+@click.option("--normalized", is_flag=True, help="n-EXAM: only questions some pooled passage answers count.")
+@click.option("--per-query", is_flag=True, help="Print per-query values instead of the leaderboard.")
+@format_option
+@output_option
+def cover(runs, workspace, method, bank, tau, depth, normalized, per_query, fmt, output) -> None:
+    """EXAM-Cover@k leaderboard: per run, the mean over queries of the fraction of the query's
+    exam questions that its top-k passages answer (grade >= tau), with standard errors.
+
+    RUNS are run files or folders (default: the workspace's runs/).
+
+    \b
+    Example:
+      exampp cover --workspace dl19 --tau 4 --depth 20
+      exampp cover runs/ --tau 3 --per-query --format tsv
+    """
+    from exampp.collection.runs import read_runs
+    from exampp.scoring import exam_cover, summarize
+
+    ws = _workspace(workspace)
+    grades = _grades(ws, method)
+    table = exam_cover(
+        read_runs(runs or [ws.runs]), grades, _exam(ws, bank), tau=tau, depth=depth, normalized=normalized
+    )
+    emit(table if per_query else summarize(table), fmt, output)
+
+
+@click.command()
+@workspace_option
+@method_option
+@click.option("--min-grade", "tau", type=float, help="Write binary labels: 1 when label >= this grade.")
+@click.option("--facets", is_flag=True, help="One qrels query per question facet (<query_id>/<facet_id>).")
+@click.option("--bank", type=click.Path(dir_okay=False, exists=True), help="Question bank (default: the workspace's).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False),
+              help="Qrels file to write [default: WORKSPACE/qrels/exam.qrels].")
+def qrels(workspace, method, tau, facets, bank, output) -> None:
+    """Export EXAM-Qrels: each graded passage labelled with its best grade over the query's
+    questions (or 0/1 at --min-grade), as a TREC qrels file for trec_eval.
+
+    \b
+    Example:
+      exampp qrels --workspace dl19 --min-grade 4 -o dl19/qrels/exam-4.qrels
+      trec_eval -m P.20 -m ndcg_cut.20 dl19/qrels/exam-4.qrels dl19/runs/p_bert.run
+    """
+    from exampp.collection.qrels import write_qrels
+    from exampp.scoring import exam_labels, exam_qrels, facet_labels
+
+    ws = _workspace(workspace)
+    grades = _grades(ws, method)
+    exam = _exam(ws, bank)
+    if facets:
+        bank_path = bank or ws.question_bank
+        labels = facet_labels(grades, _facets(bank_path))
+    else:
+        labels = exam_labels(grades, exam)
+    target = Path(output) if output else ws.exam_qrels
+    write_qrels(exam_qrels(labels, tau), target)
+    n = sum(len(docs) for docs in labels.values())
+    click.echo(f"wrote {n} labels for {len(labels)} queries to {target}", err=True)
+
+
+@click.command()
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--qrels", "qrels_path", required=True, type=click.Path(dir_okay=False, exists=True),
+              help="Qrels to evaluate against (official or EXAM-Qrels).")
+@click.option("--measure", "-m", "measures", multiple=True, default=("nDCG@20", "P@20"), show_default=True,
+              help="ir_measures measure name, repeatable (nDCG@10, P(rel=2)@20, AP, R@100, RR...).")
+@click.option("--depth", "-k", type=click.IntRange(min=1), help="Truncate runs to their top-k first.")
+@click.option("--exclude", multiple=True, help="Run name to leave out, repeatable.")
+@click.option("--per-query", is_flag=True, help="Print per-query values instead of means.")
+@format_option
+@output_option
+def leaderboard(runs, qrels_path, measures, depth, exclude, per_query, fmt, output) -> None:
+    """Leaderboard of many runs under ir_measures measures: the mean over the qrels' queries
+    (a query a run lacks scores 0), best first by the first measure.
+
+    \b
+    Example:
+      exampp leaderboard runs/ --qrels qrels/official.qrels -m nDCG@10 -m 'P(rel=2)@10' -m AP
+    """
+    from exampp.collection.qrels import read_qrels
+    from exampp.collection.runs import read_runs
+    from exampp.scoring import leaderboard as compute, per_query_measures
+
+    all_runs = {name: run for name, run in read_runs(runs).items() if name not in set(exclude)}
+    qrels = read_qrels(qrels_path)
+    if per_query:
+        table = per_query_measures(all_runs, qrels, measures, depth)
+    else:
+        table = compute(all_runs, qrels, measures, depth).reset_index()
+    emit(table, fmt, output)
+
+
+def _workspace(path: str):
+    from exampp.workspace import Workspace
+
+    return Workspace.at(path)
+
+
+def _grades(ws, method: str | None):
+    """The grades of one method from the workspace's store (pandas DataFrame)."""
+    from exampp.store import GradeStore
+
+    if not ws.store.exists():
+        raise click.ClickException(f"{ws.store}: no grade store (run `exampp import` or `exampp grade` first)")
+    with GradeStore(ws.store) as store:
+        methods = store.methods()
+        if method is None:
+            if len(methods) != 1:
+                listed = ", ".join(methods) or "none"
+                raise click.ClickException(f"{ws.store}: choose a grading method with --method (have: {listed})")
+            method = methods[0]
+        elif method not in methods:
+            raise click.ClickException(f"{ws.store}: no grades for method {method!r} (have: {', '.join(methods)})")
+        return store.grades(method)
+
+
+def _exam(ws, bank: str | None) -> dict[str, list[str]] | None:
+    """Question ids per query from the bank, when there is one."""
+    from exampp.collection.question_bank import read_question_bank
+
+    path = Path(bank) if bank else ws.question_bank
+    if not path.exists():
+        return None
+    return {qid: [q.question_id for q in questions] for qid, questions in read_question_bank(path).by_query().items()}
+
+
+def _facets(path) -> dict[str, str | None]:
+    from exampp.collection.question_bank import read_question_bank
+
+    return {q.question_id: q.facet_id for q in read_question_bank(path)}
