@@ -129,3 +129,8 @@ def test_atomic_write_leaves_nothing_on_failure(tmp_path):
             raise RuntimeError("crash mid-write")
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def test_text_after_runid_is_ignored_like_trec_eval(write):
+    run = read_run(write("junk.run", "q1 Q0 d1 1 0.5 sysA some junk\n"))
+    assert run.rankings == {"q1": [RankedDoc("d1", 0.5)]} and run.name == "sysA"

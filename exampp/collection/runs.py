@@ -62,9 +62,9 @@ def read_run(path: PathLike, name: str | None = None) -> Run:
         if not stripped or stripped.startswith("#"):
             continue
         cols = stripped.split()
-        if len(cols) != 6:
+        if len(cols) < 6:  # trec_eval ignores text after the runid column
             raise InputError(path, lineno, f"expected 6 columns 'qid Q0 docid rank score runid', found {len(cols)}")
-        qid, _, docid, _, score_text, runid = cols
+        qid, _, docid, _, score_text, runid = cols[:6]
         try:
             score = float(score_text)
         except ValueError:

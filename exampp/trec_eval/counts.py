@@ -1,0 +1,22 @@
+"""Bookkeeping measures: runid, num_q and the document counts (summed, not averaged, over queries)."""
+from __future__ import annotations
+
+from exampp.trec_eval.judged import JudgedRanking, Settings
+from exampp.trec_eval.measure import Averaging, Measure, Params
+
+runid = Measure("runid", lambda j, p, s: [], averaging=Averaging.RUN_NAME, fmt="%s", per_query=False)
+
+num_q = Measure("num_q", lambda j, p, s: [1], averaging=Averaging.NUM_Q, fmt="%d", per_query=False)
+
+num_ret = Measure("num_ret", lambda j, p, s: [j.num_ret], averaging=Averaging.SUM, fmt="%d")
+
+num_rel = Measure("num_rel", lambda j, p, s: [j.num_rel], averaging=Averaging.SUM, fmt="%d")
+
+num_rel_ret = Measure("num_rel_ret", lambda j, p, s: [j.num_rel_ret], averaging=Averaging.SUM, fmt="%d")
+
+
+def _nonrel_judged_ret(j: JudgedRanking, p: Params, s: Settings) -> list[int]:
+    return [j.num_ret - j.num_nonpool - j.num_unjudged_in_pool - j.num_rel_ret]
+
+
+num_nonrel_judged_ret = Measure("num_nonrel_judged_ret", _nonrel_judged_ret, averaging=Averaging.SUM, fmt="%d")

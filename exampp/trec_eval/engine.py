@@ -1,0 +1,127 @@
+"""Evaluate a run against qrels the way trec_eval's main loop does (trec_eval.c).
+
+Queries are taken from the qrels in trec_eval's order (query id as a plain string); a query
+the run lacks is skipped, or with ``complete`` evaluated as a ranking of one unjudged
+document, trec_eval's own device, after which the values that document would distort
+(num_ret, utility, relstring, unj, rbp_resid) are reset. Queries only in the run are ignored.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from exampp.collection.qrels import Qrels
+from exampp.collection.runs import Run
+from exampp.errors import InputError
+from exampp.trec_eval.irm import ir_aggregate, ir_per_query
+from exampp.trec_eval.judged import BOGUS_DOCID, Settings, judge
+from exampp.trec_eval.measure import Averaging, Measure, Value
+from exampp.trec_eval.registry import select
+
+
+class Score(NamedTuple):
+    """One line of trec_eval output: measure, query id (or ``all``), value and its printf conversion."""
+
+    measure: str
+    query: str
+    value: Value
+    fmt: str = "%6.4f"
+
+
+def evaluate(
+    qrels: Qrels,
+    run: Run,
+    measures: Iterable[str] = (),
+    *,
+    per_query: bool = False,
+    complete: bool = False,
+    max_retrieved: int | None = None,
+    rel_level: int = 1,
+    judged_only: bool = False,
+    num_docs_in_coll: int = 0,
+) -> list[Score]:
+    """trec_eval's output for one run, line by line: per-query lines (if ``per_query``), then ``all``.
+
+    ``measures`` are ``-m`` arguments (trec_eval names, parameters, nicknames or ir_measures
+    names); none means trec_eval's default, ``official``. The keyword arguments are trec_eval's
+    -q, -c, -M, -l, -J and -N. Raises ValueError for an unknown measure and InputError when
+    the run shares no query with the qrels.
+    """
+    settings = Settings(rel_level, judged_only, num_docs_in_coll)
+    selection = select(measures)
+    trec = [(m, params, m.value_names(params)) for m, params in selection.trec]
+    rankings = _rankings(qrels, run, complete, max_retrieved)
+    if not rankings:
+        raise InputError(run.path, None, "no queries with both results and relevance judgments")
+
+    values: dict[str, list[list[Value]]] = {}  # per query, per measure, per value name
+    for qid, ranking in rankings.items():
+        judged = judge([docid for docid, _ in ranking], qrels[qid], settings)
+        values[qid] = [m.calc(judged, params, settings) for m, params, _ in trec]
+        if qid not in run.rankings:
+            _reset_bogus_values(trec, values[qid])
+    ir_values = ir_per_query(selection.ir, qrels, rankings) if selection.ir else {}
+    ir_names = [str(m) for m in selection.ir]
+
+    scores: list[Score] = []
+    if per_query:
+        for qid, query_values in values.items():
+            for (m, _, names), vals in zip(trec, query_values):
+                if m.per_query:
+                    scores.extend(Score(name, qid, v, m.fmt) for name, v in zip(names, vals))
+            scores.extend(Score(name, qid, ir_values[qid, name]) for name in ir_names if (qid, name) in ir_values)
+    for index, (m, _, names) in enumerate(trec):
+        if m.averaging is Averaging.RUN_NAME:
+            scores.append(Score(names[0], "all", run.name, m.fmt))
+        elif m.summary:
+            for i, name in enumerate(names):
+                scores.append(Score(name, "all", _summary(m, [vals[index][i] for vals in values.values()]), m.fmt))
+    for measure, name in zip(selection.ir, ir_names):
+        column = [ir_values[qid, name] for qid in values if (qid, name) in ir_values]
+        scores.append(Score(name, "all", ir_aggregate(measure, column)))
+    return scores
+
+
+def _rankings(qrels: Qrels, run: Run, complete: bool, max_retrieved: int | None) -> dict[str, list[tuple[str, float]]]:
+    """The (docid, score) ranking of each query to evaluate, in trec_eval's query order, cut to ``-M``."""
+    rankings = {}
+    for qid in sorted(qrels):
+        ranking = [(d.docid, d.score) for d in run.rankings.get(qid, ())]
+        if not ranking and complete:
+            ranking = [(BOGUS_DOCID, 1.0)]
+        if ranking:
+            rankings[qid] = ranking if max_retrieved is None else ranking[: max(max_retrieved, 0)]
+    return rankings
+
+
+def evaluate_runs(qrels: Qrels, runs: Iterable[Run], measures: Iterable[str] = (), **options) -> dict[str, list[Score]]:
+    """:func:`evaluate` for several runs, keyed by run name (in the order given)."""
+    measures = list(measures)
+    return {run.name: evaluate(qrels, run, measures, **options) for run in runs}
+
+
+def _summary(measure: Measure, values: Sequence[Value]) -> Value:
+    """The ``all`` value from the per-query values (summed in query order, as trec_eval does)."""
+    if measure.averaging is Averaging.NUM_Q:
+        return len(values)
+    if measure.averaging is Averaging.SUM:
+        return sum(values)
+    total = 0.0
+    for value in values:
+        total += value
+    mean = total / len(values)
+    return math.exp(mean) if measure.averaging is Averaging.GEOMETRIC else mean
+
+
+def _reset_bogus_values(trec: Sequence[tuple[Measure, object, list[str]]], values: list[list[Value]]) -> None:
+    """trec_eval's cleanup after evaluating a missing query as one unjudged document (matched by value name)."""
+    for (_, _, names), vals in zip(trec, values):
+        for i, name in enumerate(names):
+            if name == "num_ret":
+                vals[i] = 0
+            elif name == "relstring":
+                vals[i] = ""
+            elif name in ("utility", "rbp_resid") or name.startswith("unj"):
+                vals[i] = 0.0
+

@@ -1,0 +1,66 @@
+"""Interpolated precision at recall levels: iprec_at_recall and 11pt_avg.
+
+Interpolated precision at recall r is the best precision at any rank where recall >= r.
+A recall level becomes a number of relevant documents by rounding (lround, as trec_eval
+since v9 does).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from exampp.trec_eval.judged import JudgedRanking, Settings
+from exampp.trec_eval.measure import Measure, ParamKind, Params, ratio
+
+RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+def lround(x: float) -> int:
+    """C's lround: nearest integer, halves away from zero (Python's round() goes to even)."""
+    if x < 0:
+        return -lround(-x)
+    whole = math.floor(x)
+    return whole + 1 if x - whole >= 0.5 else whole
+
+
+def interpolated_precisions(j: JudgedRanking, recall_levels: Sequence[float], level: int) -> list[float]:
+    """Interpolated precision at each recall level (levels in the order given)."""
+    cutoffs = [lround(r * j.num_rel) for r in recall_levels]
+    values = [0.0] * len(cutoffs)
+    cut = len(cutoffs) - 1
+    while cut >= 0 and cutoffs[cut] > j.num_rel_ret:
+        cut -= 1
+    # walk up from the bottom, keeping the best precision seen at or below each rank
+    int_precis = ratio(j.num_rel_ret, j.num_ret)
+    rel_so_far = j.num_rel_ret
+    i = j.num_ret
+    while i > 0 and rel_so_far > 0:
+        precis = rel_so_far / i
+        if int_precis < precis:
+            int_precis = precis
+        if j.rels[i - 1] >= level:
+            while cut >= 0 and rel_so_far == cutoffs[cut]:
+                values[cut] = int_precis
+                cut -= 1
+            rel_so_far -= 1
+        i -= 1
+    while cut >= 0:
+        values[cut] = int_precis
+        cut -= 1
+    return values
+
+
+def _iprec_at_recall(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
+    return interpolated_precisions(j, p.values, s.relevance_level)
+
+
+def _11pt_avg(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
+    values = interpolated_precisions(j, p.values, s.relevance_level)
+    total = 0.0
+    for v in reversed(values):  # trec_eval adds them from the highest recall level down
+        total += v
+    return [total / len(values)]
+
+
+iprec_at_recall = Measure("iprec_at_recall", _iprec_at_recall, ParamKind.DOUBLE_CUTOFFS, RECALL_LEVELS)
+eleven_pt_avg = Measure("11pt_avg", _11pt_avg, ParamKind.DOUBLE_PARAMS, RECALL_LEVELS)

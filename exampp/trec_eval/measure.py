@@ -1,0 +1,153 @@
+"""The uniform shape of a trec_eval measure (``TREC_MEAS`` in trec_eval.h) and its parameters.
+
+A measure declares how its parameters are written (``-m P.5,10``), which values it reports
+for a query, how those values are averaged over queries and how they are printed. The
+parameter parsing and value naming follow ``meas_init.c`` so that names come out as
+trec_eval prints them (``P_5``, ``iprec_at_recall_0.10``, ``relstring_20``).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+from exampp.trec_eval.judged import JudgedRanking, Settings
+
+Value = float | int | str
+
+MIN_GEO_MEAN = 0.00001
+"""Floor of a value entering a geometric mean (trec_eval.h)."""
+
+
+class ParamKind(Enum):
+    NONE = "none"  # no parameters
+    LONG_CUTOFFS = "long cutoffs"  # e.g. P.5,10: one value per positive integer cutoff
+    DOUBLE_CUTOFFS = "double cutoffs"  # e.g. iprec_at_recall.0,.5: one value per cutoff
+    DOUBLE_PARAMS = "double params"  # e.g. utility.1,-1,0,0: one value, parameters change it
+    PAIR_PARAMS = "pair params"  # e.g. ndcg.1=3,2=9: one value, name=value parameters
+
+
+class Averaging(Enum):
+    MEAN = "mean"  # te_calc_avg_meas_s / _a_cut
+    GEOMETRIC = "geometric"  # per-query values are logs; summary is exp(mean)
+    SUM = "sum"  # counts: summary is the total
+    NUM_Q = "num_q"  # number of queries evaluated
+    RUN_NAME = "run name"  # runid: the summary is the run's name
+    NONE = "none"  # no summary value (relstring)
+
+
+@dataclass(frozen=True)
+class Params:
+    """A measure's parameters: parsed values and the text they were given as (None = defaults)."""
+
+    values: tuple
+    printable: str | None = None
+
+
+Calc = Callable[[JudgedRanking, Params, Settings], list[Value]]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One trec_eval measure (a family of values when it has cutoffs)."""
+
+    name: str
+    calc: Calc  # per-query values, one per name from value_names()
+    param_kind: ParamKind = ParamKind.NONE
+    defaults: tuple = ()
+    averaging: Averaging = Averaging.MEAN
+    fmt: str = "%6.4f"  # printf conversion of a value, as trec_eval prints it
+    per_query: bool = True  # printed for each query under -q
+    summary: bool = True  # printed on the 'all' lines
+    num_params: int | None = None  # exact number of parameters required (utility's 4 coefficients)
+
+    def params(self, text: str | None) -> Params:
+        """Parse ``text`` (what follows the '.' in ``-m name.text``), or the defaults when None."""
+        if text is None or self.param_kind is ParamKind.NONE:  # trec_eval ignores stray parameters
+            return Params(self.defaults)
+        values = _PARSERS[self.param_kind](self.name, text)
+        if self.num_params is not None and len(values) != self.num_params:
+            raise ValueError(f"measure {self.name} needs {self.num_params} parameters, got '{text}'")
+        return Params(values, text)
+
+    def value_names(self, params: Params) -> list[str]:
+        """The names trec_eval prints this measure's values under (P_5, ndcg_1=3,2=9, map)."""
+        if self.param_kind is ParamKind.LONG_CUTOFFS:
+            return [f"{self.name}_{c}" for c in params.values]
+        if self.param_kind is ParamKind.DOUBLE_CUTOFFS:
+            # snprintf into strlen(name) + 10 bytes: a wide cutoff's name is cut where trec_eval cuts it
+            return [f"{self.name}_{c:3.2f}"[: len(self.name) + 9] for c in params.values]
+        if params.printable is not None:
+            return [f"{self.name}_{params.printable}"]
+        return [self.name]
+
+
+def _long_cutoffs(name: str, text: str) -> tuple:
+    try:
+        cutoffs = sorted(int(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(f"measure {name}: cutoffs must be integers, got '{text}'") from None
+    if cutoffs[0] <= 0:
+        raise ValueError(f"measure {name}: cutoffs must be positive, got '{text}'")
+    if len(set(cutoffs)) != len(cutoffs):
+        raise ValueError(f"measure {name}: duplicate cutoffs in '{text}'")
+    return tuple(cutoffs)
+
+
+def _double_cutoffs(name: str, text: str) -> tuple:
+    cutoffs = sorted(_doubles(name, text))
+    if len(set(cutoffs)) != len(cutoffs):
+        raise ValueError(f"measure {name}: duplicate cutoffs in '{text}'")
+    return tuple(cutoffs)
+
+
+def _doubles(name: str, text: str) -> tuple:
+    try:
+        values = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(f"measure {name}: parameters must be numbers, got '{text}'") from None
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError(f"measure {name}: parameters must be finite, got '{text}'")
+    return values
+
+
+def _pairs(name: str, text: str) -> tuple:
+    pairs = []
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        if not sep or not key or "=" in value:
+            raise ValueError(f"measure {name}: malformed pair parameters in '{text}' (expected name=value,...)")
+        pairs.append((key, _doubles(name, value)[0]))
+    return tuple(pairs)
+
+
+_PARSERS: dict[ParamKind, Callable[[str, str], tuple]] = {
+    ParamKind.LONG_CUTOFFS: _long_cutoffs,
+    ParamKind.DOUBLE_CUTOFFS: _double_cutoffs,
+    ParamKind.DOUBLE_PARAMS: _doubles,
+    ParamKind.PAIR_PARAMS: _pairs,
+}
+
+
+def geometric_log(value: float) -> float:
+    """What a geometric-mean measure stores for one query."""
+    return math.log(max(value, MIN_GEO_MEAN))
+
+
+def ratio(num: float, den: float) -> float:
+    """``num / den`` as C computes it: a zero denominator gives inf or nan instead of raising.
+
+    Only degenerate inputs reach it (e.g. ``-J`` leaving a query with no retrieved document).
+    """
+    if den:
+        return num / den
+    return math.nan if num == 0 else math.copysign(math.inf, num)
+
+
+def relevant_prefix_counts(judged: JudgedRanking, level: int) -> list[int]:
+    """counts[k] = documents at or above the relevance level among the first k retrieved."""
+    counts = [0]
+    for rel in judged.rels:
+        counts.append(counts[-1] + (rel >= level))
+    return counts
