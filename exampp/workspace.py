@@ -5,7 +5,7 @@
     DIR/runs/<name>.run              runs
     DIR/qrels/official.qrels         official judgments (when known)
     DIR/qrels/exam.qrels             EXAM-Qrels written by exampp
-    DIR/corpus/passages.jsonl.gz     passage texts
+    DIR/corpus/passages.jsonl[.gz]   passage texts
     DIR/topics/topics.jsonl          query texts (and subtopics)
     DIR/question_banks/questions.jsonl  question bank (exampp JSONL)
 """
@@ -47,7 +47,9 @@ class Workspace:
 
     @property
     def corpus(self) -> Path:
-        return self.root / "corpus" / "passages.jsonl.gz"
+        """The plain file when there is one (hand-kept collections), else the gzipped one."""
+        plain = self.root / "corpus" / "passages.jsonl"
+        return plain if plain.exists() else plain.with_suffix(".jsonl.gz")
 
     @property
     def topics(self) -> Path:
