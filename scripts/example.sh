@@ -16,6 +16,6 @@ echo "== leaderboard of all runs against the official judgments"
 exampp leaderboard runs/ --qrels qrels/official.qrels -m nDCG@10 -m 'P(rel=2)@10' -m AP -m RR \
     | tee "$out/leaderboard.txt"
 
-echo "== how well does P(rel=2)@10 reproduce the nDCG@10 ranking?"
+echo "== how well does reciprocal rank reproduce the nDCG@10 ranking?"
 exampp correlate --runs runs/ --a-qrels qrels/official.qrels --a-measure nDCG@10 \
-    --b-qrels qrels/official.qrels --b-measure 'P(rel=2)@10' --show | tee "$out/correlation.txt"
+    --b-qrels qrels/official.qrels --b-measure RR --show | tee "$out/correlation.txt"

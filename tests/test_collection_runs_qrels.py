@@ -134,3 +134,17 @@ def test_atomic_write_leaves_nothing_on_failure(tmp_path):
 def test_text_after_runid_is_ignored_like_trec_eval(write):
     run = read_run(write("junk.run", "q1 Q0 d1 1 0.5 sysA some junk\n"))
     assert run.rankings == {"q1": [RankedDoc("d1", 0.5)]} and run.name == "sysA"
+
+
+def test_atomic_write_gives_the_umask_mode(tmp_path):
+    import os
+
+    from exampp.collection.io import atomic_write
+
+    old = os.umask(0o022)
+    try:
+        with atomic_write(tmp_path / "f.txt") as fh:
+            fh.write("x")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "f.txt").stat().st_mode & 0o777 == 0o644

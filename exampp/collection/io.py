@@ -80,6 +80,12 @@ def load_json(path: PathLike) -> Any:
         raise InputError(path, exc.lineno, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def atomic_write(path: PathLike, *, gzipped: bool | None = None) -> Iterator[IO[str]]:
     """Write a text file so that readers never see it half-written.
@@ -103,6 +109,7 @@ def atomic_write(path: PathLike, *, gzipped: bool | None = None) -> Iterator[IO[
                 binary.close()
             raw.flush()
             os.fsync(raw.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -1,0 +1,436 @@
+"""Graded-passage files of the reference EXAM++ tool ("autograding workbench"), read and written.
+
+A gzipped JSONL file, one line per query: ``[query_id, [paragraph, ...]]``, where a paragraph
+carries its text, official judgments, the rankings of runs that retrieved it, and the LLM
+grades (``exam_grades`` against exam questions, ``grades`` for direct grading without
+questions). The records below mirror that structure with Python names; unknown keys are
+ignored. :func:`paragraph_grades` and :func:`reference_queries` translate between these
+records and exampp :class:`~exampp.grades.Grade` records.
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from exampp.collection.io import PathLike, atomic_write, iter_json_lines
+from exampp.collection.qrels import Qrels
+from exampp.collection.runs import Run
+from exampp.errors import InputError
+from exampp.grades import DIRECT_PREFIX, QA, SELF_RATING, Grade, Method
+
+# The reference tool's default when a grade predates prompt_info.
+DEFAULT_PROMPT_CLASS = "QuestionPromptWithChoices"
+# Question id the reference tool gives direct grades (they have no question).
+DIRECT_QUESTION_ID = "direct"
+
+
+@dataclass(frozen=True)
+class Judgment:
+    paragraph_id: str
+    query: str
+    relevance: int
+    title_query: str
+
+
+@dataclass(frozen=True)
+class Ranking:
+    method: str
+    paragraph_id: str
+    query_id: str
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True)
+class SelfRating:
+    question_id: str
+    self_rating: int
+
+
+@dataclass(frozen=True)
+class ExamGrades:
+    """One model's grades of a paragraph against a query's exam questions."""
+
+    llm: str
+    answers: tuple[tuple[str, str], ...]  # (question_id, answer text)
+    correct_answered: tuple[str, ...]
+    wrong_answered: tuple[str, ...]
+    self_ratings: tuple[SelfRating, ...] | None = None
+    prompt_info: Mapping[str, Any] | None = None
+    llm_options: Mapping[str, Any] = field(default_factory=dict)
+    exam_ratio: float | None = None
+    prompt_type: str | None = None
+
+    @property
+    def prompt_class(self) -> str:
+        return _prompt_class(self.prompt_info)
+
+    @property
+    def is_self_rated(self) -> bool:
+        return self.self_ratings is not None
+
+
+@dataclass(frozen=True)
+class DirectGrade:
+    """A direct (question-free) relevance grade of a paragraph (the reference tool's ``Grades``)."""
+
+    llm: str
+    correct_answered: bool
+    answer: str
+    self_ratings: int | None = None
+    prompt_info: Mapping[str, Any] | None = None
+    llm_options: Mapping[str, Any] = field(default_factory=dict)
+    prompt_type: str | None = None
+
+    @property
+    def prompt_class(self) -> str:
+        return _prompt_class(self.prompt_info)
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    paragraph_id: str
+    text: str
+    judgments: tuple[Judgment, ...] = ()
+    rankings: tuple[Ranking, ...] = ()
+    exam_grades: tuple[ExamGrades, ...] = ()
+    grades: tuple[DirectGrade, ...] = ()
+
+
+@dataclass(frozen=True)
+class QueryParagraphs:
+    """One line of the file: a query and its paragraphs; ``line`` is where it was read from."""
+
+    query_id: str
+    paragraphs: tuple[Paragraph, ...]
+    line: int | None = field(default=None, compare=False)
+
+
+def _prompt_class(prompt_info: Mapping[str, Any] | None) -> str:
+    return str((prompt_info or {}).get("prompt_class") or DEFAULT_PROMPT_CLASS)
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+class _Bad(Exception):
+    """A problem inside one line; turned into an InputError carrying file and line."""
+
+
+_MISSING = object()
+
+
+def _get(obj: Mapping[str, Any], key: str, where: str, default: Any = _MISSING) -> Any:
+    if key in obj and obj[key] is not None:
+        return obj[key]
+    if default is _MISSING:
+        raise _Bad(f"{where}: missing {key!r}")
+    return default
+
+
+def _dict(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise _Bad(f"{where}: expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise _Bad(f"{where}: expected a JSON list, found {type(value).__name__}")
+    return value
+
+
+def _id(value: Any, where: str) -> str:
+    # The reference tool (pydantic) accepts numeric ids and reads them as strings.
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise _Bad(f"{where}: expected a string id, found {value!r}")
+
+
+def _int(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        raise _Bad(f"{where}: expected an integer, found {value!r}")
+    return int(value)
+
+
+def _float(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Bad(f"{where}: expected a number, found {value!r}")
+    return float(value)
+
+
+def _judgment(obj: Any, where: str) -> Judgment:
+    obj = _dict(obj, where)
+    return Judgment(
+        paragraph_id=_id(_get(obj, "paragraphId", where), where),
+        query=_id(_get(obj, "query", where), where),
+        relevance=_int(_get(obj, "relevance", where), f"{where}.relevance"),
+        title_query=_id(_get(obj, "titleQuery", where, ""), where),
+    )
+
+
+def _ranking(obj: Any, where: str) -> Ranking:
+    obj = _dict(obj, where)
+    return Ranking(
+        method=_id(_get(obj, "method", where), where),
+        paragraph_id=_id(_get(obj, "paragraphId", where), where),
+        query_id=_id(_get(obj, "queryId", where), where),
+        rank=_int(_get(obj, "rank", where), f"{where}.rank"),
+        score=_float(_get(obj, "score", where), f"{where}.score"),
+    )
+
+
+def _exam_grades(obj: Any, where: str) -> ExamGrades:
+    obj = _dict(obj, where)
+    answers = []
+    for j, pair in enumerate(_list(_get(obj, "answers", where), f"{where}.answers")):
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise _Bad(f"{where}.answers[{j}]: expected [question_id, answer_text]")
+        answers.append((_id(pair[0], f"{where}.answers[{j}]"), "" if pair[1] is None else str(pair[1])))
+    self_ratings = None
+    if obj.get("self_ratings") is not None:
+        self_ratings = []
+        for j, rating in enumerate(_list(obj["self_ratings"], f"{where}.self_ratings")):
+            at = f"{where}.self_ratings[{j}]"
+            rating = _dict(rating, at)
+            # Newer reference files rate nuggets instead of questions.
+            qid = rating.get("question_id") if rating.get("question_id") is not None else _get(rating, "nugget_id", at)
+            self_ratings.append(SelfRating(_id(qid, at), _int(_get(rating, "self_rating", at), f"{at}.self_rating")))
+        self_ratings = tuple(self_ratings)
+    prompt_info = obj.get("prompt_info")
+    return ExamGrades(
+        llm=_id(_get(obj, "llm", where), where),
+        answers=tuple(answers),
+        correct_answered=tuple(_id(q, where) for q in _list(_get(obj, "correctAnswered", where, []), where)),
+        wrong_answered=tuple(_id(q, where) for q in _list(_get(obj, "wrongAnswered", where, []), where)),
+        self_ratings=self_ratings,
+        prompt_info=None if prompt_info is None else _dict(prompt_info, f"{where}.prompt_info"),
+        llm_options=_dict(_get(obj, "llm_options", where, {}), f"{where}.llm_options"),
+        exam_ratio=None if obj.get("exam_ratio") is None else _float(obj["exam_ratio"], f"{where}.exam_ratio"),
+        prompt_type=obj.get("prompt_type"),
+    )
+
+
+def _direct_grade(obj: Any, where: str) -> DirectGrade:
+    obj = _dict(obj, where)
+    correct = _get(obj, "correctAnswered", where)
+    if not isinstance(correct, bool):
+        raise _Bad(f"{where}.correctAnswered: expected true or false, found {correct!r}")
+    prompt_info = obj.get("prompt_info")
+    rating = obj.get("self_ratings")
+    return DirectGrade(
+        llm=_id(_get(obj, "llm", where), where),
+        correct_answered=correct,
+        answer=str(_get(obj, "answer", where, "")),
+        self_ratings=None if rating is None else _int(rating, f"{where}.self_ratings"),
+        prompt_info=None if prompt_info is None else _dict(prompt_info, f"{where}.prompt_info"),
+        llm_options=_dict(_get(obj, "llm_options", where, {}), f"{where}.llm_options"),
+        prompt_type=obj.get("prompt_type"),
+    )
+
+
+def _paragraph(obj: Any, where: str) -> Paragraph:
+    obj = _dict(obj, where)
+    pid = _id(_get(obj, "paragraph_id", where), where)
+    where = f"{where} ({pid})"
+    text = _get(obj, "text", where)
+    if not isinstance(text, str):
+        raise _Bad(f"{where}: 'text' is not a string")
+    data = _dict(_get(obj, "paragraph_data", where, {}), f"{where}.paragraph_data")
+    judgments = _list(_get(data, "judgments", where, []), f"{where}.judgments")
+    rankings = _list(_get(data, "rankings", where, []), f"{where}.rankings")
+    exam_grades = _list(_get(obj, "exam_grades", where, []), f"{where}.exam_grades")
+    grades = _list(_get(obj, "grades", where, []), f"{where}.grades")
+    return Paragraph(
+        paragraph_id=pid,
+        text=text,
+        judgments=tuple(_judgment(j, f"{where}.judgments[{i}]") for i, j in enumerate(judgments)),
+        rankings=tuple(_ranking(r, f"{where}.rankings[{i}]") for i, r in enumerate(rankings)),
+        exam_grades=tuple(_exam_grades(e, f"{where}.exam_grades[{i}]") for i, e in enumerate(exam_grades)),
+        grades=tuple(_direct_grade(g, f"{where}.grades[{i}]") for i, g in enumerate(grades)),
+    )
+
+
+def read_reference_grades(path: PathLike) -> Iterator[QueryParagraphs]:
+    """Yield each line of a reference graded-passages file (plain or gzipped) as it is read."""
+    for lineno, value in iter_json_lines(path):
+        try:
+            if not isinstance(value, list) or len(value) != 2:
+                raise _Bad("expected a 2-element list [query_id, [paragraph, ...]]")
+            query_id = _id(value[0], "query id")
+            paragraphs = _list(value[1], f"query {query_id!r}: paragraphs")
+            yield QueryParagraphs(
+                query_id,
+                tuple(_paragraph(p, f"query {query_id!r}, paragraph {i + 1}") for i, p in enumerate(paragraphs)),
+                lineno,
+            )
+        except _Bad as exc:
+            raise InputError(path, lineno, str(exc)) from None
+
+
+# -- writing -------------------------------------------------------------------------------
+
+
+def _without_none(obj: dict[str, Any]) -> dict[str, Any]:
+    # Optional fields the reference tool reads as None when absent.
+    return {k: v for k, v in obj.items() if v is not None}
+
+
+def _exam_grades_json(e: ExamGrades) -> dict[str, Any]:
+    ratings = None
+    if e.self_ratings is not None:
+        ratings = [{"question_id": r.question_id, "self_rating": r.self_rating} for r in e.self_ratings]
+    return _without_none({
+        "correctAnswered": list(e.correct_answered),
+        "wrongAnswered": list(e.wrong_answered),
+        "answers": [list(pair) for pair in e.answers],
+        "llm": e.llm,
+        "llm_options": dict(e.llm_options),
+        "exam_ratio": e.exam_ratio,
+        "prompt_info": None if e.prompt_info is None else dict(e.prompt_info),
+        "self_ratings": ratings,
+        "prompt_type": e.prompt_type,
+    })
+
+
+def _direct_grade_json(g: DirectGrade) -> dict[str, Any]:
+    return _without_none({
+        "correctAnswered": g.correct_answered,
+        "answer": g.answer,
+        "llm": g.llm,
+        "llm_options": dict(g.llm_options),
+        "prompt_info": None if g.prompt_info is None else dict(g.prompt_info),
+        "self_ratings": g.self_ratings,
+        "prompt_type": g.prompt_type,
+    })
+
+
+def _paragraph_json(p: Paragraph) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "paragraph_id": p.paragraph_id,
+        "text": p.text,
+        "paragraph": {},
+        "paragraph_data": {
+            "judgments": [
+                {"paragraphId": j.paragraph_id, "query": j.query, "relevance": j.relevance, "titleQuery": j.title_query}
+                for j in p.judgments
+            ],
+            "rankings": [
+                {"method": r.method, "paragraphId": r.paragraph_id, "queryId": r.query_id, "rank": r.rank, "score": r.score}
+                for r in p.rankings
+            ],
+        },
+        "exam_grades": [_exam_grades_json(e) for e in p.exam_grades],
+    }
+    if p.grades:
+        obj["grades"] = [_direct_grade_json(g) for g in p.grades]
+    return obj
+
+
+def write_reference_grades(queries: Iterable[QueryParagraphs], path: PathLike) -> None:
+    """Write a reference graded-passages file (gzipped when ``path`` ends in ``.gz``), atomically."""
+    with atomic_write(path) as fh:
+        for q in queries:
+            fh.write(json.dumps([q.query_id, [_paragraph_json(p) for p in q.paragraphs]], ensure_ascii=False))
+            fh.write("\n")
+
+
+# -- translation to and from exampp grades -----------------------------------------------
+
+
+def exam_method(e: ExamGrades) -> Method:
+    return Method(SELF_RATING if e.is_self_rated else QA, e.llm, e.prompt_class)
+
+
+def direct_method(g: DirectGrade) -> Method:
+    return Method(DIRECT_PREFIX + g.prompt_class.lower(), g.llm, g.prompt_class)
+
+
+def paragraph_grades(query_id: str, paragraph: Paragraph) -> list[Grade]:
+    """The exampp grades a paragraph carries.
+
+    Self-rated exam grades give one grade per self-rating (0-5); other exam grades are
+    question answering: 1 per correctly, 0 per wrongly answered question. Direct grades are
+    filed under question id ``"direct"``: their self-rating when given, else 1/0 for relevant.
+    """
+    pid = paragraph.paragraph_id
+    grades: list[Grade] = []
+    for e in paragraph.exam_grades:
+        method_id = exam_method(e).method_id
+        answers = dict(e.answers)
+        if e.self_ratings is not None:
+            scored = [(r.question_id, float(r.self_rating)) for r in e.self_ratings]
+        else:
+            scored = [(q, 1.0) for q in e.correct_answered] + [(q, 0.0) for q in e.wrong_answered]
+        grades.extend(Grade(query_id, pid, q, value, method_id, answers.get(q)) for q, value in scored)
+    for g in paragraph.grades:
+        value = float(g.self_ratings if g.self_ratings is not None else g.correct_answered)
+        grades.append(Grade(query_id, pid, DIRECT_QUESTION_ID, value, direct_method(g).method_id, g.answer))
+    return grades
+
+
+def _to_exam_grades(method: Method, grades: list[Grade]) -> ExamGrades:
+    self_rated = method.name == SELF_RATING
+    correct = tuple(g.question_id for g in grades if g.grade >= 1)
+    return ExamGrades(
+        llm=method.model,
+        answers=tuple((g.question_id, g.answer if g.answer is not None else "") for g in grades),
+        correct_answered=correct,
+        wrong_answered=tuple(g.question_id for g in grades if g.grade < 1),
+        self_ratings=tuple(SelfRating(g.question_id, int(g.grade)) for g in grades) if self_rated else None,
+        prompt_info={"prompt_class": method.prompt, "is_self_rated": self_rated},
+        exam_ratio=len(correct) / len(grades),
+    )
+
+
+def _to_direct_grade(method: Method, grade: Grade) -> DirectGrade:
+    return DirectGrade(
+        llm=method.model,
+        correct_answered=grade.grade >= 1,
+        answer=grade.answer if grade.answer is not None else "",
+        self_ratings=int(grade.grade),
+        prompt_info={"prompt_class": method.prompt, "is_self_rated": False},
+    )
+
+
+def reference_queries(
+    passages: Mapping[str, Mapping[str, str]],
+    grades: Iterable[Grade],
+    qrels: Qrels | None = None,
+    runs: Iterable[Run] = (),
+) -> list[QueryParagraphs]:
+    """Build reference-format records from exampp data, the inverse of :func:`paragraph_grades`.
+
+    ``passages`` is ``{query_id: {passage_id: text}}`` and fixes which paragraphs appear, in
+    order. Runs contribute 1-based ranks in trec_eval order; ``qrels`` the judgments.
+    """
+    by_paragraph: dict[tuple[str, str], dict[str, list[Grade]]] = defaultdict(lambda: defaultdict(list))
+    for g in grades:
+        by_paragraph[g.query_id, g.passage_id][g.method_id].append(g)
+    ranked: dict[tuple[str, str], list[Ranking]] = defaultdict(list)
+    for run in runs:
+        for qid, docs in run.rankings.items():
+            for rank, doc in enumerate(docs, start=1):
+                ranked[qid, doc.docid].append(Ranking(run.name, doc.docid, qid, rank, doc.score))
+    result = []
+    for qid, texts in passages.items():
+        paragraphs = []
+        for pid, text in texts.items():
+            exam: list[ExamGrades] = []
+            direct: list[DirectGrade] = []
+            for method_id, method_grades in sorted(by_paragraph.get((qid, pid), {}).items()):
+                method = Method.parse(method_id)
+                if method.name.startswith(DIRECT_PREFIX):
+                    direct.extend(_to_direct_grade(method, g) for g in method_grades)
+                else:
+                    exam.append(_to_exam_grades(method, method_grades))
+            judged = (qrels or {}).get(qid, {})
+            judgments = (Judgment(pid, qid, judged[pid], qid),) if pid in judged else ()
+            paragraphs.append(Paragraph(pid, text, judgments, tuple(ranked.get((qid, pid), ())), tuple(exam), tuple(direct)))
+        result.append(QueryParagraphs(qid, tuple(paragraphs)))
+    return result

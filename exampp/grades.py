@@ -1,0 +1,66 @@
+"""Grades as data: one LLM judgment of one passage against one question, and the method that made it."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+_SEPARATOR = "|"
+
+# Method names shared by graders and importers.
+SELF_RATING = "self-rating"  # answerability rated 0-5
+QA = "qa"  # extracted answer verified against a key: 1 correct, 0 wrong
+DIRECT_PREFIX = "direct:"  # direct grading of a passage against the query, e.g. "direct:thomas"
+
+
+def text_hash(text: str) -> str:
+    """Content address of a text: sha256 hex digest of its UTF-8 bytes."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Method:
+    """How a grade was made: grading method, model, prompt (class or version).
+
+    Two grades are comparable only when their methods are equal, so all three parts
+    go into :attr:`method_id`, the key under which the store files grades.
+    """
+
+    name: str  # e.g. "self-rating", "qa", "direct:thomas"
+    model: str  # e.g. "google/flan-t5-large"
+    prompt: str  # e.g. "QuestionSelfRatedUnanswerablePromptWithChoices"
+
+    def __post_init__(self) -> None:
+        for part in (self.name, self.model, self.prompt):
+            if not part or _SEPARATOR in part:
+                raise ValueError(f"method parts must be non-empty and free of {_SEPARATOR!r}: {part!r}")
+
+    @property
+    def method_id(self) -> str:
+        return _SEPARATOR.join((self.name, self.model, self.prompt))
+
+    @classmethod
+    def parse(cls, method_id: str) -> "Method":
+        parts = method_id.split(_SEPARATOR)
+        if len(parts) != 3:
+            raise ValueError(f"method id {method_id!r} is not 'name{_SEPARATOR}model{_SEPARATOR}prompt'")
+        return cls(*parts)
+
+    def __str__(self) -> str:
+        return self.method_id
+
+
+@dataclass(frozen=True)
+class Grade:
+    """The grade of one (query, passage, question) by one method.
+
+    ``grade`` is integer-valued for ratings (0-5) and correctness (0/1); ``probabilities``
+    holds the probability of each grade level 0, 1, ... when the grader exposes it.
+    """
+
+    query_id: str
+    passage_id: str
+    question_id: str
+    grade: float
+    method_id: str
+    answer: str | None = None
+    probabilities: tuple[float, ...] | None = None

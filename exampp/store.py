@@ -1,0 +1,258 @@
+"""The grade store: one SQLite file, content-addressed, incremental, crash-safe.
+
+A grade is filed under (method id, passage text hash, question text hash), so the same
+passage text and question text are never graded twice by the same method and model,
+whatever ids they carry. Separate id mappings say which text hash each passage id (per
+query) and question id (per query) has now; grades are read back through these mappings,
+so editing a passage's text detaches its old grades from it.
+
+Durability: WAL journal, one transaction per write call. A process killed mid-batch
+leaves the store as it was before that batch; readers never see half a batch; a second
+writer waits (busy timeout) instead of failing.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import NamedTuple
+
+import pandas as pd
+
+from exampp.collection.io import PathLike
+from exampp.errors import InputError
+from exampp.grades import Grade, text_hash
+
+SCHEMA_VERSION = 1
+
+# Hashes are stored as 32-byte BLOBs and method ids interned as integers: a grade row is then
+# ~80 bytes instead of ~300, which matters at millions of grades.
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS methods (id INTEGER PRIMARY KEY, method_id TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS passages (
+    query_id TEXT NOT NULL, passage_id TEXT NOT NULL, text_hash BLOB NOT NULL,
+    PRIMARY KEY (query_id, passage_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS passages_by_hash ON passages (text_hash);
+CREATE TABLE IF NOT EXISTS questions (
+    query_id TEXT NOT NULL, question_id TEXT NOT NULL, text_hash BLOB NOT NULL,
+    PRIMARY KEY (query_id, question_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS questions_by_hash ON questions (text_hash);
+CREATE TABLE IF NOT EXISTS grades (
+    method INTEGER NOT NULL REFERENCES methods (id), passage_hash BLOB NOT NULL, question_hash BLOB NOT NULL,
+    grade REAL NOT NULL, answer TEXT, probabilities TEXT,
+    PRIMARY KEY (method, passage_hash, question_hash)) WITHOUT ROWID;
+"""
+
+GRADE_COLUMNS = ["query_id", "passage_id", "question_id", "method_id", "grade", "answer"]
+
+# Rows per membership query in missing(): two bound variables each, well under SQLite's limit.
+_CHUNK = 400
+
+
+class HashedGrade(NamedTuple):
+    """A grade with the content addresses of the passage and question texts it was made on."""
+
+    grade: Grade
+    passage_hash: str
+    question_hash: str
+
+
+class GradeStore:
+    """Grades of (passage, question) pairs by method, in one SQLite file.
+
+    Use as a context manager (``with GradeStore(path) as store: ...``) or call :meth:`close`.
+    """
+
+    def __init__(self, path: PathLike, busy_timeout: float = 60.0):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per write call.
+        self._db = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None)
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # FULL: a committed batch survives power loss too, not only a killed process.
+            self._db.execute("PRAGMA synchronous=FULL")
+            version = self._schema_version()
+            if version is None:
+                version = self._create_schema()
+            if version != SCHEMA_VERSION:
+                raise InputError(self.path, None, f"grade store schema version {version}, this exampp reads {SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise InputError(self.path, None, f"not an exampp grade store ({exc})") from None
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _schema_version(self) -> int | None:
+        # A plain read, so that opening an existing store does not wait for a writer's lock.
+        if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'schema_version'").fetchone() is None:
+            return None
+        row = self._db.execute("SELECT version FROM schema_version").fetchone()
+        return None if row is None else row[0]
+
+    def _create_schema(self) -> int:
+        with self._transaction():
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    self._db.execute(statement)
+            # Another process may have created the store while we waited for the lock.
+            row = self._db.execute("SELECT version FROM schema_version").fetchone()
+            if row is None:
+                self._db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+                return SCHEMA_VERSION
+            return row[0]
+
+    def __enter__(self) -> "GradeStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        # IMMEDIATE takes the write lock up front, so a concurrent writer waits on the busy
+        # timeout here rather than failing later on a lock upgrade.
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    # -- id mappings -------------------------------------------------------------------
+
+    def register_passages(self, query_id: str, passages: Mapping[str, str]) -> dict[str, str]:
+        """Record the current text of each passage id of a query; returns ``{passage_id: text_hash}``."""
+        hashes = {pid: text_hash(text) for pid, text in passages.items()}
+        with self._transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO passages (query_id, passage_id, text_hash) VALUES (?, ?, ?)",
+                ((query_id, pid, bytes.fromhex(h)) for pid, h in hashes.items()),
+            )
+        return hashes
+
+    def register_questions(self, questions: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str], str]:
+        """Record ``(query_id, question_id, text)`` triples; returns ``{(query_id, question_id): text_hash}``."""
+        hashes = {(qid, question_id): text_hash(text) for qid, question_id, text in questions}
+        with self._transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO questions (query_id, question_id, text_hash) VALUES (?, ?, ?)",
+                ((qid, question_id, bytes.fromhex(h)) for (qid, question_id), h in hashes.items()),
+            )
+        return hashes
+
+    # -- grades ------------------------------------------------------------------------
+
+    def _method_key(self, method_id: str, create: bool = False) -> int | None:
+        if create:
+            self._db.execute("INSERT OR IGNORE INTO methods (method_id) VALUES (?)", (method_id,))
+        row = self._db.execute("SELECT id FROM methods WHERE method_id = ?", (method_id,)).fetchone()
+        return None if row is None else row[0]
+
+    def put_many(self, grades: Iterable[HashedGrade | tuple[Grade, str, str]]) -> int:
+        """Store grades in one transaction (all or none); a later grade for the same key replaces
+        the earlier one. Returns the number of grades written."""
+        with self._transaction() as db:
+            # Valid only inside this transaction: a rollback may drop methods it created.
+            keys: dict[str, int] = {}
+            written = 0
+
+            def rows() -> Iterator[tuple[object, ...]]:
+                nonlocal written
+                for g, passage_hash, question_hash in grades:
+                    written += 1
+                    if g.method_id not in keys:
+                        keys[g.method_id] = self._method_key(g.method_id, create=True)
+                    probabilities = None if g.probabilities is None else json.dumps(list(g.probabilities))
+                    yield (keys[g.method_id], bytes.fromhex(passage_hash), bytes.fromhex(question_hash),
+                           float(g.grade), g.answer, probabilities)
+
+            db.executemany(
+                "INSERT OR REPLACE INTO grades (method, passage_hash, question_hash, grade, answer, probabilities)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                rows(),
+            )
+        return written
+
+    def missing(self, method_id: str, pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The ``(passage_hash, question_hash)`` pairs that ``method_id`` has not graded yet,
+        in input order, each once."""
+        todo = list(dict.fromkeys(pairs))
+        method = self._method_key(method_id)
+        if method is None:
+            return todo
+        result: list[tuple[str, str]] = []
+        for start in range(0, len(todo), _CHUNK):
+            chunk = todo[start : start + _CHUNK]
+            values = ", ".join(["(?, ?)"] * len(chunk))
+            found = {
+                (p.hex(), q.hex())
+                for p, q in self._db.execute(
+                    "SELECT passage_hash, question_hash FROM grades"
+                    f" WHERE method = ? AND (passage_hash, question_hash) IN (VALUES {values})",
+                    [method, *(bytes.fromhex(h) for pair in chunk for h in pair)],
+                )
+            }
+            result.extend(pair for pair in chunk if pair not in found)
+        return result
+
+    def _select(self, method_id: str | None, query_ids: Iterable[str] | None) -> sqlite3.Cursor:
+        # Grades are joined through the *current* id -> hash mappings; passage and question
+        # must belong to the same query.
+        where, params = [], []
+        if method_id is not None:
+            where.append("m.method_id = ?")
+            params.append(method_id)
+        if query_ids is not None:
+            where.append("p.query_id IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(sorted(set(query_ids))))
+        sql = (
+            "SELECT p.query_id, p.passage_id, q.question_id, m.method_id, g.grade, g.answer, g.probabilities"
+            " FROM grades g"
+            " JOIN methods m ON m.id = g.method"
+            " JOIN passages p ON p.text_hash = g.passage_hash"
+            " JOIN questions q ON q.text_hash = g.question_hash AND q.query_id = p.query_id"
+            + (" WHERE " + " AND ".join(where) if where else "")
+            + " ORDER BY p.query_id, p.passage_id, q.question_id, m.method_id"
+        )
+        return self._db.execute(sql, params)
+
+    def grades(self, method_id: str | None = None, query_ids: Iterable[str] | None = None) -> pd.DataFrame:
+        """Grades by ids: columns query_id, passage_id, question_id, method_id, grade, answer."""
+        rows = [row[:6] for row in self._select(method_id, query_ids)]
+        frame = pd.DataFrame.from_records(rows, columns=GRADE_COLUMNS)
+        return frame.astype({"grade": float})
+
+    def records(self, method_id: str | None = None, query_ids: Iterable[str] | None = None) -> Iterator[Grade]:
+        """The same grades as :meth:`grades`, as :class:`Grade` records with their probabilities."""
+        for qid, pid, question_id, mid, grade, answer, probabilities in self._select(method_id, query_ids):
+            probs = None if probabilities is None else tuple(json.loads(probabilities))
+            yield Grade(qid, pid, question_id, grade, mid, answer, probs)
+
+    def methods(self) -> list[str]:
+        """Method ids that have grades, sorted."""
+        sql = "SELECT m.method_id FROM methods m WHERE EXISTS (SELECT 1 FROM grades g WHERE g.method = m.id) ORDER BY 1"
+        return [row[0] for row in self._db.execute(sql)]
+
+    def counts(self) -> dict[str, int]:
+        """Rows per table: passages and questions (id mappings), grades (content-addressed), methods."""
+        queries = {
+            "passages": "SELECT COUNT(*) FROM passages",
+            "questions": "SELECT COUNT(*) FROM questions",
+            "grades": "SELECT COUNT(*) FROM grades",
+            "methods": "SELECT COUNT(DISTINCT method) FROM grades",
+        }
+        # One read transaction: all counts from the same snapshot while others write.
+        self._db.execute("BEGIN")
+        try:
+            return {name: self._db.execute(sql).fetchone()[0] for name, sql in queries.items()}
+        finally:
+            self._db.execute("COMMIT")
