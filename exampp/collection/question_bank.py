@@ -1,0 +1,241 @@
+"""Question banks: exam questions (or nuggets) per query, with optional facets, answer keys and choices.
+
+exampp's own format is JSONL with one question per line::
+
+    {"query_id", "question_id", "text", "facet_id"?, "facet_text"?, "query_text"?,
+     "answers"?: [..], "choices"?: [..], "correct_choice"?: int, "source"?: "generated:<model>"|"manual"|...}
+
+``question_id`` defaults to ``<query_id>/<md5 of text>``, the EXAM++ reference tool's scheme.
+The reference tool's formats are read and written by :mod:`exampp.collection.reference_bank`.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from exampp.collection.io import PathLike, atomic_write, iter_json_lines
+from exampp.collection.topics import Subtopic, Topic
+from exampp.errors import InputError
+
+READ_FORMATS = ("auto", "exampp", "reference", "reference-nuggets", "car")
+WRITE_FORMATS = ("exampp", "reference", "reference-nuggets", "car")
+
+
+def question_id_for(query_id: str, text: str) -> str:
+    """``<query_id>/<md5 hex of the UTF-8 text>``: the id the reference tool gives a question."""
+    return f"{query_id}/{hashlib.md5(text.encode('utf-8')).hexdigest()}"
+
+
+@dataclass(frozen=True)
+class Question:
+    query_id: str
+    question_id: str
+    text: str
+    facet_id: str | None = None
+    facet_text: str | None = None
+    answers: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+    correct_choice: int | None = None
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        # Field names in messages are those of the exampp format, so readers can pass them on.
+        for name in ("query_id", "text", "question_id"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"{name!r} must be a non-empty string")
+        for name in ("facet_id", "facet_text", "source"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name!r} must be a string or null")
+        for name in ("answers", "choices"):
+            value = getattr(self, name)
+            if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+                raise ValueError(f"{name!r} must be a list of strings")
+            object.__setattr__(self, name, tuple(value))
+        if self.correct_choice is not None:
+            if not isinstance(self.correct_choice, int) or isinstance(self.correct_choice, bool):
+                raise ValueError("'correct_choice' must be an integer (0-based index into 'choices')")
+            if not 0 <= self.correct_choice < len(self.choices):
+                raise ValueError(f"'correct_choice' {self.correct_choice} is out of range for "
+                                 f"{len(self.choices)} choices")
+
+
+class QuestionBank:
+    """Questions in order, with unique ids; ``query_texts`` holds query titles where known."""
+
+    def __init__(self, questions: Iterable[Question] = (), *, query_texts: Mapping[str, str] | None = None):
+        self._by_id: dict[str, Question] = {}
+        self.query_texts: dict[str, str] = dict(query_texts or {})
+        for question in questions:
+            self.add(question)
+
+    def add(self, question: Question) -> None:
+        if question.question_id in self._by_id:
+            raise ValueError(f"duplicate question id {question.question_id!r}")
+        self._by_id[question.question_id] = question
+
+    @property
+    def questions(self) -> list[Question]:
+        return list(self._by_id.values())
+
+    def by_query(self) -> dict[str, list[Question]]:
+        grouped: dict[str, list[Question]] = {}
+        for question in self._by_id.values():
+            grouped.setdefault(question.query_id, []).append(question)
+        return grouped
+
+    def query_ids(self) -> list[str]:
+        """Query ids in order of first appearance."""
+        return list(dict.fromkeys(q.query_id for q in self._by_id.values()))
+
+    def topics(self) -> dict[str, Topic]:
+        """Topics of the queries whose text is known, with the facets their questions name."""
+        topics: dict[str, Topic] = {}
+        for query_id, questions in self.by_query().items():
+            if query_id in self.query_texts:
+                facets = {q.facet_id: q.facet_text or "" for q in questions if q.facet_id is not None}
+                subtopics = tuple(Subtopic(f, t) for f, t in facets.items())
+                topics[query_id] = Topic(query_id, self.query_texts[query_id], subtopics)
+        return topics
+
+    def __getitem__(self, question_id: str) -> Question:
+        return self._by_id[question_id]
+
+    def __contains__(self, question_id: object) -> bool:
+        return question_id in self._by_id
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __iter__(self) -> Iterator[Question]:
+        return iter(self._by_id.values())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, QuestionBank):
+            return NotImplemented
+        return self.questions == other.questions and self.query_texts == other.query_texts
+
+    def __repr__(self) -> str:
+        return f"QuestionBank({len(self)} questions over {len(self.query_ids())} queries)"
+
+
+def read_question_bank(path: PathLike, format: str = "auto") -> QuestionBank:
+    """Read a question bank (gz or plain).
+
+    Formats: ``exampp`` (one question per line), ``reference`` / ``reference-nuggets`` (the
+    reference tool's bank: one line per query or query facet holding ``questions`` or
+    ``items``), ``car`` (one question per line with ``qid``, ``question``, ``choices``,
+    ``correctKey``, ``correct``). ``auto`` recognises them from the first line.
+    """
+    from exampp.collection import reference_bank  # it builds on the types above
+
+    if format not in READ_FORMATS:
+        raise ValueError(f"unknown question bank format {format!r}; expected one of {', '.join(READ_FORMATS)}")
+    path = Path(path)
+    records = iter_json_lines(path)
+    if format == "auto":
+        first = next(records, None)
+        if first is None:
+            raise InputError(path, None, "empty question bank")
+        format = _detect_format(first[1], path, first[0])
+        records = itertools.chain([first], records)
+    if format in ("reference", "reference-nuggets"):
+        return reference_bank.read_reference_records(records, path)
+    if format == "car":
+        return reference_bank.read_car_records(records, path)
+    return _read_exampp_records(records, path)
+
+
+def write_question_bank(bank: QuestionBank, path: PathLike, format: str = "exampp") -> None:
+    """Write ``bank`` atomically (gzipped when ``path`` ends in .gz) as one of :data:`WRITE_FORMATS`.
+
+    ``reference`` writes one line per (query, facet) with ``items`` (questions) and
+    ``reference-nuggets`` the same with nugget fields; fields those formats lack are kept in
+    each item's ``info`` so that reading the file back gives the same bank. ``car`` leaves out
+    ``source`` and cannot hold more than one answer.
+    """
+    from exampp.collection import reference_bank  # it builds on the types above
+
+    if format not in WRITE_FORMATS:
+        raise ValueError(f"unknown question bank format {format!r}; expected one of {', '.join(WRITE_FORMATS)}")
+    if format == "exampp":
+        lines: Iterable[dict[str, Any]] = (_exampp_record(q, bank.query_texts.get(q.query_id)) for q in bank)
+    elif format == "car":
+        lines = reference_bank.car_records(bank)
+    else:
+        lines = reference_bank.reference_records(bank, nuggets=format == "reference-nuggets")
+    with atomic_write(path) as fh:
+        for line in lines:
+            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+def _detect_format(record: Any, path: Path, lineno: int) -> str:
+    if isinstance(record, dict):
+        if "questions" in record or "items" in record:
+            return "reference"
+        if "qid" in record and "question" in record:
+            return "car"
+        if "query_id" in record and "text" in record:
+            return "exampp"
+    raise InputError(path, lineno, "not a question bank: expected an exampp question {\"query_id\", \"text\"}, "
+                                   "a reference bank line with \"questions\"/\"items\", or a CAR question "
+                                   "{\"qid\", \"question\"}")
+
+
+_EXAMPP_FIELDS = ("facet_id", "facet_text", "answers", "choices", "correct_choice", "source")
+
+
+def _read_exampp_records(records: Iterable[tuple[int, Any]], path: Path) -> QuestionBank:
+    bank = QuestionBank()
+    first_line: dict[str, int] = {}
+    for lineno, record in records:
+        try:
+            question, query_text = _exampp_question(record)
+            if question.question_id in bank:
+                raise ValueError(f"duplicate question id {question.question_id!r} "
+                                 f"(first on line {first_line[question.question_id]})")
+        except InputError:
+            raise
+        except ValueError as exc:
+            raise InputError(path, lineno, str(exc)) from None
+        bank.add(question)
+        first_line[question.question_id] = lineno
+        if query_text is not None:
+            bank.query_texts.setdefault(question.query_id, query_text)
+    if not len(bank):
+        raise InputError(path, None, "empty question bank")
+    return bank
+
+
+def _exampp_question(record: Any) -> tuple[Question, str | None]:
+    if not isinstance(record, dict):
+        raise ValueError(f"expected a question object, found {type(record).__name__}")
+    for name in ("query_id", "text"):
+        if name not in record:
+            raise ValueError(f"missing field {name!r}")
+    text = record["text"]  # verbatim: reference ids hash the text as it is, trailing spaces included
+    query_id = record["query_id"]
+    question_id = record.get("question_id")
+    if question_id is None and isinstance(query_id, str) and isinstance(text, str):
+        question_id = question_id_for(query_id, text)
+    fields = {name: record[name] for name in _EXAMPP_FIELDS if record.get(name) is not None}
+    question = Question(query_id=query_id, question_id=question_id, text=text, **fields)
+    query_text = record.get("query_text")
+    if query_text is not None and (not isinstance(query_text, str) or not query_text.strip()):
+        raise ValueError("'query_text' must be a non-empty string")
+    return question, query_text
+
+
+def _exampp_record(question: Question, query_text: str | None) -> dict[str, Any]:
+    record: dict[str, Any] = {"query_id": question.query_id, "question_id": question.question_id,
+                              "text": question.text}
+    optional = {"facet_id": question.facet_id, "facet_text": question.facet_text, "query_text": query_text,
+                "answers": list(question.answers), "choices": list(question.choices),
+                "correct_choice": question.correct_choice, "source": question.source}
+    record.update({k: v for k, v in optional.items() if v not in (None, [])})
+    return record

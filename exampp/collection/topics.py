@@ -1,0 +1,138 @@
+"""Topics (queries), optionally with subtopics (facets, e.g. TREC CAR sections).
+
+Read from a JSON map ``{query_id: text}``, a JSON list or JSONL of topic objects, a TSV file
+``query_id<TAB>text``, or ``irds:<dataset-id>`` (ir_datasets); written as exampp JSONL.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from exampp.collection.corpus import IRDS_PREFIX, load_ir_dataset
+from exampp.collection.io import PathLike, atomic_write, iter_json_lines, iter_lines, load_json
+from exampp.errors import InputError
+
+_ID_KEYS = ("query_id", "qid")
+_TEXT_KEYS = ("text", "title", "query_text")
+_FACET_TEXT_KEYS = ("text", "facet_text")
+
+
+@dataclass(frozen=True)
+class Subtopic:
+    facet_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Topic:
+    query_id: str
+    text: str
+    subtopics: tuple[Subtopic, ...] = ()
+
+
+def read_topics(source: str | PathLike) -> dict[str, Topic]:
+    """Topics keyed by query id, in file order; the format is recognised from the content."""
+    if isinstance(source, str) and source.startswith(IRDS_PREFIX):
+        return _read_irds_topics(source)
+    path = Path(source)
+    first = next((line.lstrip() for _, line in iter_lines(path) if line.strip()), None)
+    if first is None:
+        raise InputError(path, None, "empty topics file")
+    if first.startswith("["):
+        records = [(None, _topic_from_object(obj, path, None)) for obj in load_json(path)]
+    elif first.startswith("{"):
+        records = _object_records(path)
+    else:
+        records = _tsv_records(path)
+    topics: dict[str, Topic] = {}
+    for lineno, topic in records:
+        if topic.query_id in topics:
+            raise InputError(path, lineno, f"duplicate query id {topic.query_id!r}")
+        topics[topic.query_id] = topic
+    return topics
+
+
+def write_topics(topics: Iterable[Topic] | Mapping[str, Topic], path: PathLike) -> None:
+    """Write exampp JSONL ``{"query_id", "text", "subtopics"?: [{"facet_id", "text"}]}``, atomically."""
+    items = topics.values() if isinstance(topics, Mapping) else topics
+    with atomic_write(path) as fh:
+        for topic in items:
+            record: dict[str, Any] = {"query_id": topic.query_id, "text": topic.text}
+            if topic.subtopics:
+                record["subtopics"] = [{"facet_id": s.facet_id, "text": s.text} for s in topic.subtopics]
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def _object_records(path: Path) -> list[tuple[int | None, Topic]]:
+    """A ``{query_id: text}`` map, or JSONL with one topic object per line."""
+    try:
+        whole = load_json(path)
+    except InputError:
+        whole = None  # several JSON values: JSONL (whose reader reports any real error by line)
+    if isinstance(whole, dict) and not any(key in whole for key in _ID_KEYS):
+        records: list[tuple[int | None, Topic]] = []
+        for query_id, text in whole.items():
+            if not isinstance(text, str) or not text.strip():
+                raise InputError(path, None, f"query {query_id!r}: text must be a non-empty string")
+            records.append((None, Topic(query_id, text.strip())))
+        return records
+    return [(lineno, _topic_from_object(obj, path, lineno)) for lineno, obj in iter_json_lines(path)]
+
+
+def _topic_from_object(obj: Any, path: Path, lineno: int | None) -> Topic:
+    if not isinstance(obj, dict):
+        raise InputError(path, lineno, f"expected a topic object, found {type(obj).__name__}")
+    query_id = _first(obj, _ID_KEYS, "query id", path, lineno)
+    if isinstance(query_id, int) and not isinstance(query_id, bool):
+        query_id = str(query_id)
+    if not isinstance(query_id, str) or not query_id:
+        raise InputError(path, lineno, "'query_id' must be a non-empty string")
+    text = _nonblank(_first(obj, _TEXT_KEYS, "text", path, lineno), "text", path, lineno)
+    subtopics = obj.get("subtopics") or []
+    if not isinstance(subtopics, list):
+        raise InputError(path, lineno, "'subtopics' must be a list of {\"facet_id\", \"text\"} objects")
+    facets: list[Subtopic] = []
+    for sub in subtopics:
+        if not isinstance(sub, dict):
+            raise InputError(path, lineno, "'subtopics' must be a list of {\"facet_id\", \"text\"} objects")
+        facet_id = _nonblank(sub.get("facet_id"), "facet_id", path, lineno)
+        if any(f.facet_id == facet_id for f in facets):
+            raise InputError(path, lineno, f"duplicate facet id {facet_id!r} in query {query_id!r}")
+        facets.append(Subtopic(facet_id, _nonblank(_first(sub, _FACET_TEXT_KEYS, "facet text", path, lineno),
+                                                   "facet text", path, lineno)))
+    return Topic(query_id, text, tuple(facets))
+
+
+def _first(obj: dict, keys: tuple[str, ...], what: str, path: Path, lineno: int | None) -> Any:
+    for key in keys:
+        if key in obj:
+            return obj[key]
+    raise InputError(path, lineno, f"missing {what}: expected one of the fields {', '.join(map(repr, keys))}")
+
+
+def _nonblank(value: Any, name: str, path: Path, lineno: int | None) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(path, lineno, f"{name!r} must be a non-empty string")
+    return value.strip()
+
+
+def _tsv_records(path: Path) -> list[tuple[int | None, Topic]]:
+    records: list[tuple[int | None, Topic]] = []
+    for lineno, line in iter_lines(path):
+        if not line.strip():
+            continue
+        query_id, tab, text = line.partition("\t")
+        if not tab or not query_id.strip() or not text.strip():
+            raise InputError(path, lineno, "expected 'query_id<TAB>text'")
+        records.append((lineno, Topic(query_id.strip(), text.strip())))
+    return records
+
+
+def _read_irds_topics(source: str) -> dict[str, Topic]:
+    dataset = load_ir_dataset(source)
+    if not dataset.has_queries():
+        raise InputError(source, None, "this ir_datasets dataset has no queries")
+    return {q.query_id: Topic(q.query_id, q.default_text()) for q in dataset.queries_iter()}
