@@ -47,6 +47,7 @@ class Collected:
     qrels: Qrels = field(default_factory=dict)
     rankings: dict[str, dict[str, list[Ranking]]] = field(default_factory=dict)  # method -> query -> entries
     grades: list[Grade] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=dict)  # query -> its line in the file, for errors
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ def collect(queries: Iterable[QueryParagraphs], path: PathLike | None = None) ->
     """Gather passages, judgments, rankings and grades; ``path`` names the file in errors."""
     out = Collected()
     for q in queries:
+        out.lines.setdefault(q.query_id, q.line)
         texts = out.passages.setdefault(q.query_id, {})
         for p in q.paragraphs:
             if p.paragraph_id in texts:
@@ -115,11 +117,15 @@ def build_run(name: str, rankings: Mapping[str, list[Ranking]]) -> tuple[Run, Im
 
 
 def _question_texts(
-    collected: Collected, bank_questions: Iterable[tuple[str, str, str]] | None
+    collected: Collected,
+    bank_questions: Iterable[tuple[str, str, str]] | None,
+    path: PathLike | None = None,
+    bank_path: PathLike | None = None,
 ) -> tuple[dict[tuple[str, str], str], list[str]]:
     """Text of every question to register, ``{(query_id, question_id): text}``, and warnings.
 
     Without a bank the graded file gives only question ids, so the id stands in for the text.
+    With a bank, a graded question the bank lacks is an error: the bank was meant to be the exam.
     """
     warnings = []
     texts = {(qid, question_id): text for qid, question_id, text in bank_questions or ()}
@@ -132,8 +138,11 @@ def _question_texts(
             " so these grades will not be reused for a bank with the real texts"
         )
     elif absent:
-        warnings.append(f"{len(absent)} graded questions are not in the question bank (e.g. {absent[0][1]!r});"
-                        " their ids stand in for their texts")
+        qid, question_id = absent[0]
+        more = f" (and {len(absent) - 1} more)" if len(absent) > 1 else ""
+        raise InputError(
+            path, collected.lines.get(qid), f"unknown question id {question_id!r}{more}: not in the question bank {bank_path}"
+        )
     if direct:
         warnings.append(f"direct grades are filed under question {DIRECT_QUESTION_ID!r} whose text is the query id")
     texts.update({key: key[1] for key in absent})
@@ -164,7 +173,9 @@ def import_reference(
     if not collected.passages:
         raise InputError(path, None, "no queries in graded file")
     bank = read_question_bank(questions) if questions is not None else None
-    texts, warnings = _question_texts(collected, None if bank is None else ((q.query_id, q.question_id, q.text) for q in bank))
+    texts, warnings = _question_texts(
+        collected, None if bank is None else ((q.query_id, q.question_id, q.text) for q in bank), path, questions
+    )
     corpus = _corpus(collected.passages, path)
     runs = [build_run(name, rankings) for name, rankings in sorted(collected.rankings.items())]
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,18 @@ def write(tmp_path: Path):
         return path
 
     return _write
+
+
+def register_local_dataset(tmp_path, docs: str, queries: str) -> str:
+    """An ir_datasets dataset over local TSV files: the real load path without a download."""
+    ir_datasets = pytest.importorskip("ir_datasets")
+    from ir_datasets.datasets.base import Dataset
+    from ir_datasets.formats import TsvDocs, TsvQueries
+    from ir_datasets.util import LocalDownload
+
+    (tmp_path / "docs.tsv").write_text(docs, encoding="utf-8")
+    (tmp_path / "queries.tsv").write_text(queries, encoding="utf-8")
+    name = f"exampp-test/{uuid.uuid4().hex}"
+    ir_datasets.registry.register(name, Dataset(TsvDocs(LocalDownload(tmp_path / "docs.tsv")),
+                                                TsvQueries(LocalDownload(tmp_path / "queries.tsv"))))
+    return name

@@ -148,3 +148,16 @@ def test_atomic_write_gives_the_umask_mode(tmp_path):
     finally:
         os.umask(old)
     assert (tmp_path / "f.txt").stat().st_mode & 0o777 == 0o644
+
+
+def test_run_query_missing_from_qrels_names_the_run_line(write):
+    from exampp.collection.runs import check_judged
+
+    run = read_run(write("r.run", "q1 Q0 a 1 2 sys\nq9 Q0 b 1 1 sys\nq8 Q0 c 1 1 sys\n"))
+    runs = {run.name: run}
+    assert check_judged(runs, ["q1", "q8", "q9"], "x.qrels") == []
+    [warning] = check_judged(runs, ["q1"], "x.qrels")
+    assert warning == f"{run.path}:3: warning: query 'q8' and 1 more not in x.qrels, left out"
+    with pytest.raises(InputError) as err:
+        check_judged(runs, ["q1", "q8"], "x.qrels", strict=True)
+    assert str(err.value) == f"{run.path}:2: query 'q9' is not in x.qrels"

@@ -9,6 +9,8 @@ import subprocess
 
 import pytest
 
+from conftest import register_local_dataset
+
 from exampp.collection.corpus import (
     FileCorpus,
     MemoryCorpus,
@@ -18,7 +20,6 @@ from exampp.collection.corpus import (
     write_corpus,
 )
 from exampp.errors import InputError
-from test_topics import register_local_dataset
 
 JSONL = "\n".join(json.dumps(r) for r in [
     {"docid": "d1", "text": "first"},

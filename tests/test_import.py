@@ -229,15 +229,25 @@ def test_import_is_idempotent(graded: Path, tmp_path: Path):
 
 def test_import_takes_question_texts_from_bank(graded: Path, tmp_path: Path, write):
     bank = write("bank.jsonl", "".join(json.dumps({"query_id": q, "question_id": i, "text": t}) + "\n" for q, i, t in [
-        ("q1", "q1/a", "What is alpha?"), ("q1", "q1/b", "What is beta?"), ("q1", "q1/unused", "Why?")]))
+        ("q1", "q1/a", "What is alpha?"), ("q1", "q1/b", "What is beta?"), ("q1", "q1/unused", "Why?"),
+        ("q2", "q2/c", "What is gamma?")]))
     ws = Workspace.at(tmp_path / "ws")
     summary = import_reference(graded, ws, bank)
-    assert summary.questions == 5  # three from the bank, q2/c stood in by its id, q2's direct question
-    assert summary.warnings[0].startswith("1 graded questions are not in the question bank (e.g. 'q2/c')")
+    assert summary.questions == 5  # four from the bank and q2's direct question
     assert ws.question_bank.exists()
     with GradeStore(ws.store) as store:
         assert store.missing(RATED, [(text_hash("Beta text"), text_hash("What is beta?"))]) == []
         assert store.grades(RATED).values.tolist() == [row for row in EXPECTED_GRADES if row[3] == RATED]
+
+
+def test_import_rejects_graded_question_missing_from_bank(graded: Path, tmp_path: Path, write):
+    bank = write("bank.jsonl", json.dumps({"query_id": "q1", "question_id": "q1/a", "text": "What is alpha?"}) + "\n"
+                 + json.dumps({"query_id": "q1", "question_id": "q1/b", "text": "What is beta?"}) + "\n")
+    ws = Workspace.at(tmp_path / "ws")
+    # q2/c is graded on line 2 of the graded file (query q2) but the bank lacks it
+    with pytest.raises(InputError, match=r"graded\.jsonl\.gz:2: unknown question id 'q2/c': not in the question bank .*bank\.jsonl"):
+        import_reference(graded, ws, bank)
+    assert not ws.store.exists()
 
 
 def test_import_rejects_duplicate_paragraph_and_bad_run_name(tmp_path: Path):

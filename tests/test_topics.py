@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import gzip
 import json
-import uuid
 
 import pytest
 
-from conftest import shared_path
+from conftest import register_local_dataset, shared_path
 from exampp.collection.topics import Subtopic, Topic, read_topics, write_topics
 from exampp.errors import InputError
 
@@ -92,21 +91,6 @@ def test_reference_dl19_queries():
     topics = read_topics(shared_path("data", "dl19", "dl19-queries.json"))
     assert len(topics) == 43
     assert topics["1115776"] == Topic("1115776", "what is an aml surveillance analyst")
-
-
-def register_local_dataset(tmp_path, docs: str, queries: str) -> str:
-    """An ir_datasets dataset over local TSV files: the real load path without a download."""
-    ir_datasets = pytest.importorskip("ir_datasets")
-    from ir_datasets.datasets.base import Dataset
-    from ir_datasets.formats import TsvDocs, TsvQueries
-    from ir_datasets.util import LocalDownload
-
-    (tmp_path / "docs.tsv").write_text(docs, encoding="utf-8")
-    (tmp_path / "queries.tsv").write_text(queries, encoding="utf-8")
-    name = f"exampp-test/{uuid.uuid4().hex}"
-    ir_datasets.registry.register(name, Dataset(TsvDocs(LocalDownload(tmp_path / "docs.tsv")),
-                                                TsvQueries(LocalDownload(tmp_path / "queries.tsv"))))
-    return name
 
 
 def test_ir_datasets_queries(tmp_path):

@@ -9,7 +9,7 @@ from typing import Any
 import click
 import pandas as pd
 
-from exampp.cli.output import format_option, json_value, render
+from exampp.cli.output import check_judged, format_option, json_value, render, strict_option
 
 FILE = click.Path(dir_okay=False, exists=True)
 
@@ -36,11 +36,12 @@ def _side_options(side: str):
 class _Source:
     """One side's leaderboard, read from a file or computed from qrels over the runs."""
 
-    def __init__(self, side: str, params: dict[str, Any], runs_dir: str | None, depth: int | None):
+    def __init__(self, side: str, params: dict[str, Any], runs_dir: str | None, depth: int | None, strict: bool):
         self.side = side.upper()
         self.file, self.ranks, self.column = (params[f"{side}_{k}"] for k in ("file", "ranks", "column"))
         self.qrels, self.measure = params[f"{side}_qrels"], params[f"{side}_measure"]
-        self.runs_dir, self.depth = runs_dir, depth
+        self.runs_dir, self.depth, self.strict = runs_dir, depth, strict
+        self._qrels = None
         flag = f"--{side}"
         if (self.file is None) == (self.qrels is None):
             raise click.UsageError(f"give exactly one of {flag} FILE or {flag}-qrels QRELS")
@@ -65,17 +66,24 @@ class _Source:
             from exampp.collection.leaderboard import read_leaderboard
 
             return read_leaderboard(self.file, column=self.column, ranks=self.ranks)
-        from exampp.collection.qrels import read_qrels
         from exampp.scoring import leaderboard
 
-        return leaderboard(runs(), read_qrels(self.qrels), [self.measure], self.depth)[self.measure].to_dict()
+        return leaderboard(runs(), self._judgments(runs), [self.measure], self.depth)[self.measure].to_dict()
+
+    def _judgments(self, runs):
+        """The qrels, read and checked against the runs once (both board and per_query use them)."""
+        if self._qrels is None:
+            from exampp.collection.qrels import read_qrels
+
+            self._qrels = read_qrels(self.qrels)
+            check_judged(runs(), self._qrels, self.qrels, self.strict)
+        return self._qrels
 
     def per_query(self, runs) -> pd.DataFrame:
         """System x query table of the measure."""
-        from exampp.collection.qrels import read_qrels
         from exampp.scoring import per_query_measures
 
-        values = per_query_measures(runs(), read_qrels(self.qrels), [self.measure], self.depth)
+        values = per_query_measures(runs(), self._judgments(runs), [self.measure], self.depth)
         return values.pivot(index="run", columns="query_id", values="value")
 
 
@@ -101,8 +109,9 @@ def _short(names: list[str], limit: int = 10) -> str:
               help="Round scores to this many decimals before ranking, so float noise does not break ties.")
 @click.option("--no-round", is_flag=True, help="Rank the scores exactly as given.")
 @click.option("--show", is_flag=True, help="Also print both leaderboards side by side with ranks.")
+@strict_option
 @format_option
-def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, fmt, **sides) -> None:
+def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, strict, fmt, **sides) -> None:
     """Rank correlation of leaderboard A with leaderboard B: Spearman, Kendall tau-b, Pearson
     and tau_ap (tie-aware, A is the reference), on the runs both contain; runs in only
     one are listed.
@@ -120,7 +129,7 @@ def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, fmt
     from exampp.analysis.correlation import correlate as correlate_boards
     from exampp.analysis.correlation import per_query_correlation, side_by_side
 
-    a, b = (_Source(side, sides, runs_dir, depth) for side in ("a", "b"))
+    a, b = (_Source(side, sides, runs_dir, depth, strict) for side in ("a", "b"))
     if per_query and (a.qrels is None or b.qrels is None):
         raise click.UsageError("--per-query needs --a-qrels and --b-qrels: per-query scores come from qrels")
     from exampp.collection.runs import read_runs

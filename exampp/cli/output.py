@@ -43,3 +43,16 @@ def emit(table: pd.DataFrame, fmt: str, output: str | None = None) -> None:
             fh.write(text)
     else:
         click.echo(text, nl=False)
+
+
+strict_option = click.option(
+    "--strict", is_flag=True, help="A run query the qrels/exam lack is an error (default: a warning; it is left out)."
+)
+
+
+def check_judged(runs, judged, source, strict: bool) -> None:
+    """Warn on stderr (or fail, with ``strict``) about run queries ``source`` does not cover."""
+    from exampp.collection.runs import check_judged as check
+
+    for warning in check(runs, judged, source, strict):
+        click.echo(warning, err=True)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from exampp.cli.output import emit, format_option
+from exampp.cli.output import check_judged, emit, format_option, strict_option
 
 depth_option = click.option(
     "--depth", "-k", type=click.IntRange(min=1), default=20, show_default=True, help="Top-k passages of each run."
@@ -31,9 +31,10 @@ output_option = click.option("--output", "-o", type=click.Path(dir_okay=False), 
 @depth_option
 @click.option("--normalized", is_flag=True, help="n-EXAM: only questions some pooled passage answers count.")
 @click.option("--per-query", is_flag=True, help="Print per-query values instead of the leaderboard.")
+@strict_option
 @format_option
 @output_option
-def cover(runs, workspace, method, bank, tau, depth, normalized, per_query, fmt, output) -> None:
+def cover(runs, workspace, method, bank, tau, depth, normalized, per_query, strict, fmt, output) -> None:
     """EXAM-Cover@k leaderboard: per run, the mean over queries of the fraction of the query's
     exam questions that its top-k passages answer (grade >= tau), with standard errors.
 
@@ -45,13 +46,14 @@ def cover(runs, workspace, method, bank, tau, depth, normalized, per_query, fmt,
       exampp cover runs/ --tau 3 --per-query --format tsv
     """
     from exampp.collection.runs import read_runs
-    from exampp.scoring import exam_cover, summarize
+    from exampp.scoring import exam_cover, questions_by_query, summarize
 
     ws = _workspace(workspace)
     grades = _grades(ws, method)
-    table = exam_cover(
-        read_runs(runs or [ws.runs]), grades, _exam(ws, bank), tau=tau, depth=depth, normalized=normalized
-    )
+    exam = _exam(ws, bank) or questions_by_query(grades)
+    all_runs = read_runs(runs or [ws.runs])
+    check_judged(all_runs, exam, "the exam (question bank)", strict)
+    table = exam_cover(all_runs, grades, exam, tau=tau, depth=depth, normalized=normalized)
     emit(table if per_query else summarize(table), fmt, output)
 
 
@@ -98,9 +100,10 @@ def qrels(workspace, method, tau, facets, bank, output) -> None:
 @click.option("--depth", "-k", type=click.IntRange(min=1), help="Truncate runs to their top-k first.")
 @click.option("--exclude", multiple=True, help="Run name to leave out, repeatable.")
 @click.option("--per-query", is_flag=True, help="Print per-query values instead of means.")
+@strict_option
 @format_option
 @output_option
-def leaderboard(runs, qrels_path, measures, depth, exclude, per_query, fmt, output) -> None:
+def leaderboard(runs, qrels_path, measures, depth, exclude, per_query, strict, fmt, output) -> None:
     """Leaderboard of many runs under ir_measures measures: the mean over the qrels' queries
     (a query a run lacks scores 0), best first by the first measure.
 
@@ -114,6 +117,7 @@ def leaderboard(runs, qrels_path, measures, depth, exclude, per_query, fmt, outp
 
     all_runs = {name: run for name, run in read_runs(runs).items() if name not in set(exclude)}
     qrels = read_qrels(qrels_path)
+    check_judged(all_runs, qrels, qrels_path, strict)
     if per_query:
         table = per_query_measures(all_runs, qrels, measures, depth)
     else:

@@ -29,6 +29,7 @@ class Run:
     name: str
     rankings: dict[str, list[RankedDoc]]
     path: Path | None = field(default=None, compare=False)
+    lines: dict[str, int] = field(default_factory=dict, compare=False)  # query -> first line in the file
 
     def top(self, query_id: str, k: int | None) -> list[RankedDoc]:
         ranking = self.rankings.get(query_id, [])
@@ -56,6 +57,7 @@ def read_run(path: PathLike, name: str | None = None) -> Run:
     """
     path = Path(path)
     per_query: dict[str, dict[str, RankedDoc]] = {}
+    lines: dict[str, int] = {}
     tag: str | None = None
     for lineno, line in iter_lines(path):
         stripped = line.strip()
@@ -72,6 +74,7 @@ def read_run(path: PathLike, name: str | None = None) -> Run:
         if math.isnan(score):
             raise InputError(path, lineno, "score is NaN")
         docs = per_query.setdefault(qid, {})
+        lines.setdefault(qid, lineno)
         if docid in docs:
             raise InputError(path, lineno, f"duplicate docid {docid!r} in query {qid!r}")
         docs[docid] = RankedDoc(docid, score)
@@ -80,7 +83,25 @@ def read_run(path: PathLike, name: str | None = None) -> Run:
     if not per_query:
         raise InputError(path, None, "empty run: no result lines")
     rankings = {q: trec_order(docs.values()) for q, docs in per_query.items()}
-    return Run(name or tag or path.name, rankings, path)
+    return Run(name or tag or path.name, rankings, path, lines)
+
+
+def check_judged(runs: Mapping[str, Run], judged: Iterable[str], source: PathLike, strict: bool = False) -> list[str]:
+    """Queries a run ranks but ``source`` (qrels) does not judge: an error naming the run's
+    file:line when ``strict``, else one warning line per run (they are left out, as by trec_eval)."""
+    judged = set(judged)
+    warnings = []
+    for name in sorted(runs):
+        run = runs[name]
+        extra = sorted(q for q in run.rankings if q not in judged)
+        if not extra:
+            continue
+        where = f"{run.path or name}:{run.lines[extra[0]]}" if extra[0] in run.lines else str(run.path or name)
+        if strict:
+            raise InputError(run.path or name, run.lines.get(extra[0]), f"query {extra[0]!r} is not in {source}")
+        more = f" and {len(extra) - 1} more" if len(extra) > 1 else ""
+        warnings.append(f"{where}: warning: query {extra[0]!r}{more} not in {source}, left out")
+    return warnings
 
 
 def run_files(directory: PathLike) -> list[Path]:

@@ -1,0 +1,70 @@
+"""`exampp cover`, `qrels` and `leaderboard` through the CLI on a tiny workspace worked by hand."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from exampp.cli import main
+from exampp.grades import Grade, Method
+from exampp.store import GradeStore
+
+RATED = Method("self-rating", "tiny", "v1").method_id
+# q1: questions u1, u2; q2: question v1. Passage p1 answers u1 (5), p2 answers u2 (3), p3 v1 (4).
+GRADES = [("q1", "p1", "u1", 5), ("q1", "p1", "u2", 0), ("q1", "p2", "u1", 1), ("q1", "p2", "u2", 3),
+          ("q2", "p3", "v1", 4)]
+
+
+@pytest.fixture
+def ws(tmp_path, write):
+    write("runs/a.run", "q1 Q0 p1 1 2 A\nq1 Q0 p2 2 1 A\nq2 Q0 p3 1 1 A\n")
+    write("runs/b.run", "q1 Q0 p2 1 1 B\nq3 Q0 p9 1 1 B\n")  # q3: in no exam, no qrels
+    write("qrels/official.qrels", "q1 0 p1 1\nq1 0 p2 0\nq2 0 p3 1\n")
+    texts = {"q1": {"p1": "one", "p2": "two"}, "q2": {"p3": "three"}}
+    with GradeStore(tmp_path / "grades.sqlite") as store:
+        passage_hash = {q: store.register_passages(q, t) for q, t in texts.items()}
+        question_hash = store.register_questions([("q1", "u1", "U1?"), ("q1", "u2", "U2?"), ("q2", "v1", "V1?")])
+        store.put_many((Grade(q, p, u, g, RATED), passage_hash[q][p], question_hash[q, u]) for q, p, u, g in GRADES)
+    return tmp_path
+
+
+def run(*args):
+    result = CliRunner().invoke(main, list(args))
+    return result
+
+
+def test_cover_leaderboard_by_hand(ws):
+    result = run("cover", "-w", str(ws), "--tau", "3", "--format", "json")
+    assert result.exit_code == 0, result.output
+    rows = {r["run"]: r for r in json.loads(result.stdout)}
+    # A: q1 {u1,u2} 2/2, q2 {v1} 1/1 -> 1.0; B: q1 {u2} 1/2, q2 missing 0 -> 0.25
+    assert rows["A"]["mean"] == 1.0 and rows["B"]["mean"] == 0.25 and rows["B"]["n_queries"] == 2
+    assert "runs/b.run:2: warning: query 'q3' not in the exam (question bank), left out" in result.stderr
+    strict = run("cover", "-w", str(ws), "--tau", "3", "--strict")
+    assert strict.exit_code == 1
+    assert strict.stderr.strip().endswith("b.run:2: query 'q3' is not in the exam (question bank)")
+
+
+def test_cover_per_query_tsv(ws):
+    result = run("cover", "-w", str(ws), "--tau", "4", "--per-query", "--format", "tsv")
+    assert result.stdout.splitlines() == [
+        "run\tquery_id\tcovered\ttotal\tcover", "A\tq1\t1\t2\t0.5", "A\tq2\t1\t1\t1.0",
+        "B\tq1\t0\t2\t0.0", "B\tq2\t0\t1\t0.0",
+    ]
+
+
+def test_qrels_graded_and_binary(ws):
+    assert run("qrels", "-w", str(ws)).exit_code == 0
+    assert (ws / "qrels" / "exam.qrels").read_text() == "q1 0 p1 5\nq1 0 p2 3\nq2 0 p3 4\n"
+    assert run("qrels", "-w", str(ws), "--min-grade", "4", "-o", str(ws / "b.qrels")).exit_code == 0
+    assert (ws / "b.qrels").read_text() == "q1 0 p1 1\nq1 0 p2 0\nq2 0 p3 1\n"
+
+
+def test_leaderboard_and_unknown_method(ws):
+    result = run("leaderboard", str(ws / "runs"), "--qrels", str(ws / "qrels" / "official.qrels"),
+                 "-m", "P@1", "--format", "json")
+    # A: q1 p1 rel, q2 p3 rel -> 1.0; B: q1 p2 non-rel, q2 missing -> 0.0 (q3 unjudged, left out)
+    assert {r["run"]: r["P@1"] for r in json.loads(result.stdout)} == {"A": 1.0, "B": 0.0}
+    bad = run("cover", "-w", str(ws), "--method", "nope")
+    assert bad.exit_code == 1 and "no grades for method 'nope'" in bad.stderr
