@@ -1,6 +1,57 @@
-"""exampp: EXAM++ answerability evaluation for retrieval and RAG systems."""
-from exampp.collection import Qrels, RankedDoc, Run, read_qrels, read_run, read_runs, write_qrels, write_run
-from exampp.errors import InputError
+"""exampp: EXAM++ answerability evaluation for retrieval and RAG systems.
+
+The Python API under the ``exampp`` command. Names are imported on first use, so that
+``import exampp`` (and the CLI) stays fast::
+
+    import exampp
+    runs = exampp.read_runs("runs/")
+    board = exampp.leaderboard(runs, exampp.read_qrels("qrels/official.qrels"), ["nDCG@10", "P@20"])
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["InputError", "Qrels", "RankedDoc", "Run", "read_qrels", "read_run", "read_runs", "write_qrels", "write_run"]
+
+_EXPORTS = {
+    # collections
+    "InputError": "exampp.errors",
+    "Run": "exampp.collection.runs", "RankedDoc": "exampp.collection.runs",
+    "read_run": "exampp.collection.runs", "read_runs": "exampp.collection.runs", "write_run": "exampp.collection.runs",
+    "Qrels": "exampp.collection.qrels", "read_qrels": "exampp.collection.qrels", "write_qrels": "exampp.collection.qrels",
+    "Topic": "exampp.collection.topics", "Subtopic": "exampp.collection.topics",
+    "read_topics": "exampp.collection.topics", "write_topics": "exampp.collection.topics",
+    "Question": "exampp.collection.question_bank", "QuestionBank": "exampp.collection.question_bank",
+    "read_question_bank": "exampp.collection.question_bank", "write_question_bank": "exampp.collection.question_bank",
+    "question_id_for": "exampp.collection.question_bank",
+    "Passage": "exampp.collection.corpus", "open_corpus": "exampp.collection.corpus", "write_corpus": "exampp.collection.corpus",
+    "read_leaderboard": "exampp.collection.leaderboard", "write_leaderboard": "exampp.collection.leaderboard",
+    "Workspace": "exampp.workspace",
+    # grades
+    "Grade": "exampp.grades", "Method": "exampp.grades", "GradeStore": "exampp.store",
+    "import_reference": "exampp.importer",
+    # scores
+    "exam_cover": "exampp.scoring", "summarize": "exampp.scoring", "exam_labels": "exampp.scoring",
+    "exam_qrels": "exampp.scoring", "facet_labels": "exampp.scoring", "leaderboard": "exampp.scoring",
+    "per_query_measures": "exampp.scoring",
+    "evaluate": "exampp.trec_eval", "evaluate_runs": "exampp.trec_eval", "format_trec": "exampp.trec_eval",
+    # analysis
+    "correlate": "exampp.analysis.correlation", "per_query_correlation": "exampp.analysis.correlation",
+    "tau_ap": "exampp.analysis.correlation", "kappa_table": "exampp.analysis.agreement",
+    "cohen_kappa": "exampp.analysis.agreement", "graded_confusion": "exampp.analysis.agreement",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'exampp' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

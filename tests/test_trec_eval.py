@@ -11,7 +11,8 @@ import pytrec_eval
 from click.testing import CliRunner
 
 from exampp.cli import main
-from exampp.collection import read_qrels, read_run
+from exampp.collection.qrels import read_qrels
+from exampp.collection.runs import read_run
 from exampp.collection.runs import from_scores
 from exampp.trec_eval import evaluate, evaluate_runs, format_trec, interpolated, select, to_dataframe
 from exampp.trec_eval.judged import Settings, judge

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import click
 
-from exampp.collection import read_qrels, read_runs
+from exampp.collection.qrels import read_qrels
+from exampp.collection.runs import read_runs
 from exampp.trec_eval import evaluate_runs, format_json, format_trec, format_tsv, select
 
 

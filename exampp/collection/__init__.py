@@ -1,5 +1,4 @@
-"""Collections: runs, qrels, topics, question banks, passage corpora — readers and writers."""
-from exampp.collection.qrels import Qrels, read_qrels, write_qrels
-from exampp.collection.runs import RankedDoc, Run, read_run, read_runs, write_run
+"""Collections: runs, qrels, topics, question banks, passage corpora, leaderboards — readers and writers.
 
-__all__ = ["Qrels", "RankedDoc", "Run", "read_qrels", "read_run", "read_runs", "write_qrels", "write_run"]
+Import from the submodules (``exampp.collection.runs`` ...) or from the top-level ``exampp``.
+"""
