@@ -9,5 +9,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 . .venv/bin/activate
 extras=$(IFS=,; echo "$*")
-pip install --quiet --disable-pip-version-check torch==2.13.0
-pip install --quiet --disable-pip-version-check -e ".${extras:+[$extras]}"
+quiet_pip() {  # pip, without the notes about package index locations this machine lacks
+    pip install --quiet --disable-pip-version-check "$@" 2>&1 | { grep -v "^WARNING: Location" || true; }
+}
+quiet_pip torch==2.13.0
+quiet_pip -e ".${extras:+[$extras]}"

@@ -35,16 +35,19 @@ def write(tmp_path: Path):
     return _write
 
 
-def register_local_dataset(tmp_path, docs: str, queries: str) -> str:
-    """An ir_datasets dataset over local TSV files: the real load path without a download."""
+def register_local_dataset(tmp_path, docs: str, queries: str, qrels: str | None = None) -> str:
+    """An ir_datasets dataset over local TSV (and TREC qrels) files: the real load path without a download."""
     ir_datasets = pytest.importorskip("ir_datasets")
     from ir_datasets.datasets.base import Dataset
-    from ir_datasets.formats import TsvDocs, TsvQueries
+    from ir_datasets.formats import TrecQrels, TsvDocs, TsvQueries
     from ir_datasets.util import LocalDownload
 
     (tmp_path / "docs.tsv").write_text(docs, encoding="utf-8")
     (tmp_path / "queries.tsv").write_text(queries, encoding="utf-8")
+    parts = [TsvDocs(LocalDownload(tmp_path / "docs.tsv")), TsvQueries(LocalDownload(tmp_path / "queries.tsv"))]
+    if qrels is not None:
+        (tmp_path / "qrels.txt").write_text(qrels, encoding="utf-8")
+        parts.append(TrecQrels(LocalDownload(tmp_path / "qrels.txt"), {0: "not relevant", 1: "relevant"}))
     name = f"exampp-test/{uuid.uuid4().hex}"
-    ir_datasets.registry.register(name, Dataset(TsvDocs(LocalDownload(tmp_path / "docs.tsv")),
-                                                TsvQueries(LocalDownload(tmp_path / "queries.tsv"))))
+    ir_datasets.registry.register(name, Dataset(*parts))
     return name

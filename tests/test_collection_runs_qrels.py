@@ -161,3 +161,14 @@ def test_run_query_missing_from_qrels_names_the_run_line(write):
     with pytest.raises(InputError) as err:
         check_judged(runs, ["q1", "q8"], "x.qrels", strict=True)
     assert str(err.value) == f"{run.path}:2: query 'q9' is not in x.qrels"
+
+
+def test_qrels_from_ir_datasets(tmp_path):
+    from conftest import register_local_dataset
+
+    name = register_local_dataset(tmp_path, "d1\tdoc\n", "q1\tquery\n", "q1 0 d1 2\nq1 0 d2 0\nq2 0 d3 1\n")
+    assert read_qrels(f"irds:{name}") == {"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}}
+    (tmp_path / "plain").mkdir()
+    without = register_local_dataset(tmp_path / "plain", "d\tt\n", "q\tt\n")
+    with pytest.raises(InputError, match="has no qrels"):
+        read_qrels(f"irds:{without}")

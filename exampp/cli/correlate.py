@@ -21,7 +21,8 @@ def _side_options(side: str):
         click.option(f"--{side}", f"{side}_file", type=FILE, help=f"Leaderboard file {upper} (run<TAB>score, table or JSON)."),
         click.option(f"--{side}-ranks", is_flag=True, help=f"The numbers in {upper}'s file are ranks (1 = best)."),
         click.option(f"--{side}-column", metavar="NAME", help=f"Measure column of {upper}'s file (several columns)."),
-        click.option(f"--{side}-qrels", type=FILE, help=f"Compute {upper} from these qrels over --runs."),
+        click.option(f"--{side}-qrels", metavar="QRELS",
+                     help=f"Compute {upper} from these qrels (file or irds:<dataset-id>) over --runs."),
         click.option(f"--{side}-measure", metavar="MEASURE", help=f"Measure for --{side}-qrels (nDCG@10, P@20, AP...)."),
     ]
 

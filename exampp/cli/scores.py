@@ -93,8 +93,8 @@ def qrels(workspace, method, tau, facets, bank, output) -> None:
 
 @click.command()
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--qrels", "qrels_path", required=True, type=click.Path(dir_okay=False, exists=True),
-              help="Qrels to evaluate against (official or EXAM-Qrels).")
+@click.option("--qrels", "qrels_path", required=True, metavar="QRELS",
+              help="Qrels file to evaluate against (official or EXAM-Qrels), or irds:<dataset-id>.")
 @click.option("--measure", "-m", "measures", multiple=True, default=("nDCG@20", "P@20"), show_default=True,
               help="ir_measures measure name, repeatable (nDCG@10, P(rel=2)@20, AP, R@100, RR...).")
 @click.option("--depth", "-k", type=click.IntRange(min=1), help="Truncate runs to their top-k first.")

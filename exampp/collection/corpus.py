@@ -17,10 +17,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+from exampp.collection.irds import IRDS_PREFIX, load_ir_dataset
 from exampp.collection.io import PathLike, atomic_write, iter_json_lines, iter_lines
 from exampp.errors import InputError
 
-IRDS_PREFIX = "irds:"
 PYSERINI_PREFIX = "pyserini:"
 ID_KEYS = ("docid", "doc_id", "id", "pid", "paragraph_id", "_id")
 TEXT_KEYS = ("text", "contents", "body")
@@ -218,20 +218,6 @@ def write_corpus(passages: Iterable[Passage], path: PathLike) -> None:
                 raise ValueError(f"duplicate docid {docid!r}: the corpus could not be read back")
             seen.add(docid)
             fh.write(json.dumps({"docid": docid, "text": text}, ensure_ascii=False) + "\n")
-
-
-def load_ir_dataset(source: str) -> Any:
-    """The ir_datasets dataset named by ``irds:<dataset-id>`` (ir_datasets is imported only now)."""
-    dataset_id = source[len(IRDS_PREFIX):] if source.startswith(IRDS_PREFIX) else source
-    try:
-        import ir_datasets
-    except ImportError as exc:
-        raise ImportError(f"{source}: reading ir_datasets needs the ir-datasets package "
-                          "(pip install 'exampp[datasets]')") from exc
-    try:
-        return ir_datasets.load(dataset_id)
-    except KeyError:
-        raise InputError(source, None, f"unknown ir_datasets dataset {dataset_id!r}") from None
 
 
 def pyserini_java() -> Path:

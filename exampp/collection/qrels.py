@@ -5,14 +5,18 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from exampp.collection.io import PathLike, atomic_write, iter_lines
+from exampp.collection.irds import IRDS_PREFIX, load_ir_dataset
 from exampp.errors import InputError
 
 Qrels = dict[str, dict[str, int]]
 """``{query_id: {docid: relevance}}``; relevance is an integer grade (negative = judged, unusable)."""
 
 
-def read_qrels(path: PathLike) -> Qrels:
-    path = Path(path)
+def read_qrels(source: PathLike) -> Qrels:
+    """Read a TREC qrels file (plain or gzipped), or ``irds:<dataset-id>`` through ir_datasets."""
+    if isinstance(source, str) and source.startswith(IRDS_PREFIX):
+        return _read_irds_qrels(source)
+    path = Path(source)
     qrels: Qrels = {}
     for lineno, line in iter_lines(path):
         stripped = line.strip()
@@ -32,6 +36,18 @@ def read_qrels(path: PathLike) -> Qrels:
         judged[docid] = rel
     if not qrels:
         raise InputError(path, None, "empty qrels: no judgment lines")
+    return qrels
+
+
+def _read_irds_qrels(source: str) -> Qrels:
+    dataset = load_ir_dataset(source)
+    if not dataset.has_qrels():
+        raise InputError(source, None, "this ir_datasets dataset has no qrels")
+    qrels: Qrels = {}
+    for qrel in dataset.qrels_iter():
+        qrels.setdefault(qrel.query_id, {})[qrel.doc_id] = int(qrel.relevance)
+    if not qrels:
+        raise InputError(source, None, "empty qrels")
     return qrels
 
 

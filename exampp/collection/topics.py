@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from exampp.collection.corpus import IRDS_PREFIX, load_ir_dataset
+from exampp.collection.irds import IRDS_PREFIX, load_ir_dataset
 from exampp.collection.io import PathLike, atomic_write, iter_json_lines, iter_lines, load_json
 from exampp.errors import InputError
 
