@@ -1,0 +1,120 @@
+"""The prompts of the method, verbatim (EXAM++ paper, Tables 1 and 2; DESIGN.md §2).
+
+They are the method: change one and its grades are no longer comparable, so every template
+has a version that goes into the grading method id (see :class:`exampp.grades.Method`).
+Templates use ``str.format`` fields; when a prompt must fit the model's input length, only
+the ``{context}`` field is cut (wherever it stands in the template).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Prompt:
+    name: str
+    version: str
+    template: str
+
+    @property
+    def prompt_id(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def render(self, **fields: str) -> str:
+        return self.template.format(**fields)
+
+
+SELF_RATING = Prompt("self-rating", "v1", (
+    "Can the question be answered based on the available context? choose one:\n"
+    "- 5: The answer is highly relevant, complete, and accurate.\n"
+    "- 4: The answer is mostly relevant and complete but may have minor gaps or inaccuracies.\n"
+    "- 3: The answer is partially relevant and complete, with noticeable gaps or inaccuracies.\n"
+    "- 2: The answer has limited relevance and completeness, with significant gaps or inaccuracies.\n"
+    "- 1: The answer is minimally relevant or complete, with substantial shortcomings.\n"
+    "- 0: The answer is not relevant or complete at all.\n"
+    "Question: {question}\n"
+    "Context: {context}"
+))
+
+QUESTION_ANSWERING = Prompt("qa", "v1", (
+    "provide a complete and concise answer to the question based on the context. Question: {question}\n"
+    "Context: {context}"
+))
+
+ANSWER_VERIFICATION = Prompt("verify", "v1", (
+    'For the question "{question}" the correct answer is "{correct_answer}". '
+    'Is "{answer}" an equally correct response to this question? Answer yes or no.'
+))
+
+QUESTION_GENERATION_FACET = Prompt("genq-facet", "v1", (
+    "Explore the connection between '{query_title}' with a specific focus on the subtopic '{query_subtopic}'. "
+    "Generate insightful questions that delve into advanced aspects of '{query_subtopic}', showcasing a deep "
+    "understanding of the subject matter. Avoid basic or introductory-level inquiries. Give the question set in "
+    "the following JSON format:\n"
+    "```json\n"
+    '{{"questions":[question_text_1, question_text_2,...]}}\n'
+    "```"
+))
+
+# --- direct-grading baselines: a passage judged against the query title, no questions ----------
+
+_QPA = "Question: {query_title}\nPassage: {context}\nAnswer:"
+
+THOMAS = Prompt("direct-thomas", "v1", (
+    "Instruction: You are a search quality rater evaluating the relevance of passages. Given a query and a "
+    "passages, you must provide a score on an integer scale of 0 to 2 with the following meanings:\n"
+    "2 = highly relevant, very helpful for this query\n"
+    "1 = relevant, may be partly helpful but might contain other irrelevant content\n"
+    "0 = not relevant, should never be shown for this query\n" + _QPA
+))
+_FAGGIOLI_INSTRUCTION = "Instruction: Indicate if the passage is relevant for the question. Respond with 'Yes' or 'No'.\n"
+_SUN_INSTRUCTION = (
+    "Instruction: Given a passage and a query, predict whether the passage includes an answer to the query by "
+    'producing either "Yes" or "No".\n'
+)
+FAGGIOLI_B = Prompt("direct-faggiolib", "v1", _FAGGIOLI_INSTRUCTION + _QPA)
+HELM = Prompt("direct-helm", "v1", (
+    "Instruction: Does the passage answer the query? Respond with 'Yes' or 'No'.\n" + _QPA
+))
+SUN = Prompt("direct-sun", "v1", _SUN_INSTRUCTION + _QPA)
+
+# The four worked examples of the few-shot variants (Passage / Question / Answer blocks).
+FEW_SHOT_EXAMPLES: tuple[tuple[str, str, str], ...] = (
+    ("Its 25 drops per ml, you guys are all wrong. If it is water, the standard was changed 15 - 20 years ago to "
+     "make 20 drops = 1mL. The viscosity of most things is temperature dependent, so this would be at room "
+     "temperature. Hope this helps.", "how many eye drops per ml", "Yes"),
+    ("RE: How many eyedrops are there in a 10 ml bottle of Cosopt? My Kaiser pharmacy insists that 2 bottles "
+     "should last me 100 days but I run out way before that time when I am using 4 drops per day. In the past "
+     "other pharmacies have given me 3 10-ml bottles for 100 days. E: How many eyedrops are there in a 10 ml "
+     "bottle of Cosopt? My Kaiser pharmacy insists that 2 bottles should last me 100 days but I run out way "
+     "before that time when I am using 4 drops per day.", "how many eye drops per ml", "No"),
+    ("You can transfer money to your checking account from other Wells Fargo. accounts through Wells Fargo "
+     "Mobile Banking with the mobile app, online, at any. Wells Fargo ATM, or at a Wells Fargo branch. 1 Money "
+     "in — deposits.", "can you open a wells fargo account online", "No"),
+    ("You can open a Wells Fargo banking account from your home or even online. It is really easy to do, "
+     "provided you have all of the appropriate documentation. Wells Fargo has so many bank account options "
+     "that you will be sure to find one that works for you. They offer free checking accounts with free online "
+     "banking.", "can you open a wells fargo account online", "Yes"),
+)
+
+
+def _few_shot(instruction: str) -> str:
+    # Braces in the examples would be read as format fields: escape them.
+    shots = "".join(
+        f"Passage: {p}\nQuestion: {q}\nAnswer: {a}\n\n".replace("{", "{{").replace("}", "}}")
+        for p, q, a in FEW_SHOT_EXAMPLES
+    )
+    return instruction + "\n" + shots + _QPA
+
+
+FAGGIOLI_B_FEW = Prompt("direct-faggiolib-few", "v1", _few_shot(_FAGGIOLI_INSTRUCTION))
+SUN_FEW = Prompt("direct-sun-few", "v1", _few_shot(_SUN_INSTRUCTION))
+
+DIRECT_PROMPTS: dict[str, Prompt] = {
+    "thomas": THOMAS,
+    "faggiolib": FAGGIOLI_B,
+    "helm": HELM,
+    "sun": SUN,
+    "faggiolib_few": FAGGIOLI_B_FEW,
+    "sun_few": SUN_FEW,
+}
