@@ -1,0 +1,114 @@
+"""Workspace configuration: an optional ``exampp.toml`` naming what ``exampp grade`` works on.
+
+Flat ``key = value`` pairs; command-line flags override them. Relative paths are relative to
+the file's folder (``irds:`` and ``pyserini:`` sources are left as they are)::
+
+    topics = "topics/topics.jsonl"
+    bank = "question_banks/questions.jsonl"
+    corpus = "corpus/passages.jsonl"
+    grader = "embedding"
+    depth = 20
+    tau = 4
+
+Keys: see :data:`KEYS`. An unknown key or a value of the wrong type is an :class:`InputError`
+naming the file, the key's line and the key.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from exampp.collection.io import PathLike
+from exampp.errors import InputError
+
+CONFIG_NAME = "exampp.toml"
+
+# key -> (accepted types, what the value is, for messages)
+KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "topics": ((str,), "topics file or irds:<dataset-id>"),
+    "bank": ((str,), "question bank file"),
+    "corpus": ((str,), "passage corpus: file, irds:<dataset-id> or pyserini:<index-dir>"),
+    "responses": ((str,), "generated responses (RAG answers) to segment and grade"),
+    "model": ((str,), "model name or path"),
+    "grader": ((str,), "grader name"),
+    "depth": ((int,), "top-k passages of each run to pool"),
+    "workspace": ((str,), "workspace folder (grade store, qrels/)"),
+    "store": ((str,), "grade store file"),
+    "device": ((str,), "auto, cpu or cuda[:n]"),
+    "dtype": ((str,), "model weights' dtype"),
+    "batch_size": ((int,), "pairs per forward pass"),
+    "tau": ((int, float), "grade at which a question counts as answered (EXAM-Cover)"),
+    "min_grade": ((int, float), "grade from which qrels labels are 1 (binary qrels)"),
+}
+PATH_KEYS = ("topics", "bank", "corpus", "responses", "workspace", "store")
+_SOURCE_PREFIXES = ("irds:", "pyserini:")
+_TOML_LINE = re.compile(r"at line (\d+)")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Settings from a config file (empty when there is none); paths already resolved."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key not in KEYS:
+            raise KeyError(key)
+        return self.values.get(key, default)
+
+    def pick(self, key: str, flag: Any, default: Any = None) -> Any:
+        """The flag's value when given (not None), else the file's, else ``default``."""
+        return flag if flag is not None else self.get(key, default)
+
+
+def _key_line(text: str, key: str) -> int | None:
+    pattern = re.compile(rf"""^\s*(\[\s*)?(["']?){re.escape(key)}\2\s*[=\]\.]""")
+    return next((n for n, line in enumerate(text.splitlines(), start=1) if pattern.match(line)), None)
+
+
+def _resolve(value: str, base: Path) -> str:
+    if value.startswith(_SOURCE_PREFIXES):
+        if value.startswith("pyserini:"):
+            return "pyserini:" + str(base / Path(value[len("pyserini:"):]).expanduser())
+        return value
+    return str(base / Path(value).expanduser())
+
+
+def read_config(path: PathLike) -> Config:
+    """Read and check a config file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(path, None, "no such config file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, None, f"cannot read: {exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = _TOML_LINE.search(str(exc))
+        raise InputError(path, int(match.group(1)) if match else None, f"invalid TOML: {exc}") from None
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in KEYS:
+            raise InputError(path, _key_line(text, key),
+                             f"unknown key {key!r}; known keys: {', '.join(KEYS)}")
+        types, what = KEYS[key]
+        if isinstance(value, bool) or not isinstance(value, types):
+            kind = "a string" if str in types else "a number" if float in types else "an integer"
+            raise InputError(path, _key_line(text, key), f"key {key!r} ({what}) must be {kind}, "
+                                                         f"found {value!r}")
+        values[key] = _resolve(value, path.parent) if key in PATH_KEYS else value
+    return Config(values, path)
+
+
+def load_config(path: PathLike | None = None, directory: PathLike = ".") -> Config:
+    """The config at ``path``, else ``directory/exampp.toml`` when it exists, else an empty one."""
+    if path is not None:
+        return read_config(path)
+    default = Path(directory) / CONFIG_NAME
+    return read_config(default) if default.is_file() else Config()

@@ -1,0 +1,205 @@
+"""Grading a pool against an exam, incrementally and crash-safely.
+
+Every (passage, question) pair of the same query is a unit of work. Grades are filed in the
+store by content (passage text, question text, method), so the runner asks the store which
+pairs lack a grade and grades only those: re-running grades nothing, a new run brings only its
+new passages, a new question only its own pairs, an edited text only the pairs it is part of.
+Pairs with the same passage and question texts (e.g. one passage under two ids) are graded once.
+
+Work is graded in chunks, longest passages first (an out-of-memory shows up at once, and
+batches of similar length pad little), the pairs of one passage together. Each chunk is
+committed in one transaction as soon as it is graded, so a killed process loses at most the
+chunk in flight and the same command resumes.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from exampp.collection.question_bank import Question, QuestionBank
+from exampp.collection.topics import Topic
+from exampp.grades import Grade
+from exampp.grading.base import DIRECT_QUESTION_ID, Grader, Pair
+from exampp.pool import Pool
+from exampp.store import GradeStore, HashedGrade
+
+DEFAULT_CHUNK = 128  # pairs per commit
+
+
+@dataclass(frozen=True)
+class Exam:
+    """The questions each query is graded against, and what had to be left out."""
+
+    questions: dict[str, list[Question]]
+    skipped_questions: int = 0  # lacking what the grader needs (answer key, choices)
+
+    def question_ids(self) -> dict[str, list[str]]:
+        return {qid: [q.question_id for q in questions] for qid, questions in self.questions.items()}
+
+
+@dataclass(frozen=True)
+class GradingSummary:
+    method_id: str
+    pairs: int  # (passage, question) pairs of the pool and exam
+    graded: int  # distinct (passage text, question text) pairs graded now
+    shared: int  # pairs graded now whose texts equal another pair's (one grade for both)
+    reused: int  # pairs whose grade was already in the store
+    missing_passages: int  # pooled passages without text, not graded
+    skipped_questions: int  # questions lacking what the grader needs
+    queries_without_questions: int  # pooled queries with no exam question
+    seconds: float
+
+    @property
+    def pairs_per_second(self) -> float:
+        return self.graded / self.seconds if self.seconds > 0 else 0.0
+
+    def __str__(self) -> str:
+        rate = f" in {self.seconds:.1f} s ({self.pairs_per_second:.1f} pairs/s)" if self.graded else ""
+        text = f"{self.pairs} pairs: {self.graded} new pairs graded{rate}, {self.reused} reused from the store"
+        if self.shared:
+            text += f", {self.shared} shared a grade with an identical pair"
+        skipped = [(self.missing_passages, "passages without text"),
+                   (self.skipped_questions, "questions lacking the grader's answer key or choices"),
+                   (self.queries_without_questions, "pooled queries without questions")]
+        parts = [f"{n} {what}" for n, what in skipped if n]
+        return text + (f"; skipped: {', '.join(parts)}" if parts else "")
+
+
+def _usable(grader: Grader, question: Question) -> bool:
+    if getattr(grader, "requires_answers", False) and not question.answers:
+        return False
+    if getattr(grader, "requires_choices", False) and (not question.choices or question.correct_choice is None):
+        return False
+    return True
+
+
+def build_exam(grader: Grader, bank: QuestionBank | None = None,
+               topics: Mapping[str, Topic | str] | None = None) -> Exam:
+    """The exam ``grader`` grades against: the bank's questions it can use, or, for a direct
+    grader, one question per query whose title is known (id ``"direct"``, text = the title from
+    ``topics``, else the bank's query text)."""
+    if grader.direct:
+        titles = {qid: t if isinstance(t, str) else t.text for qid, t in (topics or {}).items()}
+        for qid, text in (bank.query_texts if bank is not None else {}).items():
+            titles.setdefault(qid, text)
+        return Exam({qid: [Question(qid, DIRECT_QUESTION_ID, text)] for qid, text in titles.items()})
+    if bank is None:
+        raise ValueError(f"grader {grader.name!r} needs a question bank")
+    questions: dict[str, list[Question]] = {}
+    skipped = 0
+    for qid, query_questions in bank.by_query().items():
+        usable = [q for q in query_questions if _usable(grader, q)]
+        skipped += len(query_questions) - len(usable)
+        if usable:
+            questions[qid] = usable
+    return Exam(questions, skipped_questions=skipped)
+
+
+def build_pairs(pool: Pool, exam: Exam) -> list[Pair]:
+    """Every (pooled passage, exam question) pair of the same query, in pool then exam order."""
+    return [
+        Pair(qid, pid, text, question)
+        for qid, texts in pool.passages.items()
+        for pid, text in texts.items()
+        for question in exam.questions.get(qid, ())
+    ]
+
+
+def _progress(total: int, enabled: bool) -> Any:
+    """A tqdm bar on stderr (pairs/s and ETA) when wanted and possible, else None."""
+    if not enabled or total == 0 or not sys.stderr.isatty():
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, unit="pair", desc="grading", file=sys.stderr, dynamic_ncols=True)
+
+
+def grade_pool(
+    pool: Pool,
+    exam: Exam,
+    grader: Grader,
+    store: GradeStore,
+    *,
+    chunk_size: int = DEFAULT_CHUNK,
+    progress: bool = True,
+) -> GradingSummary:
+    """Grade every pair of ``pool`` x ``exam`` that ``store`` lacks, committing chunk by chunk."""
+    if chunk_size < 1:
+        raise ValueError("chunk_size must be >= 1")
+    start = time.perf_counter()
+    method_id = grader.method.method_id
+    passage_hashes = {qid: store.register_passages(qid, texts) for qid, texts in pool.passages.items()}
+    question_hashes = store.register_questions(
+        (q.query_id, q.question_id, q.text) for questions in exam.questions.values() for q in questions
+    )
+    pairs = build_pairs(pool, exam)
+    keys = [(passage_hashes[p.query_id][p.passage_id], question_hashes[p.query_id, p.question.question_id])
+            for p in pairs]
+    todo = set(store.missing(method_id, keys))
+    # One representative pair per missing content key; the others share its grade.
+    first: dict[tuple[str, str], Pair] = {}
+    for pair, key in zip(pairs, keys):
+        if key in todo:
+            first.setdefault(key, pair)
+    # Longest passages first, a passage's questions together (graders that encode each text
+    # once per call, like the embedding grader, then encode each passage about once).
+    work = sorted(first.items(), key=lambda item: (-len(item[1].passage), item[0][0],
+                                                   -len(item[1].question.text), item[0][1]))
+    pending = sum(key in todo for key in keys)
+    bar = _progress(len(work), progress)
+    try:
+        for begin in range(0, len(work), chunk_size):
+            chunk = work[begin:begin + chunk_size]
+            judgments = grader.grade([pair for _, pair in chunk])
+            if len(judgments) != len(chunk):
+                raise RuntimeError(f"grader {grader.name!r} returned {len(judgments)} judgments "
+                                   f"for {len(chunk)} pairs")
+            store.put_many(
+                HashedGrade(Grade(p.query_id, p.passage_id, p.question.question_id, j.grade, method_id,
+                                  j.answer, j.probabilities), key[0], key[1])
+                for (key, p), j in zip(chunk, judgments)
+            )
+            if bar is not None:
+                bar.update(len(chunk))
+    finally:
+        if bar is not None:
+            bar.close()
+    return GradingSummary(
+        method_id=method_id,
+        pairs=len(pairs),
+        graded=len(work),
+        shared=pending - len(work),
+        reused=len(pairs) - pending,
+        missing_passages=pool.missing_count,
+        skipped_questions=exam.skipped_questions,
+        queries_without_questions=sum(qid not in exam.questions for qid in pool.passages),
+        seconds=time.perf_counter() - start,
+    )
+
+
+def _member(pool: Pool, exam: Exam) -> Callable[[str, str, str], bool]:
+    questions = {qid: set(ids) for qid, ids in exam.question_ids().items()}
+    return lambda qid, pid, question_id: pid in pool.passages.get(qid, {}) and question_id in questions.get(qid, ())
+
+
+def pool_grades(store: GradeStore, pool: Pool, exam: Exam, method_id: str) -> pd.DataFrame:
+    """The store's grades (DataFrame as :meth:`GradeStore.grades`) of exactly the pool x exam pairs,
+    leaving out passages and questions graded before but no longer pooled or asked."""
+    frame = store.grades(method_id, query_ids=pool.passages)
+    member = _member(pool, exam)
+    keep = [member(*row) for row in zip(frame["query_id"], frame["passage_id"], frame["question_id"])]
+    return frame[keep].reset_index(drop=True)
+
+
+def pool_records(store: GradeStore, pool: Pool, exam: Exam, method_id: str) -> list[Grade]:
+    """The same grades as :func:`pool_grades`, as :class:`Grade` records (with probabilities)."""
+    member = _member(pool, exam)
+    return [g for g in store.records(method_id, query_ids=pool.passages)
+            if member(g.query_id, g.passage_id, g.question_id)]

@@ -1,0 +1,230 @@
+"""Generated responses (RAG answers) split into paragraph-sized passages, graded like retrieved ones.
+
+Input (plain or gzipped), recognised from the first non-blank line:
+
+- JSONL, one response per line. The query id is the first of ``topic_id``, ``query_id``,
+  ``qid``, ``narrative_id``; the run id is ``run_id``; either may also sit in a ``metadata``
+  object (TREC RAG 2024). The text is ``answer`` (a list of ``{"text", "citations"}`` sentences,
+  joined with spaces, or a string), else ``response`` or ``text`` (a string). A line without a
+  run id takes the file's name (without suffixes) as run id.
+- TSV, ``query_id<TAB>text`` per line; the run id is the file's name without suffixes.
+
+A run answers a query at most once. Segmentation of one response (all sizes in words, i.e.
+whitespace-separated tokens):
+
+1. split on blank lines into paragraphs; inside a paragraph, runs of whitespace become one space;
+2. a paragraph longer than ``max_words`` (120) is cut at sentence ends (``.``, ``!`` or ``?``,
+   optionally followed by closing quotes or brackets, then whitespace) into pieces of about
+   equal size: a sentence starts a new piece when it would overflow ``max_words``, or when it
+   would end further past the piece's target size (words left / pieces still needed) than it
+   starts before it. A single sentence longer than ``max_words`` is first cut into equal parts;
+3. a piece shorter than ``min_words`` (20), e.g. a heading, is joined to the next piece of the
+   same response when the two together stay within ``max_words``, else to the previous piece
+   when they do; otherwise it stays a passage of its own.
+
+Passage ids are ``<run_id>:<query_id>:<n>:<md5>``: ``n`` is the 1-based position of the
+passage in the response, ``md5`` the first 8 hex digits of the MD5 of the passage text (UTF-8).
+Ids depend only on the response itself: adding runs or queries changes none, and editing a
+response changes the ids of exactly the passages whose text or position changed. Grades are
+filed by text, so only passages with new text are graded again. Each response becomes a ranking of its passages in order (scores
+n_passages .. 1), so responses pool, grade and score like retrieved runs.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from exampp.collection.corpus import MemoryCorpus
+from exampp.collection.io import PathLike, iter_json_lines, iter_lines
+from exampp.collection.runs import RankedDoc, Run
+from exampp.errors import InputError
+
+MAX_WORDS = 120
+MIN_WORDS = 20
+QUERY_KEYS = ("topic_id", "query_id", "qid", "narrative_id")
+TEXT_KEYS = ("answer", "response", "text")
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t\f\v\r]*\n")
+_SENTENCE = re.compile(r"""\S.*?(?:[.!?]["'”’)\]]*(?=\s|$)|$)""")
+
+
+@dataclass(frozen=True)
+class Response:
+    run_id: str
+    query_id: str
+    text: str
+    line: int | None = None  # where it was read from
+
+
+@dataclass(frozen=True)
+class Segmented:
+    """Passages of responses as a corpus, and one run per response run id."""
+
+    corpus: MemoryCorpus
+    runs: dict[str, Run]
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def _split_long(paragraph: str, max_words: int) -> list[str]:
+    """Cut a paragraph into pieces of about equal size (at most ``max_words``) at sentence ends."""
+    total = _words(paragraph)
+    if total <= max_words:
+        return [paragraph]
+    sentences: list[str] = []
+    for sentence in _SENTENCE.findall(paragraph):
+        words = sentence.split()
+        parts = math.ceil(len(words) / max_words)
+        bounds = [round(i * len(words) / parts) for i in range(parts + 1)]
+        sentences.extend(" ".join(words[a:b]) for a, b in zip(bounds, bounds[1:]))
+    pieces: list[str] = []
+    current: list[str] = []
+    size, remaining, target = 0, total, 0.0
+    for sentence in sentences:
+        n = _words(sentence)
+        # Close the piece where the sentence would overflow it, or would end past the target
+        # size by more than it starts before it.
+        if current and (size + n > max_words or size + n / 2 > target):
+            pieces.append(" ".join(current))
+            remaining -= size
+            current, size = [], 0
+        if not current:  # even sizes for what is left, so no tiny remainder at the end
+            target = remaining / math.ceil(remaining / max_words)
+        current.append(sentence)
+        size += n
+    pieces.append(" ".join(current))
+    return pieces
+
+
+def _merge_tiny(pieces: list[str], min_words: int, max_words: int) -> list[str]:
+    merged = list(pieces)
+
+    def fits(i: int) -> bool:  # can pieces i and i + 1 be one passage?
+        return _words(merged[i]) + _words(merged[i + 1]) <= max_words
+
+    i = 0
+    while i < len(merged):
+        if _words(merged[i]) < min_words:
+            if i + 1 < len(merged) and fits(i):
+                merged[i:i + 2] = [f"{merged[i]} {merged[i + 1]}"]
+                continue  # the joined piece may still be tiny
+            if i > 0 and fits(i - 1):
+                merged[i - 1:i + 1] = [f"{merged[i - 1]} {merged[i]}"]
+                continue  # index i now holds the next piece
+        i += 1
+    return merged
+
+
+def segment_text(text: str, max_words: int = MAX_WORDS, min_words: int = MIN_WORDS) -> list[str]:
+    """Paragraph-sized passages of one response, in order (see the module docstring)."""
+    if max_words < 1 or min_words < 0:
+        raise ValueError("max_words must be >= 1 and min_words >= 0")
+    paragraphs = [" ".join(p.split()) for p in _PARAGRAPH_BREAK.split(text.replace("\r\n", "\n"))]
+    pieces = [piece for p in paragraphs if p for piece in _split_long(p, max_words)]
+    return _merge_tiny(pieces, min_words, max_words)
+
+
+def segment_id(run_id: str, query_id: str, position: int, text: str) -> str:
+    """``<run_id>:<query_id>:<position>:<first 8 hex digits of md5(text)>``."""
+    return f"{run_id}:{query_id}:{position}:{hashlib.md5(text.encode('utf-8')).hexdigest()[:8]}"
+
+
+def segment_responses(
+    responses: Iterable[Response], max_words: int = MAX_WORDS, min_words: int = MIN_WORDS
+) -> Segmented:
+    """Segment every response; a response without text gives an empty ranking."""
+    texts: dict[str, str] = {}
+    rankings: dict[str, dict[str, list[RankedDoc]]] = {}
+    for response in responses:
+        pieces = segment_text(response.text, max_words, min_words)
+        docs = []
+        for n, piece in enumerate(pieces, start=1):
+            pid = segment_id(response.run_id, response.query_id, n, piece)
+            texts[pid] = piece
+            docs.append(RankedDoc(pid, float(len(pieces) - n + 1)))
+        rankings.setdefault(response.run_id, {})[response.query_id] = docs
+    runs = {name: Run(name, ranking) for name, ranking in sorted(rankings.items())}
+    return Segmented(MemoryCorpus(texts), runs)
+
+
+def read_responses(path: PathLike) -> list[Response]:
+    """Responses from a JSONL or TSV file (see the module docstring); one per (run, query)."""
+    path = Path(path)
+    first = next((line for _, line in iter_lines(path) if line.strip()), None)
+    if first is None:
+        raise InputError(path, None, "empty responses file")
+    default_run = path.name.split(".")[0]
+    records = _jsonl_responses(path, default_run) if first.lstrip().startswith("{") else _tsv_responses(path, default_run)
+    responses: list[Response] = []
+    seen: dict[tuple[str, str], int | None] = {}
+    for response in records:
+        key = (response.run_id, response.query_id)
+        if key in seen:
+            raise InputError(path, response.line, f"run {key[0]!r} already answered query {key[1]!r} "
+                                                  f"(line {seen[key]})")
+        seen[key] = response.line
+        responses.append(response)
+    return responses
+
+
+def load_responses(path: PathLike, max_words: int = MAX_WORDS, min_words: int = MIN_WORDS) -> Segmented:
+    """Read and segment a responses file."""
+    return segment_responses(read_responses(path), max_words, min_words)
+
+
+def _field(record: Mapping[str, Any], keys: Iterable[str]) -> Any:
+    meta = record.get("metadata")
+    for source in (record, meta if isinstance(meta, Mapping) else {}):
+        for key in keys:
+            if source.get(key) is not None:
+                return source[key]
+    return None
+
+
+def _answer_text(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = [s.get("text") if isinstance(s, Mapping) else s for s in value]
+        if all(isinstance(p, str) for p in parts):
+            return " ".join(p.strip() for p in parts)
+    return None
+
+
+def _jsonl_responses(path: Path, default_run: str) -> Iterator[Response]:
+    for lineno, record in iter_json_lines(path):
+        if not isinstance(record, dict):
+            raise InputError(path, lineno, f"expected a response object, found {type(record).__name__}")
+        query_id = _field(record, QUERY_KEYS)
+        if isinstance(query_id, int) and not isinstance(query_id, bool):
+            query_id = str(query_id)
+        if not isinstance(query_id, str) or not query_id.strip() or any(c.isspace() for c in query_id):
+            raise InputError(path, lineno, f"missing query id: expected a string without spaces in one of "
+                                           f"{', '.join(QUERY_KEYS)}")
+        run_id = _field(record, ("run_id",))
+        run_id = default_run if run_id is None else run_id
+        if not isinstance(run_id, str) or not run_id.strip() or any(c.isspace() for c in run_id):
+            raise InputError(path, lineno, f"run_id {run_id!r} must be a string without spaces")
+        key = next((k for k in TEXT_KEYS if record.get(k) is not None), None)
+        text = None if key is None else _answer_text(record[key])
+        if text is None:
+            raise InputError(path, lineno, "missing text: expected 'answer' (a list of {\"text\"} sentences or "
+                                           "a string), 'response' or 'text'")
+        yield Response(run_id, query_id, text, lineno)
+
+
+def _tsv_responses(path: Path, run_id: str) -> Iterator[Response]:
+    for lineno, line in iter_lines(path):
+        if not line.strip():
+            continue
+        query_id, tab, text = line.partition("\t")
+        if not tab or not query_id.strip():
+            raise InputError(path, lineno, "expected 'query_id<TAB>text' (or a JSONL response per line)")
+        yield Response(run_id, query_id.strip(), text, lineno)

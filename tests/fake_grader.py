@@ -1,0 +1,65 @@
+"""A deterministic grader for tests: grade = md5(passage text, question text) mod 6.
+
+It records every pair it sees, can sleep per call (so that a subprocess can be killed
+mid-run), and registers itself in the grader registry as "fake". Run as a script it is the
+``exampp`` command with that grader available::
+
+    FAKE_GRADER_SLEEP=0.2 python tests/fake_grader.py grade runs/ --grader fake ...
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+from exampp.grades import Method
+from exampp.grading.base import Grader, Judgment, Pair
+
+NAME = "fake"
+
+
+def fake_grade(passage: str, question: str) -> int:
+    """The grade the fake grader gives: independent of ids, a function of the two texts only."""
+    return int(hashlib.md5(f"{passage}\x00{question}".encode("utf-8")).hexdigest(), 16) % 6
+
+
+class FakeGrader(Grader):
+    name = NAME
+
+    def __init__(self, sleep: float = 0.0, direct: bool = False, requires_answers: bool = False):
+        self.sleep = sleep
+        self.direct = direct
+        self.requires_answers = requires_answers
+        self.seen: list[tuple[str, str]] = []  # (passage text, question text) per pair graded
+        self.calls = 0
+
+    @property
+    def method(self) -> Method:
+        return Method(NAME, "md5-mod-6", "v1")
+
+    def grade(self, pairs: Sequence[Pair]) -> list[Judgment]:
+        self.calls += 1
+        if self.sleep:
+            time.sleep(self.sleep)
+        self.seen.extend((p.passage, p.question.text) for p in pairs)
+        grades = [fake_grade(p.passage, p.question.text) for p in pairs]
+        return [Judgment(float(g), answer=f"g{g}") for g in grades]
+
+
+def factory(name: str, options: object) -> FakeGrader:
+    return FakeGrader(sleep=float(os.environ.get("FAKE_GRADER_SLEEP", "0")))
+
+
+def register() -> None:
+    from exampp.grading import registry
+
+    registry.FACTORIES[NAME] = factory
+
+
+if __name__ == "__main__":
+    register()
+    from exampp.cli import main
+
+    main(args=sys.argv[1:], prog_name="exampp")

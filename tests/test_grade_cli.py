@@ -1,0 +1,274 @@
+"""`exampp grade` end to end on the repository's example collection with the fake grader, and
+the exampp.toml configuration. Expected qrels and leaderboards are worked out here from the
+files and the fake grader's formula, without exampp's pooling or scoring."""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from exampp.cli import main
+from exampp.config import load_config, read_config
+from exampp.errors import InputError
+from exampp.grading import registry
+
+import fake_grader
+from fake_grader import fake_grade
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIG = REPO / "exampp.toml"
+
+
+@pytest.fixture(autouse=True)
+def fake(monkeypatch):
+    monkeypatch.setitem(registry.FACTORIES, "fake", fake_grader.factory)
+
+
+# --- the example collection, read independently -------------------------------------------------
+
+def top_k(depth: int) -> dict[str, dict[str, list[str]]]:
+    """run -> query -> top-depth docids, in trec_eval order (score desc, then docid desc)."""
+    runs: dict[str, dict[str, list[tuple[float, str]]]] = {}
+    for path in sorted((REPO / "runs").iterdir()):
+        for line in path.read_text().splitlines():
+            qid, _, docid, _, score, name = line.split()
+            runs.setdefault(name, {}).setdefault(qid, []).append((float(score), docid))
+    return {name: {q: [d for _, d in sorted(docs, reverse=True)[:depth]] for q, docs in queries.items()}
+            for name, queries in runs.items()}
+
+
+def collection():
+    texts = {r["docid"]: r["text"] for r in map(json.loads, (REPO / "corpus/passages.jsonl").read_text().splitlines())}
+    questions: dict[str, list[str]] = {}
+    for record in map(json.loads, (REPO / "question_banks/questions.jsonl").read_text().splitlines()):
+        questions.setdefault(record["query_id"], []).append(record["text"])
+    return texts, questions
+
+
+def expected(depth: int, tau: float, extra_runs=None, extra_texts=None):
+    """(qrels lines, {run: (mean, stderr)}) from the formula."""
+    texts, questions = collection()
+    texts = {**texts, **(extra_texts or {})}
+    runs = {**top_k(depth), **(extra_runs or {})}
+    pooled = {(q, d) for docs in runs.values() for q, ids in docs.items() for d in ids}
+    qrels = [f"{q} 0 {d} {max(fake_grade(texts[d], text) for text in questions[q])}" for q, d in sorted(pooled)]
+    board = {}
+    for name, docs in runs.items():
+        covers = []
+        for q in sorted(questions):
+            answered = [any(fake_grade(texts[d], text) >= tau for d in docs.get(q, [])) for text in questions[q]]
+            covers.append(sum(answered) / len(answered))
+        mean = sum(covers) / len(covers)
+        stderr = math.sqrt(sum((c - mean) ** 2 for c in covers) / (len(covers) - 1) / len(covers))
+        board[name] = (mean, stderr)
+    return qrels, board
+
+
+def grade(*args: str):
+    result = CliRunner().invoke(main, ["grade", "--config", str(CONFIG), "--grader", "fake", *args])
+    return result
+
+
+def read_board(path: Path) -> list[tuple[str, float, float, int]]:
+    return [(r["run"], r["mean"], r["stderr"], r["n_queries"]) for r in json.loads(path.read_text())]
+
+
+def check_board(rows, board):
+    assert [r[0] for r in rows] == sorted(board, key=lambda n: (-round(board[n][0], 12), n))
+    for name, mean, stderr, n in rows:
+        assert mean == pytest.approx(board[name][0], abs=1e-12)
+        assert stderr == pytest.approx(board[name][1], abs=1e-12)
+        assert n == 6
+
+
+def test_grade_example_collection_end_to_end(tmp_path):
+    ws = tmp_path / "ws"
+    result = grade(str(REPO / "runs"), "-w", str(ws), "--depth", "3", "--tau", "5",
+                   "--format", "json", "-o", str(tmp_path / "board.json"))
+    assert result.exit_code == 0, result.output
+    qrels, board = expected(depth=3, tau=5)
+    assert (ws / "qrels" / "exam.qrels").read_text() == "\n".join(qrels) + "\n"
+    check_board(read_board(tmp_path / "board.json"), board)
+    pairs = sum(10 for _ in qrels)  # every example query has 10 questions
+    assert f"{pairs} pairs: {pairs} new pairs graded" in result.output
+
+    again = grade(str(REPO / "runs"), "-w", str(ws), "--depth", "3", "--tau", "5", "--format", "tsv")
+    assert again.exit_code == 0, again.output
+    assert f"{pairs} pairs: 0 new pairs graded" in again.output
+    assert f"{pairs} reused from the store" in again.output
+    assert (ws / "qrels" / "exam.qrels").read_text() == "\n".join(qrels) + "\n"
+
+
+def test_config_settings_apply_and_flags_override(tmp_path):
+    # depth 20 and tau 4 come from exampp.toml; binary qrels from --min-grade
+    ws = tmp_path / "ws"
+    result = grade(str(REPO / "runs"), "-w", str(ws), "--min-grade", "4", "--format", "json",
+                   "-o", str(tmp_path / "board.json"))
+    assert result.exit_code == 0, result.output
+    qrels, board = expected(depth=20, tau=4)
+    binary = [" ".join(line.split()[:3] + [str(int(int(line.split()[3]) >= 4))]) for line in qrels]
+    assert (ws / "qrels" / "exam.qrels").read_text() == "\n".join(binary) + "\n"
+    check_board(read_board(tmp_path / "board.json"), board)
+
+
+def test_responses_are_segmented_and_graded_as_a_run(tmp_path):
+    answers = {"Q1": "Corals bleach when warm water makes them expel their algae. " * 3,
+               "Q2": "Gutenberg built a press with movable metal type around 1440 in Mainz."}
+    path = tmp_path / "rag.jsonl"
+    path.write_text("".join(json.dumps({"run_id": "rag", "topic_id": q, "answer": [{"text": t, "citations": []}]}) + "\n"
+                            for q, t in answers.items()))
+    texts = {f"rag:{q}:1:{hashlib.md5(t.strip().encode()).hexdigest()[:8]}": t.strip() for q, t in answers.items()}
+    ws = tmp_path / "ws"
+    result = grade(str(REPO / "runs"), "-w", str(ws), "--depth", "3", "--tau", "5", "--responses", str(path),
+                   "--format", "json", "-o", str(tmp_path / "board.json"))
+    assert result.exit_code == 0, result.output
+    rag = {pid.split(":")[1]: [pid] for pid in texts}
+    qrels, board = expected(depth=3, tau=5, extra_runs={"rag": rag}, extra_texts=texts)
+    assert (ws / "qrels" / "exam.qrels").read_text() == "\n".join(qrels) + "\n"
+    check_board(read_board(tmp_path / "board.json"), board)
+
+
+def test_direct_grader_grades_passages_against_the_topic_titles(tmp_path, monkeypatch):
+    monkeypatch.setitem(registry.FACTORIES, "fake-direct", lambda name, options: fake_grader.FakeGrader(direct=True))
+    titles = {r["query_id"]: r["text"] for r in map(json.loads, (REPO / "topics/topics.jsonl").read_text().splitlines())}
+    texts, _ = collection()
+    ws = tmp_path / "ws"
+    result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(CONFIG), "--grader", "fake-direct",
+                                       "-w", str(ws), "--depth", "2", "--tau", "3"])
+    assert result.exit_code == 0, result.output
+    pooled = sorted({(q, d) for docs in top_k(2).values() for q, ids in docs.items() for d in ids})
+    assert (ws / "qrels" / "exam.qrels").read_text() == "".join(
+        f"{q} 0 {d} {fake_grade(texts[d], titles[q])}\n" for q, d in pooled)
+    assert f"{len(pooled)} pairs: {len(pooled)} new pairs graded" in result.output
+
+
+def test_export_reference_round_trips_the_grades(tmp_path):
+    from exampp.collection.reference_grades import paragraph_grades, read_reference_grades
+    from exampp.store import GradeStore
+
+    ws = tmp_path / "ws"
+    out = tmp_path / "graded.jsonl.gz"
+    result = grade(str(REPO / "runs"), "-w", str(ws), "--depth", "2", "--export-reference", str(out))
+    assert result.exit_code == 0, result.output
+    exported = {(g.query_id, g.passage_id, g.question_id, g.grade)
+                for line in read_reference_grades(out) for p in line.paragraphs for g in paragraph_grades(line.query_id, p)}
+    with GradeStore(ws / "grades.sqlite") as store:
+        frame = store.grades()
+    # A method other than self-rating is question answering in the reference format: 1 correct, 0 wrong.
+    stored = {(q, p, qu, float(g >= 1)) for q, p, qu, g in zip(frame.query_id, frame.passage_id, frame.question_id, frame.grade)}
+    assert exported == stored and len(stored) == len((ws / "qrels" / "exam.qrels").read_text().splitlines()) * 10
+
+
+def test_unknown_grader_is_a_usage_error(tmp_path):
+    result = CliRunner().invoke(main, ["grade", "--config", str(CONFIG), "--grader", "nope", "-w", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "unknown grader 'nope'; choose one of self-rating, qa," in result.output
+
+
+def test_model_that_cannot_load_is_one_message_and_exit_1(tmp_path, monkeypatch):
+    hf = pytest.importorskip("exampp.llm.hf")
+    message = "cannot load model 'google/flan-t5-large': offline. Give a local copy with --model PATH"
+
+    def broken(name, options):
+        raise hf.ModelLoadError(message)
+
+    monkeypatch.setitem(registry.FACTORIES, "broken", broken)
+    result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(CONFIG), "--grader", "broken",
+                                       "-w", str(tmp_path)])
+    assert result.exit_code == 1
+    assert result.output == f"Error: {message}\n"
+
+
+# --- exampp.toml --------------------------------------------------------------------------------
+
+def test_repo_config_names_the_example_collection():
+    config = read_config(CONFIG)
+    assert config.values == {"topics": str(REPO / "topics/topics.jsonl"),
+                              "bank": str(REPO / "question_banks/questions.jsonl"),
+                              "corpus": str(REPO / "corpus/passages.jsonl"),
+                              "grader": "embedding", "depth": 20, "tau": 4}
+    assert config.pick("depth", 5) == 5 and config.pick("depth", None) == 20 and config.pick("model", None, "m") == "m"
+
+
+def test_config_paths_are_relative_to_the_file_and_sources_kept(write, tmp_path):
+    path = write("sub/exampp.toml", 'corpus = "irds:msmarco-passage"\nbank = "b.jsonl"\nstore = "/abs/g.sqlite"\n')
+    assert read_config(path).values == {"corpus": "irds:msmarco-passage", "bank": str(tmp_path / "sub" / "b.jsonl"),
+                                        "store": "/abs/g.sqlite"}
+    assert load_config(directory=tmp_path / "sub").path == path
+    assert load_config(directory=tmp_path).values == {}
+
+
+@pytest.mark.parametrize("text, line, message", [
+    ('depth = 20\n\n  grade = "qa"\n', 3, "unknown key 'grade'; known keys: topics, bank, corpus, responses, model, "
+                                          "grader, depth, workspace, store, device, dtype, batch_size, tau, min_grade"),
+    ('[options]\nname = "qa"\n', 1, "unknown key 'options'"),
+    ('tau = 4\ndepth = "20"\n', 2, "key 'depth' (top-k passages of each run to pool) must be an integer, found '20'"),
+    ('tau = true\n', 1, "key 'tau' (grade at which a question counts as answered (EXAM-Cover)) must be a number"),
+    ('depth = 20\ngrader = \n', 2, "invalid TOML"),
+])
+def test_bad_config_names_file_line_and_key(write, text, line, message):
+    path = write("exampp.toml", text)
+    with pytest.raises(InputError) as err:
+        read_config(path)
+    assert str(err.value).startswith(f"{path}:{line}: {message}")
+
+
+def test_bad_config_is_a_cli_error(write, tmp_path):
+    path = write("bad.toml", "runs = 'x'\n")
+    result = CliRunner().invoke(main, ["grade", "--config", str(path)])
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: {path}:1: unknown key 'runs'")
+
+
+# --- the registry with real graders on a tiny local model ----------------------------------------
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory) -> str:
+    tiny_models = pytest.importorskip("tiny_models")
+    return str(tiny_models.build_t5(tmp_path_factory.mktemp("tiny-t5"), tiny_models.t5_tokenizer_dir()))
+
+
+@pytest.mark.parametrize("name, cls", [
+    ("self-rating", "SelfRatingGrader"), ("qa", "QAGrader"), ("qa-llm", "QAGrader"),
+    ("multiple-choice", "MultipleChoiceGrader"), ("direct:thomas", "DirectGrader"), ("direct:sun_few", "DirectGrader"),
+])
+def test_registry_builds_each_llm_grader_on_a_local_model(tiny_model, name, cls):
+    grader = registry.make_grader(name, registry.GraderOptions(model=tiny_model, device="cpu", batch_size=4))
+    assert type(grader).__name__ == cls
+    assert grader.method.model == tiny_model and grader.direct == name.startswith("direct:")
+
+
+def test_qa_and_qa_llm_are_different_methods(tiny_model):
+    options = registry.GraderOptions(model=tiny_model, device="cpu", batch_size=4)
+    assert registry.make_grader("qa", options).method != registry.make_grader("qa-llm", options).method
+
+
+def test_registry_defaults_and_unknown_direct_key():
+    from exampp.grading.embedding import EmbeddingGrader
+
+    assert registry.default_tau("self-rating") == 4 and registry.default_tau("qa") == 1
+    embedding = registry.make_grader("embedding")  # its model loads on first use
+    assert isinstance(embedding, EmbeddingGrader) and embedding.device == "cpu"
+    with pytest.raises(ValueError, match="unknown grader 'direct:nope'"):
+        registry.make_grader("direct:nope")
+
+
+def test_grade_with_the_multiple_choice_grader_on_a_tiny_model(tiny_model, tmp_path):
+    bank = REPO / "question_banks" / "answer_key.jsonl"
+    with_choices = sum('"choices"' in line for line in bank.read_text().splitlines())
+    queries = {json.loads(line)["query_id"] for line in bank.read_text().splitlines() if '"choices"' in line}
+    args = ["grade", str(REPO / "runs" / "bm25.run"), "--config", str(CONFIG), "--grader", "multiple-choice",
+            "--bank", str(bank), "--model", tiny_model, "--device", "cpu", "--depth", "1", "-w", str(tmp_path)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    # one passage per query; only questions with choices are graded, the others are skipped
+    assert f"{with_choices} pairs: {with_choices} new pairs graded" in result.output
+    assert f"skipped: {30 - with_choices} questions lacking the grader's answer key or choices" in result.output
+    labels = [line.split() for line in (tmp_path / "qrels" / "exam.qrels").read_text().splitlines()]
+    assert {q for q, *_ in labels} == queries and all(label in ("0", "1") for *_, label in labels)
+    again = CliRunner().invoke(main, args)
+    assert f"{with_choices} pairs: 0 new pairs graded" in again.output

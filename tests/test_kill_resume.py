@@ -1,0 +1,78 @@
+"""kill -9 in the middle of `exampp grade`, then the same command: no committed grade is lost and
+the store ends exactly as after an uninterrupted run."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from exampp.cli import main
+from exampp.grading import registry
+from exampp.store import GradeStore
+
+import fake_grader
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = Path(fake_grader.__file__)
+CHUNK = 20
+SUMMARY = re.compile(r"(\d+) pairs: (\d+) new pairs graded")
+
+
+def command(ws: Path) -> list[str]:
+    return ["grade", str(REPO / "runs"), "--config", str(REPO / "exampp.toml"), "--grader", "fake",
+            "-w", str(ws), "--chunk-size", str(CHUNK), "--no-progress"]
+
+
+def grades_committed(store_path: Path) -> int:
+    if not store_path.exists():
+        return 0
+    with GradeStore(store_path) as store:
+        return store.counts()["grades"]
+
+
+def test_kill_9_mid_run_then_resume_gives_the_uninterrupted_store(tmp_path, monkeypatch):
+    # the uninterrupted run, in this process
+    monkeypatch.setitem(registry.FACTORIES, "fake", fake_grader.factory)
+    reference = tmp_path / "reference"
+    result = CliRunner().invoke(main, command(reference))
+    assert result.exit_code == 0, result.output
+    with GradeStore(reference / "grades.sqlite") as store:
+        expected = store.grades()
+        total = store.counts()["grades"]
+    assert total > 10 * CHUNK
+
+    # the same command in a subprocess that sleeps per chunk, killed once a few chunks are in
+    ws = tmp_path / "killed"
+    env = {**os.environ, "FAKE_GRADER_SLEEP": "0.05"}
+    process = subprocess.Popen([sys.executable, str(SCRIPT), *command(ws)], cwd=REPO, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    try:
+        while grades_committed(ws / "grades.sqlite") < 3 * CHUNK:
+            assert process.poll() is None, "grading ended before it could be killed: " + process.stderr.read().decode()
+            assert time.monotonic() < deadline, "no grades committed in time"
+            time.sleep(0.02)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == -signal.SIGKILL
+    committed = grades_committed(ws / "grades.sqlite")
+    assert 3 * CHUNK <= committed < total and committed % CHUNK == 0  # whole chunks only
+
+    # the same command again resumes: it grades only what the killed run had not committed
+    resumed = subprocess.run([sys.executable, str(SCRIPT), *command(ws)], cwd=REPO, capture_output=True, text=True,
+                             timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    pairs, new = map(int, SUMMARY.search(resumed.stderr).groups())
+    assert new == total - committed and 0 < new < pairs
+    with GradeStore(ws / "grades.sqlite") as store:
+        assert store.grades().equals(expected)
+    assert (ws / "qrels" / "exam.qrels").read_text() == (reference / "qrels" / "exam.qrels").read_text()
+    assert resumed.stdout == result.stdout
