@@ -1,0 +1,312 @@
+"""HuggingFace models for grading: loading, prompt fitting and batched inference.
+
+:class:`HFModel` wraps a seq2seq model (FLAN-T5, the method's default) or a causal LM with its
+tokenizer. Every inference method takes many prompts, runs them in length-sorted batches
+(:mod:`exampp.llm.batching`) under ``torch.inference_mode`` and returns results in input order.
+Causal LMs are padded on the left, so that the next token follows every prompt directly.
+"""
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+
+import torch
+from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+from transformers.modeling_outputs import BaseModelOutput
+
+from exampp.grading.prompts import Prompt
+from exampp.llm.batching import Batcher, auto_batch_size
+
+DEFAULT_MODEL = "google/flan-t5-large"
+
+_T5_FAMILY = frozenset({"t5", "mt5", "umt5"})
+_T5_MAX_INPUT = 512  # what the T5 family was trained on (relative positions set no hard limit)
+_SANE_MAX_LENGTH = 1_000_000  # tokenizers without a limit report ~1e30
+_CAUSAL_OUTPUT_ROOM = 64  # positions a causal LM keeps free after the prompt for generated tokens
+_DTYPES = {
+    "float32": torch.float32, "fp32": torch.float32,
+    "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
+    "float16": torch.float16, "fp16": torch.float16,
+}
+# Generation-config entries that leave the first greedy step untouched; any other entry
+# (repetition penalty, forced or suppressed tokens, minimum length...) may change it.
+_GREEDY_NEUTRAL = frozenset({
+    "_from_model_config", "transformers_version", "bos_token_id", "eos_token_id", "pad_token_id",
+    "decoder_start_token_id", "max_length", "max_new_tokens", "num_beams", "do_sample", "temperature",
+    "top_k", "top_p", "use_cache", "early_stopping", "length_penalty", "num_return_sequences",
+    "output_attentions", "output_hidden_states", "output_scores", "output_logits", "return_dict_in_generate",
+})
+
+
+class ModelLoadError(RuntimeError):
+    """A model could not be loaded; the message says why and what to do instead."""
+
+
+class HFModel:
+    """A loaded model with its tokenizer, device and batching policy. Build it with :meth:`load`."""
+
+    def __init__(self, name: str, tokenizer, model, device: torch.device, batch_size: int | None = None) -> None:
+        self.name = name
+        self.tokenizer = tokenizer
+        self.model = model
+        self.device = device
+        self.is_encoder_decoder = bool(model.config.is_encoder_decoder)
+        self.max_input_tokens = _max_input_tokens(model.config, tokenizer)
+        if tokenizer.pad_token is None:  # GPT-2 style tokenizers: pad with end-of-text (masked anyway)
+            tokenizer.pad_token = tokenizer.eos_token
+        if not self.is_encoder_decoder:
+            tokenizer.padding_side = "left"
+        dtype_bytes = torch.tensor([], dtype=model.dtype).element_size()
+        size = batch_size or auto_batch_size(device, model.config, self.max_input_tokens, dtype_bytes=dtype_bytes)
+        self.batcher = Batcher(size)
+        self._keep_last_logits = (
+            {} if self.is_encoder_decoder or "logits_to_keep" not in inspect.signature(model.forward).parameters
+            else {"logits_to_keep": 1}
+        )
+
+    @classmethod
+    def load(cls, name_or_path: str, *, device: str = "auto", dtype: str = "auto",
+             batch_size: int | None = None) -> "HFModel":
+        """Load a model by hub name or local folder: seq2seq for encoder-decoder configs, causal LM otherwise.
+
+        ``device``: ``auto`` (CUDA when available), ``cpu``, ``cuda`` or ``cuda:N``. ``dtype``: ``auto``
+        (bfloat16 on GPU, float32 on CPU) or a name such as ``float32``/``bf16``. ``batch_size``: given,
+        or automatic (from free GPU memory; fixed on CPU).
+        """
+        torch_device = resolve_device(device)
+        torch_dtype = resolve_dtype(dtype, torch_device)
+        try:
+            config = AutoConfig.from_pretrained(name_or_path)
+            tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+            model_class = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForCausalLM
+            model = model_class.from_pretrained(name_or_path, dtype=torch_dtype)
+        except (OSError, ValueError) as error:  # hub unreachable, no such folder, not a model
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise ModelLoadError(
+                f"cannot load model {name_or_path!r}: {reason}. Give a local copy of the model with "
+                "--model PATH (a folder with config.json, weights and tokenizer files), "
+                "or grade offline with --grader embedding."
+            ) from error
+        model.to(torch_device).eval()
+        return cls(name_or_path, tokenizer, model, torch_device, batch_size)
+
+    @property
+    def first_step_is_raw(self) -> bool:
+        """True when greedy generation's first token is the argmax of :meth:`first_token_logprobs`:
+        the model's generation config adds nothing that changes the first step's distribution."""
+        return set(self.model.generation_config.to_diff_dict()) <= _GREEDY_NEUTRAL
+
+    # --- prompts ---------------------------------------------------------------------------
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` as a model input, special tokens included."""
+        return len(self.tokenizer(text)["input_ids"])
+
+    def fit(self, prompt: Prompt, *, context: str, **fields: str) -> str:
+        """``prompt`` rendered with ``fields``, its context cut (token-wise, at the end) so the whole
+        prompt fits :attr:`max_input_tokens`. Only the context is cut; a context that fits is kept as is."""
+        full = prompt.render(context=context, **fields)
+        if self.count_tokens(full) <= self.max_input_tokens:
+            return full
+        encoded = self.tokenizer(context, add_special_tokens=False, return_offsets_mapping=self.tokenizer.is_fast)
+        budget = self.max_input_tokens - self.count_tokens(prompt.render(context="", **fields))
+        # Tokens can merge across the boundary between template and context: shrink until it fits.
+        while True:
+            cut = _cut(self.tokenizer, context, encoded, max(budget, 0))
+            rendered = prompt.render(context=cut, **fields)
+            excess = self.count_tokens(rendered) - self.max_input_tokens
+            if excess <= 0 or budget <= 0:
+                return rendered
+            budget -= excess
+
+    # --- inference -------------------------------------------------------------------------
+
+    def first_token_logprobs(self, prompts: Sequence[str]) -> torch.Tensor:
+        """``[len(prompts), vocab]`` float32 log-softmax of the first generated token: decoder step 1
+        for seq2seq, the token after the prompt for causal LMs. Raw model output, no logits processors."""
+        rows = self._map(self._first_token_batch, prompts)
+        if not rows:
+            return torch.empty(0, self.model.config.vocab_size)
+        return torch.stack(rows)
+
+    def generate(self, prompts: Sequence[str], *, max_new_tokens: int = 32, num_beams: int = 1) -> list[str]:
+        """Generated text per prompt (greedy by default, beam search with ``num_beams`` > 1),
+        decoded without special tokens."""
+        options = {"max_new_tokens": max_new_tokens, "num_beams": num_beams, "do_sample": False}
+        return self._map(lambda batch: self._generate_batch(batch, options), prompts)
+
+    def first_token_or_generate(self, prompts: Sequence[str], generate_if: Callable[[torch.Tensor], torch.Tensor], *,
+                                max_new_tokens: int = 32) -> list[tuple[torch.Tensor, str | None]]:
+        """Per prompt: its row of :meth:`first_token_logprobs` and, where ``generate_if`` flags that row (it maps
+        ``[b, vocab]`` log-probabilities to ``[b]`` booleans), the text of greedy :meth:`generate`, else None.
+
+        One pass per batch: a seq2seq model's generation reuses the encoder output of the first step.
+        """
+        options = {"max_new_tokens": max_new_tokens, "num_beams": 1, "do_sample": False}
+        return self._map(lambda batch: self._first_token_or_generate_batch(batch, generate_if, options), prompts)
+
+    def continuation_logprobs(self, prompts: Sequence[str], continuations: Sequence[str]) -> list[tuple[float, int]]:
+        """Per (prompt, continuation): the summed log-probability of the continuation's tokens given the
+        prompt, and their number (for length normalisation). The continuation is tokenised without special
+        tokens; an empty one scores ``(0.0, 0)``."""
+        if len(prompts) != len(continuations):
+            raise ValueError("one continuation per prompt is needed")
+        prompt_ids = self._encode(prompts)
+        continuation_ids = self.tokenizer(list(continuations), add_special_tokens=False)["input_ids"]
+        items = list(zip(prompt_ids, continuation_ids))
+        lengths = [len(p) + len(c) for p, c in items]
+        return self.batcher.map(self._continuation_batch, items, lengths)
+
+    # --- batches ---------------------------------------------------------------------------
+
+    def _encode(self, prompts: Sequence[str]) -> list[list[int]]:
+        if not prompts:
+            return []
+        return self.tokenizer(list(prompts), truncation=True, max_length=self.max_input_tokens)["input_ids"]
+
+    def _map(self, fn, prompts: Sequence[str]) -> list:
+        ids = self._encode(prompts)
+        return self.batcher.map(fn, ids, [len(x) for x in ids])
+
+    def _pad(self, batch: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        padded = self.tokenizer.pad({"input_ids": batch}, return_tensors="pt")
+        return padded["input_ids"].to(self.device), padded["attention_mask"].to(self.device)
+
+    def _decoder_start(self, n: int) -> torch.Tensor:
+        start = self.model.generation_config.decoder_start_token_id
+        if start is None:
+            start = self.model.config.decoder_start_token_id
+        return torch.full((n, 1), start, dtype=torch.long, device=self.device)
+
+    def _first_step(self, input_ids: torch.Tensor, mask: torch.Tensor):
+        """First-token log-probabilities ``[b, vocab]`` (float32) and, for seq2seq, the encoder output."""
+        if self.is_encoder_decoder:
+            encoded = self.model.get_encoder()(input_ids=input_ids, attention_mask=mask)
+            logits = self.model(encoder_outputs=encoded, attention_mask=mask,
+                                decoder_input_ids=self._decoder_start(len(input_ids))).logits[:, -1]
+        else:
+            encoded = None
+            logits = self.model(input_ids=input_ids, attention_mask=mask, position_ids=_positions(mask),
+                                **self._keep_last_logits).logits[:, -1]
+        return torch.log_softmax(logits.float(), dim=-1), encoded
+
+    @torch.inference_mode()
+    def _first_token_batch(self, batch: list[list[int]]) -> list[torch.Tensor]:
+        logprobs, _ = self._first_step(*self._pad(batch))
+        return list(logprobs.cpu())
+
+    @torch.inference_mode()
+    def _generate_batch(self, batch: list[list[int]], options: dict) -> list[str]:
+        return self._generate_padded(*self._pad(batch), options)
+
+    def _generate_padded(self, input_ids: torch.Tensor, mask: torch.Tensor, options: dict, encoded=None) -> list[str]:
+        if encoded is not None:  # generation starts from this encoder output instead of encoding again
+            output = self.model.generate(encoder_outputs=encoded, attention_mask=mask,
+                                         pad_token_id=self.tokenizer.pad_token_id, **options)
+        else:
+            output = self.model.generate(input_ids=input_ids, attention_mask=mask,
+                                         pad_token_id=self.tokenizer.pad_token_id, **options)
+        if not self.is_encoder_decoder:
+            output = output[:, input_ids.shape[1]:]  # causal output repeats the prompt
+        return self.tokenizer.batch_decode(output, skip_special_tokens=True)
+
+    @torch.inference_mode()
+    def _first_token_or_generate_batch(self, batch: list[list[int]], generate_if, options: dict) -> list:
+        input_ids, mask = self._pad(batch)
+        logprobs, encoded = self._first_step(input_ids, mask)
+        rows = generate_if(logprobs).nonzero().flatten()
+        texts: list[str | None] = [None] * len(batch)
+        if len(rows):
+            subset = None if encoded is None else BaseModelOutput(last_hidden_state=encoded.last_hidden_state[rows])
+            for row, text in zip(rows.tolist(), self._generate_padded(input_ids[rows], mask[rows], options, subset)):
+                texts[row] = text
+        return list(zip(logprobs.cpu(), texts))
+
+    @torch.inference_mode()
+    def _continuation_batch(self, batch: list[tuple[list[int], list[int]]]) -> list[tuple[float, int]]:
+        width = max(len(c) for _, c in batch)
+        if width == 0:
+            return [(0.0, 0)] * len(batch)
+        if self.is_encoder_decoder:
+            # Right padding of the decoder side: the causal mask keeps pads from touching earlier tokens.
+            input_ids, mask = self._pad([p for p, _ in batch])
+            targets, target_mask = _right_pad([c for _, c in batch], width, self.device)
+            decoder_input = torch.cat([self._decoder_start(len(batch)), targets[:, :-1]], dim=1)
+            logits = self.model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input).logits
+        else:
+            # Left padding puts every continuation's last token in the last column; logits at position t
+            # predict token t + 1.
+            input_ids, mask = self._pad([p + c for p, c in batch])
+            logits = self.model(input_ids=input_ids, attention_mask=mask, position_ids=_positions(mask)).logits
+            logits = logits[:, -width - 1:-1]
+            targets = input_ids[:, -width:]
+            target_mask = torch.zeros_like(targets)
+            for row, (_, c) in enumerate(batch):
+                if c:
+                    target_mask[row, -len(c):] = 1
+        logprobs = torch.log_softmax(logits.float(), dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+        sums = (logprobs * target_mask).sum(dim=1).tolist()
+        return [(float(total), len(c)) for total, (_, c) in zip(sums, batch)]
+
+
+def resolve_device(device: str) -> torch.device:
+    """``auto`` → CUDA when available, else CPU; ``cpu``, ``cuda``, ``cuda:N`` as given."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        resolved = torch.device(device)
+    except RuntimeError as error:
+        raise ModelLoadError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:N") from error
+    if resolved.type not in ("cpu", "cuda"):
+        raise ModelLoadError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:N")
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise ModelLoadError(f"device {device!r} requested but torch sees no CUDA GPU: use --device cpu")
+    return resolved
+
+
+def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
+    """``auto`` → bfloat16 on GPU, float32 on CPU; else a name from float32/fp32, bfloat16/bf16, float16/fp16."""
+    if dtype == "auto":
+        return torch.bfloat16 if device.type == "cuda" else torch.float32
+    try:
+        return _DTYPES[dtype]
+    except KeyError:
+        raise ModelLoadError(f"unknown dtype {dtype!r}: use auto or one of {', '.join(_DTYPES)}") from None
+
+
+def _max_input_tokens(config, tokenizer) -> int:
+    if config.model_type in _T5_FAMILY:
+        return _T5_MAX_INPUT
+    limit = tokenizer.model_max_length
+    if not (isinstance(limit, int) and 0 < limit < _SANE_MAX_LENGTH):
+        limit = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None) or 512
+    if not config.is_encoder_decoder:
+        limit -= _CAUSAL_OUTPUT_ROOM
+    return limit
+
+
+def _cut(tokenizer, text: str, encoded, n_tokens: int) -> str:
+    """The first ``n_tokens`` tokens of ``text``: a prefix of the original string where offsets are known
+    (keeps its characters exactly), else the decoded tokens."""
+    ids = encoded["input_ids"]
+    if n_tokens >= len(ids):
+        return text
+    if n_tokens == 0:
+        return ""
+    if "offset_mapping" in encoded:
+        return text[:encoded["offset_mapping"][n_tokens - 1][1]]
+    return tokenizer.decode(ids[:n_tokens], skip_special_tokens=True)
+
+
+def _positions(mask: torch.Tensor) -> torch.Tensor:
+    """Position ids of a left-padded batch, as ``generate`` computes them: counted from the first real token."""
+    return (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)
+
+
+def _right_pad(rows: list[list[int]], width: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    ids = torch.zeros(len(rows), width, dtype=torch.long)
+    mask = torch.zeros(len(rows), width, dtype=torch.long)
+    for i, row in enumerate(rows):
+        ids[i, :len(row)] = torch.tensor(row, dtype=torch.long)
+        mask[i, :len(row)] = 1
+    return ids.to(device), mask.to(device)

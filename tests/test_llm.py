@@ -1,0 +1,231 @@
+"""The inference layer: batching, loading, prompt fitting, and batched inference checked against
+single-prompt runs and HF's own loss."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from exampp.grading.prompts import SELF_RATING
+from exampp.llm import Batcher, HFModel, ModelLoadError
+from exampp.llm.batching import CPU_BATCH_SIZE, auto_batch_size, length_order
+from tiny_models import steer, tiny_causal_dir, tiny_t5_dir  # noqa: F401  (fixtures)
+
+# --- batching ------------------------------------------------------------------------------
+
+
+def test_length_order_is_longest_first_and_stable():
+    assert length_order([3, 9, 1, 9, 3]) == [1, 3, 0, 4, 2]
+
+
+def test_batcher_sorts_by_length_and_returns_input_order():
+    seen: list[list[str]] = []
+
+    def upper(batch: list[str]) -> list[str]:
+        seen.append(batch)
+        return [s.upper() for s in batch]
+
+    items = ["bb", "a", "dddd", "ccc", "eeeee"]
+    assert Batcher(2).map(upper, items, [len(s) for s in items]) == ["BB", "A", "DDDD", "CCC", "EEEEE"]
+    assert seen == [["eeeee", "dddd"], ["ccc", "bb"], ["a"]]
+
+
+def test_batcher_halves_on_out_of_memory_and_keeps_the_smaller_size():
+    sizes: list[int] = []
+
+    def fits_three(batch: list[int]) -> list[int]:
+        sizes.append(len(batch))
+        if len(batch) > 3:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (fake)")
+        return [x * 10 for x in batch]
+
+    batcher = Batcher(16)
+    items = list(range(11))
+    assert batcher.map(fits_three, items, [1] * 11) == [x * 10 for x in items]
+    assert sizes == [11, 8, 4, 2, 2, 2, 2, 2, 1]  # 16 → 8 → 4 → 2, then 2s over the 11 items
+    assert batcher.batch_size == 2
+    sizes.clear()
+    batcher.map(fits_three, [1, 2, 3], [1, 1, 1])
+    assert sizes == [2, 1]  # a later call starts at the reduced size
+
+
+def test_batcher_gives_up_at_batch_size_one_and_passes_other_errors_on():
+    def always_oom(batch):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory (fake)")
+
+    with pytest.raises(torch.cuda.OutOfMemoryError):
+        Batcher(4).map(always_oom, [1, 2, 3], [1, 1, 1])
+    calls: list[int] = []
+
+    def broken(batch):
+        calls.append(len(batch))
+        raise ValueError("not memory")
+
+    with pytest.raises(ValueError):
+        Batcher(4).map(broken, [1, 2, 3], [1, 1, 1])
+    assert calls == [3]
+    with pytest.raises(ValueError):
+        Batcher(0)
+
+
+def test_auto_batch_size(monkeypatch):
+    from transformers import T5Config
+
+    assert auto_batch_size(torch.device("cpu"), T5Config(), 512) == CPU_BATCH_SIZE
+    config = T5Config(d_model=1024, d_ff=2816, num_heads=16, num_layers=24)  # FLAN-T5-large
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device: (40 * 2**30, 80 * 2**30))
+    # per sequence: 512 * (16*512 + 2*2816 + 8*1024) + 48 * 4 * 1024 * 512 elements, 2 bytes each
+    per_sequence = (512 * (16 * 512 + 2 * 2816 + 8 * 1024) + 48 * 4 * 1024 * 512) * 2
+    assert per_sequence == 223_870_976  # ~213 MiB
+    assert auto_batch_size(torch.device("cuda"), config, 512) == 115  # 0.6 * 40 GiB / 213 MiB
+    assert auto_batch_size(torch.device("cuda"), config, 512, beams=5) == 23
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device: (1, 80 * 2**30))
+    assert auto_batch_size(torch.device("cuda"), config, 512) == 1
+
+
+# --- loading -------------------------------------------------------------------------------
+
+
+def test_load_seq2seq(tiny_t5_dir):
+    model = HFModel.load(str(tiny_t5_dir), batch_size=3)
+    assert model.name == str(tiny_t5_dir)
+    assert model.is_encoder_decoder and model.max_input_tokens == 512
+    assert model.device == torch.device("cpu") and model.model.dtype == torch.float32
+    assert model.batcher.batch_size == 3 and not model.model.training
+    assert model.first_step_is_raw
+    model.model.generation_config.no_repeat_ngram_size = 2  # a logits processor: the first step is no longer raw
+    assert not model.first_step_is_raw
+
+
+def test_load_causal_and_dtype(tiny_causal_dir):
+    model = HFModel.load(str(tiny_causal_dir), dtype="bf16")
+    assert not model.is_encoder_decoder
+    assert model.max_input_tokens == 1024 - 64  # the tokenizer sets no limit: the config's positions, room to answer
+    assert model.tokenizer.padding_side == "left" and model.model.dtype == torch.bfloat16
+    assert model.batcher.batch_size == CPU_BATCH_SIZE
+
+
+@pytest.mark.parametrize("where", ["missing", "empty"])
+def test_load_failure_says_what_to_do(tmp_path, where):
+    path = tmp_path / "model"
+    if where == "empty":
+        path.mkdir()
+    with pytest.raises(ModelLoadError) as error:
+        HFModel.load(str(path))
+    message = str(error.value)
+    assert str(path) in message and "--model PATH" in message and "--grader embedding" in message
+
+
+def test_bad_device_and_dtype(tiny_t5_dir):
+    with pytest.raises(ModelLoadError, match="unknown device 'tpu'"):
+        HFModel.load(str(tiny_t5_dir), device="tpu")
+    with pytest.raises(ModelLoadError, match="unknown dtype 'int3'"):
+        HFModel.load(str(tiny_t5_dir), dtype="int3")
+    if not torch.cuda.is_available():
+        with pytest.raises(ModelLoadError, match="--device cpu"):
+            HFModel.load(str(tiny_t5_dir), device="cuda:0")
+
+
+# --- fit -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def t5(tiny_t5_dir) -> HFModel:
+    return HFModel.load(str(tiny_t5_dir), batch_size=2)
+
+
+def test_fit_keeps_a_short_passage_untouched(t5):
+    fitted = t5.fit(SELF_RATING, context="Corals expel their algae.\nThen they bleach.", question="Why?")
+    assert fitted == SELF_RATING.render(context="Corals expel their algae.\nThen they bleach.", question="Why?")
+
+
+def test_fit_cuts_only_the_end_of_a_long_passage(t5):
+    passage = " ".join(f"Fact {i}: warm water stresses coral polyps." for i in range(300))
+    question = "Why do corals bleach when the sea warms, and what role do algae play? " * 3
+    fitted = t5.fit(SELF_RATING, context=passage, question=question)
+    head = SELF_RATING.render(context="", question=question)
+    assert fitted.startswith(head)  # the question whole, the template intact
+    kept = fitted[len(head):]
+    assert passage.startswith(kept) and 0 < len(kept) < len(passage)
+    assert t5.max_input_tokens - 3 <= t5.count_tokens(fitted) <= t5.max_input_tokens
+
+
+def test_fit_with_a_question_too_long_to_leave_room_keeps_the_question(t5):
+    question = "why " * 600
+    fitted = t5.fit(SELF_RATING, context="some passage", question=question)
+    assert fitted == SELF_RATING.render(context="", question=question)
+
+
+# --- inference -----------------------------------------------------------------------------
+
+PROMPTS = ["short", "a somewhat longer prompt about coral reefs and bleaching " * 8, "mid length prompt here"]
+
+
+def test_first_token_logprobs_batched_equals_single_and_a_plain_forward(t5):
+    batched = t5.first_token_logprobs(PROMPTS)
+    assert batched.shape == (3, 32128)
+    assert torch.allclose(batched.logsumexp(dim=1), torch.zeros(3), atol=1e-4)
+    for row, prompt in zip(batched, PROMPTS):
+        ids = t5.tokenizer(prompt, return_tensors="pt").input_ids
+        with torch.no_grad():
+            logits = t5.model(input_ids=ids, decoder_input_ids=torch.tensor([[0]])).logits[0, -1]
+        assert torch.allclose(row, torch.log_softmax(logits, dim=-1), atol=1e-4)
+    assert t5.first_token_logprobs([]).shape == (0, 32128)
+
+
+def _steer_three(model: HFModel) -> None:
+    tok = model.tokenizer
+    steer(model, PROMPTS, [tok.convert_tokens_to_ids(["▁The", "▁reef"]) + [1], tok.convert_tokens_to_ids(["▁3"]) + [1],
+                           tok.convert_tokens_to_ids(["▁no", "▁answer", "."]) + [1]])
+
+
+@pytest.mark.parametrize("fixture", ["tiny_t5_dir", "tiny_causal_dir"])
+def test_generate_follows_steered_tokens_in_any_batch(fixture, request):
+    model = HFModel.load(str(request.getfixturevalue(fixture)), batch_size=2)
+    _steer_three(model)
+    assert model.generate(PROMPTS) == ["The reef", "3", "no answer."]
+    assert [model.generate([p])[0] for p in PROMPTS] == ["The reef", "3", "no answer."]
+    assert model.generate(PROMPTS, num_beams=3) == ["The reef", "3", "no answer."]
+    assert model.generate(PROMPTS, max_new_tokens=1) == ["The", "3", "no"]
+    # One pass: first-token rows for all, generation only where flagged (here: first token is not "▁3").
+    three = model.tokenizer.convert_tokens_to_ids("▁3")
+    results = model.first_token_or_generate(PROMPTS, lambda logprobs: logprobs.argmax(dim=1) != three)
+    assert [text for _, text in results] == ["The reef", None, "no answer."]
+    assert torch.allclose(torch.stack([row for row, _ in results]), model.first_token_logprobs(PROMPTS), atol=1e-4)
+
+
+def _reference_continuation(model: HFModel, prompt: str, continuation: str) -> tuple[float, int]:
+    """Summed log-probability through HF's own loss (mean NLL over the labelled tokens)."""
+    cont = model.tokenizer(continuation, add_special_tokens=False, return_tensors="pt").input_ids
+    prompt_ids = model.tokenizer(prompt, return_tensors="pt").input_ids
+    with torch.no_grad():
+        if model.is_encoder_decoder:
+            loss = model.model(input_ids=prompt_ids, labels=cont).loss
+        else:
+            ids = torch.cat([prompt_ids, cont], dim=1)
+            labels = ids.clone()
+            labels[:, :prompt_ids.shape[1]] = -100
+            loss = model.model(input_ids=ids, labels=labels).loss
+    n = cont.shape[1]
+    return -loss.item() * n, n
+
+
+@pytest.mark.parametrize("fixture", ["tiny_t5_dir", "tiny_causal_dir"])
+def test_continuation_logprobs_match_hf_loss(fixture, request):
+    model = HFModel.load(str(request.getfixturevalue(fixture)), batch_size=2)
+    continuations = ["coral bleaching", "yes", "a much longer answer with several tokens in it"]
+    got = model.continuation_logprobs(PROMPTS, continuations)
+    for (total, n), prompt, continuation in zip(got, PROMPTS, continuations):
+        ref_total, ref_n = _reference_continuation(model, prompt, continuation)
+        assert n == ref_n and total == pytest.approx(ref_total, rel=1e-4, abs=1e-3)
+    assert model.continuation_logprobs(["p", "q"], ["", "yes"])[0] == (0.0, 0)
+    assert model.continuation_logprobs(["p"], [""]) == [(0.0, 0)]
+    with pytest.raises(ValueError):
+        model.continuation_logprobs(["p"], [])
+
+
+def test_causal_left_padding_changes_nothing(tiny_causal_dir):
+    model = HFModel.load(str(tiny_causal_dir), batch_size=3)
+    batched = model.first_token_logprobs(PROMPTS)
+    single = torch.cat([model.first_token_logprobs([p]) for p in PROMPTS])
+    assert torch.allclose(batched, single, atol=1e-4)
+    assert model.generate(PROMPTS, max_new_tokens=4) == [model.generate([p], max_new_tokens=4)[0] for p in PROMPTS]
