@@ -10,6 +10,8 @@ _SEPARATOR = "|"
 SELF_RATING = "self-rating"  # answerability rated 0-5
 QA = "qa"  # extracted answer verified against a key: 1 correct, 0 wrong
 DIRECT_PREFIX = "direct:"  # direct grading of a passage against the query, e.g. "direct:thomas"
+EMBEDDING = "embedding"  # question-passage cosine mapped to 0-5
+RATING_METHODS = frozenset({SELF_RATING, EMBEDDING})  # methods whose grades are 0-5 ratings, not 0/1
 
 
 def text_hash(text: str) -> str:

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+# Fixtures tiny_t5_dir / tiny_causal_dir: tiny random-weight models saved like real ones.
+pytest_plugins = ["tiny_models"]
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("EXAMPP_SHARED", REPO.parent / "shared"))
 

@@ -9,7 +9,7 @@ from exampp.grading.base import DIRECT_QUESTION_ID, Pair
 from exampp.grading.direct import DirectGrader, parse_thomas, parse_yes_no
 from exampp.grading.prompts import DIRECT_PROMPTS
 from exampp.llm.hf import HFModel
-from tiny_models import steer, tiny_t5_dir  # noqa: F401  (fixture)
+from tiny_models import steer
 
 
 @pytest.mark.parametrize("text, label", [

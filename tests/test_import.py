@@ -20,7 +20,7 @@ from exampp.collection.reference_grades import (
 from exampp.collection.qrels import read_qrels
 from exampp.collection.runs import from_scores, read_run
 from exampp.errors import InputError
-from exampp.grades import text_hash
+from exampp.grades import Grade, Method, text_hash
 from exampp.importer import ImportedRun, import_reference
 from exampp.store import GradeStore
 from exampp.workspace import Workspace
@@ -325,3 +325,17 @@ def test_writer_reproduces_real_lines(tmp_path: Path):
     write_reference_grades(read_reference_grades(source), tmp_path / "written.jsonl.gz")
     with gzip.open(tmp_path / "written.jsonl.gz", "rt", encoding="utf-8") as fh:
         assert [json.loads(line) for line in fh] == lines
+
+
+def test_embedding_ratings_export_as_self_ratings():
+    from exampp.collection.reference_grades import paragraph_grades
+
+    method = Method("embedding", "sentence-transformers/all-MiniLM-L6-v2", "cosine@v1:0.5,0.6,0.7,0.8,0.9").method_id
+    grades = [Grade("q1", "p1", "q1/a", 4.0, method, answer="0.8123"), Grade("q1", "p1", "q1/b", 0.0, method)]
+    [query] = reference_queries({"q1": {"p1": "text"}}, grades)
+    [exam] = query.paragraphs[0].exam_grades
+    assert exam.prompt_info["is_self_rated"] is True
+    assert [(r.question_id, r.self_rating) for r in exam.self_ratings] == [("q1/a", 4), ("q1/b", 0)]
+    # read back, the 0-5 ratings survive (as a self-rating method of the same model and prompt)
+    back = paragraph_grades("q1", query.paragraphs[0])
+    assert sorted((g.question_id, g.grade) for g in back) == [("q1/a", 4.0), ("q1/b", 0.0)]

@@ -8,7 +8,7 @@ import torch
 from exampp.grading.prompts import SELF_RATING
 from exampp.llm import Batcher, HFModel, ModelLoadError
 from exampp.llm.batching import CPU_BATCH_SIZE, auto_batch_size, length_order
-from tiny_models import steer, tiny_causal_dir, tiny_t5_dir  # noqa: F401  (fixtures)
+from tiny_models import steer
 
 # --- batching ------------------------------------------------------------------------------
 

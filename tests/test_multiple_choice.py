@@ -10,7 +10,7 @@ from exampp.collection.question_bank import Question
 from exampp.grading.base import Pair
 from exampp.grading.multiple_choice import MULTIPLE_CHOICE, MultipleChoiceGrader, choose
 from exampp.llm.hf import HFModel
-from tiny_models import tiny_causal_dir, tiny_t5_dir  # noqa: F401  (fixtures)
+
 
 LONG = "Volcanoes form where tectonic plates meet and magma rises to the surface. " * 80
 

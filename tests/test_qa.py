@@ -18,7 +18,7 @@ from exampp.grading.qa import (
     require_answers,
 )
 from exampp.llm.hf import HFModel, ModelLoadError
-from tiny_models import steer, t5_tokenizer_dir, tiny_t5_dir  # noqa: F401  (fixture)
+from tiny_models import steer, t5_tokenizer_dir
 
 LONG = "The sea level keeps changing along the coast. " * 120  # far beyond 512 tokens: cut by fit
 

@@ -11,7 +11,7 @@ from exampp.grading.base import Pair
 from exampp.grading.parsing import UNANSWERABLE, is_unanswerable, leading_grade, normalize_response, parse_self_rating
 from exampp.grading.self_rating import NO_GRADE, SelfRatingGrader, grade_probabilities, self_rating_prompt, token_grades
 from exampp.llm import Batcher, HFModel
-from tiny_models import steer, tiny_causal_dir, tiny_t5_dir  # noqa: F401  (fixtures)
+from tiny_models import steer
 
 # --- parsing -------------------------------------------------------------------------------
 

@@ -8,8 +8,8 @@
   prompts yields chosen token sequences (random weights otherwise decide nothing useful).
 - :func:`make_rater`: edits a seq2seq model so that on any prompt it answers one token of a given set
   and stops, as FLAN-T5 answers a self-rating prompt (for throughput measurements and engine tests).
-- Fixtures ``tiny_t5_dir`` / ``tiny_causal_dir`` (session-scoped, skipped without the tokenizer):
-  import them into a test module (``from tiny_models import tiny_t5_dir``) to use them.
+- Fixtures ``tiny_t5_dir`` / ``tiny_causal_dir`` (session-scoped, skipped without the tokenizer),
+  available to every test through ``pytest_plugins`` in conftest.py.
 """
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from exampp.collection.io import PathLike, atomic_write, iter_json_lines
 from exampp.collection.qrels import Qrels
 from exampp.collection.runs import Run
 from exampp.errors import InputError
-from exampp.grades import DIRECT_PREFIX, QA, SELF_RATING, Grade, Method
+from exampp.grades import DIRECT_PREFIX, QA, RATING_METHODS, SELF_RATING, Grade, Method
 
 # The reference tool's default when a grade predates prompt_info.
 DEFAULT_PROMPT_CLASS = "QuestionPromptWithChoices"
@@ -375,7 +375,7 @@ def paragraph_grades(query_id: str, paragraph: Paragraph) -> list[Grade]:
 
 
 def _to_exam_grades(method: Method, grades: list[Grade]) -> ExamGrades:
-    self_rated = method.name == SELF_RATING
+    self_rated = method.name in RATING_METHODS
     correct = tuple(g.question_id for g in grades if g.grade >= 1)
     return ExamGrades(
         llm=method.model,

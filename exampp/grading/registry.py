@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from exampp.grades import DIRECT_PREFIX
+from exampp.grades import DIRECT_PREFIX, RATING_METHODS
 from exampp.grading.base import Grader
 
 DEFAULT_MODEL = "google/flan-t5-large"
@@ -88,7 +88,6 @@ FACTORIES: dict[str, Factory] = {
 _LOAD_ERRORS = (("exampp.llm.hf", "ModelLoadError"), ("exampp.grading.embedding", "EmbeddingModelError"))
 
 # Grade scale -> the usual answerability threshold: ratings 0-5 count from 4, correctness 0/1 from 1.
-RATING_GRADERS = ("self-rating", "embedding")
 
 
 def direct_keys() -> list[str]:
@@ -104,7 +103,7 @@ def grader_names() -> list[str]:
 
 def default_tau(name: str) -> float:
     """The threshold at which a grade counts as answered, for the grader's scale."""
-    return 4.0 if name in RATING_GRADERS else 1.0
+    return 4.0 if name in RATING_METHODS else 1.0
 
 
 def make_grader(name: str, options: GraderOptions | None = None) -> Grader:
