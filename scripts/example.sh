@@ -1,21 +1,38 @@
 #!/usr/bin/env bash
-# Set up (see setup.sh) and evaluate the example collection shipped in this repository:
-# trec_eval-style evaluation of one run, a leaderboard of all runs against the official qrels,
-# and the correlation between two leaderboards. Outputs also go to out/example/.
+# Set up (see setup.sh) and run the main job on the example collection shipped in this repository:
+# grade the pooled passages of runs/ against question_banks/questions.jsonl with the offline
+# embedding grader (settings in exampp.toml), write qrels/exam.qrels and the EXAM-Cover
+# leaderboard, evaluate the runs on the EXAM-Qrels with trec_eval measures, and correlate the
+# EXAM leaderboards with the official one. Outputs also go to out/example/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh embed
 . .venv/bin/activate
 out=out/example
 mkdir -p "$out"
 
-echo "== trec_eval-compatible evaluation of runs/bm25.run"
-exampp eval -m official qrels/official.qrels runs/bm25.run | tee "$out/bm25.eval"
+echo "== grade the pool of runs/ (grades.sqlite, qrels/exam.qrels, EXAM-Cover@20 leaderboard)"
+exampp grade runs/ --no-progress --format tsv -o "$out/cover.tsv"
+cat "$out/cover.tsv"
+
+echo "== the same command again: nothing left to grade"
+exampp grade runs/ --no-progress -o "$out/cover-again.txt"
+
+echo "== trec_eval-compatible evaluation of runs/bm25.run on the EXAM-Qrels (relevant: grade >= 4)"
+exampp eval -l 4 -m P.10,20 -m ndcg_cut.10,20 -m map qrels/exam.qrels runs/bm25.run | tee "$out/bm25.exam.eval"
 
 echo "== leaderboard of all runs against the official judgments"
 exampp leaderboard runs/ --qrels qrels/official.qrels -m nDCG@10 -m 'P(rel=2)@10' -m AP -m RR \
-    | tee "$out/leaderboard.txt"
+    --format tsv -o "$out/official.tsv"
+cat "$out/official.tsv"
 
-echo "== how well does reciprocal rank reproduce the nDCG@10 ranking?"
+echo "== EXAM-Cover@20 against official nDCG@10"
+exampp correlate --a "$out/official.tsv" --a-column nDCG@10 --b "$out/cover.tsv" --b-column mean --show \
+    | tee "$out/correlation-cover.txt"
+
+echo "== P@20 on EXAM-Qrels (grade >= 4) against official nDCG@10"
 exampp correlate --runs runs/ --a-qrels qrels/official.qrels --a-measure nDCG@10 \
-    --b-qrels qrels/official.qrels --b-measure RR --show | tee "$out/correlation.txt"
+    --b-qrels qrels/exam.qrels --b-measure 'P(rel=4)@20' | tee "$out/correlation-qrels.txt"
+
+echo "== agreement of EXAM labels with the official judgments"
+exampp agree --exam qrels/exam.qrels --official qrels/official.qrels --rel-level 2 | tee "$out/agreement.txt"

@@ -87,9 +87,6 @@ FACTORIES: dict[str, Factory] = {
 # Errors that mean "this model cannot be loaded" (module, class); the embedding model loads on first use.
 _LOAD_ERRORS = (("exampp.llm.hf", "ModelLoadError"), ("exampp.grading.embedding", "EmbeddingModelError"))
 
-# Grade scale -> the usual answerability threshold: ratings 0-5 count from 4, correctness 0/1 from 1.
-
-
 def direct_keys() -> list[str]:
     from exampp.grading.prompts import DIRECT_PROMPTS
 
@@ -102,7 +99,7 @@ def grader_names() -> list[str]:
 
 
 def default_tau(name: str) -> float:
-    """The threshold at which a grade counts as answered, for the grader's scale."""
+    """The threshold at which a grade counts as answered: ratings 0-5 from 4, correctness 0/1 from 1."""
     return 4.0 if name in RATING_METHODS else 1.0
 
 
