@@ -31,6 +31,12 @@ _EXPORTS = {
     # grades
     "Grade": "exampp.grades", "Method": "exampp.grades", "GradeStore": "exampp.store",
     "import_reference": "exampp.importer",
+    # pooling and grading
+    "build_pool": "exampp.pool", "Pool": "exampp.pool",
+    "load_responses": "exampp.segment", "segment_responses": "exampp.segment", "segment_text": "exampp.segment",
+    "grade_collection": "exampp.grading.runner", "grade_pool": "exampp.grading.runner",
+    "build_exam": "exampp.grading.runner", "make_grader": "exampp.grading.registry",
+    "GraderOptions": "exampp.grading.registry", "load_config": "exampp.config",
     # scores
     "exam_cover": "exampp.scoring", "summarize": "exampp.scoring", "exam_labels": "exampp.scoring",
     "exam_qrels": "exampp.scoring", "facet_labels": "exampp.scoring", "leaderboard": "exampp.scoring",

@@ -157,3 +157,20 @@ def test_pool_grades_leave_out_passages_no_longer_pooled(tmp_path):
     assert sorted(as_dict(frame)) == [("q1", d, q) for d in ("d1", "d2") for q in ("q1/a", "q1/b")]
     assert {(g.query_id, g.passage_id, g.question_id): g.grade for g in records} == as_dict(frame)
     assert {g.answer for g in records} == {f"g{int(g)}" for g in frame.grade}
+
+
+def test_grade_collection_is_the_step_by_step_job(tmp_path):
+    from exampp.errors import InputError
+    from exampp.grading.runner import grade_collection
+
+    run_c = from_scores("c", {"q1": {"d1": 1.0, "d9": 0.5}, "q7": {"d2": 1.0}})  # d9: no text; q7: no questions
+    runs = {r.name: r for r in (RUN_A, RUN_B, run_c)}
+    with GradeStore(tmp_path / "grades.sqlite") as store:
+        result = grade_collection(runs, MemoryCorpus(TEXTS), FakeGrader(), store, QuestionBank(QUESTIONS),
+                                  progress=False)
+    assert as_dict(result.grades) == expected_frame([RUN_A, RUN_B], QUESTIONS)
+    assert (result.summary.pairs, result.summary.graded) == (7, 7)
+    assert any("query 'q7'" in w for w in result.warnings) and any("d9" in w for w in result.warnings)
+    with GradeStore(tmp_path / "strict.sqlite") as store, pytest.raises(InputError, match="query 'q7'"):
+        grade_collection(runs, MemoryCorpus(TEXTS), FakeGrader(), store, QuestionBank(QUESTIONS),
+                         strict=True, progress=False)

@@ -81,30 +81,25 @@ def grade(runs, config_path, grader, model, device, dtype, batch_size, depth, ba
     the_grader = _load_grader(grader_name, cfg.pick("model", model), cfg.pick("device", device, "auto"),
                               cfg.pick("dtype", dtype), cfg.pick("batch_size", batch_size))
 
-    from exampp.cli.output import check_judged
     from exampp.collection.qrels import write_qrels
     from exampp.grading.registry import default_tau
-    from exampp.grading.runner import build_exam, grade_pool, pool_grades, pool_records
-    from exampp.pool import build_pool
+    from exampp.grading.runner import grade_collection, pool_records
     from exampp.scoring import exam_cover, exam_labels, exam_qrels, summarize
     from exampp.store import GradeStore
 
     if bank_data is None and not the_grader.direct:
         raise click.UsageError("no question bank: give --bank (or keep one at WORKSPACE/question_banks/questions.jsonl)")
-    exam = build_exam(the_grader, bank_data, topic_data)
-    if not exam.questions:
-        needs = "topics with query titles (--topics)" if the_grader.direct else "usable questions (--bank)"
-        raise click.ClickException(f"grader {grader_name!r} has nothing to grade: it needs {needs}")
-    check_judged(all_runs, exam.questions, "the exam (question bank)", strict)
-    pool = build_pool(all_runs, corpora, depth, query_ids=exam.questions, strict=strict)
-    for warning in pool.warnings():
-        click.echo(warning, err=True)
-
     with GradeStore(cfg.pick("store", store, ws.store)) as grade_store:
         with _model_errors():
-            summary = grade_pool(pool, exam, the_grader, grade_store, chunk_size=chunk_size, progress=progress)
-        grades = pool_grades(grade_store, pool, exam, summary.method_id)
+            try:
+                graded = grade_collection(all_runs, corpora, the_grader, grade_store, bank_data, topic_data,
+                                          depth=depth, strict=strict, chunk_size=chunk_size, progress=progress)
+            except ValueError as exc:  # nothing to grade
+                raise click.ClickException(str(exc)) from None
+        exam, pool, summary, grades = graded.exam, graded.pool, graded.summary, graded.grades
         records = pool_records(grade_store, pool, exam, summary.method_id) if export_reference else []
+    for warning in graded.warnings:
+        click.echo(warning, err=True)
     click.echo(str(summary), err=True)
 
     labels = exam_labels(grades, exam.question_ids())
