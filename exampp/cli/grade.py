@@ -78,6 +78,8 @@ def grade(runs, config_path, grader, model, device, dtype, batch_size, depth, ba
     all_runs, corpora, bank_data, topic_data = _inputs(
         ws, runs, cfg.pick("corpus", corpus), cfg.pick("responses", responses),
         _existing(cfg.pick("bank", bank), ws.question_bank), _existing(cfg.pick("topics", topics), ws.topics))
+    if not progress:
+        _quiet_model_loading()
     the_grader = _load_grader(grader_name, cfg.pick("model", model), cfg.pick("device", device, "auto"),
                               cfg.pick("dtype", dtype), cfg.pick("batch_size", batch_size))
 
@@ -174,6 +176,15 @@ def _check_grader_name(name: str) -> None:
     if name not in grader_names():
         raise click.BadParameter(f"unknown grader {name!r}; choose one of {', '.join(grader_names())}",
                                  param_hint="'--grader'")
+
+
+def _quiet_model_loading() -> None:
+    """--no-progress silences transformers' own progress bars too (e.g. "Loading weights")."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # no LLM extra: nothing of transformers' will print
+        return
+    hf_logging.disable_progress_bar()
 
 
 def _load_grader(name, model, device, dtype, batch_size):
