@@ -1,0 +1,1 @@
+"""Reports: plots of analysis results (PNG via matplotlib's Agg renderer)."""
