@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "correlate": "exampp.cli.correlate:correlate",
     "agree": "exampp.cli.agree:agree",
     "grade": "exampp.cli.grade:grade",
+    "irt": "exampp.cli.irt:irt",
 }
 
 

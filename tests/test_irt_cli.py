@@ -1,0 +1,162 @@
+"""`exampp irt` on a small simulated matrix file and on a tiny graded workspace."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from exampp.analysis.correlation import correlate
+from exampp.analysis.irt.models import IRTModel
+from exampp.cli.irt import irt
+from exampp.grades import Grade, Method
+
+A = np.array([0.4, 0.8, 1.2, 1.6, 2.0, 1.0, 0.6, 1.4])
+B = np.array([-1.0, -0.5, 0.0, 0.5, 1.0, -1.5, 1.5, 0.2])
+
+
+@pytest.fixture
+def matrix_file(tmp_path):
+    rng = np.random.default_rng(11)
+    theta = rng.normal(size=120)
+    X = (rng.random((120, len(A))) < 1 / (1 + np.exp(-A * (theta[:, None] - B)))).astype(int)
+    frame = pd.DataFrame(X, columns=[f"q{j}" for j in range(len(A))])
+    frame.insert(0, "system", [f"sys{i:03d}" for i in range(120)])
+    path = tmp_path / "matrix.tsv"
+    frame.to_csv(path, sep="\t", index=False)
+    # an "official" leaderboard: the true abilities
+    (tmp_path / "official.tsv").write_text("".join(f"sys{i:03d}\t{t}\n" for i, t in enumerate(theta)))
+    return path, frame
+
+
+def invoke(*args):
+    return CliRunner().invoke(irt, [str(a) for a in args])
+
+
+def test_json_output_matches_the_estimator(matrix_file, tmp_path):
+    path, frame = matrix_file
+    result = invoke("--responses", path, "--format", "json", "--official", tmp_path / "official.tsv")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    model = IRTModel(model="2pl").fit(frame.drop(columns="system").to_numpy(dtype=float))
+
+    assert (report["model"], report["estimator"]) == ("2pl", "mml")
+    assert (report["n_systems"], report["n_items"]) == (120, 8)
+    assert report["loglik"] == pytest.approx(model.loglik_, rel=1e-9)
+    assert report["converged"] is True
+    items = {row["item"]: row for row in report["items"]}
+    assert list(items) == [f"q{j}" for j in range(8)]
+    for j, name in enumerate(items):
+        row = items[name]
+        assert {"a", "a_se", "b", "b_se", "g", "g_se", "status"} <= row.keys()
+        assert (row["a"], row["b"]) == pytest.approx((model.a_[j], model.b_[j]), rel=1e-9)
+        assert row["a_se"] == pytest.approx(model.a_se_[j], rel=1e-9)
+        assert row["p_correct"] == pytest.approx(frame[name].mean())
+
+    systems = report["systems"]
+    assert len(systems) == 120
+    thetas = [row["theta"] for row in systems]
+    assert thetas == sorted(thetas, reverse=True) and systems[0]["rank"] == 1
+    by_name = {row["system"]: row for row in systems}
+    eap = dict(zip(frame["system"], model.theta_))
+    assert by_name["sys000"]["theta"] == pytest.approx(eap["sys000"], rel=1e-9)
+    row = by_name["sys000"]
+    assert row["ci_low"] == pytest.approx(row["theta"] - 1.959964 * row["sd"], rel=1e-6)
+
+    official = {name: float(v) for name, v in
+                (line.split("\t") for line in (tmp_path / "official.tsv").read_text().splitlines())}
+    expected = correlate(official, {s: r["theta"] for s, r in by_name.items()})
+    assert report["correlation"]["IRT theta"]["kendall"] == pytest.approx(expected.kendall, abs=1e-12)
+    assert expected.kendall > 0.5  # abilities from 8 items track the true abilities
+
+
+def test_outputs_and_pruning_written(matrix_file, tmp_path):
+    path, _ = matrix_file
+    out = tmp_path / "out"
+    result = invoke("--responses", path, "--model", "rasch", "--prune-fraction", "0.25", "--prune-steps", "2",
+                    "--out", out, "--top", "3")
+    assert result.exit_code == 0, result.output
+    assert "RASCH by MML: 120 respondents x 8 items" in result.stdout
+    assert "Least informative estimated questions" in result.stdout
+    items = pd.read_csv(out / "items.tsv", sep="\t")
+    assert list(items["item"]) == [f"q{j}" for j in range(8)]
+    assert np.allclose(items["a"], 1.0)
+    assert json.loads((out / "items.json").read_text())[0]["item"] == "q0"
+    systems = pd.read_csv(out / "systems.tsv", sep="\t")
+    assert {"theta", "sd", "ci_low", "ci_high", "theta_mle", "mle_se", "rank"} <= set(systems.columns)
+    pruning = pd.read_csv(out / "pruning.tsv", sep="\t")
+    assert list(pruning["n_items"]) == [8, 6, 4]
+    kept = (out / "kept_items.txt").read_text().split()
+    assert len(kept) == 4
+    information = pd.read_csv(out / "information.tsv", sep="\t")
+    assert set(information["grouping"]) == {"test"}
+    for png in ("item_curves.png", "test_information.png", "pruning.png"):
+        assert (out / png).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_bad_matrix_cell_is_one_line_with_file_and_line(write):
+    path = write("bad.tsv", "a\tb\n1\t0\n1\tx\n")
+    result = CliRunner().invoke(irt, ["--responses", str(path)], standalone_mode=True)
+    assert result.exit_code != 0
+    assert isinstance(result.exception, Exception)
+    assert f"{path}:3: column 2 ('b'): 'x' is not 0, 1 or missing" in str(result.exception)
+
+
+def test_option_conflicts(matrix_file):
+    path, _ = matrix_file
+    assert "--prune-fraction and --prune-steps go together" in invoke("--responses", path, "--prune-steps", "2").output
+    assert "--guessing needs --model 3pl" in invoke("--responses", path, "--guessing", "0.2").output
+    assert "no such system(s): nobody" in invoke("--responses", path, "--exclude", "nobody").output
+
+
+# --- from a workspace's grades ----------------------------------------------------------------------
+
+RATED = Method("self-rating", "tiny", "v1").method_id
+
+
+@pytest.fixture
+def workspace(tmp_path, write):
+    # 2 queries x 3 questions; 6 runs each retrieving a different mix of passages; p<k> answers question k.
+    passages = {"q1": {f"p{k}": f"passage {k}" for k in range(3)}, "q2": {f"p{k}": f"passage {k}" for k in range(3, 6)}}
+    questions = [("q1", f"q1/u{k}", f"What is {k}?") for k in range(3)] + \
+                [("q2", f"q2/u{k}", f"How to explain {k}?") for k in range(3, 6)]
+    retrieved = {"r0": [], "r1": ["p0"], "r2": ["p0", "p3"], "r3": ["p0", "p1", "p3"],
+                 "r4": ["p0", "p1", "p3", "p4"], "r5": ["p0", "p1", "p2", "p3", "p4", "p5"]}
+    for run, docs in retrieved.items():
+        lines = [f"{'q1' if int(d[1]) < 3 else 'q2'} Q0 {d} 1 1 {run}\n" for d in docs] or [f"q1 Q0 zzz 1 1 {run}\n"]
+        write(f"runs/{run}.run", "".join(lines))
+    write("question_banks/questions.jsonl",
+          "".join(json.dumps({"query_id": q, "question_id": i, "text": t}) + "\n" for q, i, t in questions))
+    from exampp.store import GradeStore
+
+    with GradeStore(tmp_path / "grades.sqlite") as store:
+        phash = {q: store.register_passages(q, texts) for q, texts in passages.items()}
+        qhash = store.register_questions(questions)
+        grades = [(Grade(q, p, i, 5.0 if p[1:] == i[-1] else 0.0, RATED), phash[q][p], qhash[q, i])
+                  for q, texts in passages.items() for p in texts for (qq, i, _) in questions if qq == q]
+        store.put_many(grades)
+    write("official.tsv", "".join(f"r{k}\t{k / 10}\n" for k in range(6)))
+    return tmp_path
+
+
+def test_from_grades_with_cover_correlation_and_pruned_bank(workspace):
+    out = workspace / "irt"
+    result = invoke("-w", workspace, "--model", "rasch", "--official", workspace / "official.tsv", "--format", "json",
+                    "--prune-fraction", "0.3", "--prune-steps", "1", "--out", out)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["n_items"] == 6 and report["n_systems"] == 6
+    items = {row["item"]: row for row in report["items"]}
+    assert items["q1/u0"]["query_id"] == "q1"
+    assert items["q1/u0"]["p_correct"] == pytest.approx(5 / 6)  # every run but r0 retrieves p0
+    assert items["q2/u3"]["question_word"] == "how" and "Understanding" in items["q2/u3"]["bloom"]
+    cover = {row["system"]: row["cover"] for row in report["systems"]}
+    # r3 answers u0, u1 of q1 (2/3) and u3 of q2 (1/3): mean 0.5
+    assert cover["r3"] == pytest.approx(0.5) and cover["r0"] == 0.0 and cover["r5"] == 1.0
+    # The more a run covers, the higher its ability: both agree perfectly with the official order.
+    assert report["correlation"]["EXAM-Cover"]["kendall"] == pytest.approx(1.0)
+    assert report["correlation"]["IRT theta"]["kendall"] == pytest.approx(1.0)
+    pruned = [json.loads(line)["question_id"] for line in (out / "questions.pruned.jsonl").read_text().splitlines()]
+    assert len(pruned) == 4 and set(pruned) <= set(items)
