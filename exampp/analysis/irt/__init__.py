@@ -1,0 +1,6 @@
+"""Item response theory for exams: estimators, abilities, hierarchical abilities (see models.py)."""
+from exampp.analysis.irt.abilities import eap, mle
+from exampp.analysis.irt.hierarchical import HierarchicalAbility, read_systems
+from exampp.analysis.irt.models import IRTModel, irf, normal_quadrature
+
+__all__ = ["HierarchicalAbility", "IRTModel", "eap", "irf", "mle", "normal_quadrature", "read_systems"]
