@@ -160,3 +160,19 @@ def test_from_grades_with_cover_correlation_and_pruned_bank(workspace):
     assert report["correlation"]["IRT theta"]["kendall"] == pytest.approx(1.0)
     pruned = [json.loads(line)["question_id"] for line in (out / "questions.pruned.jsonl").read_text().splitlines()]
     assert len(pruned) == 4 and set(pruned) <= set(items)
+
+
+def test_small_samples_get_a_prior_on_a_unless_told_otherwise(matrix_file):
+    path, frame = matrix_file
+    X = frame.drop(columns="system").to_numpy(dtype=float)[:60]
+    small = path.with_name("small.tsv")
+    frame.head(60).to_csv(small, sep="\t", index=False)
+    default = json.loads(invoke("--responses", small, "--format", "json").stdout)
+    assert default["prior_a"] == [0.0, 0.5]
+    assert default["loglik"] == pytest.approx(IRTModel(model="2pl", prior_a=(0.0, 0.5)).fit(X).loglik_, rel=1e-9)
+    plain = json.loads(invoke("--responses", small, "--format", "json", "--no-prior").stdout)
+    assert plain["prior_a"] is None
+    assert plain["loglik"] == pytest.approx(IRTModel(model="2pl").fit(X).loglik_, rel=1e-9)
+    # 120 respondents: plain ML by default
+    assert json.loads(invoke("--responses", path, "--format", "json").stdout)["prior_a"] is None
+    assert "exclude each other" in invoke("--responses", small, "--no-prior", "--prior-a", "0", "1").output

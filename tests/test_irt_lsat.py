@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 
 from exampp.analysis.irt import IRTModel
-from tests.conftest import shared_path
+from conftest import shared_path
 
 TWO_DECIMALS = 0.005
 

@@ -14,6 +14,10 @@ from exampp.analysis.irt.tables import THETA_GRID, finite, information_table, it
 from exampp.cli.output import emit, json_value, render
 
 FILE = click.Path(dir_okay=False, exists=True)
+# Below this many respondents plain 2PL/3PL ML is degenerate (on DL19's 36 systems 191 of 315
+# slopes hit their bound); a weak lognormal prior on a keeps the fit sensible.
+SMALL_SAMPLE = 100
+DEFAULT_PRIOR_A = (0.0, 0.5)
 
 
 @click.command()
@@ -34,7 +38,9 @@ FILE = click.Path(dir_okay=False, exists=True)
               help="mml: marginal ML by EM (Bock-Aitkin); jml: the paper's joint ML (L-BFGS-B, bounded).")
 @click.option("--guessing", type=click.FloatRange(0, 1, max_open=True), help="3PL: fix the guessing parameter g.")
 @click.option("--prior-a", type=(float, float), metavar="MEANLOG SDLOG",
-              help="Lognormal prior on a (MAP): keeps 2PL/3PL finite with few systems, e.g. 0 0.5.")
+              help="Lognormal prior on a (MAP) for 2PL/3PL by MML [default: 0 0.5 with fewer than "
+                   "100 respondents, where plain ML drives discriminations to their bounds; else none].")
+@click.option("--no-prior", is_flag=True, help="Plain maximum likelihood: no prior on a, whatever the size.")
 @click.option("--systems-meta", type=FILE, help="Systems' components table: abilities as sums of component effects.")
 @click.option("--official", type=FILE, help="Official leaderboard file to correlate IRT system scores with.")
 @click.option("--official-column", metavar="NAME", help="Measure column of --official (several columns).")
@@ -45,7 +51,7 @@ FILE = click.Path(dir_okay=False, exists=True)
 @click.option("--out", type=click.Path(file_okay=False), help="Write tables, plots and the pruned bank to this folder.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def irt(runs, workspace, method, tau, depth, exclude, responses_file, id_column, weight_column, model_name, estimator,
-        guessing, prior_a, systems_meta, official, official_column, prune_fraction, prune_steps, top, out, fmt) -> None:
+        guessing, prior_a, no_prior, systems_meta, official, official_column, prune_fraction, prune_steps, top, out, fmt) -> None:
     """Fit an item response theory model to an exam: each question's difficulty b and
     discrimination a (and guessing g), each system's ability theta, item information,
     and optionally iterative pruning of the least discriminating questions.
@@ -77,6 +83,13 @@ def irt(runs, workspace, method, tau, depth, exclude, responses_file, id_column,
         raise click.UsageError(f"--exclude: no such system(s): {', '.join(unknown)}")
     responses = responses.without(exclude)
 
+    if no_prior and prior_a:
+        raise click.UsageError("--no-prior and --prior-a exclude each other")
+    n = float(responses.weights.sum()) if responses.weights is not None else len(responses.respondents)
+    if prior_a is None and not no_prior and model_name in ("2pl", "3pl") and estimator == "mml" and n < SMALL_SAMPLE:
+        prior_a = DEFAULT_PRIOR_A
+        click.echo(f"{n:g} respondents: lognormal{DEFAULT_PRIOR_A} prior on a (--no-prior for plain ML)", err=True)
+
     def make_model():
         return IRTModel(model=model_name, method=estimator, guessing=guessing, prior_a=prior_a)
 
@@ -95,7 +108,7 @@ def irt(runs, workspace, method, tau, depth, exclude, responses_file, id_column,
         _write_outputs(Path(out), items, systems, data, pruning, components)
 
     summary = {
-        "model": model_name, "estimator": estimator, "n_systems": len(responses.respondents),
+        "model": model_name, "estimator": estimator, "prior_a": list(prior_a) if prior_a else None, "n_systems": len(responses.respondents),
         "n_items": len(responses.items), "loglik": float(model.loglik_), "aic": float(model.aic_),
         "bic": float(model.bic_), "converged": bool(model.converged_), "n_iter": int(model.n_iter_),
         "seconds": round(elapsed, 3),
