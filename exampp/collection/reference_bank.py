@@ -37,30 +37,31 @@ _CHOICE_KEYS = string.ascii_lowercase  # TQA's answer-choice keys
 
 def read_reference_records(records: Iterable[tuple[int, Any]], path: Path) -> QuestionBank:
     """A bank from reference-tool bank lines (question or nugget items)."""
+    return _read(records, path, _reference_line)
+
+
+def read_car_records(records: Iterable[tuple[int, Any]], path: Path) -> QuestionBank:
+    """A bank from the CAR variant (one question per line)."""
+
+    def line(record: Any) -> tuple[list[Question | None], str | None]:
+        question, query_text = _car_line(record)
+        return [question], query_text
+
+    return _read(records, path, line)
+
+
+def _read(records: Iterable[tuple[int, Any]], path: Path, parse_line) -> QuestionBank:
+    """Parse each line into questions (ValueError -> InputError naming the line) and collect them."""
     importer = _Importer(path)
     for lineno, record in records:
         try:
-            questions, query_text = _reference_line(record)
+            questions, query_text = parse_line(record)
         except InputError:
             raise
         except ValueError as exc:
             raise InputError(path, lineno, str(exc)) from None
         for question in questions:
             importer.add(question, query_text, lineno)
-    return importer.finish()
-
-
-def read_car_records(records: Iterable[tuple[int, Any]], path: Path) -> QuestionBank:
-    """A bank from the CAR variant (one question per line)."""
-    importer = _Importer(path)
-    for lineno, record in records:
-        try:
-            question, query_text = _car_line(record)
-        except InputError:
-            raise
-        except ValueError as exc:
-            raise InputError(path, lineno, str(exc)) from None
-        importer.add(question, query_text, lineno)
     return importer.finish()
 
 
