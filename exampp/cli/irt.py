@@ -160,13 +160,13 @@ class _FromGrades:
 
     def __init__(self, workspace: str, method: str | None, runs: tuple[str, ...], tau: float, depth: int):
         from exampp.analysis.irt.responses import responses_from_grades
-        from exampp.cli.scores import _exam, _grades, _workspace
+        from exampp.cli.scores import open_workspace, workspace_exam, workspace_grades
         from exampp.collection.runs import read_runs
         from exampp.scoring import questions_by_query
 
-        self.ws = _workspace(workspace)
-        self.grades = _grades(self.ws, method)
-        self.exam = _exam(self.ws, None) or questions_by_query(self.grades)
+        self.ws = open_workspace(workspace)
+        self.grades = workspace_grades(self.ws, method)
+        self.exam = workspace_exam(self.ws, None) or questions_by_query(self.grades)
         self.runs = read_runs(runs or [self.ws.runs])
         self.tau, self.depth = tau, depth
         self.responses = responses_from_grades(self.grades, self.runs, self.exam, tau=tau, depth=depth)

@@ -48,9 +48,9 @@ def cover(runs, workspace, method, bank, tau, depth, normalized, per_query, stri
     from exampp.collection.runs import read_runs
     from exampp.scoring import exam_cover, questions_by_query, summarize
 
-    ws = _workspace(workspace)
-    grades = _grades(ws, method)
-    exam = _exam(ws, bank) or questions_by_query(grades)
+    ws = open_workspace(workspace)
+    grades = workspace_grades(ws, method)
+    exam = workspace_exam(ws, bank) or questions_by_query(grades)
     all_runs = read_runs(runs or [ws.runs])
     check_judged(all_runs, exam, "the exam (question bank)", strict)
     table = exam_cover(all_runs, grades, exam, tau=tau, depth=depth, normalized=normalized)
@@ -77,9 +77,9 @@ def qrels(workspace, method, tau, facets, bank, output) -> None:
     from exampp.collection.qrels import write_qrels
     from exampp.scoring import exam_labels, exam_qrels, facet_labels
 
-    ws = _workspace(workspace)
-    grades = _grades(ws, method)
-    exam = _exam(ws, bank)
+    ws = open_workspace(workspace)
+    grades = workspace_grades(ws, method)
+    exam = workspace_exam(ws, bank)
     if facets:
         bank_path = bank or ws.question_bank
         labels = facet_labels(grades, _facets(bank_path))
@@ -125,13 +125,13 @@ def leaderboard(runs, qrels_path, measures, depth, exclude, per_query, strict, f
     emit(table, fmt, output)
 
 
-def _workspace(path: str):
+def open_workspace(path: str):
     from exampp.workspace import Workspace
 
     return Workspace.at(path)
 
 
-def _grades(ws, method: str | None):
+def workspace_grades(ws, method: str | None):
     """The grades of one method from the workspace's store (pandas DataFrame)."""
     from exampp.store import GradeStore
 
@@ -149,7 +149,7 @@ def _grades(ws, method: str | None):
         return store.grades(method)
 
 
-def _exam(ws, bank: str | None) -> dict[str, list[str]] | None:
+def workspace_exam(ws, bank: str | None) -> dict[str, list[str]] | None:
     """Question ids per query from the bank, when there is one."""
     from exampp.collection.question_bank import read_question_bank
 
