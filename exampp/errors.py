@@ -4,6 +4,11 @@ from __future__ import annotations
 from os import PathLike
 
 
+class ModelLoadError(RuntimeError):
+    """A model could not be loaded; the message says why and what to do instead
+    (``--model PATH`` to a local copy, or the offline ``--grader embedding``)."""
+
+
 class InputError(ValueError):
     """Bad user input: rendered as ``path:line: message`` (line omitted when unknown)."""
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from exampp.errors import ModelLoadError
 from exampp.grades import Method
 from exampp.grading.base import Grader, Judgment, Pair
 from exampp.grading.calibration import apply_thresholds, check_thresholds
@@ -39,7 +40,7 @@ DEFAULT_BATCH_SIZE = 16  # fastest of 1..128 on a 2-core CPU for DL19 passages
 DEFAULT_THRESHOLDS: tuple[float, ...] = (0.5234, 0.5234, 0.5234, 0.5325, 0.7149)
 
 
-class EmbeddingModelError(RuntimeError):
+class EmbeddingModelError(ModelLoadError):
     """The sentence-transformers model cannot be found or loaded."""
 
 

@@ -5,10 +5,10 @@ when their grader is built. Adding a grader means adding one factory to :data:`F
 """
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from exampp.errors import ModelLoadError
 from exampp.grades import DIRECT_PREFIX, RATING_METHODS
 from exampp.grading.base import Grader
 
@@ -84,9 +84,6 @@ FACTORIES: dict[str, Factory] = {
     "embedding": _embedding,
 }
 
-# Errors that mean "this model cannot be loaded" (module, class); the embedding model loads on first use.
-_LOAD_ERRORS = (("exampp.llm.hf", "ModelLoadError"), ("exampp.grading.embedding", "EmbeddingModelError"))
-
 def direct_keys() -> list[str]:
     from exampp.grading.prompts import DIRECT_PROMPTS
 
@@ -118,10 +115,5 @@ def make_grader(name: str, options: GraderOptions | None = None) -> Grader:
 
 
 def is_model_load_error(error: BaseException) -> bool:
-    """True for the errors graders raise when their model cannot be loaded (their message says
-    what to do); only modules already imported are consulted, so nothing heavy is imported here."""
-    for module, name in _LOAD_ERRORS:
-        loaded = sys.modules.get(module)
-        if loaded is not None and isinstance(error, getattr(loaded, name)):
-            return True
-    return False
+    """True for the errors graders raise when their model cannot be loaded (their message says what to do)."""
+    return isinstance(error, ModelLoadError)

@@ -14,6 +14,7 @@ import torch
 from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 from transformers.modeling_outputs import BaseModelOutput
 
+from exampp.errors import ModelLoadError
 from exampp.grading.prompts import Prompt
 from exampp.llm.batching import Batcher, auto_batch_size
 
@@ -36,10 +37,6 @@ _GREEDY_NEUTRAL = frozenset({
     "top_k", "top_p", "use_cache", "early_stopping", "length_penalty", "num_return_sequences",
     "output_attentions", "output_hidden_states", "output_scores", "output_logits", "return_dict_in_generate",
 })
-
-
-class ModelLoadError(RuntimeError):
-    """A model could not be loaded; the message says why and what to do instead."""
 
 
 class HFModel:
