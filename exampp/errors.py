@@ -1,16 +1,23 @@
-"""Errors that point the user at the offending input."""
+"""Errors that are the user's to act on: each says, in one line, what is wrong and where.
+
+The command line prints any :class:`ExamppError` as ``Error: <message>``, without a traceback.
+"""
 from __future__ import annotations
 
 from os import PathLike
 
 
-class ModelLoadError(RuntimeError):
+class ExamppError(Exception):
+    """Base of the errors whose message is meant for the user."""
+
+
+class ModelLoadError(ExamppError, RuntimeError):
     """A model could not be loaded; the message says why and what to do instead
     (``--model PATH`` to a local copy, or the offline ``--grader embedding``)."""
 
 
-class InputError(ValueError):
-    """Bad user input: rendered as ``path:line: message`` (line omitted when unknown)."""
+class _Located(ExamppError):
+    """Rendered as ``path:line: message`` (line omitted when unknown)."""
 
     def __init__(self, path: str | PathLike[str] | None, line: int | None, message: str):
         self.path = str(path) if path is not None else None
@@ -23,3 +30,14 @@ class InputError(ValueError):
         if self.line is not None:
             where = f"{where}:{self.line}"
         return f"{where}: {self.message}"
+
+
+class InputError(_Located, ValueError):
+    """Bad user input: rendered as ``path:line: message`` (line omitted when unknown)."""
+
+
+class OutputError(_Located):
+    """An output that cannot be written (no space left, no permission, an impossible name)."""
+
+    def __init__(self, path: str | PathLike[str] | None, message: str):
+        super().__init__(path, None, message)

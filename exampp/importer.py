@@ -9,10 +9,12 @@ same workspace.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from exampp.collection.io import PathLike
+from exampp.collection.io import PathLike, check_output_name, replace_together
 from exampp.collection.qrels import Qrels, write_qrels
 from exampp.collection.reference_grades import (
     DIRECT_QUESTION_ID,
@@ -48,6 +50,7 @@ class Collected:
     rankings: dict[str, dict[str, list[Ranking]]] = field(default_factory=dict)  # method -> query -> entries
     grades: list[Grade] = field(default_factory=list)
     lines: dict[str, int] = field(default_factory=dict)  # query -> its line in the file, for errors
+    run_lines: dict[str, int] = field(default_factory=dict)  # run name -> its first line, for errors
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,9 @@ def collect(queries: Iterable[QueryParagraphs], path: PathLike | None = None) ->
             if relevances:
                 out.qrels.setdefault(q.query_id, {})[p.paragraph_id] = relevances.pop()
             for r in p.rankings:
-                _check_run_name(r.method, path, q.line)
+                if r.method not in out.run_lines:
+                    _check_run_name(r.method, path, q.line)
+                    out.run_lines[r.method] = q.line
                 entries = out.rankings.setdefault(r.method, {}).setdefault(q.query_id, [])
                 # Paragraph ids are unique per query, so a repeat can only be this paragraph's last entry.
                 if entries and entries[-1].paragraph_id == p.paragraph_id:
@@ -91,9 +96,41 @@ def collect(queries: Iterable[QueryParagraphs], path: PathLike | None = None) ->
 
 
 def _check_run_name(name: str, path: PathLike | None, line: int | None) -> None:
-    # The name becomes a file name and the runid column of a TREC run.
-    if not name or name.startswith(".") or any(c in name for c in "/\\") or any(c.isspace() for c in name):
-        raise InputError(path, line, f"run name {name!r} cannot name a run file (no spaces, slashes, leading dot)")
+    # The name becomes a file name and the runid column of a TREC run (the reader has refused
+    # whitespace and control characters already).
+    if not name or name.startswith(".") or any(c in name for c in "/\\"):
+        raise InputError(path, line, f"run name {name!r} cannot name a run file (no slashes, no leading dot)")
+
+
+def _check_run_files(collected: Collected, ws: Workspace, path: PathLike) -> None:
+    """Every run file name must be possible here before anything is written."""
+    for name, line in collected.run_lines.items():
+        try:
+            check_output_name(ws.runs / f"{name}.run")
+        except ValueError as exc:
+            raise InputError(path, line, f"run name {name[:40]!r}... cannot name a run file: {exc}") from None
+
+
+@contextmanager
+def _undone_on_failure(ws: Workspace) -> Iterator[None]:
+    """On an error, remove what this import created (an empty store, new empty folders), so that
+    a failed import leaves the workspace as it was. Files are staged (replace_together) and the
+    store written in one transaction, so nothing else needs undoing."""
+    folders = [ws.root, ws.runs, ws.qrels_dir, ws.corpus.parent, ws.question_bank.parent]
+    new_folders = [f for f in folders if not f.exists()]
+    new_store = not ws.store.exists()
+    try:
+        yield
+    except BaseException:
+        if new_store:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(f"{ws.store}{suffix}").unlink(missing_ok=True)
+        for folder in sorted(new_folders, key=lambda f: len(f.parts), reverse=True):
+            try:
+                folder.rmdir()
+            except OSError:  # not empty, or already gone: not ours to remove
+                pass
+        raise
 
 
 def build_run(name: str, rankings: Mapping[str, list[Ranking]]) -> tuple[Run, ImportedRun]:
@@ -179,22 +216,28 @@ def import_reference(
     corpus = _corpus(collected.passages, path)
     runs = [build_run(name, rankings) for name, rankings in sorted(collected.rankings.items())]
 
-    with GradeStore(ws.store) as store:
-        question_hashes = store.register_questions((qid, question_id, text) for (qid, question_id), text in texts.items())
-        passage_hashes = {qid: store.register_passages(qid, passages) for qid, passages in collected.passages.items()}
-        store.put_many(
-            HashedGrade(g, passage_hashes[g.query_id][g.passage_id], question_hashes[g.query_id, g.question_id])
-            for g in collected.grades
-        )
-        store_grades = store.counts()["grades"]
+    _check_run_files(collected, ws, path)
 
-    for run, _ in runs:
-        write_run(run, ws.runs / f"{run.name}.run")
-    if collected.qrels:
-        write_qrels(collected.qrels, ws.official_qrels)
-    write_corpus([Passage(pid, text) for pid, text in corpus.items()], ws.corpus)
-    if bank is not None:
-        write_question_bank(bank, ws.question_bank)
+    with _undone_on_failure(ws), replace_together():
+        for run, _ in runs:
+            write_run(run, ws.runs / f"{run.name}.run")
+        if collected.qrels:
+            write_qrels(collected.qrels, ws.official_qrels)
+        write_corpus([Passage(pid, text) for pid, text in corpus.items()], ws.corpus)
+        if bank is not None:
+            write_question_bank(bank, ws.question_bank)
+        # Last, in one transaction: the staged files replace their targets only once it committed.
+        with GradeStore(ws.store) as store:
+            with store.batch():
+                question_hashes = store.register_questions(
+                    (qid, question_id, text) for (qid, question_id), text in texts.items())
+                passage_hashes = {qid: store.register_passages(qid, passages)
+                                  for qid, passages in collected.passages.items()}
+                store.put_many(
+                    HashedGrade(g, passage_hashes[g.query_id][g.passage_id], question_hashes[g.query_id, g.question_id])
+                    for g in collected.grades
+                )
+            store_grades = store.counts()["grades"]
 
     per_method: dict[str, int] = defaultdict(int)
     for g in collected.grades:

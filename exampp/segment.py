@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from exampp.collection.corpus import MemoryCorpus
-from exampp.collection.io import PathLike, iter_json_lines, iter_lines
+from exampp.collection.ids import id_problem
+from exampp.collection.io import PathLike, display_name, first_nonblank, is_stdio, iter_lines, json_lines
 from exampp.collection.runs import RankedDoc, Run
 from exampp.errors import InputError
 
@@ -155,19 +156,25 @@ def segment_responses(
 
 
 def read_responses(path: PathLike) -> list[Response]:
-    """Responses from a JSONL or TSV file (see the module docstring); one per (run, query)."""
-    path = Path(path)
-    first = next((line for _, line in iter_lines(path) if line.strip()), None)
+    """Responses from a JSONL or TSV file (see the module docstring); one per (run, query).
+
+    ``-`` reads standard input (the run id of a line without one is then ``stdin``).
+    """
+    name = display_name(path)
+    first, lines = first_nonblank(iter_lines(path))
     if first is None:
-        raise InputError(path, None, "empty responses file")
-    default_run = path.name.split(".")[0]
-    records = _jsonl_responses(path, default_run) if first.lstrip().startswith("{") else _tsv_responses(path, default_run)
+        raise InputError(name, None, "empty responses file")
+    default_run = "stdin" if is_stdio(path) else Path(path).name.split(".")[0]
+    if first.lstrip().startswith("{"):
+        records = _jsonl_responses(lines, name, default_run)
+    else:
+        records = _tsv_responses(lines, name, default_run)
     responses: list[Response] = []
     seen: dict[tuple[str, str], int | None] = {}
     for response in records:
         key = (response.run_id, response.query_id)
         if key in seen:
-            raise InputError(path, response.line, f"run {key[0]!r} already answered query {key[1]!r} "
+            raise InputError(name, response.line, f"run {key[0]!r} already answered query {key[1]!r} "
                                                   f"(line {seen[key]})")
         seen[key] = response.line
         responses.append(response)
@@ -198,33 +205,45 @@ def _answer_text(value: Any) -> str | None:
     return None
 
 
-def _jsonl_responses(path: Path, default_run: str) -> Iterator[Response]:
-    for lineno, record in iter_json_lines(path):
+def _checked(value: str, what: str, name: str, lineno: int, *, first_column: bool = False) -> str:
+    """An id that goes into the passage ids and runs built from responses."""
+    problem = id_problem(value, first_column=first_column)
+    if problem is None and ":" in value:
+        problem = "contains ':', which separates the parts of a response passage id"
+    if problem is not None:
+        raise InputError(name, lineno, f"{what} {value!r} {problem}")
+    return value
+
+
+def _jsonl_responses(lines: Iterator[tuple[int, str]], name: str, default_run: str) -> Iterator[Response]:
+    for lineno, record in json_lines(lines, name):
         if not isinstance(record, dict):
-            raise InputError(path, lineno, f"expected a response object, found {type(record).__name__}")
+            raise InputError(name, lineno, f"expected a response object, found {type(record).__name__}")
         query_id = _field(record, QUERY_KEYS)
         if isinstance(query_id, int) and not isinstance(query_id, bool):
             query_id = str(query_id)
-        if not isinstance(query_id, str) or not query_id.strip() or any(c.isspace() for c in query_id):
-            raise InputError(path, lineno, f"missing query id: expected a string without spaces in one of "
-                                           f"{', '.join(QUERY_KEYS)}")
+        if not isinstance(query_id, str):
+            raise InputError(name, lineno, f"missing query id: expected a string in one of {', '.join(QUERY_KEYS)}")
+        query_id = _checked(query_id, "query id", name, lineno, first_column=True)
         run_id = _field(record, ("run_id",))
         run_id = default_run if run_id is None else run_id
-        if not isinstance(run_id, str) or not run_id.strip() or any(c.isspace() for c in run_id):
-            raise InputError(path, lineno, f"run_id {run_id!r} must be a string without spaces")
+        if not isinstance(run_id, str):
+            raise InputError(name, lineno, f"run_id {run_id!r} must be a string")
+        run_id = _checked(run_id, "run_id", name, lineno)
         key = next((k for k in TEXT_KEYS if record.get(k) is not None), None)
         text = None if key is None else _answer_text(record[key])
         if text is None:
-            raise InputError(path, lineno, "missing text: expected 'answer' (a list of {\"text\"} sentences or "
+            raise InputError(name, lineno, "missing text: expected 'answer' (a list of {\"text\"} sentences or "
                                            "a string), 'response' or 'text'")
         yield Response(run_id, query_id, text, lineno)
 
 
-def _tsv_responses(path: Path, run_id: str) -> Iterator[Response]:
-    for lineno, line in iter_lines(path):
+def _tsv_responses(lines: Iterator[tuple[int, str]], name: str, run_id: str) -> Iterator[Response]:
+    for lineno, line in lines:
         if not line.strip():
             continue
         query_id, tab, text = line.partition("\t")
         if not tab or not query_id.strip():
-            raise InputError(path, lineno, "expected 'query_id<TAB>text' (or a JSONL response per line)")
-        yield Response(run_id, query_id.strip(), text, lineno)
+            raise InputError(name, lineno, "expected 'query_id<TAB>text' (or a JSONL response per line)")
+        run_id = _checked(run_id, "run id (the file's name)", name, lineno)
+        yield Response(run_id, _checked(query_id.strip(), "query id", name, lineno, first_column=True), text, lineno)

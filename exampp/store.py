@@ -22,7 +22,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from exampp.collection.io import PathLike
-from exampp.errors import InputError
+from exampp.errors import InputError, OutputError
 from exampp.grades import Grade, text_hash
 
 SCHEMA_VERSION = 1
@@ -119,13 +119,36 @@ class GradeStore:
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         # IMMEDIATE takes the write lock up front, so a concurrent writer waits on the busy
         # timeout here rather than failing later on a lock upgrade.
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        if self._db.in_transaction:  # inside batch(): part of the one transaction
             yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
+            return
+        with self._failing():
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:  # a failed COMMIT (disk full) may leave it open
+                    self._db.execute("ROLLBACK")
+                raise
+
+    @contextmanager
+    def batch(self) -> Iterator["GradeStore"]:
+        """Make every write inside the block one transaction: all of it is stored, or none."""
+        with self._transaction():
+            yield self
+
+    @contextmanager
+    def _failing(self) -> Iterator[None]:
+        """SQLite's own errors for a full disk, a lost or unwritable file: an OutputError naming
+        the store (what was committed before stays; the failed transaction is rolled back)."""
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            message = str(exc)
+            if any(word in message for word in ("full", "disk I/O", "readonly", "unable to open")):
+                raise OutputError(self.path, f"cannot write the grade store: {message}") from None
             raise
-        self._db.execute("COMMIT")
 
     # -- id mappings -------------------------------------------------------------------
 

@@ -118,11 +118,16 @@ def test_tsv_responses_take_the_file_name_as_run_id(write):
     ('{"run_id": "r", "topic_id": "q", "answer": "x"}\n{"run_id": "r", "topic_id": "q", "answer": "y"}\n',
      "answers.jsonl:2: run 'r' already answered query 'q' (line 1)"),
     ('{"run_id": "r", "answer": "x"}\n',
-     "answers.jsonl:1: missing query id: expected a string without spaces in one of topic_id, query_id, qid, narrative_id"),
+     "answers.jsonl:1: missing query id: expected a string in one of topic_id, query_id, qid, narrative_id"),
     ('{"run_id": "r", "topic_id": "q", "answer": [{"citations": []}]}\n',
      "answers.jsonl:1: missing text: expected 'answer' (a list of {\"text\"} sentences or a string), 'response' or 'text'"),
     ('{"run_id": "my run", "topic_id": "q", "answer": "x"}\n',
-     "answers.jsonl:1: run_id 'my run' must be a string without spaces"),
+     "answers.jsonl:1: run_id 'my run' contains whitespace (' '), which would break the line formats (runs, qrels) "
+     "it is written to"),
+    ('{"run_id": "r", "topic_id": "q:1", "answer": "x"}\n',
+     "answers.jsonl:1: query id 'q:1' contains ':', which separates the parts of a response passage id"),
+    ('{"run_id": "r", "topic_id": "#1", "answer": "x"}\n',
+     "answers.jsonl:1: query id '#1' starts with '#': run and qrels files read such a line as a comment"),
 ])
 def test_bad_responses_name_file_and_line(write, content, message):
     path = write("answers.jsonl", content)

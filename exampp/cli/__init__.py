@@ -9,7 +9,7 @@ import importlib
 
 import click
 
-from exampp.errors import InputError
+from exampp.errors import ExamppError
 
 # command name -> "module:attribute" (each module holds one click command)
 COMMANDS: dict[str, str] = {
@@ -37,10 +37,11 @@ class LazyGroup(click.Group):
         return getattr(importlib.import_module(module), attr)
 
     def invoke(self, ctx: click.Context) -> object:
-        # Bad input is the user's to fix: one line naming file:line, no traceback.
+        # Bad input, an unwritable output, a model that cannot load: the user's to fix, so one
+        # line naming what and where, no traceback.
         try:
             return super().invoke(ctx)
-        except InputError as exc:
+        except ExamppError as exc:
             raise click.ClickException(str(exc)) from None
 
 

@@ -18,7 +18,16 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from exampp.collection.irds import IRDS_PREFIX, load_ir_dataset
-from exampp.collection.io import PathLike, atomic_write, iter_json_lines, iter_lines
+from exampp.collection.ids import check_id
+from exampp.collection.io import (
+    PathLike,
+    atomic_write,
+    display_name,
+    first_nonblank,
+    is_stdio,
+    iter_lines,
+    json_lines,
+)
 from exampp.errors import InputError
 
 PYSERINI_PREFIX = "pyserini:"
@@ -62,7 +71,7 @@ class FileCorpus(MemoryCorpus):
     """A JSONL or TSV passage file, read into memory on first access."""
 
     def __init__(self, path: PathLike):
-        self.path = Path(path)
+        self.path = path if is_stdio(path) else Path(path)
 
     @cached_property
     def texts(self) -> Mapping[str, str]:  # type: ignore[override]
@@ -158,18 +167,18 @@ def open_corpus(source: str | PathLike) -> Corpus:
     return FileCorpus(source)
 
 
-def read_passages(path: PathLike) -> dict[str, str]:
-    """``{docid: text}`` from JSONL (one object per line) or TSV (``docid<TAB>text``)."""
-    path = Path(path)
-    first = next((line for _, line in iter_lines(path) if line.strip()), None)
+def read_passages(source: PathLike) -> dict[str, str]:
+    """``{docid: text}`` from JSONL (one object per line) or TSV (``docid<TAB>text``); ``-`` reads stdin."""
+    name = display_name(source)
+    first, lines = first_nonblank(iter_lines(source))
     if first is None:
-        raise InputError(path, None, "empty corpus file")
-    records = _jsonl_passages(path) if first.lstrip().startswith("{") else _tsv_passages(path)
+        raise InputError(name, None, "empty corpus file")
+    records = _jsonl_passages(lines, name) if first.lstrip().startswith("{") else _tsv_passages(lines, name)
     texts: dict[str, str] = {}
     first_line: dict[str, int] = {}
     for lineno, docid, text in records:
         if docid in texts:
-            raise InputError(path, lineno, f"duplicate docid {docid!r} (first on line {first_line[docid]})")
+            raise InputError(name, lineno, f"duplicate docid {docid!r} (first on line {first_line[docid]})")
         texts[docid] = text
         first_line[docid] = lineno
     return texts
@@ -187,30 +196,38 @@ def passage_text(record: Mapping[str, Any]) -> str | None:
     return f"{title} {text}" if isinstance(title, str) and title.strip() else text
 
 
-def _jsonl_passages(path: Path) -> Iterator[tuple[int, str, str]]:
-    for lineno, record in iter_json_lines(path):
+def _docid(value: object, name: str, lineno: int) -> str:
+    try:  # a corpus docid has to be one a run can rank and a qrels file can judge
+        return check_id(value, "docid")
+    except ValueError as exc:
+        raise InputError(name, lineno, str(exc)) from None
+
+
+def _jsonl_passages(lines: Iterator[tuple[int, str]], name: str) -> Iterator[tuple[int, str, str]]:
+    for lineno, record in json_lines(lines, name):
         if not isinstance(record, dict):
-            raise InputError(path, lineno, f"expected a JSON object, found {type(record).__name__}")
+            raise InputError(name, lineno, f"expected a JSON object, found {type(record).__name__}")
         docid = next((record[k] for k in ID_KEYS if k in record), None)
         if isinstance(docid, int) and not isinstance(docid, bool):
             docid = str(docid)
         if not isinstance(docid, str) or not docid:
-            raise InputError(path, lineno, f"missing docid: expected a string in one of {', '.join(ID_KEYS)}")
+            raise InputError(name, lineno, f"missing docid: expected a string in one of {', '.join(ID_KEYS)}")
+        docid = _docid(docid, name, lineno)
         text = passage_text(record)
         if text is None:
-            raise InputError(path, lineno, f"docid {docid!r}: missing text: expected a string in one of "
+            raise InputError(name, lineno, f"docid {docid!r}: missing text: expected a string in one of "
                                            f"{', '.join(TEXT_KEYS)}")
         yield lineno, docid, text
 
 
-def _tsv_passages(path: Path) -> Iterator[tuple[int, str, str]]:
-    for lineno, line in iter_lines(path):
+def _tsv_passages(lines: Iterator[tuple[int, str]], name: str) -> Iterator[tuple[int, str, str]]:
+    for lineno, line in lines:
         if not line.strip():
             continue
         docid, tab, text = line.partition("\t")
         if not tab or not docid.strip():
-            raise InputError(path, lineno, "expected 'docid<TAB>text'")
-        yield lineno, docid.strip(), text
+            raise InputError(name, lineno, "expected 'docid<TAB>text'")
+        yield lineno, _docid(docid.strip(), name, lineno), text
 
 
 def write_corpus(passages: Iterable[Passage], path: PathLike) -> None:
@@ -218,6 +235,7 @@ def write_corpus(passages: Iterable[Passage], path: PathLike) -> None:
     seen: set[str] = set()
     with atomic_write(path) as fh:
         for docid, text in passages:
+            check_id(docid, "docid")
             if docid in seen:
                 raise ValueError(f"duplicate docid {docid!r}: the corpus could not be read back")
             seen.add(docid)

@@ -1,83 +1,236 @@
-"""Reading text files the way every reader here needs: plain or gzipped, UTF-8, line-numbered.
+"""Reading and writing files the way every reader and writer here needs.
 
-Decoding and truncation problems become :class:`InputError` naming file and line, so that
-no reader has to repeat that handling.
+Inputs: plain or gzipped (detected by magic bytes), UTF-8, line-numbered; ``-`` is standard
+input. Every input is opened exactly once, so a FIFO or a process substitution
+(``<(zcat run.gz)``) reads the same as the file it streams. Decoding and truncation problems
+become :class:`InputError` naming file and line, so that no reader has to repeat that handling.
+
+Outputs: :func:`atomic_write` replaces a regular file only once the new content is complete,
+and writes *through* what must not be replaced: ``-`` and ``/dev/stdout`` print, a device node
+or a FIFO is written into, and a symbolic link keeps pointing where it did while its target
+gets the new content.
 """
 from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import json
 import os
+import re
+import stat
+import sys
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, Any
 
-from exampp.errors import InputError
+from exampp.errors import InputError, OutputError
 
 PathLike = str | os.PathLike[str]
+STDIO = "-"
+STDIN_NAME = "<stdin>"
+
+_GZIP_MAGIC = b"\x1f\x8b"
+# Paths that name an open file descriptor of this process rather than a file: writing such a
+# path must go to that descriptor, never replace what it points to.
+_FD_ALIAS = re.compile(r"^/(?:proc/(?:self|thread-self|\d+)/fd|dev/fd)/(\d+)$")
+_STD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+# Temporary files written inside replace_together(), waiting to replace their targets.
+_STAGED: ContextVar[list[tuple[str, Path]] | None] = ContextVar("exampp_staged_outputs", default=None)
+# mkstemp's name is ".<name>." + 8 random characters + ".tmp" in the output's folder.
+_TEMP_OVERHEAD = len("..") + 8 + len(".tmp")
 
 
-def _is_gzip(path: Path) -> bool:
-    with open(path, "rb") as fh:
-        return fh.read(2) == b"\x1f\x8b"
+def is_stdio(source: object) -> bool:
+    return isinstance(source, str) and source == STDIO
 
 
-def iter_lines(path: PathLike) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, line)`` without the trailing newline; gzip detected by magic bytes."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError(path, None, "no such file")
-    if path.is_dir():
-        raise InputError(path, None, "is a directory, expected a file")
-    raw: IO[bytes] = gzip.open(path, "rb") if _is_gzip(path) else open(path, "rb")
-    lineno = 0
-    try:
-        with raw:
-            while True:
-                try:
-                    data = raw.readline()
-                except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-                    raise InputError(path, lineno + 1, f"corrupt or truncated gzip data ({exc})") from None
-                if not data:
-                    return
-                lineno += 1
-                try:
-                    line = data.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise InputError(
-                        path, lineno, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {exc.start + 1})"
-                    ) from None
-                yield lineno, line.rstrip("\r\n")
-    except OSError as exc:
-        raise InputError(path, lineno or None, f"cannot read: {exc}") from None
+def display_name(source: PathLike) -> str:
+    """How an input is named in messages (``<stdin>`` for ``-``)."""
+    return STDIN_NAME if is_stdio(source) else str(source)
 
 
-def iter_json_lines(path: PathLike) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, value)`` for each non-blank line of a JSONL file."""
-    for lineno, line in iter_lines(path):
-        if not line.strip():
-            continue
+class _Prefixed(io.RawIOBase):
+    """A stream that first returns ``prefix`` and then the rest of ``stream`` (bytes sniffed
+    from a pipe cannot be put back)."""
+
+    def __init__(self, prefix: bytes, stream: IO[bytes]):
+        self._prefix = prefix
+        self._stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._prefix:
+            n = min(len(buffer), len(self._prefix))
+            buffer[:n] = self._prefix[:n]
+            self._prefix = self._prefix[n:]
+            return n
+        data = self._stream.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _open_binary(source: PathLike) -> tuple[IO[bytes], IO[bytes] | None]:
+    """The source opened once for reading, gunzipped when it starts with gzip's magic bytes,
+    and the file to close afterwards (None for standard input, which is not ours to close)."""
+    if is_stdio(source):
+        raw: IO[bytes] = sys.stdin.buffer
+        owned = None
+    else:
+        path = Path(source)
         try:
-            yield lineno, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, lineno, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
-
-
-def read_text(path: PathLike) -> str:
-    """Whole file as text (gzip-aware), with the same error reporting as :func:`iter_lines`."""
-    return "\n".join(line for _, line in iter_lines(path))
-
-
-def load_json(path: PathLike) -> Any:
-    text = read_text(path)
+            raw = open(path, "rb")
+        except FileNotFoundError:
+            raise InputError(path, None, "no such file") from None
+        except IsADirectoryError:
+            raise InputError(path, None, "is a directory, expected a file") from None
+        except OSError as exc:
+            raise InputError(path, None, f"cannot open: {exc.strerror or exc}") from None
+        if stat.S_ISDIR(os.fstat(raw.fileno()).st_mode):
+            raw.close()
+            raise InputError(path, None, "is a directory, expected a file")
+        owned = raw
     try:
-        return json.loads(text)
+        head = raw.read(len(_GZIP_MAGIC))
+        if raw.seekable():  # a regular file: sniffing costs nothing, and it can be read again
+            raw.seek(0)
+            stream: IO[bytes] = raw
+        else:  # a pipe: what was read cannot be put back, so it is served first
+            stream = io.BufferedReader(_Prefixed(head, raw))
+    except OSError as exc:
+        if owned is not None:
+            owned.close()
+        raise InputError(display_name(source), None, f"cannot read: {exc.strerror or exc}") from None
+    if head == _GZIP_MAGIC:
+        stream = gzip.GzipFile(fileobj=stream, mode="rb")
+    return stream, owned
+
+
+class InputLines:
+    """An input opened once and read as numbered lines (``(line_number, line)``, no newline).
+
+    A regular file can be read again from the start (:meth:`rewind`); a pipe cannot.
+    Use as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, source: PathLike):
+        self.name = display_name(source)
+        self._stream, self._owned = _open_binary(source)
+        self.lineno = 0
+
+    def __enter__(self) -> "InputLines":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._owned is not None:
+            self._stream.close()
+            self._owned.close()
+
+    def rewind(self) -> bool:
+        """Start again from the first line; False (nothing done) when the input is a pipe."""
+        if self._owned is None or not self._owned.seekable():
+            return False
+        self._stream.seek(0)
+        self.lineno = 0
+        return True
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        while True:
+            try:
+                data = self._stream.readline()
+            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+                raise InputError(self.name, self.lineno + 1, f"corrupt or truncated gzip data ({exc})") from None
+            except OSError as exc:
+                raise InputError(self.name, self.lineno or None, f"cannot read: {exc}") from None
+            if not data:
+                return
+            self.lineno += 1
+            try:
+                line = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(self.name, self.lineno,
+                                 f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {exc.start + 1})") from None
+            yield self.lineno, line.rstrip("\r\n")
+
+
+def iter_lines(source: PathLike) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, line)`` without the trailing newline; gzip detected by magic bytes.
+
+    ``source`` is a path or ``-`` (standard input); it is opened once and read once.
+    """
+    with InputLines(source) as lines:
+        yield from lines
+
+
+def first_nonblank(lines: Iterator[tuple[int, str]]) -> tuple[str | None, Iterator[tuple[int, str]]]:
+    """The first non-blank line (None when there is none) and the same lines again, from the
+    start: a format can be sniffed without reading an input twice."""
+    seen: list[tuple[int, str]] = []
+    first = None
+    for item in lines:
+        seen.append(item)
+        if item[1].strip():
+            first = item[1]
+            break
+    return first, itertools.chain(seen, lines)
+
+
+def json_lines(lines: Iterable[tuple[int, str]], name: PathLike) -> Iterator[tuple[int, Any]]:
+    """Parse numbered lines as JSONL: ``(line_number, value)`` for each non-blank line."""
+    for lineno, line in lines:
+        if line.strip():
+            yield lineno, parse_json(line, name, lineno)
+
+
+def iter_json_lines(source: PathLike) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, value)`` for each non-blank line of a JSONL file."""
+    return json_lines(iter_lines(source), display_name(source))
+
+
+def read_text(source: PathLike) -> str:
+    """Whole file as text (gzip-aware), with the same error reporting as :func:`iter_lines`."""
+    return "\n".join(line for _, line in iter_lines(source))
+
+
+# A \u escape of a UTF-16 surrogate: JSON allows a lone one, which no UTF-8 file or SQLite text can hold.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def parse_json(text: str, name: PathLike, line: int | None = None, **options: Any) -> Any:
+    """A JSON document (``line``: where it starts, for a JSONL line), errors located by line;
+    ``options`` go to :func:`json.loads` (e.g. ``object_pairs_hook``)."""
+    try:
+        value = json.loads(text, **options)
     except json.JSONDecodeError as exc:
-        raise InputError(path, exc.lineno, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+        where = exc.lineno if line is None else line
+        raise InputError(name, where, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+    except RecursionError:
+        raise InputError(name, line, "invalid JSON: nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise InputError(name, line, f"invalid JSON: {exc}") from None
+    if _SURROGATE_ESCAPE.search(text):  # rare: only then is the slow check paid for
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(name, line, "invalid JSON: an unpaired UTF-16 surrogate escape (\\uD800-\\uDFFF) "
+                                         "is not a character") from None
+    return value
+
+
+def load_json(source: PathLike) -> Any:
+    return parse_json(read_text(source), display_name(source))
+
+
+# -- writing -----------------------------------------------------------------------------------
 
 
 def _umask() -> int:
@@ -86,34 +239,172 @@ def _umask() -> int:
     return mask
 
 
+def _fd_alias(path: Path) -> int | None:
+    """The descriptor a path stands for (``/dev/stdout`` -> 1, ``/proc/self/fd/3`` -> 3), following
+    symbolic links one at a time; None for a path that leads elsewhere."""
+    current = os.path.abspath(path)
+    for _ in range(40):  # the kernel's own limit on links in a path
+        if current in _STD_STREAMS:
+            return _STD_STREAMS[current]
+        match = _FD_ALIAS.match(current)
+        if match:
+            return int(match.group(1))
+        try:
+            target = os.readlink(current)
+        except OSError:  # not a link (or not there): nothing more to follow
+            return None
+        current = os.path.normpath(os.path.join(os.path.dirname(current), target))
+    return None
+
+
+def check_output_name(path: PathLike) -> None:
+    """Raise ValueError when ``path`` cannot name an output file on this system (a NUL byte, or a
+    name too long once the temporary file's prefix and suffix are added)."""
+    text = os.fspath(path)
+    if "\0" in text:
+        raise ValueError(f"file name {text!r} contains a NUL byte")
+    name = os.path.basename(text)
+    if not name:
+        return
+    folder = os.path.dirname(os.path.abspath(text))
+    while folder and not os.path.isdir(folder):  # the nearest existing folder says what its file system allows
+        folder = os.path.dirname(folder)
+    try:
+        limit = os.pathconf(folder or "/", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    if len(os.fsencode(name)) + _TEMP_OVERHEAD > limit:
+        raise ValueError(f"file name {name[:40]!r}... is too long: {len(os.fsencode(name))} bytes, "
+                         f"at most {limit - _TEMP_OVERHEAD} here")
+
+
+@contextmanager
+def _text(binary: IO[bytes], gzipped: bool) -> Iterator[IO[str]]:
+    """A UTF-8 text handle over ``binary`` (gzipped when asked); everything is flushed into
+    ``binary`` on success. ``binary`` stays open either way."""
+    compressed = gzip.GzipFile(fileobj=binary, mode="wb", mtime=0) if gzipped else None
+    fh = io.TextIOWrapper(compressed or binary, encoding="utf-8", newline="\n")
+    try:
+        yield fh
+    except BaseException:
+        try:
+            fh.detach()  # a collected TextIOWrapper would close ``binary`` (stdout included)
+        except ValueError:
+            pass
+        raise
+    fh.detach()  # flushes
+    if compressed is not None:
+        compressed.close()  # writes gzip's trailer; a GzipFile never closes a file it was given
+    binary.flush()
+
+
 @contextmanager
 def atomic_write(path: PathLike, *, gzipped: bool | None = None) -> Iterator[IO[str]]:
     """Write a text file so that readers never see it half-written.
 
-    The content goes to a temporary file in the same directory, which replaces ``path``
-    only when the block finishes without error. ``gzipped`` defaults to ``path`` ending in ``.gz``.
+    A regular file (or a new one) gets its content in a temporary file in the same folder,
+    which replaces it only when the block finishes without error; through a symbolic link, the
+    link's target is replaced and the link stays. What cannot be replaced is written into
+    directly: ``-`` (standard output), ``/dev/stdout`` and other descriptors of this process,
+    device nodes and FIFOs. ``gzipped`` defaults to ``path`` ending in ``.gz``.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     if gzipped is None:
-        gzipped = path.suffix == ".gz"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            binary: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if gzipped else raw
-            fh = io.TextIOWrapper(binary, encoding="utf-8", newline="\n")
+        gzipped = not is_stdio(path) and os.fspath(path).endswith(".gz")
+    if is_stdio(path):
+        with _stream_write(sys.stdout, gzipped) as fh:
             yield fh
-            fh.flush()
-            fh.detach()
-            if gzipped:
-                binary.close()
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
-        os.replace(tmp, path)
-    except BaseException:
+        return
+    try:
+        check_output_name(path)
+    except ValueError as exc:
+        raise OutputError(path, str(exc)) from None
+    path = Path(path)
+    fd = _fd_alias(path)
+    if fd in (1, 2):  # our own stdout/stderr: through Python's stream, in order with other output
+        with _stream_write(sys.stdout if fd == 1 else sys.stderr, gzipped) as fh:
+            yield fh
+        return
+    try:
+        mode: int | None = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None  # a new file (or a dangling link, whose target is created)
+    except OSError as exc:
+        raise OutputError(path, f"cannot write: {exc.strerror}") from None
+    if fd is not None or (mode is not None and not stat.S_ISREG(mode)):
+        # A FIFO, device or inherited descriptor: a stream to write into, nothing to replace.
+        with _failing_as(path), open(path, "ab" if fd is not None else "wb") as raw, _text(raw, gzipped) as fh:
+            yield fh
+        return
+    target = Path(os.path.realpath(path))
+    with _failing_as(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+            with os.fdopen(handle, "wb") as raw:
+                with _text(raw, gzipped) as fh:
+                    yield fh
+                os.fsync(raw.fileno())
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
+            staged = _STAGED.get()
+            if staged is None:
+                os.replace(tmp, target)
+            else:
+                staged.append((tmp, target))
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+
+
+@contextmanager
+def replace_together() -> Iterator[None]:
+    """Files that :func:`atomic_write` writes inside this block replace their targets together
+    when the block ends without error; when it fails, none does and the temporary files go.
+
+    For jobs that write several outputs (an import fills a workspace): an error half way
+    leaves every output as it was.
+    """
+    staged: list[tuple[str, Path]] = []
+    token = _STAGED.set(staged)
+    try:
+        yield
+    except BaseException:
+        for tmp, _ in staged:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
         raise
+    finally:
+        _STAGED.reset(token)
+    for tmp, target in staged:
+        with _failing_as(target):
+            os.replace(tmp, target)
+
+
+@contextmanager
+def _failing_as(path: PathLike) -> Iterator[None]:
+    """An OSError while writing ``path`` (disk full, no permission) as an :class:`OutputError`."""
+    try:
+        yield
+    except OutputError:
+        raise
+    except OSError as exc:
+        raise OutputError(path, f"cannot write: {exc.strerror or exc}") from None
+
+
+@contextmanager
+def _stream_write(stream: IO[str], gzipped: bool) -> Iterator[IO[str]]:
+    """Write into an open text stream (standard output): bytes through its buffer where it has
+    one, so gzip works; as text otherwise (a notebook's output has no buffer)."""
+    stream.flush()
+    binary = getattr(stream, "buffer", None)
+    if binary is None:
+        if gzipped:
+            raise OutputError(STDIO, "cannot write gzip to a text-only output stream")
+        yield stream
+        return
+    with _text(binary, gzipped) as fh:
+        yield fh

@@ -18,7 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from exampp.collection.io import PathLike, atomic_write, iter_lines, read_text
+from exampp.collection.ids import check_id
+from exampp.collection.io import PathLike, atomic_write, display_name, iter_lines, parse_json
 from exampp.errors import InputError
 
 Leaderboard = dict[str, float]
@@ -27,13 +28,13 @@ Leaderboard = dict[str, float]
 SCORE = "score"
 
 
-def _number(path: Path, line: int | None, text: Any, what: str) -> float:
+def _number(path: str, line: int | None, text: Any, what: str) -> float:
     if isinstance(text, bool):  # json true/false would pass float()
         raise InputError(path, line, f"{what} {text!r} is not a number")
     try:
         value = float(text)
-    except (TypeError, ValueError):
-        raise InputError(path, line, f"{what} {text!r} is not a number") from None
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(path, line, f"{what} {str(text)[:40]!r} is not a number") from None
     if not math.isfinite(value):
         raise InputError(path, line, f"{what} {text!r} is not a finite number")
     return value
@@ -42,23 +43,26 @@ def _number(path: Path, line: int | None, text: Any, what: str) -> float:
 def _is_number(text: str) -> bool:
     try:
         float(text)
-    except ValueError:
+    except (ValueError, OverflowError):
         return False
     return True
 
 
-def _add(board: Leaderboard, path: Path, line: int | None, run: Any, value: float, ranks: bool) -> None:
-    run = str(run)
+def _add(board: Leaderboard, path: str, line: int | None, run: Any, value: float, ranks: bool) -> None:
+    try:  # run names are printed in tables and matched against run files' runids
+        run = check_id(run if isinstance(run, str) else str(run), "run name")
+    except ValueError as exc:
+        raise InputError(path, line, str(exc)) from None
     if run in board:
         raise InputError(path, line, f"duplicate run {run!r}")
     board[run] = -value if ranks else value
 
 
-def _read_text(path: Path, column: str | None, ranks: bool, what: str) -> Leaderboard:
+def _read_text(lines: list[tuple[int, str]], path: str, column: str | None, ranks: bool, what: str) -> Leaderboard:
     board: Leaderboard = {}
     width: int | None = None
     index = 1
-    for lineno, line in iter_lines(path):
+    for lineno, line in lines:
         fields = line.split()
         if not fields or fields[0].startswith("#"):
             continue
@@ -96,7 +100,7 @@ def _key_pattern(key: Any) -> str:
     return re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:"
 
 
-def _pick(path: Path, line: int | None, run: Any, value: Any, column: str | None, what: str) -> Any:
+def _pick(path: str, line: int | None, run: Any, value: Any, column: str | None, what: str) -> Any:
     if isinstance(value, Mapping):
         if column is None:
             if len(value) != 1:
@@ -110,19 +114,19 @@ def _pick(path: Path, line: int | None, run: Any, value: Any, column: str | None
     return value
 
 
-def _read_json(path: Path, column: str | None, ranks: bool, what: str) -> Leaderboard:
-    text = read_text(path)
+def _read_json(lines: list[tuple[int, str]], path: str, column: str | None, ranks: bool, what: str) -> Leaderboard:
+    text = "\n".join(line for _, line in lines)
     duplicates: list[str] = []
 
     def note_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [key for key, _ in pairs]
-        duplicates.extend(key for i, key in enumerate(keys) if key in keys[:i])
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                duplicates.append(key)
+            seen.add(key)
         return dict(pairs)
 
-    try:
-        data = json.loads(text, object_pairs_hook=note_duplicates)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, exc.lineno, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+    data = parse_json(text, path, object_pairs_hook=note_duplicates)
     if duplicates:
         key = duplicates[0]
         raise InputError(path, _line_of(text, _key_pattern(key), 2), f"duplicate key {key!r}")
@@ -147,25 +151,20 @@ def _read_json(path: Path, column: str | None, ranks: bool, what: str) -> Leader
     return board
 
 
-def _is_json(path: Path) -> bool:
-    for _, line in iter_lines(path):
-        if line.strip():
-            return line.lstrip()[0] in "{["
-    return False
-
-
 def read_leaderboard(path: PathLike, *, column: str | None = None, ranks: bool = False) -> Leaderboard:
-    """Read a leaderboard file (text or JSON, detected by content; gzip allowed).
+    """Read a leaderboard file (text or JSON, detected by content; gzip allowed; ``-`` is stdin).
 
     ``column`` picks a measure column of a multi-column table (or a measure key in JSON);
     ``ranks`` reads the numbers as ranks (1 = best) and returns ``-rank`` as the score.
     """
-    path = Path(path)
+    name = display_name(path)
     what = "rank" if ranks else SCORE
-    reader = _read_json if _is_json(path) else _read_text
-    board = reader(path, column, ranks, what)
+    lines = list(iter_lines(path))  # read once (a pipe cannot be read twice); leaderboards are small
+    first = next((line.lstrip() for _, line in lines if line.strip()), "")
+    reader = _read_json if first[:1] in ("{", "[") else _read_text
+    board = reader(lines, name, column, ranks, what)
     if not board:
-        raise InputError(path, None, "empty leaderboard: no runs")
+        raise InputError(name, None, "empty leaderboard: no runs")
     return board
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from exampp.collection.io import PathLike, atomic_write, iter_lines
+from exampp.collection.ids import check_id, check_query_id, odd_character
+from exampp.collection.io import PathLike, atomic_write, display_name, iter_lines
 from exampp.collection.irds import IRDS_PREFIX, load_ir_dataset
 from exampp.errors import InputError
 
@@ -16,12 +17,15 @@ def read_qrels(source: PathLike) -> Qrels:
     """Read a TREC qrels file (plain or gzipped), or ``irds:<dataset-id>`` through ir_datasets."""
     if isinstance(source, str) and source.startswith(IRDS_PREFIX):
         return _read_irds_qrels(source)
-    path = Path(source)
+    path = display_name(source)
     qrels: Qrels = {}
-    for lineno, line in iter_lines(path):
+    for lineno, line in iter_lines(source):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
+        odd = odd_character(line)
+        if odd is not None:
+            raise InputError(path, lineno, f"{odd}: only spaces and tabs may separate the columns")
         cols = stripped.split()
         if len(cols) != 4:
             raise InputError(path, lineno, f"expected 4 columns 'qid iter docid rel', found {len(cols)}")
@@ -55,5 +59,6 @@ def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: PathLike) -> None:
     """Write ``qid 0 docid rel`` lines sorted by query then docid, atomically."""
     with atomic_write(path) as fh:
         for qid in sorted(qrels):
+            check_query_id(qid)
             for docid in sorted(qrels[qid]):
-                fh.write(f"{qid} 0 {docid} {int(qrels[qid][docid])}\n")
+                fh.write(f"{qid} 0 {check_id(docid, 'docid')} {int(qrels[qid][docid])}\n")

@@ -15,10 +15,10 @@ import itertools
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from exampp.collection.io import PathLike, atomic_write, iter_json_lines
+from exampp.collection.ids import check_id, check_query_id
+from exampp.collection.io import PathLike, atomic_write, display_name, iter_json_lines
 from exampp.collection.topics import Subtopic, Topic
 from exampp.errors import InputError
 
@@ -52,6 +52,12 @@ class Question:
         for name in ("facet_id", "facet_text", "source"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name!r} must be a string or null")
+        # Ids go into line formats: query ids into runs and qrels, question ids into IRT tables,
+        # facet ids into facet qrels (<query_id>/<facet_id>).
+        check_query_id(self.query_id, "'query_id'")
+        check_id(self.question_id, "'question_id'")
+        if self.facet_id is not None:
+            check_id(self.facet_id, "'facet_id'")
         for name in ("answers", "choices"):
             value = getattr(self, name)
             if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
@@ -136,19 +142,19 @@ def read_question_bank(path: PathLike, format: str = "auto") -> QuestionBank:
 
     if format not in READ_FORMATS:
         raise ValueError(f"unknown question bank format {format!r}; expected one of {', '.join(READ_FORMATS)}")
-    path = Path(path)
+    name = display_name(path)
     records = iter_json_lines(path)
     if format == "auto":
         first = next(records, None)
         if first is None:
-            raise InputError(path, None, "empty question bank")
-        format = _detect_format(first[1], path, first[0])
+            raise InputError(name, None, "empty question bank")
+        format = _detect_format(first[1], name, first[0])
         records = itertools.chain([first], records)
     if format in ("reference", "reference-nuggets"):
-        return reference_bank.read_reference_records(records, path)
+        return reference_bank.read_reference_records(records, name)
     if format == "car":
-        return reference_bank.read_car_records(records, path)
-    return _read_exampp_records(records, path)
+        return reference_bank.read_car_records(records, name)
+    return _read_exampp_records(records, name)
 
 
 def write_question_bank(bank: QuestionBank, path: PathLike, format: str = "exampp") -> None:
@@ -174,7 +180,7 @@ def write_question_bank(bank: QuestionBank, path: PathLike, format: str = "examp
             fh.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
-def _detect_format(record: Any, path: Path, lineno: int) -> str:
+def _detect_format(record: Any, path: str, lineno: int) -> str:
     if isinstance(record, dict):
         if "questions" in record or "items" in record:
             return "reference"
@@ -190,7 +196,7 @@ def _detect_format(record: Any, path: Path, lineno: int) -> str:
 _EXAMPP_FIELDS = ("facet_id", "facet_text", "answers", "choices", "correct_choice", "source")
 
 
-def _read_exampp_records(records: Iterable[tuple[int, Any]], path: Path) -> QuestionBank:
+def _read_exampp_records(records: Iterable[tuple[int, Any]], path: str) -> QuestionBank:
     bank = QuestionBank()
     first_line: dict[str, int] = {}
     for lineno, record in records:

@@ -22,7 +22,6 @@ import hashlib
 import logging
 import string
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import Any
 
 from exampp.collection.question_bank import Question, QuestionBank
@@ -35,12 +34,12 @@ _EXTRA_FIELDS = ("answers", "choices", "correct_choice", "source")  # kept in it
 _CHOICE_KEYS = string.ascii_lowercase  # TQA's answer-choice keys
 
 
-def read_reference_records(records: Iterable[tuple[int, Any]], path: Path) -> QuestionBank:
+def read_reference_records(records: Iterable[tuple[int, Any]], path: str) -> QuestionBank:
     """A bank from reference-tool bank lines (question or nugget items)."""
     return _read(records, path, _reference_line)
 
 
-def read_car_records(records: Iterable[tuple[int, Any]], path: Path) -> QuestionBank:
+def read_car_records(records: Iterable[tuple[int, Any]], path: str) -> QuestionBank:
     """A bank from the CAR variant (one question per line)."""
 
     def line(record: Any) -> tuple[list[Question | None], str | None]:
@@ -50,7 +49,7 @@ def read_car_records(records: Iterable[tuple[int, Any]], path: Path) -> Question
     return _read(records, path, line)
 
 
-def _read(records: Iterable[tuple[int, Any]], path: Path, parse_line) -> QuestionBank:
+def _read(records: Iterable[tuple[int, Any]], path: str, parse_line) -> QuestionBank:
     """Parse each line into questions (ValueError -> InputError naming the line) and collect them."""
     importer = _Importer(path)
     for lineno, record in records:
@@ -111,7 +110,7 @@ def car_records(bank: QuestionBank) -> Iterator[dict[str, Any]]:
 class _Importer:
     """Collects imported questions, dropping the tool's blank questions and exact repeats."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: str):
         self.path = path
         self.bank = QuestionBank()
         self.first_line: dict[str, int] = {}

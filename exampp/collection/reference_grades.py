@@ -15,7 +15,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from exampp.collection.io import PathLike, atomic_write, iter_json_lines
+from exampp.collection.ids import id_problem
+from exampp.collection.io import PathLike, atomic_write, display_name, iter_json_lines
 from exampp.collection.qrels import Qrels
 from exampp.collection.runs import Run
 from exampp.errors import InputError
@@ -152,6 +153,15 @@ def _id(value: Any, where: str) -> str:
     raise _Bad(f"{where}: expected a string id, found {value!r}")
 
 
+def _line_id(value: Any, where: str, *, first_column: bool = False) -> str:
+    """An id that exampp writes into runs and qrels (query, paragraph, run and question ids)."""
+    text = _id(value, where)
+    problem = id_problem(text, first_column=first_column)
+    if problem is not None:
+        raise _Bad(f"{where}: id {text!r} {problem}")
+    return text
+
+
 def _int(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
         raise _Bad(f"{where}: expected an integer, found {value!r}")
@@ -167,8 +177,8 @@ def _float(value: Any, where: str) -> float:
 def _judgment(obj: Any, where: str) -> Judgment:
     obj = _dict(obj, where)
     return Judgment(
-        paragraph_id=_id(_get(obj, "paragraphId", where), where),
-        query=_id(_get(obj, "query", where), where),
+        paragraph_id=_line_id(_get(obj, "paragraphId", where), where),
+        query=_line_id(_get(obj, "query", where), where, first_column=True),
         relevance=_int(_get(obj, "relevance", where), f"{where}.relevance"),
         title_query=_id(_get(obj, "titleQuery", where, ""), where),
     )
@@ -177,9 +187,9 @@ def _judgment(obj: Any, where: str) -> Judgment:
 def _ranking(obj: Any, where: str) -> Ranking:
     obj = _dict(obj, where)
     return Ranking(
-        method=_id(_get(obj, "method", where), where),
-        paragraph_id=_id(_get(obj, "paragraphId", where), where),
-        query_id=_id(_get(obj, "queryId", where), where),
+        method=_line_id(_get(obj, "method", where), where),
+        paragraph_id=_line_id(_get(obj, "paragraphId", where), where),
+        query_id=_line_id(_get(obj, "queryId", where), where, first_column=True),
         rank=_int(_get(obj, "rank", where), f"{where}.rank"),
         score=_float(_get(obj, "score", where), f"{where}.score"),
     )
@@ -191,7 +201,7 @@ def _exam_grades(obj: Any, where: str) -> ExamGrades:
     for j, pair in enumerate(_list(_get(obj, "answers", where), f"{where}.answers")):
         if not isinstance(pair, list) or len(pair) != 2:
             raise _Bad(f"{where}.answers[{j}]: expected [question_id, answer_text]")
-        answers.append((_id(pair[0], f"{where}.answers[{j}]"), "" if pair[1] is None else str(pair[1])))
+        answers.append((_line_id(pair[0], f"{where}.answers[{j}]"), "" if pair[1] is None else str(pair[1])))
     self_ratings = None
     if obj.get("self_ratings") is not None:
         self_ratings = []
@@ -200,14 +210,14 @@ def _exam_grades(obj: Any, where: str) -> ExamGrades:
             rating = _dict(rating, at)
             # Newer reference files rate nuggets instead of questions.
             qid = rating.get("question_id") if rating.get("question_id") is not None else _get(rating, "nugget_id", at)
-            self_ratings.append(SelfRating(_id(qid, at), _int(_get(rating, "self_rating", at), f"{at}.self_rating")))
+            self_ratings.append(SelfRating(_line_id(qid, at), _int(_get(rating, "self_rating", at), f"{at}.self_rating")))
         self_ratings = tuple(self_ratings)
     prompt_info = obj.get("prompt_info")
     return ExamGrades(
         llm=_id(_get(obj, "llm", where), where),
         answers=tuple(answers),
-        correct_answered=tuple(_id(q, where) for q in _list(_get(obj, "correctAnswered", where, []), where)),
-        wrong_answered=tuple(_id(q, where) for q in _list(_get(obj, "wrongAnswered", where, []), where)),
+        correct_answered=tuple(_line_id(q, where) for q in _list(_get(obj, "correctAnswered", where, []), where)),
+        wrong_answered=tuple(_line_id(q, where) for q in _list(_get(obj, "wrongAnswered", where, []), where)),
         self_ratings=self_ratings,
         prompt_info=None if prompt_info is None else _dict(prompt_info, f"{where}.prompt_info"),
         llm_options=_dict(_get(obj, "llm_options", where, {}), f"{where}.llm_options"),
@@ -236,7 +246,7 @@ def _direct_grade(obj: Any, where: str) -> DirectGrade:
 
 def _paragraph(obj: Any, where: str) -> Paragraph:
     obj = _dict(obj, where)
-    pid = _id(_get(obj, "paragraph_id", where), where)
+    pid = _line_id(_get(obj, "paragraph_id", where), where)
     where = f"{where} ({pid})"
     text = _get(obj, "text", where)
     if not isinstance(text, str):
@@ -262,7 +272,7 @@ def read_reference_grades(path: PathLike) -> Iterator[QueryParagraphs]:
         try:
             if not isinstance(value, list) or len(value) != 2:
                 raise _Bad("expected a 2-element list [query_id, [paragraph, ...]]")
-            query_id = _id(value[0], "query id")
+            query_id = _line_id(value[0], "query id", first_column=True)
             paragraphs = _list(value[1], f"query {query_id!r}: paragraphs")
             yield QueryParagraphs(
                 query_id,
@@ -270,7 +280,7 @@ def read_reference_grades(path: PathLike) -> Iterator[QueryParagraphs]:
                 lineno,
             )
         except _Bad as exc:
-            raise InputError(path, lineno, str(exc)) from None
+            raise InputError(display_name(path), lineno, str(exc)) from None
 
 
 # -- writing -------------------------------------------------------------------------------

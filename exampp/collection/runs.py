@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from exampp.collection.io import PathLike, atomic_write, iter_lines
+from exampp.collection.ids import check_id, check_query_id, odd_character
+from exampp.collection.io import PathLike, atomic_write, display_name, iter_lines
 from exampp.errors import InputError
 
 RUN_SUFFIXES = (".gz", ".run", ".txt", ".trec", ".tsv")
@@ -55,14 +56,17 @@ def read_run(path: PathLike, name: str | None = None) -> Run:
 
     The run's name is its runid column (the first one seen) unless ``name`` is given.
     """
-    path = Path(path)
+    path = display_name(path) if isinstance(path, str) and path == "-" else Path(path)
     per_query: dict[str, dict[str, RankedDoc]] = {}
     lines: dict[str, int] = {}
     tag: str | None = None
-    for lineno, line in iter_lines(path):
+    for lineno, line in iter_lines(path if isinstance(path, Path) else "-"):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
+        odd = odd_character(line)
+        if odd is not None:
+            raise InputError(path, lineno, f"{odd}: only spaces and tabs may separate the columns")
         cols = stripped.split()
         if len(cols) < 6:  # trec_eval ignores text after the runid column
             raise InputError(path, lineno, f"expected 6 columns 'qid Q0 docid rank score runid', found {len(cols)}")
@@ -136,7 +140,9 @@ def read_runs(source: PathLike | Iterable[PathLike]) -> dict[str, Run]:
 
 def write_run(run: Run, path: PathLike, depth: int | None = None) -> None:
     """Write a run in TREC format (ranks 1-based, in trec_eval order), atomically."""
+    check_id(run.name, "run name")
     with atomic_write(path) as fh:
         for qid in sorted(run.rankings):
+            check_query_id(qid)
             for rank, doc in enumerate(run.top(qid, depth), start=1):
-                fh.write(f"{qid} Q0 {doc.docid} {rank} {float(doc.score)!r} {run.name}\n")
+                fh.write(f"{qid} Q0 {check_id(doc.docid, 'docid')} {rank} {float(doc.score)!r} {run.name}\n")

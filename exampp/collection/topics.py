@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from exampp.collection.irds import IRDS_PREFIX, load_ir_dataset
-from exampp.collection.io import PathLike, atomic_write, iter_json_lines, iter_lines, load_json
+from exampp.collection.ids import check_id, check_query_id
+from exampp.collection.io import PathLike, atomic_write, display_name, iter_lines, json_lines, parse_json
 from exampp.errors import InputError
 
 _ID_KEYS = ("query_id", "qid")
@@ -34,23 +34,30 @@ class Topic:
 
 
 def read_topics(source: str | PathLike) -> dict[str, Topic]:
-    """Topics keyed by query id, in file order; the format is recognised from the content."""
+    """Topics keyed by query id, in file order; the format is recognised from the content.
+
+    ``-`` reads standard input; a file is read once (topics files are small, so it is held whole).
+    """
     if isinstance(source, str) and source.startswith(IRDS_PREFIX):
         return _read_irds_topics(source)
-    path = Path(source)
-    first = next((line.lstrip() for _, line in iter_lines(path) if line.strip()), None)
+    name = display_name(source)
+    lines = list(iter_lines(source))
+    first = next((line.lstrip() for _, line in lines if line.strip()), None)
     if first is None:
-        raise InputError(path, None, "empty topics file")
+        raise InputError(name, None, "empty topics file")
     if first.startswith("["):
-        records = [(None, _topic_from_object(obj, path, None)) for obj in load_json(path)]
+        whole = parse_json("\n".join(line for _, line in lines), name)
+        if not isinstance(whole, list):
+            raise InputError(name, None, "expected a JSON list of topic objects")
+        records = [(None, _topic_from_object(obj, name, None)) for obj in whole]
     elif first.startswith("{"):
-        records = _object_records(path)
+        records = _object_records(lines, name)
     else:
-        records = _tsv_records(path)
+        records = _tsv_records(lines, name)
     topics: dict[str, Topic] = {}
     for lineno, topic in records:
         if topic.query_id in topics:
-            raise InputError(path, lineno, f"duplicate query id {topic.query_id!r}")
+            raise InputError(name, lineno, f"duplicate query id {topic.query_id!r}")
         topics[topic.query_id] = topic
     return topics
 
@@ -60,29 +67,37 @@ def write_topics(topics: Iterable[Topic] | Mapping[str, Topic], path: PathLike) 
     items = topics.values() if isinstance(topics, Mapping) else topics
     with atomic_write(path) as fh:
         for topic in items:
+            check_query_id(topic.query_id)
             record: dict[str, Any] = {"query_id": topic.query_id, "text": topic.text}
             if topic.subtopics:
                 record["subtopics"] = [{"facet_id": s.facet_id, "text": s.text} for s in topic.subtopics]
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def _object_records(path: Path) -> list[tuple[int | None, Topic]]:
+def _object_records(lines: list[tuple[int, str]], name: str) -> list[tuple[int | None, Topic]]:
     """A ``{query_id: text}`` map, or JSONL with one topic object per line."""
     try:
-        whole = load_json(path)
+        whole = parse_json("\n".join(line for _, line in lines), name)
     except InputError:
         whole = None  # several JSON values: JSONL (whose reader reports any real error by line)
     if isinstance(whole, dict) and not any(key in whole for key in _ID_KEYS):
         records: list[tuple[int | None, Topic]] = []
         for query_id, text in whole.items():
             if not isinstance(text, str) or not text.strip():
-                raise InputError(path, None, f"query {query_id!r}: text must be a non-empty string")
-            records.append((None, Topic(query_id, text.strip())))
+                raise InputError(name, None, f"query {query_id!r}: text must be a non-empty string")
+            records.append((None, Topic(_query_id(query_id, name, None), text.strip())))
         return records
-    return [(lineno, _topic_from_object(obj, path, lineno)) for lineno, obj in iter_json_lines(path)]
+    return [(lineno, _topic_from_object(obj, name, lineno)) for lineno, obj in json_lines(lines, name)]
 
 
-def _topic_from_object(obj: Any, path: Path, lineno: int | None) -> Topic:
+def _query_id(value: object, name: str, lineno: int | None) -> str:
+    try:
+        return check_query_id(value)
+    except ValueError as exc:
+        raise InputError(name, lineno, str(exc)) from None
+
+
+def _topic_from_object(obj: Any, path: str, lineno: int | None) -> Topic:
     if not isinstance(obj, dict):
         raise InputError(path, lineno, f"expected a topic object, found {type(obj).__name__}")
     query_id = _first(obj, _ID_KEYS, "query id", path, lineno)
@@ -90,6 +105,7 @@ def _topic_from_object(obj: Any, path: Path, lineno: int | None) -> Topic:
         query_id = str(query_id)
     if not isinstance(query_id, str) or not query_id:
         raise InputError(path, lineno, "'query_id' must be a non-empty string")
+    query_id = _query_id(query_id, path, lineno)
     text = _nonblank(_first(obj, _TEXT_KEYS, "text", path, lineno), "text", path, lineno)
     subtopics = obj.get("subtopics") or []
     if not isinstance(subtopics, list):
@@ -99,6 +115,10 @@ def _topic_from_object(obj: Any, path: Path, lineno: int | None) -> Topic:
         if not isinstance(sub, dict):
             raise InputError(path, lineno, "'subtopics' must be a list of {\"facet_id\", \"text\"} objects")
         facet_id = _nonblank(sub.get("facet_id"), "facet_id", path, lineno)
+        try:  # facets become qrels queries <query_id>/<facet_id>
+            check_id(facet_id, "facet id")
+        except ValueError as exc:
+            raise InputError(path, lineno, str(exc)) from None
         if any(f.facet_id == facet_id for f in facets):
             raise InputError(path, lineno, f"duplicate facet id {facet_id!r} in query {query_id!r}")
         facets.append(Subtopic(facet_id, _nonblank(_first(sub, _FACET_TEXT_KEYS, "facet text", path, lineno),
@@ -106,28 +126,28 @@ def _topic_from_object(obj: Any, path: Path, lineno: int | None) -> Topic:
     return Topic(query_id, text, tuple(facets))
 
 
-def _first(obj: dict, keys: tuple[str, ...], what: str, path: Path, lineno: int | None) -> Any:
+def _first(obj: dict, keys: tuple[str, ...], what: str, path: str, lineno: int | None) -> Any:
     for key in keys:
         if key in obj:
             return obj[key]
     raise InputError(path, lineno, f"missing {what}: expected one of the fields {', '.join(map(repr, keys))}")
 
 
-def _nonblank(value: Any, name: str, path: Path, lineno: int | None) -> str:
+def _nonblank(value: Any, name: str, path: str, lineno: int | None) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InputError(path, lineno, f"{name!r} must be a non-empty string")
     return value.strip()
 
 
-def _tsv_records(path: Path) -> list[tuple[int | None, Topic]]:
+def _tsv_records(lines: list[tuple[int, str]], name: str) -> list[tuple[int | None, Topic]]:
     records: list[tuple[int | None, Topic]] = []
-    for lineno, line in iter_lines(path):
+    for lineno, line in lines:
         if not line.strip():
             continue
         query_id, tab, text = line.partition("\t")
         if not tab or not query_id.strip() or not text.strip():
-            raise InputError(path, lineno, "expected 'query_id<TAB>text'")
-        records.append((lineno, Topic(query_id.strip(), text.strip())))
+            raise InputError(name, lineno, "expected 'query_id<TAB>text'")
+        records.append((lineno, Topic(_query_id(query_id.strip(), name, lineno), text.strip())))
     return records
 
 

@@ -1,0 +1,64 @@
+"""Ids that end up in whitespace-separated line formats (runs, qrels, leaderboards).
+
+A query, passage, run or question id is written verbatim as a column of such a file, so an id
+with whitespace in it would split into two columns, a newline in it would forge a line of its
+own, and a control character reads differently in every tool. Readers check ids with
+:func:`check_id` and report the file and line of a bad one; writers check again, so that nothing
+built in Python can forge a line either.
+
+Line formats are split on ASCII whitespace only, as trec_eval does; any other whitespace or
+control character inside a line is refused (:func:`odd_character`), because tools that split on
+Unicode whitespace (Python's ``str.split``) would read such a line differently.
+"""
+from __future__ import annotations
+
+import re
+
+# Any whitespace (Python's \s is str.isspace) or control character (Unicode category Cc).
+_NOT_IN_ID = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
+# The same less ASCII whitespace, which is what separates the columns of a line.
+_ODD = re.compile(r"[^\S \t\n\r\x0b\x0c]|[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+
+
+def _describe(char: str) -> str:
+    return repr(char) if char.isprintable() else f"U+{ord(char):04X}"
+
+
+def odd_character(line: str) -> str | None:
+    """A description of the first character in ``line`` that no line format may hold, else None."""
+    match = _ODD.search(line)
+    if match is None:
+        return None
+    return f"character {_describe(match.group())} at column {match.start() + 1}"
+
+
+def id_problem(value: object, *, first_column: bool = False) -> str | None:
+    """Why ``value`` cannot be an id in a line format, or None when it can.
+
+    ``first_column``: the id starts a line (query ids), where a leading ``#`` makes the line a
+    comment.
+    """
+    if not isinstance(value, str):
+        return f"must be a string, found {type(value).__name__}"
+    if not value:
+        return "is empty"
+    match = _NOT_IN_ID.search(value)
+    if match is not None:
+        what = "whitespace" if match.group().isspace() else "a control character"
+        return (f"contains {what} ({_describe(match.group())}), which would break the line formats "
+                "(runs, qrels) it is written to")
+    if first_column and value.startswith("#"):
+        return "starts with '#': run and qrels files read such a line as a comment"
+    return None
+
+
+def check_id(value: object, what: str, *, first_column: bool = False) -> str:
+    """``value`` when it can be an id (see :func:`id_problem`), else ValueError naming ``what``."""
+    problem = id_problem(value, first_column=first_column)
+    if problem is not None:
+        raise ValueError(f"{what} {value!r} {problem}")
+    return value  # type: ignore[return-value]
+
+
+def check_query_id(value: object, what: str = "query id") -> str:
+    return check_id(value, what, first_column=True)
