@@ -6,9 +6,9 @@ import math
 
 import click
 
-from exampp.cli.output import format_option, render
+from exampp.cli.output import format_option, output_option, render, write_output
 
-FILE = click.Path(dir_okay=False, exists=True)
+FILE = click.Path(dir_okay=False, exists=True, allow_dash=True)
 
 
 @click.command()
@@ -17,7 +17,8 @@ FILE = click.Path(dir_okay=False, exists=True)
 @click.option("--rel-level", type=int, default=1, show_default=True,
               help="Official grade at which a passage counts as relevant (as trec_eval -l).")
 @format_option
-def agree(exam, official, rel_level, fmt) -> None:
+@output_option
+def agree(exam, official, rel_level, fmt, output) -> None:
     """Agreement of EXAM labels with official judgments on the passages judged in both: for
     every threshold tau, EXAM label >= tau against official grade >= --rel-level, with
     Cohen's kappa and the 2x2 counts (tp both relevant, fp EXAM only, fn official only,
@@ -39,7 +40,7 @@ def agree(exam, official, rel_level, fmt) -> None:
     graded = graded_confusion(exam_labels, official_labels)
 
     if fmt == "tsv":
-        click.echo(render(kappas, "tsv"))
+        write_output(render(kappas, "tsv") + "\n", output)
     elif fmt == "json":
         report = {
             "exam": exam, "official": official, "rel_level": rel_level,
@@ -48,13 +49,14 @@ def agree(exam, official, rel_level, fmt) -> None:
             "graded": [{"exam": int(e), "official": int(o), "count": int(graded.at[e, o])}
                        for e in graded.index for o in graded.columns],
         }
-        click.echo(json.dumps(report, indent=2))
+        write_output(json.dumps(report, indent=2) + "\n", output)
     else:
-        click.echo(f"{pairs.common} passages judged in both (not compared: {pairs.only_exam} only in EXAM, "
-                   f"{pairs.only_official} only in official)")
-        click.echo(f"EXAM relevant: grade >= tau; official relevant: grade >= {rel_level}")
-        click.echo()
-        click.echo(kappas.to_string(index=False, formatters={"kappa": lambda v: "-" if math.isnan(v) else f"{v:.4f}"}))
-        click.echo()
-        click.echo("EXAM grade (rows) x official grade (columns):")
-        click.echo(graded.to_string())
+        lines = [f"{pairs.common} passages judged in both (not compared: {pairs.only_exam} only in EXAM, "
+                 f"{pairs.only_official} only in official)",
+                 f"EXAM relevant: grade >= tau; official relevant: grade >= {rel_level}",
+                 "",
+                 kappas.to_string(index=False, formatters={"kappa": lambda v: "-" if math.isnan(v) else f"{v:.4f}"}),
+                 "",
+                 "EXAM grade (rows) x official grade (columns):",
+                 graded.to_string()]
+        write_output("\n".join(lines) + "\n", output)

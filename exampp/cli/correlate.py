@@ -9,9 +9,9 @@ from typing import Any
 import click
 import pandas as pd
 
-from exampp.cli.output import check_judged, format_option, json_value, render, strict_option
+from exampp.cli.output import check_judged, format_option, json_value, output_option, render, strict_option, write_output
 
-FILE = click.Path(dir_okay=False, exists=True)
+FILE = click.Path(dir_okay=False, exists=True, allow_dash=True)
 
 
 def _side_options(side: str):
@@ -112,7 +112,8 @@ def _short(names: list[str], limit: int = 10) -> str:
 @click.option("--show", is_flag=True, help="Also print both leaderboards side by side with ranks.")
 @strict_option
 @format_option
-def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, strict, fmt, **sides) -> None:
+@output_option
+def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, strict, fmt, output, **sides) -> None:
     """Rank correlation of leaderboard A with leaderboard B: Spearman, Kendall tau-b, Pearson
     and tau_ap (tie-aware, A is the reference), on the runs both contain; runs in only
     one are listed.
@@ -171,30 +172,32 @@ def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, str
                 stat: {k: json_value(float(v)) for k, v in row.items()} for stat, row in queries.summary.iterrows()
             }
             report["queries_only_in_a"], report["queries_only_in_b"] = queries.only_in_first, queries.only_in_second
-        click.echo(json.dumps(report, indent=2))
+        write_output(json.dumps(report, indent=2) + "\n", output)
         return
     if fmt == "tsv":
-        click.echo(render(table, "tsv"))
+        write_output(render(table, "tsv") + "\n", output)
         return
-    click.echo(f"A: {a.label}")
-    click.echo(f"B: {b.label}")
-    click.echo(f"{result.n_systems} runs in both; tau_ap takes A as the reference"
-               + ("" if rounding is None else f"; scores rounded to {rounding} decimals"))
-    click.echo()
-    click.echo(table.to_string(index=False, na_rep="-", formatters={"value": _number("{:.4f}"), "p_value": _number("{:.3g}")}))
-    click.echo()
-    click.echo(f"only in A: {_short(result.only_in_first)}")
-    click.echo(f"only in B: {_short(result.only_in_second)}")
+    lines: list[str] = []
+    lines.append(f"A: {a.label}")
+    lines.append(f"B: {b.label}")
+    lines.append(f"{result.n_systems} runs in both; tau_ap takes A as the reference"
+                 + ("" if rounding is None else f"; scores rounded to {rounding} decimals"))
+    lines.append("")
+    lines.append(table.to_string(index=False, na_rep="-", formatters={"value": _number("{:.4f}"), "p_value": _number("{:.3g}")}))
+    lines.append("")
+    lines.append(f"only in A: {_short(result.only_in_first)}")
+    lines.append(f"only in B: {_short(result.only_in_second)}")
     if result.excluded:
-        click.echo(f"excluded:  {_short(result.excluded)}")
+        lines.append(f"excluded:  {_short(result.excluded)}")
     if shown is not None:
-        click.echo()
-        click.echo(render(shown.reset_index(), "text"))
+        lines.append("")
+        lines.append(render(shown.reset_index(), "text"))
     if queries is not None:
-        click.echo()
-        click.echo(render(queries.per_query.reset_index(), "text"))
-        click.echo()
-        click.echo(render(queries.summary.rename_axis("statistic").reset_index(), "text"))
+        lines.append("")
+        lines.append(render(queries.per_query.reset_index(), "text"))
+        lines.append("")
+        lines.append(render(queries.summary.rename_axis("statistic").reset_index(), "text"))
         for side, missing in (("A", queries.only_in_first), ("B", queries.only_in_second)):
             if missing:
-                click.echo(f"queries only in {side}: {_short(missing)}")
+                lines.append(f"queries only in {side}: {_short(missing)}")
+    write_output("\n".join(lines) + "\n", output)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import click
 
+from exampp.cli.output import output_option, write_output
 from exampp.collection.qrels import read_qrels
 from exampp.collection.runs import read_runs
 from exampp.trec_eval import evaluate_runs, format_json, format_trec, format_tsv, select
@@ -21,9 +22,11 @@ from exampp.trec_eval import evaluate_runs, format_json, format_trec, format_tsv
                    "or ir_measures name (nDCG@20, 'P(rel=2)@10', AP, RR). Repeatable; default official.")
 @click.option("--format", "fmt", type=click.Choice(["trec", "json", "tsv"]), default="trec", show_default=True,
               help="trec: trec_eval's text, one block per run; json/tsv: rows of run, measure, query, value.")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path())
-def eval_cmd(per_query, complete, max_retrieved, rel_level, judged_only, num_docs_in_coll, measures, fmt, qrels, runs):
+@output_option
+@click.argument("qrels", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(allow_dash=True))
+def eval_cmd(per_query, complete, max_retrieved, rel_level, judged_only, num_docs_in_coll, measures, fmt, output,
+             qrels, runs):
     """Evaluate RUNS (files or directories of runs) against QRELS like NIST trec_eval.
 
     With trec_eval's flags the output is identical to trec_eval's. Measures trec_eval does not
@@ -52,6 +55,6 @@ def eval_cmd(per_query, complete, max_retrieved, rel_level, judged_only, num_doc
         num_docs_in_coll=num_docs_in_coll,
     )
     if fmt == "trec":
-        click.echo("".join(format_trec(scores) for scores in results.values()), nl=False)
+        write_output("".join(format_trec(scores) for scores in results.values()), output)
     else:
-        click.echo((format_json if fmt == "json" else format_tsv)(results), nl=False)
+        write_output((format_json if fmt == "json" else format_tsv)(results), output)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from exampp.cli.output import emit, format_option
+from exampp.cli.output import emit, format_option, output_option
 
 _PATH = click.Path(dir_okay=False)
 
@@ -45,7 +45,7 @@ _PATH = click.Path(dir_okay=False)
               help="Also write the grades as the reference EXAM++ tool's graded JSONL.gz.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on a terminal.")
 @format_option
-@click.option("--output", "-o", type=_PATH, help="Write the leaderboard to this file instead of stdout.")
+@output_option
 def grade(runs, config_path, grader, model, device, dtype, batch_size, depth, bank, topics, corpus, responses,
           workspace, store, tau, min_grade, chunk_size, strict, export_reference, progress, fmt, output) -> None:
     """Grade the pooled passages of RUNS (files or folders [default: WORKSPACE/runs/]) against

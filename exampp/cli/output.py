@@ -33,9 +33,15 @@ def render(table: pd.DataFrame, fmt: str, *, decimals: int = 4) -> str:
     return table.to_string(index=False, float_format=lambda v: f"{v:.{decimals}f}")
 
 
-def emit(table: pd.DataFrame, fmt: str, output: str | None = None) -> None:
-    """Print a table, or write it to ``output`` (atomically) when given."""
-    text = render(table, fmt) + "\n"
+output_option = click.option(
+    "--output", "-o", type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write to this file instead of stdout (- is stdout; a link, device or FIFO is written through).",
+)
+
+
+def write_output(text: str, output: str | None = None) -> None:
+    """Print ``text``, or write it to ``output`` when given: a regular file atomically, ``-``,
+    ``/dev/stdout``, a device or a FIFO by writing into it (see :func:`~exampp.collection.io.atomic_write`)."""
     if output:
         from exampp.collection.io import atomic_write
 
@@ -43,6 +49,11 @@ def emit(table: pd.DataFrame, fmt: str, output: str | None = None) -> None:
             fh.write(text)
     else:
         click.echo(text, nl=False)
+
+
+def emit(table: pd.DataFrame, fmt: str, output: str | None = None) -> None:
+    """Print a table, or write it to ``output`` when given."""
+    write_output(render(table, fmt) + "\n", output)
 
 
 strict_option = click.option(

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from exampp.cli.output import check_judged, emit, format_option, strict_option
+from exampp.cli.output import check_judged, emit, format_option, output_option, strict_option
 
 depth_option = click.option(
     "--depth", "-k", type=click.IntRange(min=1), default=20, show_default=True, help="Top-k passages of each run."
@@ -17,7 +17,6 @@ workspace_option = click.option(
 method_option = click.option(
     "--method", help="Grading method id in the store (default: the only one there).",
 )
-output_option = click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
 
 
 @click.command()
@@ -63,8 +62,8 @@ def cover(runs, workspace, method, bank, tau, depth, normalized, per_query, stri
 @click.option("--min-grade", "tau", type=float, help="Write binary labels: 1 when label >= this grade.")
 @click.option("--facets", is_flag=True, help="One qrels query per question facet (<query_id>/<facet_id>).")
 @click.option("--bank", type=click.Path(dir_okay=False, exists=True), help="Question bank (default: the workspace's).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False),
-              help="Qrels file to write [default: WORKSPACE/qrels/exam.qrels].")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Qrels file to write (- for stdout) [default: WORKSPACE/qrels/exam.qrels].")
 def qrels(workspace, method, tau, facets, bank, output) -> None:
     """Export EXAM-Qrels: each graded passage labelled with its best grade over the query's
     questions (or 0/1 at --min-grade), as a TREC qrels file for trec_eval.
@@ -85,7 +84,7 @@ def qrels(workspace, method, tau, facets, bank, output) -> None:
         labels = facet_labels(grades, _facets(bank_path))
     else:
         labels = exam_labels(grades, exam)
-    target = Path(output) if output else ws.exam_qrels
+    target = output or ws.exam_qrels
     write_qrels(exam_qrels(labels, tau), target)
     n = sum(len(docs) for docs in labels.values())
     click.echo(f"wrote {n} labels for {len(labels)} queries to {target}", err=True)
