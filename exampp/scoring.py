@@ -11,11 +11,12 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
 from exampp.collection.qrels import Qrels
-from exampp.collection.runs import Run
+from exampp.collection.runs import Ranked, Restart, Run, check_unique_name
 
 DEFAULT_DEPTH = 20
 # Means are rounded before ranking: two systems with the same per-query values in another
@@ -160,41 +161,77 @@ def summarize(per_query: pd.DataFrame, value: str = "cover") -> pd.DataFrame:
 
 # --- measure leaderboards (ir_measures with its pytrec_eval provider) ---------------------------
 
-def _truncate(run: Run, depth: int | None) -> dict[str, dict[str, float]]:
-    """Run as ir_measures input; truncation by trec_eval order keeps exactly the top-``depth``."""
-    return {q: {d.docid: d.score for d in run.top(q, depth)} for q in run.rankings}
+# Documents handed to ir_measures at once: a run is measured in batches of queries, so that a
+# run read from a file (RunFile) never has to be held whole.
+_BATCH_DOCS = 200_000
+
+
+def _run_values(run: Ranked, parsed: Mapping[Any, str], qrels: Qrels, depth: int | None,
+                exclude: Collection[str]) -> dict[tuple[str, str], float] | None:
+    """``{(measure name, query_id): value}`` of one run, or None when the run is excluded (a run
+    file's name is known once its first query is read)."""
+    import ir_measures  # heavy import, only for commands that compute measures
+
+    values: dict[tuple[str, str], float] = {}
+    batch: dict[str, dict[str, float]] = {}
+
+    def flush() -> None:
+        if batch:
+            for metric in ir_measures.iter_calc(list(parsed), qrels, batch):
+                values[(parsed[metric.measure], metric.query_id)] = float(metric.value)
+            batch.clear()
+
+    for block in run.blocks(qrels):
+        if run.name in exclude:
+            return None
+        if isinstance(block, Restart):
+            values.clear()
+            batch.clear()
+            continue
+        qid, docs = block
+        batch[qid] = {d.docid: d.score for d in docs[:depth]}
+        if len(batch) * len(batch[qid]) >= _BATCH_DOCS:  # about the documents in the batch
+            flush()
+    flush()
+    return None if run.name in exclude else values
 
 
 def per_query_measures(
-    runs: Mapping[str, Run], qrels: Qrels, measures: Sequence[str], depth: int | None = None
+    runs: Mapping[str, Run] | Iterable[Ranked], qrels: Qrels, measures: Sequence[str], depth: int | None = None,
+    *, exclude: Collection[str] = (),
 ) -> pd.DataFrame:
     """Per-query values of ir_measures measures (``nDCG@20``, ``P(rel=2)@10``, ``AP``...).
 
-    Queries are those of the qrels; a query the run lacks scores 0 (trec_eval ``-c``).
-    Returns columns ``run, query_id, measure, value``, measure as the name given.
+    ``runs``: in-memory runs, or run files (:class:`~exampp.collection.runs.RunFile`) read one
+    query at a time. Queries are those of the qrels; a query the run lacks scores 0 (trec_eval
+    ``-c``); truncation to ``depth`` keeps exactly the top-``depth`` in trec_eval order. Runs
+    named in ``exclude`` are left out. Returns columns ``run, query_id, measure, value``,
+    measure as the name given.
     """
-    import ir_measures  # heavy import, only for commands that compute measures
+    import ir_measures
 
     parsed = {ir_measures.parse_measure(m): m for m in measures}
     qids = sorted(qrels)
-    rows = []
-    for name in sorted(runs):
-        values: dict[tuple[str, str], float] = {}
-        run_input = {q: docs for q, docs in _truncate(runs[name], depth).items() if q in qrels and docs}
-        if run_input:
-            for metric in ir_measures.iter_calc(list(parsed), qrels, run_input):
-                values[(parsed[metric.measure], metric.query_id)] = float(metric.value)
-        for measure in measures:
-            for qid in qids:
-                rows.append((name, qid, measure, values.get((measure, qid), 0.0)))
+    per_run: dict[str, dict[tuple[str, str], float]] = {}
+    seen: dict[str, Any] = {}
+    for run in runs.values() if isinstance(runs, Mapping) else runs:
+        values = _run_values(run, parsed, qrels, depth, exclude)
+        if values is None:
+            continue
+        check_unique_name(seen, run)
+        seen[run.name] = run
+        per_run[run.name] = values
+    rows = [(name, qid, measure, per_run[name].get((measure, qid), 0.0))
+            for name in sorted(per_run) for measure in measures for qid in qids]
     return pd.DataFrame(rows, columns=["run", "query_id", "measure", "value"])
 
 
 def leaderboard(
-    runs: Mapping[str, Run], qrels: Qrels, measures: Sequence[str], depth: int | None = None
+    runs: Mapping[str, Run] | Iterable[Ranked], qrels: Qrels, measures: Sequence[str], depth: int | None = None,
+    *, exclude: Collection[str] = (),
 ) -> pd.DataFrame:
     """Mean of each measure over the qrels' queries per run: index run, one column per measure."""
-    per_query = per_query_measures(runs, qrels, measures, depth)
+    per_query = per_query_measures(runs, qrels, measures, depth, exclude=exclude)
     table = (
         per_query.groupby(["run", "measure"], sort=False)["value"]
         .agg(lambda v: exact_mean(v))

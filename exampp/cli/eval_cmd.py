@@ -5,8 +5,8 @@ import click
 
 from exampp.cli.output import output_option, write_output
 from exampp.collection.qrels import read_qrels
-from exampp.collection.runs import read_runs
-from exampp.trec_eval import evaluate_runs, format_json, format_trec, format_tsv, select
+from exampp.collection.runs import RunFile, run_paths
+from exampp.trec_eval import Score, evaluate_runs, format_json, format_trec, format_tsv, select
 
 
 @click.command("eval")
@@ -45,7 +45,7 @@ def eval_cmd(per_query, complete, max_retrieved, rel_level, judged_only, num_doc
         raise click.BadParameter(str(exc), param_hint="'-m'") from None
     results = evaluate_runs(
         read_qrels(qrels),
-        read_runs(runs).values(),
+        (RunFile(path) for path in run_paths(runs)),
         measures,
         per_query=per_query,
         complete=complete,
@@ -55,6 +55,15 @@ def eval_cmd(per_query, complete, max_retrieved, rel_level, judged_only, num_doc
         num_docs_in_coll=num_docs_in_coll,
     )
     if fmt == "trec":
-        write_output("".join(format_trec(scores) for scores in results.values()), output)
+        write_output("".join(format_trec(_labelled(name, scores, len(results) > 1))
+                             for name, scores in results.items()), output)
     else:
         write_output((format_json if fmt == "json" else format_tsv)(results), output)
+
+
+def _labelled(name: str, scores: list[Score], several: bool) -> list[Score]:
+    """With several runs, each block starts with trec_eval's own ``runid  all  NAME`` line
+    (unless runid was asked for), so that the blocks can be told apart."""
+    if not several or any(s.measure == "runid" for s in scores):
+        return scores
+    return [Score("runid", "all", name, "%s"), *scores]

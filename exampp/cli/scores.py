@@ -91,7 +91,7 @@ def qrels(workspace, method, tau, facets, bank, output) -> None:
 
 
 @click.command()
-@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
 @click.option("--qrels", "qrels_path", required=True, metavar="QRELS",
               help="Qrels file to evaluate against (official or EXAM-Qrels), or irds:<dataset-id>.")
 @click.option("--measure", "-m", "measures", multiple=True, default=("nDCG@20", "P@20"), show_default=True,
@@ -111,16 +111,16 @@ def leaderboard(runs, qrels_path, measures, depth, exclude, per_query, strict, f
       exampp leaderboard runs/ --qrels qrels/official.qrels -m nDCG@10 -m 'P(rel=2)@10' -m AP
     """
     from exampp.collection.qrels import read_qrels
-    from exampp.collection.runs import read_runs
+    from exampp.collection.runs import RunFile, run_paths
     from exampp.scoring import leaderboard as compute, per_query_measures
 
-    all_runs = {name: run for name, run in read_runs(runs).items() if name not in set(exclude)}
     qrels = read_qrels(qrels_path)
-    check_judged(all_runs, qrels, qrels_path, strict)
+    files = [RunFile(path) for path in run_paths(runs)]  # each read one query at a time
     if per_query:
-        table = per_query_measures(all_runs, qrels, measures, depth)
+        table = per_query_measures(files, qrels, measures, depth, exclude=exclude)
     else:
-        table = compute(all_runs, qrels, measures, depth).reset_index()
+        table = compute(files, qrels, measures, depth, exclude=exclude).reset_index()
+    check_judged([f for f in files if f.name not in exclude], qrels, qrels_path, strict)
     emit(table, fmt, output)
 
 

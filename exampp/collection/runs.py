@@ -2,17 +2,22 @@
 
 Rankings are held in trec_eval's order (score descending, ties by docid in descending string
 order); the rank column is not trusted. A docid twice in one query is an error, as in trec_eval.
+
+Two ways to read one: :func:`read_run` holds the whole run in memory (:class:`Run`, random
+access for pooling and scoring); :class:`RunFile` hands out one query's ranking at a time, so
+that evaluating a run of any size needs memory for one query only, when the file is grouped by
+query as runs are written (a run that is not, or a pipe that cannot be read again, is held whole).
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, TypeVar
 
 from exampp.collection.ids import check_id, check_query_id, odd_character
-from exampp.collection.io import PathLike, atomic_write, display_name, iter_lines
+from exampp.collection.io import InputLines, PathLike, atomic_write, display_name, is_stdio
 from exampp.errors import InputError
 
 RUN_SUFFIXES = (".gz", ".run", ".txt", ".trec", ".tsv")
@@ -23,13 +28,32 @@ class RankedDoc(NamedTuple):
     score: float
 
 
+class Restart:
+    """Marks, in a stream of rankings, that everything handed out so far is void and every
+    ranking follows again, complete (a run file turned out not to be grouped by query)."""
+
+
+RESTART = Restart()
+T = TypeVar("T")
+Block = tuple[str, list[RankedDoc]]  # a query id and its ranking in trec_eval order
+
+
+class Ranked(Protocol):
+    """A run as the measures read it: a name and its rankings, one query at a time."""
+
+    @property
+    def name(self) -> str | None: ...
+
+    def blocks(self, queries: Collection[str] | None = None) -> Iterator[Block | Restart]: ...
+
+
 @dataclass(frozen=True)
 class Run:
     """One system's ranking per query, in trec_eval order."""
 
     name: str
     rankings: dict[str, list[RankedDoc]]
-    path: Path | None = field(default=None, compare=False)
+    path: Path | str | None = field(default=None, compare=False)
     lines: dict[str, int] = field(default_factory=dict, compare=False)  # query -> first line in the file
 
     def top(self, query_id: str, k: int | None) -> list[RankedDoc]:
@@ -39,6 +63,10 @@ class Run:
     @property
     def query_ids(self) -> list[str]:
         return sorted(self.rankings)
+
+    def blocks(self, queries: Collection[str] | None = None) -> Iterator[Block]:
+        """Each query's ranking (only those in ``queries`` when given)."""
+        return ((q, docs) for q, docs in self.rankings.items() if queries is None or q in queries)
 
 
 def trec_order(docs: Iterable[RankedDoc]) -> list[RankedDoc]:
@@ -51,58 +79,160 @@ def from_scores(name: str, scores: Mapping[str, Mapping[str, float]]) -> Run:
     return Run(name, {q: trec_order(RankedDoc(d, float(s)) for d, s in docs.items()) for q, docs in scores.items()})
 
 
-def read_run(path: PathLike, name: str | None = None) -> Run:
-    """Read a TREC run file (plain or gzipped; ``#`` lines are comments).
+class _Line(NamedTuple):
+    lineno: int
+    qid: str
+    docid: str
+    score: float
+    runid: str
 
-    The run's name is its runid column (the first one seen) unless ``name`` is given.
-    """
-    path = display_name(path) if isinstance(path, str) and path == "-" else Path(path)
-    per_query: dict[str, dict[str, RankedDoc]] = {}
-    lines: dict[str, int] = {}
-    tag: str | None = None
-    for lineno, line in iter_lines(path if isinstance(path, Path) else "-"):
+
+def _run_lines(lines: Iterable[tuple[int, str]], name: str) -> Iterator[_Line]:
+    """The result lines of a run file, checked (``#`` lines are comments; text after the runid
+    column is ignored, as trec_eval does)."""
+    for lineno, line in lines:
         stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
+        if not stripped or stripped[0] == "#":
             continue
         odd = odd_character(line)
         if odd is not None:
-            raise InputError(path, lineno, f"{odd}: only spaces and tabs may separate the columns")
+            raise InputError(name, lineno, f"{odd}: only spaces and tabs may separate the columns")
         cols = stripped.split()
-        if len(cols) < 6:  # trec_eval ignores text after the runid column
-            raise InputError(path, lineno, f"expected 6 columns 'qid Q0 docid rank score runid', found {len(cols)}")
-        qid, _, docid, _, score_text, runid = cols[:6]
+        if len(cols) < 6:
+            raise InputError(name, lineno, f"expected 6 columns 'qid Q0 docid rank score runid', found {len(cols)}")
         try:
-            score = float(score_text)
+            score = float(cols[4])
         except ValueError:
-            raise InputError(path, lineno, f"score {score_text!r} is not a number") from None
+            raise InputError(name, lineno, f"score {cols[4]!r} is not a number") from None
         if math.isnan(score):
-            raise InputError(path, lineno, "score is NaN")
-        docs = per_query.setdefault(qid, {})
-        lines.setdefault(qid, lineno)
-        if docid in docs:
-            raise InputError(path, lineno, f"duplicate docid {docid!r} in query {qid!r}")
-        docs[docid] = RankedDoc(docid, score)
-        if tag is None:
-            tag = runid
+            raise InputError(name, lineno, "score is NaN")
+        yield _Line(lineno, cols[0], cols[2], score, cols[5])
+
+
+def _add(docs: dict[str, float], line: _Line, name: str) -> None:
+    if line.docid in docs:
+        raise InputError(name, line.lineno, f"duplicate docid {line.docid!r} in query {line.qid!r}")
+    docs[line.docid] = line.score
+
+
+def _ranking(docs: Mapping[str, float]) -> list[RankedDoc]:
+    return trec_order(RankedDoc(docid, score) for docid, score in docs.items())
+
+
+def read_run(path: PathLike, name: str | None = None) -> Run:
+    """Read a TREC run file (plain or gzipped, ``-`` for standard input; ``#`` lines are comments).
+
+    The run's name is its runid column (the first one seen) unless ``name`` is given.
+    """
+    shown = display_name(path)
+    per_query: dict[str, dict[str, float]] = {}
+    lines: dict[str, int] = {}
+    tag: str | None = None
+    with InputLines(path) as source:
+        for line in _run_lines(source, shown):
+            _add(per_query.setdefault(line.qid, {}), line, shown)
+            lines.setdefault(line.qid, line.lineno)
+            if tag is None:
+                tag = line.runid
     if not per_query:
-        raise InputError(path, None, "empty run: no result lines")
-    rankings = {q: trec_order(docs.values()) for q, docs in per_query.items()}
-    return Run(name or tag or path.name, rankings, path, lines)
+        raise InputError(shown, None, "empty run: no result lines")
+    rankings = {q: _ranking(per_query.pop(q)) for q in list(per_query)}
+    return Run(name or tag or shown, rankings, shown if is_stdio(path) else Path(path), lines)
 
 
-def check_judged(runs: Mapping[str, Run], judged: Iterable[str], source: PathLike, strict: bool = False) -> list[str]:
+class RunFile:
+    """A run file read one query at a time (see the module docstring); each :meth:`blocks` call
+    reads the file once.
+
+    ``name`` (the first runid) and ``lines`` (query -> its first line) are known once reading
+    has begun; ``lines`` names every query of the file when reading has ended.
+    """
+
+    def __init__(self, path: PathLike):
+        self.path: Path | str = path if is_stdio(path) else Path(path)
+        self.name: str | None = None
+        self.lines: dict[str, int] = {}
+
+    @property
+    def query_ids(self) -> list[str]:
+        return sorted(self.lines)
+
+    def blocks(self, queries: Collection[str] | None = None) -> Iterator[Block | Restart]:
+        """Each query's ranking in trec_eval order (only those in ``queries`` when given), as
+        soon as the file moves on to another query; :data:`RESTART` when it comes back to a
+        query it had left, after which every ranking follows again, whole."""
+        shown = display_name(self.path)
+        with InputLines(self.path) as source:
+            hold = not source.rewind()  # a pipe: a ranking is only known complete at the end
+            while True:
+                self.lines = {}
+                try:
+                    yield from self._read(source, shown, queries, hold)
+                    break
+                except _Ungrouped:
+                    source.rewind()
+                    hold = True
+                    yield RESTART
+        if self.name is None:
+            raise InputError(shown, None, "empty run: no result lines")
+
+    def _read(self, source: InputLines, shown: str, queries: Collection[str] | None,
+              hold: bool) -> Iterator[Block]:
+        held: dict[str, dict[str, float]] = {}
+        current: str | None = None
+        docs: dict[str, float] = {}
+        for line in _run_lines(source, shown):
+            if self.name is None:
+                self.name = line.runid
+            if line.qid != current:
+                if line.qid in self.lines and not hold and (queries is None or line.qid in queries):
+                    raise _Ungrouped
+                if current is not None and docs and not hold:
+                    yield current, _ranking(docs)
+                current, docs = line.qid, held.setdefault(line.qid, {}) if hold else {}
+                self.lines.setdefault(line.qid, line.lineno)
+            if queries is None or line.qid in queries:
+                _add(docs, line, shown)
+        if hold:
+            for qid in list(held):  # each query's documents go as its ranking is handed out
+                docs = held.pop(qid)
+                if docs:
+                    yield qid, _ranking(docs)
+        elif current is not None and docs:
+            yield current, _ranking(docs)
+
+
+class _Ungrouped(Exception):
+    """A query's lines came back after another query's: the file is not grouped by query."""
+
+
+def collect_blocks(blocks: Iterable[Block | Restart], work: Callable[[str, list[RankedDoc]], T]) -> dict[str, T]:
+    """``{query_id: work(query_id, ranking)}`` over a stream of rankings, starting afresh at a
+    :data:`RESTART`."""
+    results: dict[str, T] = {}
+    for block in blocks:
+        if isinstance(block, Restart):
+            results.clear()
+        else:
+            results[block[0]] = work(*block)
+    return results
+
+
+def check_judged(runs: Mapping[str, Run] | Iterable[Run | RunFile], judged: Iterable[str], source: PathLike,
+                 strict: bool = False) -> list[str]:
     """Queries a run ranks but ``source`` (qrels) does not judge: an error naming the run's
-    file:line when ``strict``, else one warning line per run (they are left out, as by trec_eval)."""
+    file:line when ``strict``, else one warning line per run (they are left out, as by trec_eval).
+    A :class:`RunFile` is checked on the queries its last read found."""
     judged = set(judged)
     warnings = []
-    for name in sorted(runs):
-        run = runs[name]
-        extra = sorted(q for q in run.rankings if q not in judged)
+    items = runs.values() if isinstance(runs, Mapping) else runs
+    for run in sorted(items, key=lambda r: str(r.name)):
+        extra = [q for q in run.query_ids if q not in judged]
         if not extra:
             continue
-        where = f"{run.path or name}:{run.lines[extra[0]]}" if extra[0] in run.lines else str(run.path or name)
+        where = f"{run.path or run.name}:{run.lines[extra[0]]}" if extra[0] in run.lines else str(run.path or run.name)
         if strict:
-            raise InputError(run.path or name, run.lines.get(extra[0]), f"query {extra[0]!r} is not in {source}")
+            raise InputError(run.path or run.name, run.lines.get(extra[0]), f"query {extra[0]!r} is not in {source}")
         more = f" and {len(extra) - 1} more" if len(extra) > 1 else ""
         warnings.append(f"{where}: warning: query {extra[0]!r}{more} not in {source}, left out")
     return warnings
@@ -119,23 +249,38 @@ def run_files(directory: PathLike) -> list[Path]:
     return files
 
 
+def run_paths(source: PathLike | Iterable[PathLike]) -> list[Path | str]:
+    """The run files named: files as given (``-`` is standard input), folders expanded by :func:`run_files`."""
+    sources = [source] if isinstance(source, (str, Path)) else list(source)
+    paths: list[Path | str] = []
+    for item in sources:
+        if is_stdio(item):
+            paths.append(item)
+        else:
+            paths.extend(run_files(item) if Path(item).is_dir() else [Path(item)])
+    if sum(map(is_stdio, paths)) > 1:
+        raise InputError(display_name("-"), None, "standard input can be read only once")
+    return paths
+
+
 def read_runs(source: PathLike | Iterable[PathLike]) -> dict[str, Run]:
     """Read a directory of runs, or a list of run files/directories, keyed by run name.
 
     Two files with the same runid are an error: the leaderboard would silently merge them.
     """
-    paths: list[Path] = []
-    sources = [source] if isinstance(source, (str, Path)) else list(source)
-    for item in sources:
-        item = Path(item)
-        paths.extend(run_files(item) if item.is_dir() else [item])
     runs: dict[str, Run] = {}
-    for path in paths:
+    for path in run_paths(source):
         run = read_run(path)
-        if run.name in runs:
-            raise InputError(path, None, f"run name {run.name!r} already used by {runs[run.name].path}")
+        check_unique_name(runs, run)
         runs[run.name] = run
     return runs
+
+
+def check_unique_name(seen: Mapping[str, Run | RunFile], run: Run | RunFile) -> None:
+    """Two run files with the same runid are an error: their results would merge."""
+    if run.name in seen:
+        raise InputError(run.path if run.path is not None else run.name, None,
+                         f"run name {run.name!r} already used by {seen[run.name].path}")
 
 
 def write_run(run: Run, path: PathLike, depth: int | None = None) -> None:

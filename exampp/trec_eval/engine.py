@@ -4,6 +4,9 @@ Queries are taken from the qrels in trec_eval's order (query id as a plain strin
 the run lacks is skipped, or with ``complete`` evaluated as a ranking of one unjudged
 document, trec_eval's own device, after which the values that document would distort
 (num_ret, utility, relstring, unj, rbp_resid) are reset. Queries only in the run are ignored.
+
+The run is read one query at a time (:meth:`~exampp.collection.runs.RunFile.blocks`) and only
+each query's values are kept, so a run file of any size is evaluated in the memory of one query.
 """
 from __future__ import annotations
 
@@ -12,12 +15,16 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from exampp.collection.qrels import Qrels
-from exampp.collection.runs import Run
+from exampp.collection.runs import Ranked, RankedDoc, Restart, check_unique_name
 from exampp.errors import InputError
 from exampp.trec_eval.irm import ir_aggregate, ir_per_query
 from exampp.trec_eval.judged import BOGUS_DOCID, Settings, judge
 from exampp.trec_eval.measure import Averaging, Measure, Value
 from exampp.trec_eval.registry import select
+
+# Documents of rankings handed to ir_measures at once: its measures are computed in batches of
+# queries, so that their rankings need not all be held.
+_IR_BATCH_DOCS = 200_000
 
 
 class Score(NamedTuple):
@@ -31,7 +38,7 @@ class Score(NamedTuple):
 
 def evaluate(
     qrels: Qrels,
-    run: Run,
+    run: Ranked,
     measures: Iterable[str] = (),
     *,
     per_query: bool = False,
@@ -43,31 +50,59 @@ def evaluate(
 ) -> list[Score]:
     """trec_eval's output for one run, line by line: per-query lines (if ``per_query``), then ``all``.
 
-    ``measures`` are ``-m`` arguments (trec_eval names, parameters, nicknames or ir_measures
-    names); none means trec_eval's default, ``official``. The keyword arguments are trec_eval's
-    -q, -c, -M, -l, -J and -N. Raises ValueError for an unknown measure and InputError when
-    the run shares no query with the qrels.
+    ``run`` is a :class:`~exampp.collection.runs.Run` or a
+    :class:`~exampp.collection.runs.RunFile` (read as it is evaluated). ``measures`` are ``-m``
+    arguments (trec_eval names, parameters, nicknames or ir_measures names); none means
+    trec_eval's default, ``official``. The keyword arguments are trec_eval's -q, -c, -M, -l, -J
+    and -N. Raises ValueError for an unknown measure and InputError when the run shares no query
+    with the qrels.
     """
     settings = Settings(rel_level, judged_only, num_docs_in_coll)
     selection = select(measures)
     trec = [(m, params, m.value_names(params)) for m, params in selection.trec]
-    rankings = _rankings(qrels, run, complete, max_retrieved)
-    if not rankings:
-        raise InputError(run.path, None, "no queries with both results and relevance judgments")
+    cut = None if max_retrieved is None else max(max_retrieved, 0)
 
     values: dict[str, list[list[Value]]] = {}  # per query, per measure, per value name
-    for qid, ranking in rankings.items():
+    ir_values: dict[tuple[str, str], float] = {}
+    pending: dict[str, list[tuple[str, float]]] = {}  # rankings waiting for ir_measures
+
+    def flush() -> None:
+        if pending:
+            ir_values.update(ir_per_query(selection.ir, qrels, pending))
+            pending.clear()
+
+    def add(qid: str, docs: Sequence[RankedDoc] | Sequence[tuple[str, float]]) -> None:
+        ranking = [(docid, score) for docid, score in docs[:cut]]
         judged = judge([docid for docid, _ in ranking], qrels[qid], settings)
         values[qid] = [m.calc(judged, params, settings) for m, params, _ in trec]
-        if qid not in run.rankings:
-            _reset_bogus_values(trec, values[qid])
-    ir_values = ir_per_query(selection.ir, qrels, rankings) if selection.ir else {}
-    ir_names = [str(m) for m in selection.ir]
+        if selection.ir:
+            pending[qid] = ranking
+            if len(pending) * len(ranking) >= _IR_BATCH_DOCS:  # about the documents pending
+                flush()
 
+    for block in run.blocks(qrels):
+        if isinstance(block, Restart):
+            values.clear()
+            ir_values.clear()
+            pending.clear()
+        else:
+            add(*block)
+    if complete:
+        for qid in qrels:
+            if qid not in values:
+                add(qid, [(BOGUS_DOCID, 1.0)])
+                _reset_bogus_values(trec, values[qid])
+    flush()
+    if not values:
+        raise InputError(getattr(run, "path", None) or run.name, None,
+                         "no queries with both results and relevance judgments")
+
+    query_order = sorted(values)  # trec_eval's: query ids as plain strings
+    ir_names = [str(m) for m in selection.ir]
     scores: list[Score] = []
     if per_query:
-        for qid, query_values in values.items():
-            for (m, _, names), vals in zip(trec, query_values):
+        for qid in query_order:
+            for (m, _, names), vals in zip(trec, values[qid]):
                 if m.per_query:
                     scores.extend(Score(name, qid, v, m.fmt) for name, v in zip(names, vals))
             scores.extend(Score(name, qid, ir_values[qid, name]) for name in ir_names if (qid, name) in ir_values)
@@ -76,29 +111,25 @@ def evaluate(
             scores.append(Score(names[0], "all", run.name, m.fmt))
         elif m.summary:
             for i, name in enumerate(names):
-                scores.append(Score(name, "all", _summary(m, [vals[index][i] for vals in values.values()]), m.fmt))
+                scores.append(Score(name, "all", _summary(m, [values[qid][index][i] for qid in query_order]), m.fmt))
     for measure, name in zip(selection.ir, ir_names):
-        column = [ir_values[qid, name] for qid in values if (qid, name) in ir_values]
+        column = [ir_values[qid, name] for qid in query_order if (qid, name) in ir_values]
         scores.append(Score(name, "all", ir_aggregate(measure, column)))
     return scores
 
 
-def _rankings(qrels: Qrels, run: Run, complete: bool, max_retrieved: int | None) -> dict[str, list[tuple[str, float]]]:
-    """The (docid, score) ranking of each query to evaluate, in trec_eval's query order, cut to ``-M``."""
-    rankings = {}
-    for qid in sorted(qrels):
-        ranking = [(d.docid, d.score) for d in run.rankings.get(qid, ())]
-        if not ranking and complete:
-            ranking = [(BOGUS_DOCID, 1.0)]
-        if ranking:
-            rankings[qid] = ranking if max_retrieved is None else ranking[: max(max_retrieved, 0)]
-    return rankings
-
-
-def evaluate_runs(qrels: Qrels, runs: Iterable[Run], measures: Iterable[str] = (), **options) -> dict[str, list[Score]]:
-    """:func:`evaluate` for several runs, keyed by run name (in the order given)."""
+def evaluate_runs(qrels: Qrels, runs: Iterable[Ranked], measures: Iterable[str] = (), **options) -> dict[str, list[Score]]:
+    """:func:`evaluate` for several runs, one after the other, keyed by run name (in the order
+    given); two runs of one name are an error."""
     measures = list(measures)
-    return {run.name: evaluate(qrels, run, measures, **options) for run in runs}
+    results: dict[str, list[Score]] = {}
+    seen = {}
+    for run in runs:
+        scores = evaluate(qrels, run, measures, **options)
+        check_unique_name(seen, run)
+        seen[run.name] = run
+        results[run.name] = scores
+    return results
 
 
 def _summary(measure: Measure, values: Sequence[Value]) -> Value:
