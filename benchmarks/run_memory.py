@@ -58,7 +58,7 @@ def write_collection(folder: Path, size_gb: float, ungrouped: bool, seed: int = 
                 out.writelines(block)
             lines += len(block)
             judged.writelines(f"{qid} 0 {d} {rng.choice((0, 0, 1, 2, 3))}\n"
-                              for d in docs[:JUDGED_PER_QUERY // 2] + rng.sample(range(8_800_000), JUDGED_PER_QUERY // 2))
+                              for d in docs[:JUDGED_PER_QUERY // 2] + rng.sample(range(9_000_000, 9_500_000), JUDGED_PER_QUERY // 2))
         out.writelines(tail)
     return run, qrels, lines
 

@@ -9,12 +9,21 @@ so editing a passage's text detaches its old grades from it.
 Durability: WAL journal, one transaction per write call. A process killed mid-batch
 leaves the store as it was before that batch; readers never see half a batch; a second
 writer waits (busy timeout) instead of failing.
+
+Several processes grading into one store split the work: a process claims the pairs it is
+about to grade (:meth:`GradeStore.claim`), others skip pairs claimed by a live process, and a
+grade committed releases its claim. A killed process's claims count as stale at once on its
+own machine (its pid is gone) and after their expiry elsewhere.
 """
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
@@ -26,6 +35,15 @@ from exampp.errors import InputError, OutputError
 from exampp.grades import Grade, text_hash
 
 SCHEMA_VERSION = 1
+# Pairs a process is grading now (added to version-1 stores when they are opened).
+_CLAIMS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS claims (
+    method INTEGER NOT NULL, passage_hash BLOB NOT NULL, question_hash BLOB NOT NULL,
+    owner TEXT NOT NULL, expires REAL NOT NULL,
+    PRIMARY KEY (method, passage_hash, question_hash)) WITHOUT ROWID;
+"""
+# A claim outlives a crash on another machine for this long (on this one, a dead pid frees it).
+CLAIM_SECONDS = 3600.0
 
 # Hashes are stored as 32-byte BLOBs and method ids interned as integers: a grade row is then
 # ~80 bytes instead of ~300, which matters at millions of grades.
@@ -44,12 +62,39 @@ CREATE TABLE IF NOT EXISTS grades (
     method INTEGER NOT NULL REFERENCES methods (id), passage_hash BLOB NOT NULL, question_hash BLOB NOT NULL,
     grade REAL NOT NULL, answer TEXT, probabilities TEXT,
     PRIMARY KEY (method, passage_hash, question_hash)) WITHOUT ROWID;
-"""
+""" + _CLAIMS_SCHEMA
 
 GRADE_COLUMNS = ["query_id", "passage_id", "question_id", "method_id", "grade", "answer"]
 
 # Rows per membership query in missing(): two bound variables each, well under SQLite's limit.
 _CHUNK = 400
+
+
+Key = tuple[str, str]  # (passage text hash, question text hash), hex
+
+
+def claimant() -> str:
+    """An owner name for claims: ``host:pid:random``, so that a live process can be told apart."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _alive(owner: str) -> bool:
+    """Whether the process behind a claim may still be running (unknowable for another host)."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def _blobs(keys: Sequence[Key]) -> list[bytes]:
+    return [bytes.fromhex(h) for key in keys for h in key]
 
 
 class HashedGrade(NamedTuple):
@@ -80,6 +125,9 @@ class GradeStore:
                 version = self._create_schema()
             if version != SCHEMA_VERSION:
                 raise InputError(self.path, None, f"grade store schema version {version}, this exampp reads {SCHEMA_VERSION}")
+            if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'claims'").fetchone() is None:
+                with self._transaction():
+                    self._db.execute(_CLAIMS_SCHEMA)
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise InputError(self.path, None, f"not an exampp grade store ({exc})") from None
@@ -198,34 +246,80 @@ class GradeStore:
                     yield (keys[g.method_id], bytes.fromhex(passage_hash), bytes.fromhex(question_hash),
                            float(g.grade), g.answer, probabilities)
 
+            stored = list(rows())
             db.executemany(
                 "INSERT OR REPLACE INTO grades (method, passage_hash, question_hash, grade, answer, probabilities)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                rows(),
+                stored,
             )
+            # A graded pair is nobody's to grade any more.
+            db.executemany("DELETE FROM claims WHERE method = ? AND passage_hash = ? AND question_hash = ?",
+                           (row[:3] for row in stored))
         return written
 
-    def missing(self, method_id: str, pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    def _graded(self, method: int, keys: Sequence[Key]) -> set[Key]:
+        """Which of ``keys`` the method (by its number) has grades for."""
+        found: set[Key] = set()
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start : start + _CHUNK]
+            values = ", ".join(["(?, ?)"] * len(chunk))
+            found.update(
+                (p.hex(), q.hex())
+                for p, q in self._db.execute(
+                    "SELECT passage_hash, question_hash FROM grades"
+                    f" WHERE method = ? AND (passage_hash, question_hash) IN (VALUES {values})",
+                    [method, *_blobs(chunk)],
+                )
+            )
+        return found
+
+    def missing(self, method_id: str, pairs: Iterable[Key]) -> list[Key]:
         """The ``(passage_hash, question_hash)`` pairs that ``method_id`` has not graded yet,
         in input order, each once."""
         todo = list(dict.fromkeys(pairs))
         method = self._method_key(method_id)
         if method is None:
             return todo
-        result: list[tuple[str, str]] = []
-        for start in range(0, len(todo), _CHUNK):
-            chunk = todo[start : start + _CHUNK]
-            values = ", ".join(["(?, ?)"] * len(chunk))
-            found = {
-                (p.hex(), q.hex())
-                for p, q in self._db.execute(
-                    "SELECT passage_hash, question_hash FROM grades"
-                    f" WHERE method = ? AND (passage_hash, question_hash) IN (VALUES {values})",
-                    [method, *(bytes.fromhex(h) for pair in chunk for h in pair)],
+        found = self._graded(method, todo)
+        return [pair for pair in todo if pair not in found]
+
+    def claim(self, method_id: str, keys: Sequence[Key], owner: str, seconds: float = CLAIM_SECONDS) -> list[Key]:
+        """Of ``keys``, those that are neither graded nor claimed by another live process, now
+        claimed by ``owner`` for ``seconds`` (in input order); all in one transaction."""
+        keys = list(dict.fromkeys(keys))
+        now = time.time()
+        with self._transaction() as db:
+            method = self._method_key(method_id, create=True)
+            graded = self._graded(method, keys)
+            taken: set[Key] = set()
+            for start in range(0, len(keys), _CHUNK):
+                chunk = keys[start : start + _CHUNK]
+                values = ", ".join(["(?, ?)"] * len(chunk))
+                taken.update(
+                    (p.hex(), q.hex())
+                    for p, q, other, expires in db.execute(
+                        "SELECT passage_hash, question_hash, owner, expires FROM claims"
+                        f" WHERE method = ? AND (passage_hash, question_hash) IN (VALUES {values})",
+                        [method, *_blobs(chunk)],
+                    )
+                    if other != owner and expires > now and _alive(other)
                 )
-            }
-            result.extend(pair for pair in chunk if pair not in found)
-        return result
+            mine = [key for key in keys if key not in graded and key not in taken]
+            db.executemany(
+                "INSERT OR REPLACE INTO claims (method, passage_hash, question_hash, owner, expires)"
+                " VALUES (?, ?, ?, ?, ?)",
+                ((method, bytes.fromhex(p), bytes.fromhex(q), owner, now + seconds) for p, q in mine),
+            )
+        return mine
+
+    def release(self, owner: str) -> None:
+        """Drop the claims ``owner`` still holds (pairs it did not grade after all). A store that
+        cannot be written now (disk full) keeps them: they lapse when the process is gone."""
+        try:
+            with self._transaction() as db:
+                db.execute("DELETE FROM claims WHERE owner = ?", (owner,))
+        except (OutputError, sqlite3.Error):
+            pass
 
     def _select(self, method_id: str | None, query_ids: Iterable[str] | None) -> sqlite3.Cursor:
         # Grades are joined through the *current* id -> hash mappings; passage and question

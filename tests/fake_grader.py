@@ -5,6 +5,9 @@ mid-run), and registers itself in the grader registry as "fake". Run as a script
 ``exampp`` command with that grader available::
 
     FAKE_GRADER_SLEEP=0.2 python tests/fake_grader.py grade runs/ --grader fake ...
+
+With ``FAKE_GRADER_LOG=FILE`` it appends a line ``<md5 of passage>\t<md5 of question>`` per pair
+it grades to FILE, so that tests can see which process graded what.
 """
 from __future__ import annotations
 
@@ -28,8 +31,10 @@ def fake_grade(passage: str, question: str) -> int:
 class FakeGrader(Grader):
     name = NAME
 
-    def __init__(self, sleep: float = 0.0, direct: bool = False, requires_answers: bool = False):
+    def __init__(self, sleep: float = 0.0, direct: bool = False, requires_answers: bool = False,
+                 log: str | None = None):
         self.sleep = sleep
+        self.log = log
         self.direct = direct
         self.requires_answers = requires_answers
         self.seen: list[tuple[str, str]] = []  # (passage text, question text) per pair graded
@@ -44,12 +49,19 @@ class FakeGrader(Grader):
         if self.sleep:
             time.sleep(self.sleep)
         self.seen.extend((p.passage, p.question.text) for p in pairs)
+        if self.log:
+            with open(self.log, "a", encoding="utf-8") as fh:
+                fh.writelines(f"{_md5(p.passage)}\t{_md5(p.question.text)}\n" for p in pairs)
         grades = [fake_grade(p.passage, p.question.text) for p in pairs]
         return [Judgment(float(g), answer=f"g{g}") for g in grades]
 
 
+def _md5(text: str) -> str:
+    return hashlib.md5(text.encode("utf-8")).hexdigest()
+
+
 def factory(name: str, options: object) -> FakeGrader:
-    return FakeGrader(sleep=float(os.environ.get("FAKE_GRADER_SLEEP", "0")))
+    return FakeGrader(sleep=float(os.environ.get("FAKE_GRADER_SLEEP", "0")), log=os.environ.get("FAKE_GRADER_LOG"))
 
 
 def register() -> None:

@@ -10,6 +10,10 @@ Work is graded in chunks, longest passages first (an out-of-memory shows up at o
 batches of similar length pad little), the pairs of one passage together. Each chunk is
 committed in one transaction as soon as it is graded, so a killed process loses at most the
 chunk in flight and the same command resumes.
+
+Several processes may grade into one store at once: each claims a chunk in the store before
+grading it and skips pairs another live process has claimed, then waits for those to be
+committed, so that no pair is graded twice and each process ends with every grade.
 """
 from __future__ import annotations
 
@@ -28,9 +32,10 @@ from exampp.collection.topics import Topic
 from exampp.grades import Grade
 from exampp.grading.base import DIRECT_QUESTION_ID, Grader, Pair
 from exampp.pool import DEFAULT_DEPTH, Pool, build_pool
-from exampp.store import GradeStore, HashedGrade
+from exampp.store import GradeStore, HashedGrade, claimant
 
 DEFAULT_CHUNK = 128  # pairs per commit
+_WAIT_SECONDS = 0.5  # between looks at pairs another process is grading
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,7 @@ class GradingSummary:
     skipped_questions: int  # questions lacking what the grader needs
     queries_without_questions: int  # pooled queries with no exam question
     seconds: float
+    concurrent: int = 0  # pairs another process graded into the store meanwhile
 
     @property
     def pairs_per_second(self) -> float:
@@ -65,6 +71,8 @@ class GradingSummary:
         text = f"{self.pairs} pairs: {self.graded} new pairs graded{rate}, {self.reused} reused from the store"
         if self.shared:
             text += f", {self.shared} shared a grade with an identical pair"
+        if self.concurrent:
+            text += f", {self.concurrent} graded by another process meanwhile"
         skipped = [(self.missing_passages, "passages without text"),
                    (self.skipped_questions, "questions lacking the grader's answer key or choices"),
                    (self.queries_without_questions, "pooled queries without questions")]
@@ -156,33 +164,54 @@ def grade_pool(
                                                    -len(item[1].question.text), item[0][1]))
     pending = sum(key in todo for key in keys)
     bar = _progress(len(work), progress)
+    owner = claimant()
+    graded = 0
     try:
-        for begin in range(0, len(work), chunk_size):
-            chunk = work[begin:begin + chunk_size]
-            judgments = grader.grade([pair for _, pair in chunk])
-            if len(judgments) != len(chunk):
-                raise RuntimeError(f"grader {grader.name!r} returned {len(judgments)} judgments "
-                                   f"for {len(chunk)} pairs")
-            store.put_many(
-                HashedGrade(Grade(p.query_id, p.passage_id, p.question.question_id, j.grade, method_id,
-                                  j.answer, j.probabilities), key[0], key[1])
-                for (key, p), j in zip(chunk, judgments)
-            )
-            if bar is not None:
-                bar.update(len(chunk))
+        while work:
+            others: list[tuple[tuple[str, str], Pair]] = []  # claimed by another process
+            for begin in range(0, len(work), chunk_size):
+                chunk = work[begin:begin + chunk_size]
+                mine = set(store.claim(method_id, [key for key, _ in chunk], owner))
+                others += [item for item in chunk if item[0] not in mine]
+                chunk = [item for item in chunk if item[0] in mine]
+                if chunk:
+                    _grade_chunk(grader, store, chunk, method_id)
+                    graded += len(chunk)
+                if bar is not None:
+                    bar.update(len(chunk))
+            # What others claimed: wait until it is committed, or claim it once their claims lapse.
+            left = set(store.missing(method_id, [key for key, _ in others]))
+            work = [item for item in others if item[0] in left]
+            if work:
+                time.sleep(_WAIT_SECONDS)
     finally:
+        store.release(owner)  # what this process claimed and did not grade (it was stopped)
         if bar is not None:
             bar.close()
+    distinct = len(first)
     return GradingSummary(
         method_id=method_id,
         pairs=len(pairs),
-        graded=len(work),
-        shared=pending - len(work),
+        graded=graded,
+        concurrent=distinct - graded,
+        shared=pending - distinct,
         reused=len(pairs) - pending,
         missing_passages=pool.missing_count,
         skipped_questions=exam.skipped_questions,
         queries_without_questions=sum(qid not in exam.questions for qid in pool.passages),
         seconds=time.perf_counter() - start,
+    )
+
+
+def _grade_chunk(grader: Grader, store: GradeStore, chunk: list[tuple[tuple[str, str], Pair]], method_id: str) -> None:
+    """Grade one chunk and commit its grades in one transaction."""
+    judgments = grader.grade([pair for _, pair in chunk])
+    if len(judgments) != len(chunk):
+        raise RuntimeError(f"grader {grader.name!r} returned {len(judgments)} judgments for {len(chunk)} pairs")
+    store.put_many(
+        HashedGrade(Grade(p.query_id, p.passage_id, p.question.question_id, j.grade, method_id,
+                          j.answer, j.probabilities), key[0], key[1])
+        for (key, p), j in zip(chunk, judgments)
     )
 
 
