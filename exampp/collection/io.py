@@ -13,6 +13,7 @@ gets the new content.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import itertools
 import json
@@ -41,8 +42,9 @@ _FD_ALIAS = re.compile(r"^/(?:proc/(?:self|thread-self|\d+)/fd|dev/fd)/(\d+)$")
 _STD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
 # Temporary files written inside replace_together(), waiting to replace their targets.
 _STAGED: ContextVar[list[tuple[str, Path]] | None] = ContextVar("exampp_staged_outputs", default=None)
-# mkstemp's name is ".<name>." + 8 random characters + ".tmp" in the output's folder.
-_TEMP_OVERHEAD = len("..") + 8 + len(".tmp")
+# A temporary file is named ".<name>.<8 random characters>.tmp"; past this many bytes of
+# <name> it takes a digest of the name instead, so that any name the file system allows works.
+_TEMP_NAME_BYTES = 128
 
 
 def is_stdio(source: object) -> bool:
@@ -258,8 +260,8 @@ def _fd_alias(path: Path) -> int | None:
 
 
 def check_output_name(path: PathLike) -> None:
-    """Raise ValueError when ``path`` cannot name an output file on this system (a NUL byte, or a
-    name too long once the temporary file's prefix and suffix are added)."""
+    """Raise ValueError when ``path`` cannot name a file here (a NUL byte, or a name longer
+    than its file system allows)."""
     text = os.fspath(path)
     if "\0" in text:
         raise ValueError(f"file name {text!r} contains a NUL byte")
@@ -273,9 +275,15 @@ def check_output_name(path: PathLike) -> None:
         limit = os.pathconf(folder or "/", "PC_NAME_MAX")
     except (OSError, ValueError):
         limit = 255
-    if len(os.fsencode(name)) + _TEMP_OVERHEAD > limit:
+    if len(os.fsencode(name)) > limit:
         raise ValueError(f"file name {name[:40]!r}... is too long: {len(os.fsencode(name))} bytes, "
-                         f"at most {limit - _TEMP_OVERHEAD} here")
+                         f"at most {limit} here")
+
+
+def _temp_prefix(name: str) -> str:
+    if len(os.fsencode(name)) <= _TEMP_NAME_BYTES:
+        return f".{name}."
+    return f".{hashlib.md5(os.fsencode(name)).hexdigest()}."
 
 
 @contextmanager
@@ -338,7 +346,7 @@ def atomic_write(path: PathLike, *, gzipped: bool | None = None) -> Iterator[IO[
     target = Path(os.path.realpath(path))
     with _failing_as(target):
         target.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        handle, tmp = tempfile.mkstemp(dir=target.parent, prefix=_temp_prefix(target.name), suffix=".tmp")
         try:
             with os.fdopen(handle, "wb") as raw:
                 with _text(raw, gzipped) as fh:
