@@ -260,6 +260,48 @@ def test_import_rejects_duplicate_paragraph_and_bad_run_name(tmp_path: Path):
         import_reference(spaced, tmp_path / "ws")
 
 
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("name, message", [
+    ("r\u0000un", r"id 'r\\x00un' contains a control character"),
+    ("r" * 300, r"run name 'r+'\.\.\. cannot name a run file: file name 'r+'\.\.\. is too long"),
+    ("../up", r"run name '\.\./up' cannot name a run file"),
+])
+def test_a_failed_import_leaves_the_workspace_as_it_was(graded: Path, tmp_path: Path, name: str, message: str):
+    ws = tmp_path / "ws"
+    import_reference(graded, ws)
+    before = _snapshot(ws)
+    bad = write_gz_lines(tmp_path / "bad.jsonl.gz", [["q9", [paragraph("p9", "t", "q9", 1, [(name, 1, 1.0)], [])]]])
+    with pytest.raises(InputError, match=message):
+        import_reference(bad, ws)
+    assert _snapshot(ws) == before
+    fresh = tmp_path / "fresh"
+    with pytest.raises(InputError):
+        import_reference(bad, fresh)
+    assert not fresh.exists()
+
+
+def test_an_import_failing_in_the_store_writes_no_file_and_no_store(graded: Path, tmp_path: Path, monkeypatch):
+    def full(self, grades):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(GradeStore, "put_many", full)
+    ws = tmp_path / "ws"
+    with pytest.raises(OSError):
+        import_reference(graded, ws)
+    assert not ws.exists()  # no staged file left, the new store and folders removed
+    monkeypatch.undo()
+    import_reference(graded, ws)
+    kept = _snapshot(ws)
+    monkeypatch.setattr(GradeStore, "put_many", full)
+    other = write_gz_lines(tmp_path / "other.jsonl.gz", [["q9", [paragraph("p9", "t", "q9", 1, [("r9", 1, 1.0)], [])]]])
+    with pytest.raises(OSError):
+        import_reference(other, ws)
+    assert _snapshot(ws) == kept
+
+
 def test_cli_prints_summary(graded: Path, tmp_path: Path):
     ws = tmp_path / "ws"
     result = CliRunner().invoke(main, ["import", str(graded), "--workspace", str(ws)])
