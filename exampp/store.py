@@ -257,21 +257,21 @@ class GradeStore:
                            (row[:3] for row in stored))
         return written
 
-    def _graded(self, method: int, keys: Sequence[Key]) -> set[Key]:
-        """Which of ``keys`` the method (by its number) has grades for."""
-        found: set[Key] = set()
+    def _rows(self, table: str, extra: str, method: int, keys: Sequence[Key]) -> Iterator[tuple]:
+        """Rows ``(passage_hash, question_hash, *extra columns)`` of ``table`` for these keys of a
+        method, asked for in chunks (SQLite limits bound variables)."""
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start : start + _CHUNK]
             values = ", ".join(["(?, ?)"] * len(chunk))
-            found.update(
-                (p.hex(), q.hex())
-                for p, q in self._db.execute(
-                    "SELECT passage_hash, question_hash FROM grades"
-                    f" WHERE method = ? AND (passage_hash, question_hash) IN (VALUES {values})",
-                    [method, *_blobs(chunk)],
-                )
+            yield from self._db.execute(
+                f"SELECT passage_hash, question_hash{extra} FROM {table}"
+                f" WHERE method = ? AND (passage_hash, question_hash) IN (VALUES {values})",
+                [method, *_blobs(chunk)],
             )
-        return found
+
+    def _graded(self, method: int, keys: Sequence[Key]) -> set[Key]:
+        """Which of ``keys`` the method (by its number) has grades for."""
+        return {(p.hex(), q.hex()) for p, q in self._rows("grades", "", method, keys)}
 
     def missing(self, method_id: str, pairs: Iterable[Key]) -> list[Key]:
         """The ``(passage_hash, question_hash)`` pairs that ``method_id`` has not graded yet,
@@ -291,19 +291,8 @@ class GradeStore:
         with self._transaction() as db:
             method = self._method_key(method_id, create=True)
             graded = self._graded(method, keys)
-            taken: set[Key] = set()
-            for start in range(0, len(keys), _CHUNK):
-                chunk = keys[start : start + _CHUNK]
-                values = ", ".join(["(?, ?)"] * len(chunk))
-                taken.update(
-                    (p.hex(), q.hex())
-                    for p, q, other, expires in db.execute(
-                        "SELECT passage_hash, question_hash, owner, expires FROM claims"
-                        f" WHERE method = ? AND (passage_hash, question_hash) IN (VALUES {values})",
-                        [method, *_blobs(chunk)],
-                    )
-                    if other != owner and expires > now and _alive(other)
-                )
+            taken = {(p.hex(), q.hex()) for p, q, other, expires in self._rows("claims", ", owner, expires", method, keys)
+                     if other != owner and expires > now and _alive(other)}
             mine = [key for key in keys if key not in graded and key not in taken]
             db.executemany(
                 "INSERT OR REPLACE INTO claims (method, passage_hash, question_hash, owner, expires)"

@@ -94,17 +94,6 @@ def test_a_symlink_keeps_pointing_at_its_target_which_gets_the_content(tmp_path:
     assert linked_folder.is_symlink() and (results / "x.tsv").read_text() == "x\n"
 
 
-def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path: Path):
-    target = tmp_path / "out.tsv"
-    target.write_text("old\n")
-    with pytest.raises(RuntimeError):
-        with atomic_write(target) as fh:
-            fh.write("half")
-            raise RuntimeError("stopped")
-    assert target.read_text() == "old\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.tsv"]
-
-
 def test_outputs_written_together_replace_their_targets_together_or_not_at_all(tmp_path: Path):
     (tmp_path / "a").write_text("old a\n")
     with pytest.raises(RuntimeError):
