@@ -5,7 +5,7 @@ import click
 
 
 @click.command("import")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--workspace", "-w", type=click.Path(file_okay=False), required=True,
               help="Workspace folder to fill (created when missing).")
 @click.option("--questions", "bank", type=click.Path(exists=True, dir_okay=False),
