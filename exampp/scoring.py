@@ -91,7 +91,7 @@ def _restrict(grades: pd.DataFrame, questions: Mapping[str, Collection[str]] | N
         return grades
     allowed = {(q, qu) for q, ids in questions.items() for qu in ids}
     keep = [(q, qu) in allowed for q, qu in zip(grades["query_id"], grades["question_id"])]
-    return grades[keep]
+    return grades.loc[keep]  # not grades[keep]: an empty list there selects no columns
 
 
 def answered_questions(grades: pd.DataFrame, tau: float) -> dict[tuple[str, str], frozenset[str]]:

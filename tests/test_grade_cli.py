@@ -272,3 +272,58 @@ def test_grade_with_the_multiple_choice_grader_on_a_tiny_model(tiny_model, tmp_p
     assert {q for q, *_ in labels} == queries and all(label in ("0", "1") for *_, label in labels)
     again = CliRunner().invoke(main, args)
     assert f"{with_choices} pairs: 0 new pairs graded" in again.output
+
+
+# --- config discovery and empty results ----------------------------------------------------------
+
+def example_workspace(path: Path, config: str | None = None) -> Path:
+    """The example collection's runs, corpus and bank copied into ``path`` (with ``config`` as exampp.toml)."""
+    import shutil
+
+    for folder in ("runs", "corpus", "question_banks"):
+        shutil.copytree(REPO / folder, path / folder)
+    if config is not None:
+        (path / "exampp.toml").write_text(config, encoding="utf-8")
+    return path
+
+
+def graded_pairs(output: str) -> int:
+    line = next(line for line in output.splitlines() if " new pairs graded" in line)
+    return int(line.split()[0])
+
+
+@pytest.mark.parametrize("ws_config, depth", [(None, 20), ("depth = 1\n", 1)])
+def test_workspace_config_is_the_workspaces_never_the_current_folders(tmp_path, monkeypatch, ws_config, depth):
+    here = tmp_path / "here"
+    here.mkdir()
+    # The current folder's config names files that exist only relative to it: -w WS must ignore it.
+    (here / "exampp.toml").write_text('bank = "elsewhere.jsonl"\ndepth = 2\n', encoding="utf-8")
+    (here / "elsewhere.jsonl").write_text('{"query_id": "zz", "question_id": "z1", "text": "Z?"}\n', encoding="utf-8")
+    ws = example_workspace(tmp_path / "ws", ws_config)
+    monkeypatch.chdir(here)
+    result = CliRunner().invoke(main, ["grade", "--grader", "fake", "-w", str(ws), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    qrels, _ = expected(depth=depth, tau=4)
+    assert graded_pairs(result.output) == len(qrels) * 10  # 10 questions per example query
+
+
+def test_current_folder_config_applies_without_workspace(tmp_path, monkeypatch):
+    here = example_workspace(tmp_path / "here", 'depth = 2\n')
+    monkeypatch.chdir(here)
+    result = CliRunner().invoke(main, ["grade", "--grader", "fake", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    qrels, _ = expected(depth=2, tau=4)
+    assert graded_pairs(result.output) == len(qrels) * 10
+
+
+def test_runs_without_exam_questions_give_an_empty_result_not_a_traceback(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "runs").mkdir(parents=True)
+    (ws / "runs" / "x.run").write_text("zz Q0 d-Q1-001 1 1 X\n", encoding="utf-8")
+    result = grade("-w", str(ws), "--format", "tsv")
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and result.exception is None
+    assert "query 'zz' not in the exam (question bank), left out" in result.stderr
+    assert "wrote 0 labels for 0 queries" in result.stderr
+    assert (ws / "qrels" / "exam.qrels").read_text() == ""
+    assert result.stdout.splitlines() == ["run\tmean\tstderr\tn_queries", "X\t0.0\t0.0\t6"]

@@ -14,6 +14,7 @@ from exampp.scoring import (
     exam_qrels,
     facet_labels,
     leaderboard,
+    questions_by_query,
     summarize,
 )
 
@@ -109,3 +110,12 @@ def test_exact_mean_is_order_independent():
     assert sum(first) != sum(second)
     assert exact_mean(first) == exact_mean(second)
     assert math.isclose(exact_mean(first), math.fsum(first) / 36)
+
+
+def test_empty_grades_give_empty_labels_and_a_zero_cover():
+    empty = GRADES.iloc[:0]
+    assert exam_labels(empty) == {} and exam_labels(empty, {"q1": ["u1"]}) == {}
+    assert facet_labels(empty, {"u1": "f"}) == {} and questions_by_query(empty) == {}
+    assert summarize(exam_cover(RUNS, empty)).empty
+    table = summarize(exam_cover(RUNS, empty, {"q1": ["u1", "u2"]}, normalized=True))
+    assert list(table["run"]) == ["A", "B"] and list(table["mean"]) == [0.0, 0.0]

@@ -15,7 +15,8 @@ _PATH = click.Path(dir_okay=False)
 @click.command()
 @click.argument("runs", nargs=-1, type=click.Path(exists=True))
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
-              help="Config file [default: ./exampp.toml when present]. Flags override its keys.")
+              help="Config file [default: WORKSPACE/exampp.toml with -w, else ./exampp.toml; "
+                   "none when absent]. Flags override its keys.")
 @click.option("--grader", help="Grading method: self-rating, qa, qa-llm, qa-extractive, multiple-choice, "
                                "embedding (offline), direct:<thomas|faggiolib|helm|sun|faggiolib_few|sun_few> "
                                "[default: self-rating].")
@@ -54,9 +55,10 @@ def grade(runs, config_path, grader, model, device, dtype, batch_size, depth, ba
 
     Grades go to the workspace's grade store as each chunk completes: running the same command
     again grades nothing new; adding runs or questions grades only the new pairs; an
-    interrupted run resumes where it stopped. Settings come from flags, else from exampp.toml
-    (keys: topics, bank, corpus, responses, model, grader, depth, workspace, store, device,
-    dtype, batch_size, tau, min_grade), else the defaults.
+    interrupted run resumes where it stopped. Settings come from flags, else from the config
+    file (--config, else WORKSPACE/exampp.toml with -w, else ./exampp.toml; keys: topics, bank,
+    corpus, responses, model, grader, depth, workspace, store, device, dtype, batch_size, tau,
+    min_grade), else the defaults.
 
     \b
     Example:
@@ -68,7 +70,8 @@ def grade(runs, config_path, grader, model, device, dtype, batch_size, depth, ba
     from exampp.config import load_config
     from exampp.workspace import Workspace
 
-    cfg = load_config(config_path)
+    # -w WS takes WS's config, never the current folder's: its relative paths would point elsewhere.
+    cfg = load_config(config_path, workspace if workspace is not None else ".")
     default_root = cfg.path.parent if cfg.path is not None else Path(".")
     ws = Workspace.at(cfg.pick("workspace", workspace, default_root))
     grader_name = cfg.pick("grader", grader, "self-rating")
