@@ -11,11 +11,13 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
 from exampp.collection.qrels import Qrels
 from exampp.collection.runs import Run
+from exampp.errors import ExamppError
 
 DEFAULT_DEPTH = 20
 # Means are rounded before ranking: two systems with the same per-query values in another
@@ -160,6 +162,83 @@ def summarize(per_query: pd.DataFrame, value: str = "cover") -> pd.DataFrame:
 
 # --- measure leaderboards (ir_measures with its pytrec_eval provider) ---------------------------
 
+class MeasureError(ExamppError, ValueError):
+    """A measure that cannot be computed: a name neither ir_measures nor trec_eval knows (the message
+    suggests close names), bad parameters, or no installed provider."""
+
+
+_HINT = "use ir_measures names (nDCG@10, P(rel=2)@10, AP) or trec_eval names (ndcg_cut.10, P.10, map)"
+
+
+def parse_measures(names: Sequence[str]) -> list[tuple[str, Any]]:
+    """``(column, ir_measures measure)`` pairs for measure names in ir_measures or trec_eval syntax.
+
+    A name that maps to one measure keeps the name as its column (``ndcg_cut.10`` -> nDCG@10);
+    a multi-valued trec_eval name gives one column per measure, named as ir_measures prints it
+    (``P.5,10`` -> ``P@5``, ``P@10``). A repeated column is kept once. :class:`MeasureError`
+    names an unknown measure and suggests close names.
+    """
+    columns: dict[str, Any] = {}
+    for name in names:
+        measures = _parse_measure(name)
+        if len(measures) == 1:
+            columns.setdefault(name, measures[0])
+        else:
+            for measure in measures:
+                columns.setdefault(str(measure), measure)
+    return list(columns.items())
+
+
+def _parse_measure(name: str) -> list[Any]:
+    import ir_measures
+
+    from exampp.trec_eval.irm import parse_ir_measure
+
+    try:
+        return [parse_ir_measure(name)]
+    except (ValueError, AssertionError) as error:  # ir_measures checks parameters with assert
+        ir_error = error
+    try:
+        return list(ir_measures.parse_trec_measure(name))
+    except ValueError:
+        pass
+    base, rest = _split_name(name)
+    if base in ir_measures.measures.registry:  # a known measure with bad parameters, or no provider
+        message = str(ir_error)
+        raise MeasureError(message if name in message else f"measure {name!r}: {message}")
+    close = [spelled for spelled in (canonical + rest for canonical in _close_names(base)) if _computable(spelled)]
+    raise MeasureError(f"unknown measure {name!r}; " + (f"did you mean {' or '.join(close)}?" if close else _HINT))
+
+
+def _computable(name: str) -> bool:
+    from exampp.trec_eval.irm import parse_ir_measure
+
+    try:
+        parse_ir_measure(name)
+    except (ValueError, AssertionError):
+        return False
+    return True
+
+
+def _split_name(name: str) -> tuple[str, str]:
+    """``nDCG(rel=2)@10`` -> (``nDCG``, ``(rel=2)@10``): the measure's name and its parameters."""
+    cut = min((i for i in (name.find("("), name.find("@")) if i >= 0), default=len(name))
+    return name[:cut], name[cut:]
+
+
+def _close_names(base: str) -> list[str]:
+    """ir_measures' names for ``base``: the same name in another case, else up to 3 look-alikes."""
+    import difflib
+
+    import ir_measures
+
+    canonical = {name.lower(): measure.NAME for name, measure in ir_measures.measures.registry.items()}
+    if base.lower() in canonical:
+        return [canonical[base.lower()]]
+    matches = difflib.get_close_matches(base.lower(), list(canonical), n=3, cutoff=0.6)
+    return list(dict.fromkeys(canonical[match] for match in matches))
+
+
 def _truncate(run: Run, depth: int | None) -> dict[str, dict[str, float]]:
     """Run as ir_measures input; truncation by trec_eval order keeps exactly the top-``depth``."""
     return {q: {d.docid: d.score for d in run.top(q, depth)} for q in run.rankings}
@@ -168,39 +247,42 @@ def _truncate(run: Run, depth: int | None) -> dict[str, dict[str, float]]:
 def per_query_measures(
     runs: Mapping[str, Run], qrels: Qrels, measures: Sequence[str], depth: int | None = None
 ) -> pd.DataFrame:
-    """Per-query values of ir_measures measures (``nDCG@20``, ``P(rel=2)@10``, ``AP``...).
+    """Per-query values of measures named in ir_measures or trec_eval syntax (``nDCG@20``,
+    ``P(rel=2)@10``, ``AP``, ``ndcg_cut.10``...; see :func:`parse_measures`).
 
     Queries are those of the qrels; a query the run lacks scores 0 (trec_eval ``-c``).
-    Returns columns ``run, query_id, measure, value``, measure as the name given.
+    Returns columns ``run, query_id, measure, value``, measure as the column :func:`parse_measures` names.
     """
     import ir_measures  # heavy import, only for commands that compute measures
 
-    parsed = {ir_measures.parse_measure(m): m for m in measures}
+    columns = parse_measures(measures)
     qids = sorted(qrels)
     rows = []
     for name in sorted(runs):
-        values: dict[tuple[str, str], float] = {}
+        values: dict[tuple[Any, str], float] = {}
         run_input = {q: docs for q, docs in _truncate(runs[name], depth).items() if q in qrels and docs}
         if run_input:
-            for metric in ir_measures.iter_calc(list(parsed), qrels, run_input):
-                values[(parsed[metric.measure], metric.query_id)] = float(metric.value)
-        for measure in measures:
+            for metric in ir_measures.iter_calc(list({m for _, m in columns}), qrels, run_input):
+                values[(metric.measure, metric.query_id)] = float(metric.value)
+        for column, measure in columns:
             for qid in qids:
-                rows.append((name, qid, measure, values.get((measure, qid), 0.0)))
+                rows.append((name, qid, column, values.get((measure, qid), 0.0)))
     return pd.DataFrame(rows, columns=["run", "query_id", "measure", "value"])
 
 
 def leaderboard(
     runs: Mapping[str, Run], qrels: Qrels, measures: Sequence[str], depth: int | None = None
 ) -> pd.DataFrame:
-    """Mean of each measure over the qrels' queries per run: index run, one column per measure."""
+    """Mean of each measure over the qrels' queries per run: index run, one column per
+    :func:`parse_measures` column, best first by the first."""
+    columns = [column for column, _ in parse_measures(measures)]
     per_query = per_query_measures(runs, qrels, measures, depth)
     table = (
         per_query.groupby(["run", "measure"], sort=False)["value"]
         .agg(lambda v: exact_mean(v))
         .unstack("measure")
     )
-    table = table[list(measures)]
+    table = table[columns]
     table.index.name = "run"
     table.columns.name = None
-    return table.sort_values(list(measures)[0], ascending=False, kind="stable")
+    return table.sort_values(columns[0], ascending=False, kind="stable")

@@ -8,12 +8,15 @@ import pytest
 
 from exampp.collection.runs import from_scores
 from exampp.scoring import (
+    MeasureError,
     exact_mean,
     exam_cover,
     exam_labels,
     exam_qrels,
     facet_labels,
     leaderboard,
+    parse_measures,
+    per_query_measures,
     questions_by_query,
     summarize,
 )
@@ -100,6 +103,41 @@ def test_leaderboard_by_hand_missing_query_is_zero():
     assert board.loc["B", "RR"] == pytest.approx(1 / 6)
     # depth 1 cuts B to p3 (non-relevant)
     assert leaderboard(RUNS, qrels, ["P@2"], depth=1).loc["B", "P@2"] == 0.0
+
+
+def test_trec_eval_names_translate_and_keep_the_given_name_as_column():
+    qrels = {"q1": {"p1": 1, "p2": 0, "p4": 1}, "q2": {"p5": 1}, "q3": {"x": 1}}
+    board = leaderboard(RUNS, qrels, ["P_2", "recip_rank", "RR", "P.1,2", "RR"])
+    # one measure: the given name; several (P.1,2): one column each, as ir_measures names them; a repeat once
+    assert list(board.columns) == ["P_2", "recip_rank", "RR", "P@1", "P@2"]
+    reference = leaderboard(RUNS, qrels, ["P@2", "RR", "P@1"])
+    assert list(board["P_2"]) == list(board["P@2"]) == list(reference["P@2"])
+    assert board.loc["A", "P_2"] == pytest.approx(1 / 3)
+    assert list(board["recip_rank"]) == list(board["RR"]) == list(reference["RR"])
+    assert list(board["P@1"]) == list(reference["P@1"])
+    per_query = per_query_measures(RUNS, qrels, ["ndcg_cut.2", "nDCG@2"])
+    both = per_query.pivot(index=["run", "query_id"], columns="measure", values="value")
+    assert list(both["ndcg_cut.2"]) == list(both["nDCG@2"]) and both["nDCG@2"].max() > 0
+
+
+def test_parse_measures_columns():
+    assert [(c, str(m)) for c, m in parse_measures(["ndcg_cut.10", "P.5,10", "map", "P(rel=2)@10"])] == [
+        ("ndcg_cut.10", "nDCG@10"), ("P@5", "P@5"), ("P@10", "P@10"), ("map", "AP"), ("P(rel=2)@10", "P(rel=2)@10")]
+
+
+@pytest.mark.parametrize("name, message", [
+    ("ndcg@10", "unknown measure 'ndcg@10'; did you mean nDCG@10?"),
+    ("p(rel=2)@5", "unknown measure 'p(rel=2)@5'; did you mean P(rel=2)@5?"),
+    ("mrr", "unknown measure 'mrr'; did you mean RR?"),
+    ("precison@5", "unknown measure 'precison@5'; did you mean P@5?"),
+    ("bogus", "unknown measure 'bogus'; use ir_measures names (nDCG@10, P(rel=2)@10, AP) "
+              "or trec_eval names (ndcg_cut.10, P.10, map)"),
+    ("nDCG(foo=1)@10", "measure 'nDCG(foo=1)@10': unsupported params found: ['foo']"),
+])
+def test_unknown_measures_are_named_with_close_names(name, message):
+    with pytest.raises(MeasureError) as error:
+        leaderboard(RUNS, {"q1": {"p1": 1}}, ["AP", name])
+    assert str(error.value) == message
 
 
 def test_exact_mean_is_order_independent():

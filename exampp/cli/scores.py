@@ -5,6 +5,7 @@ from pathlib import Path
 
 import click
 
+from exampp.cli.measures import check_measures
 from exampp.cli.output import check_judged, emit, format_option, output_option, strict_option
 
 depth_option = click.option(
@@ -95,7 +96,9 @@ def qrels(workspace, method, tau, facets, bank, output) -> None:
 @click.option("--qrels", "qrels_path", required=True, metavar="QRELS",
               help="Qrels file to evaluate against (official or EXAM-Qrels), or irds:<dataset-id>.")
 @click.option("--measure", "-m", "measures", multiple=True, default=("nDCG@20", "P@20"), show_default=True,
-              help="ir_measures measure name, repeatable (nDCG@10, P(rel=2)@20, AP, R@100, RR...).")
+              callback=check_measures,
+              help="Measure, repeatable: ir_measures name (nDCG@10, P(rel=2)@20, AP, R@100, RR...) or "
+                   "trec_eval name (ndcg_cut.10, P.5,10, map).")
 @click.option("--depth", "-k", type=click.IntRange(min=1), help="Truncate runs to their top-k first.")
 @click.option("--exclude", multiple=True, help="Run name to leave out, repeatable.")
 @click.option("--per-query", is_flag=True, help="Print per-query values instead of means.")
