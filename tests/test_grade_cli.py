@@ -327,3 +327,29 @@ def test_runs_without_exam_questions_give_an_empty_result_not_a_traceback(tmp_pa
     assert "wrote 0 labels for 0 queries" in result.stderr
     assert (ws / "qrels" / "exam.qrels").read_text() == ""
     assert result.stdout.splitlines() == ["run\tmean\tstderr\tn_queries", "X\t0.0\t0.0\t6"]
+
+
+# --- a wrong --device is the device's fault, found before anything is read or loaded -------------
+
+@pytest.mark.parametrize("grader", ["embedding", "self-rating", "qa-extractive"])
+@pytest.mark.parametrize("device, message", [
+    ("gpu", "--device 'gpu' is not a device: use auto, cpu, cuda or cuda:N"),
+    ("cuda", "--device 'cuda': this torch is a CPU-only build, without CUDA; use auto or cpu"),
+])
+def test_wrong_device_is_named_before_inputs_are_read(tmp_path, monkeypatch, grader, device, message):
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.version, "cuda", None)  # a CPU build, whatever this machine has
+    result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(CONFIG), "--grader", grader,
+                                       "--device", device, "--bank", str(tmp_path / "missing.jsonl"),
+                                       "-w", str(tmp_path)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output == f"Error: {message}\n"
+
+
+@pytest.mark.parametrize("grader", ["embedding", "qa-extractive", "self-rating"])
+def test_graders_check_the_device_before_loading_a_model(tmp_path, grader):
+    from exampp.llm.device import DeviceError
+
+    pytest.importorskip("torch")
+    with pytest.raises(DeviceError, match="--device 'gpu' is not a device"):
+        registry.make_grader(grader, registry.GraderOptions(model=str(tmp_path / "nowhere"), device="gpu"))

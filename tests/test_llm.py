@@ -8,6 +8,7 @@ import torch
 from exampp.grading.prompts import SELF_RATING
 from exampp.llm import Batcher, HFModel, ModelLoadError
 from exampp.llm.batching import CPU_BATCH_SIZE, auto_batch_size, length_order
+from exampp.llm.device import DeviceError
 from tiny_models import steer
 
 # --- batching ------------------------------------------------------------------------------
@@ -116,12 +117,12 @@ def test_load_failure_says_what_to_do(tmp_path, where):
 
 
 def test_bad_device_and_dtype(tiny_t5_dir):
-    with pytest.raises(ModelLoadError, match="unknown device 'tpu'"):
+    with pytest.raises(DeviceError, match="--device 'tpu' is not a device"):
         HFModel.load(str(tiny_t5_dir), device="tpu")
     with pytest.raises(ModelLoadError, match="unknown dtype 'int3'"):
         HFModel.load(str(tiny_t5_dir), dtype="int3")
     if not torch.cuda.is_available():
-        with pytest.raises(ModelLoadError, match="--device cpu"):
+        with pytest.raises(DeviceError, match="use auto or cpu"):
             HFModel.load(str(tiny_t5_dir), device="cuda:0")
 
 

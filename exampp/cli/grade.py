@@ -21,7 +21,8 @@ _PATH = click.Path(dir_okay=False)
                                "embedding (offline), direct:<thomas|faggiolib|helm|sun|faggiolib_few|sun_few> "
                                "[default: self-rating].")
 @click.option("--model", help="HF model name or local folder [default: the grader's, google/flan-t5-large for LLM graders].")
-@click.option("--device", help="auto, cpu or cuda[:n] [default: auto].")
+@click.option("--device", help="auto (CUDA when torch sees a GPU, else the CPU), cpu, cuda or cuda:N "
+                               "[default: auto; the embedding grader: cpu].")
 @click.option("--dtype", help="Weights' dtype, e.g. bfloat16, float32 [default: bf16 on GPU, fp32 on CPU].")
 @click.option("--batch-size", type=click.IntRange(min=1), help="Pairs per forward pass [default: from free memory].")
 @click.option("--depth", "-k", type=click.IntRange(min=1), help="Pool the top-k passages of each run [default: 20].")
@@ -76,6 +77,8 @@ def grade(runs, config_path, grader, model, device, dtype, batch_size, depth, ba
     ws = Workspace.at(cfg.pick("workspace", workspace, default_root))
     grader_name = cfg.pick("grader", grader, "self-rating")
     _check_grader_name(grader_name)
+    device = cfg.pick("device", device, "auto")
+    _check_device(device)
     depth = cfg.pick("depth", depth, 20)
 
     all_runs, corpora, bank_data, topic_data = _inputs(
@@ -83,8 +86,8 @@ def grade(runs, config_path, grader, model, device, dtype, batch_size, depth, ba
         _existing(cfg.pick("bank", bank), ws.question_bank), _existing(cfg.pick("topics", topics), ws.topics))
     if not progress:
         _quiet_model_loading()
-    the_grader = _load_grader(grader_name, cfg.pick("model", model), cfg.pick("device", device, "auto"),
-                              cfg.pick("dtype", dtype), cfg.pick("batch_size", batch_size))
+    the_grader = _load_grader(grader_name, cfg.pick("model", model), device, cfg.pick("dtype", dtype),
+                              cfg.pick("batch_size", batch_size))
 
     from exampp.collection.qrels import write_qrels
     from exampp.grading.registry import default_tau
@@ -179,6 +182,18 @@ def _check_grader_name(name: str) -> None:
     if name not in grader_names():
         raise click.BadParameter(f"unknown grader {name!r}; choose one of {', '.join(grader_names())}",
                                  param_hint="'--grader'")
+
+
+def _check_device(device: str) -> None:
+    """A wrong --device is reported before the inputs are read (``auto`` always resolves)."""
+    if device == "auto":
+        return
+    from exampp.llm.device import resolve_device
+
+    try:
+        resolve_device(device)
+    except ImportError:  # no torch: the grader's loading names the package to install
+        pass
 
 
 def _quiet_model_loading() -> None:

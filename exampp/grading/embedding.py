@@ -91,9 +91,11 @@ class EmbeddingGrader(Grader):
     ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        from exampp.llm.device import resolve_device
+
         self.thresholds = check_thresholds(DEFAULT_THRESHOLDS if thresholds is None else thresholds)
         self.model_name_or_path = model_name_or_path
-        self.device = device
+        self.device = str(resolve_device(device))  # checked now, though the model loads on first use
         self.batch_size = batch_size
         self._model: Any = None
 

@@ -171,7 +171,8 @@ class ExtractiveReader:
              batch_size: int | None = None) -> "ExtractiveReader":
         from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
-        from exampp.llm.hf import ModelLoadError, resolve_device, resolve_dtype
+        from exampp.llm.device import resolve_device
+        from exampp.llm.hf import ModelLoadError, resolve_dtype
 
         torch_device = resolve_device(device)
         try:

@@ -17,6 +17,7 @@ from transformers.modeling_outputs import BaseModelOutput
 from exampp.errors import ModelLoadError
 from exampp.grading.prompts import Prompt
 from exampp.llm.batching import Batcher, auto_batch_size
+from exampp.llm.device import resolve_device
 
 DEFAULT_MODEL = "google/flan-t5-large"
 
@@ -244,21 +245,6 @@ class HFModel:
         logprobs = torch.log_softmax(logits.float(), dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
         sums = (logprobs * target_mask).sum(dim=1).tolist()
         return [(float(total), len(c)) for total, (_, c) in zip(sums, batch)]
-
-
-def resolve_device(device: str) -> torch.device:
-    """``auto`` → CUDA when available, else CPU; ``cpu``, ``cuda``, ``cuda:N`` as given."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        resolved = torch.device(device)
-    except RuntimeError as error:
-        raise ModelLoadError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:N") from error
-    if resolved.type not in ("cpu", "cuda"):
-        raise ModelLoadError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:N")
-    if resolved.type == "cuda" and not torch.cuda.is_available():
-        raise ModelLoadError(f"device {device!r} requested but torch sees no CUDA GPU: use --device cpu")
-    return resolved
 
 
 def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
