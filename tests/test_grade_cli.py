@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import time
 from pathlib import Path
 
 import pytest
@@ -353,3 +354,40 @@ def test_graders_check_the_device_before_loading_a_model(tmp_path, grader):
     pytest.importorskip("torch")
     with pytest.raises(DeviceError, match="--device 'gpu' is not a device"):
         registry.make_grader(grader, registry.GraderOptions(model=str(tmp_path / "nowhere"), device="gpu"))
+
+
+# --- where the model comes from: a local folder, or a hub id when the hub is out of reach --------
+
+@pytest.mark.parametrize("grader", ["self-rating", "qa-extractive", "embedding"])
+def test_missing_model_folder_is_named(tmp_path, monkeypatch, grader):
+    pytest.importorskip("transformers")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(CONFIG), "--grader", grader,
+                                       "--model", "./nope", "--no-progress", "-w", str(tmp_path)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output == "Error: no such model folder ./nope\n"
+
+
+def test_uncached_default_model_fails_at_once_without_the_hub(tmp_path, unreachable_hub):
+    pytest.importorskip("exampp.llm.hf")  # transformers imported before the clock starts
+    start = time.perf_counter()
+    result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(CONFIG),
+                                       "--grader", "self-rating", "--no-progress", "-w", str(tmp_path)])
+    elapsed = time.perf_counter() - start
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output == (
+        "Error: model 'google/flan-t5-large' is not in the local HuggingFace cache and the hub "
+        "(http://127.0.0.1:9) cannot be reached. Give a local copy of the model with --model PATH (a folder "
+        "with config.json, weights and tokenizer files), or grade offline with --grader embedding.\n")
+    assert elapsed < 3, f"{elapsed:.1f} s"  # huggingface_hub's retries took 25 s here
+
+
+def test_a_cached_hub_model_grades_without_the_hub(tmp_path, unreachable_hub, tiny_model):
+    from conftest import cache_model
+
+    cache_model(unreachable_hub, "exampp-test/tiny-t5", Path(tiny_model))
+    result = CliRunner().invoke(main, ["grade", str(REPO / "runs" / "bm25.run"), "--config", str(CONFIG),
+                                       "--grader", "self-rating", "--model", "exampp-test/tiny-t5", "--depth", "1",
+                                       "--no-progress", "-w", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "60 pairs: 60 new pairs graded" in result.output  # 6 queries x 1 passage x 10 questions

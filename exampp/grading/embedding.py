@@ -40,8 +40,12 @@ DEFAULT_BATCH_SIZE = 16  # fastest of 1..128 on a 2-core CPU for DL19 passages
 DEFAULT_THRESHOLDS: tuple[float, ...] = (0.5234, 0.5234, 0.5234, 0.5325, 0.7149)
 
 
+REMEDY = ("Give a sentence-transformers model folder with --model PATH, "
+          "or leave --model out to use the packaged all-MiniLM-L6-v2.")
+
+
 class EmbeddingModelError(ModelLoadError):
-    """The sentence-transformers model cannot be found or loaded."""
+    """The embedding grader's packages (sentence-transformers, the packaged model) are missing."""
 
 
 def packaged_model_dir() -> Path:
@@ -57,20 +61,16 @@ def packaged_model_dir() -> Path:
 
 
 def load_sentence_model(path_or_name: str | Path, device: str = "cpu") -> Any:
-    """A SentenceTransformer; a directory is read without any network access, a hub name
-    through huggingface_hub (which honours HF_HUB_OFFLINE)."""
+    """A SentenceTransformer from a folder (no network) or a hub id (see :mod:`exampp.llm.locate`)."""
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
         raise EmbeddingModelError("the embedding grader needs sentence-transformers (pip install 'exampp[embed]')") from None
-    local = Path(path_or_name).is_dir()
-    try:
-        return SentenceTransformer(str(path_or_name), device=device, local_files_only=local)
-    except Exception as exc:  # the loaders raise many types (OSError, ValueError, HTTP errors)
-        raise EmbeddingModelError(
-            f"cannot load sentence-transformers model {str(path_or_name)!r}: {exc}; "
-            "give a local model directory, or leave the model out to use the packaged all-MiniLM-L6-v2"
-        ) from exc
+    from exampp.llm.locate import locate_model
+
+    source = locate_model(str(path_or_name), kind="sentence-transformers model", remedy=REMEDY)
+    with source.loading():
+        return SentenceTransformer(source.name_or_path, device=device, local_files_only=source.local_files_only)
 
 
 class EmbeddingGrader(Grader):

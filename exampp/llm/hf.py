@@ -18,6 +18,7 @@ from exampp.errors import ModelLoadError
 from exampp.grading.prompts import Prompt
 from exampp.llm.batching import Batcher, auto_batch_size
 from exampp.llm.device import resolve_device
+from exampp.llm.locate import locate_model
 
 DEFAULT_MODEL = "google/flan-t5-large"
 
@@ -65,7 +66,8 @@ class HFModel:
     @classmethod
     def load(cls, name_or_path: str, *, device: str = "auto", dtype: str = "auto",
              batch_size: int | None = None) -> "HFModel":
-        """Load a model by hub name or local folder: seq2seq for encoder-decoder configs, causal LM otherwise.
+        """Load a model by hub name or local folder (see :mod:`exampp.llm.locate`): seq2seq for
+        encoder-decoder configs, causal LM otherwise.
 
         ``device``: ``auto`` (CUDA when available), ``cpu``, ``cuda`` or ``cuda:N``. ``dtype``: ``auto``
         (bfloat16 on GPU, float32 on CPU) or a name such as ``float32``/``bf16``. ``batch_size``: given,
@@ -73,18 +75,13 @@ class HFModel:
         """
         torch_device = resolve_device(device)
         torch_dtype = resolve_dtype(dtype, torch_device)
-        try:
-            config = AutoConfig.from_pretrained(name_or_path)
-            tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+        source = locate_model(name_or_path)
+        where = {"local_files_only": source.local_files_only}
+        with source.loading():
+            config = AutoConfig.from_pretrained(source.name_or_path, **where)
+            tokenizer = AutoTokenizer.from_pretrained(source.name_or_path, **where)
             model_class = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForCausalLM
-            model = model_class.from_pretrained(name_or_path, dtype=torch_dtype)
-        except (OSError, ValueError) as error:  # hub unreachable, no such folder, not a model
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise ModelLoadError(
-                f"cannot load model {name_or_path!r}: {reason}. Give a local copy of the model with "
-                "--model PATH (a folder with config.json, weights and tokenizer files), "
-                "or grade offline with --grader embedding."
-            ) from error
+            model = model_class.from_pretrained(source.name_or_path, dtype=torch_dtype, **where)
         model.to(torch_device).eval()
         return cls(name_or_path, tokenizer, model, torch_device, batch_size)
 
