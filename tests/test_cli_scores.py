@@ -90,3 +90,13 @@ def test_unknown_measure_is_a_usage_error_before_reading_anything(ws, measure, m
     result = run("leaderboard", str(ws / "runs"), "--qrels", str(ws / "missing.qrels"), "-m", "P@1", "-m", measure)
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert result.output.splitlines()[-1] == f"Error: Invalid value for '--measure' / '-m': {message}"
+
+
+@pytest.mark.parametrize("command", [["cover"], ["qrels"], ["irt"]])
+def test_a_store_without_grades_says_what_to_run(tmp_path, command):
+    GradeStore(tmp_path / "grades.sqlite").close()  # created, nothing graded yet
+    result = run(*command, "-w", str(tmp_path))
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output == (f"Error: {tmp_path}/grades.sqlite: the store holds no grades yet: grade first with "
+                             f"`exampp grade -w {tmp_path}`, or import graded JSONL with "
+                             f"`exampp import FILE -w {tmp_path}`\n")

@@ -141,6 +141,10 @@ def workspace_grades(ws, method: str | None):
         raise click.ClickException(f"{ws.store}: no grade store (run `exampp import` or `exampp grade` first)")
     with GradeStore(ws.store) as store:
         methods = store.methods()
+        if not methods:
+            raise click.ClickException(f"{ws.store}: the store holds no grades yet: grade first with "
+                                       f"`exampp grade -w {ws.root}`, or import graded JSONL with "
+                                       f"`exampp import FILE -w {ws.root}`")
         if method is None:
             if len(methods) != 1:
                 listed = ", ".join(methods) or "none"
