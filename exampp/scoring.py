@@ -282,7 +282,7 @@ def leaderboard(
         .agg(lambda v: exact_mean(v))
         .unstack("measure")
     )
-    table = table[columns]
+    table = table.reindex(columns=columns)  # no runs or no queries: an empty table with these columns
     table.index.name = "run"
     table.columns.name = None
     return table.sort_values(columns[0], ascending=False, kind="stable")

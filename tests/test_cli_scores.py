@@ -100,3 +100,10 @@ def test_a_store_without_grades_says_what_to_run(tmp_path, command):
     assert result.output == (f"Error: {tmp_path}/grades.sqlite: the store holds no grades yet: grade first with "
                              f"`exampp grade -w {tmp_path}`, or import graded JSONL with "
                              f"`exampp import FILE -w {tmp_path}`\n")
+
+
+def test_leaderboard_excluding_every_run_is_a_usage_error(ws):
+    result = run("leaderboard", str(ws / "runs"), "--qrels", str(ws / "qrels" / "official.qrels"),
+                 "--exclude", "A", "--exclude", "B")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.output.splitlines()[-1] == "Error: --exclude leaves no run: it names every run read (A, B)"

@@ -120,6 +120,12 @@ def test_trec_eval_names_translate_and_keep_the_given_name_as_column():
     assert list(both["ndcg_cut.2"]) == list(both["nDCG@2"]) and both["nDCG@2"].max() > 0
 
 
+def test_leaderboard_without_runs_or_queries_is_an_empty_table():
+    for runs, qrels in (({}, {"q1": {"p1": 1}}), (RUNS, {})):
+        board = leaderboard(runs, qrels, ["P@1", "map"])
+        assert list(board.columns) == ["P@1", "map"] and board.empty
+
+
 def test_parse_measures_columns():
     assert [(c, str(m)) for c, m in parse_measures(["ndcg_cut.10", "P.5,10", "map", "P(rel=2)@10"])] == [
         ("ndcg_cut.10", "nDCG@10"), ("P@5", "P@5"), ("P@10", "P@10"), ("map", "AP"), ("P(rel=2)@10", "P(rel=2)@10")]

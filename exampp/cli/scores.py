@@ -117,7 +117,10 @@ def leaderboard(runs, qrels_path, measures, depth, exclude, per_query, strict, f
     from exampp.collection.runs import read_runs
     from exampp.scoring import leaderboard as compute, per_query_measures
 
-    all_runs = {name: run for name, run in read_runs(runs).items() if name not in set(exclude)}
+    read = read_runs(runs)
+    all_runs = {name: run for name, run in read.items() if name not in set(exclude)}
+    if not all_runs:
+        raise click.UsageError(f"--exclude leaves no run: it names every run read ({', '.join(sorted(read))})")
     qrels = read_qrels(qrels_path)
     check_judged(all_runs, qrels, qrels_path, strict)
     if per_query:
