@@ -70,7 +70,7 @@ def load_sentence_model(path_or_name: str | Path, device: str = "cpu") -> Any:
 
     source = locate_model(str(path_or_name), kind="sentence-transformers model", remedy=REMEDY)
     with source.loading():
-        return SentenceTransformer(source.name_or_path, device=device, local_files_only=source.local_files_only)
+        return SentenceTransformer(source.name_or_path, device=device, **source.options)
 
 
 class EmbeddingGrader(Grader):

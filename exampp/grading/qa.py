@@ -180,9 +180,9 @@ class ExtractiveReader:
         torch_device = resolve_device(device)
         source = locate_model(name_or_path, kind="extractive question-answering model", remedy=EXTRACTIVE_REMEDY)
         with source.loading():  # also a model without a question-answering head
-            tokenizer = AutoTokenizer.from_pretrained(source.name_or_path, local_files_only=source.local_files_only)
+            tokenizer = AutoTokenizer.from_pretrained(source.name_or_path, **source.options)
             model = AutoModelForQuestionAnswering.from_pretrained(
-                source.name_or_path, dtype=resolve_dtype(dtype, torch_device), local_files_only=source.local_files_only)
+                source.name_or_path, dtype=resolve_dtype(dtype, torch_device), **source.options)
         model.to(torch_device).eval()
         return cls(name_or_path, tokenizer, model, torch_device, batch_size)
 

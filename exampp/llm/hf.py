@@ -76,12 +76,11 @@ class HFModel:
         torch_device = resolve_device(device)
         torch_dtype = resolve_dtype(dtype, torch_device)
         source = locate_model(name_or_path)
-        where = {"local_files_only": source.local_files_only}
         with source.loading():
-            config = AutoConfig.from_pretrained(source.name_or_path, **where)
-            tokenizer = AutoTokenizer.from_pretrained(source.name_or_path, **where)
+            config = AutoConfig.from_pretrained(source.name_or_path, **source.options)
+            tokenizer = AutoTokenizer.from_pretrained(source.name_or_path, **source.options)
             model_class = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForCausalLM
-            model = model_class.from_pretrained(source.name_or_path, dtype=torch_dtype, **where)
+            model = model_class.from_pretrained(source.name_or_path, dtype=torch_dtype, **source.options)
         model.to(torch_device).eval()
         return cls(name_or_path, tokenizer, model, torch_device, batch_size)
 

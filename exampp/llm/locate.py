@@ -33,12 +33,17 @@ _TRUE = frozenset({"1", "ON", "YES", "TRUE"})  # huggingface_hub's spellings of 
 
 @dataclass(frozen=True)
 class ModelSource:
-    """A located model: pass ``name_or_path`` and ``local_files_only`` to every ``from_pretrained``."""
+    """A located model: load ``name_or_path`` with :attr:`options`, inside :meth:`loading`."""
 
     name_or_path: str
     local_files_only: bool
     kind: str = "model"  # what the messages call it
     remedy: str = LLM_REMEDY  # what the user can do instead
+
+    @property
+    def options(self) -> dict[str, bool]:
+        """Keyword arguments for ``from_pretrained`` (and SentenceTransformer) besides the name."""
+        return {"local_files_only": self.local_files_only}
 
     @contextmanager
     def loading(self) -> Iterator[None]:
