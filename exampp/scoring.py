@@ -167,6 +167,7 @@ class MeasureError(ExamppError, ValueError):
     suggests close names), bad parameters, or no installed provider."""
 
 
+_PARSE_ERRORS = (ValueError, AssertionError)  # ir_measures checks a measure's parameters with assert
 _HINT = "use ir_measures names (nDCG@10, P(rel=2)@10, AP) or trec_eval names (ndcg_cut.10, P.10, map)"
 
 
@@ -196,7 +197,7 @@ def _parse_measure(name: str) -> list[Any]:
 
     try:
         return [parse_ir_measure(name)]
-    except (ValueError, AssertionError) as error:  # ir_measures checks parameters with assert
+    except _PARSE_ERRORS as error:
         ir_error = error
     try:
         return list(ir_measures.parse_trec_measure(name))
@@ -215,7 +216,7 @@ def _computable(name: str) -> bool:
 
     try:
         parse_ir_measure(name)
-    except (ValueError, AssertionError):
+    except _PARSE_ERRORS:
         return False
     return True
 

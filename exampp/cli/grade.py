@@ -20,7 +20,9 @@ _PATH = click.Path(dir_okay=False)
 @click.option("--grader", help="Grading method: self-rating, qa, qa-llm, qa-extractive, multiple-choice, "
                                "embedding (offline), direct:<thomas|faggiolib|helm|sun|faggiolib_few|sun_few> "
                                "[default: self-rating].")
-@click.option("--model", help="HF model name or local folder [default: the grader's, google/flan-t5-large for LLM graders].")
+@click.option("--model", help="Local model folder (a path: absolute, ./..., ~/... or existing) or HF hub id, "
+                              "read from the local HF cache when the hub cannot be reached "
+                              "[default: the grader's, google/flan-t5-large for LLM graders].")
 @click.option("--device", help="auto (CUDA when torch sees a GPU, else the CPU), cpu, cuda or cuda:N "
                                "[default: auto; the embedding grader: cpu].")
 @click.option("--dtype", help="Weights' dtype, e.g. bfloat16, float32 [default: bf16 on GPU, fp32 on CPU].")

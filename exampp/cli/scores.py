@@ -150,8 +150,8 @@ def workspace_grades(ws, method: str | None):
                                        f"`exampp import FILE -w {ws.root}`")
         if method is None:
             if len(methods) != 1:
-                listed = ", ".join(methods) or "none"
-                raise click.ClickException(f"{ws.store}: choose a grading method with --method (have: {listed})")
+                raise click.ClickException(f"{ws.store}: choose a grading method with --method "
+                                           f"(have: {', '.join(methods)})")
             method = methods[0]
         elif method not in methods:
             raise click.ClickException(f"{ws.store}: no grades for method {method!r} (have: {', '.join(methods)})")

@@ -32,16 +32,14 @@ NAME = "embedding"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 PROMPT_VERSION = "cosine@v1"
 DEFAULT_BATCH_SIZE = 16  # fastest of 1..128 on a 2-core CPU for DL19 passages
+REMEDY = ("Give a sentence-transformers model folder with --model PATH, "
+          "or leave --model out to use the packaged all-MiniLM-L6-v2.")
 
 # Calibrated against FLAN-T5-large self-ratings of 39,400 pairs of 20 DL19 queries (seed 19) by
 #   python benchmarks/calibrate_embedding.py
 # each t_g maximises Cohen's κ of (cosine >= t_g) vs (FLAN-T5 grade >= g), rounded to 4 decimals.
 # FLAN-T5 gives grades 1-3 to under 3% of pairs, so t_1 = t_2 = t_3: grades 1 and 2 do not occur.
 DEFAULT_THRESHOLDS: tuple[float, ...] = (0.5234, 0.5234, 0.5234, 0.5325, 0.7149)
-
-
-REMEDY = ("Give a sentence-transformers model folder with --model PATH, "
-          "or leave --model out to use the packaged all-MiniLM-L6-v2.")
 
 
 class EmbeddingModelError(ModelLoadError):

@@ -1,8 +1,8 @@
 """The one place that turns a ``--device`` value into a torch device.
 
 Every grader that loads a model resolves its device here first, so that a wrong device is
-reported as such (not as a model that cannot load) before any weights are read. torch is
-imported only when a CUDA device has to be checked or returned.
+reported as such (not as a model that cannot load) before any weights are read. A name that is
+no device is refused without importing torch.
 """
 from __future__ import annotations
 
@@ -34,12 +34,11 @@ def resolve_device(device: str) -> "torch.device":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device != "cpu":
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        index = int(match.group(1) or 0)
         if torch.version.cuda is None:
             raise _unusable(device, "this torch is a CPU-only build, without CUDA", count)
         if count == 0:
             raise _unusable(device, f"torch (CUDA {torch.version.cuda}) sees no CUDA GPU", count)
-        if index >= count:
+        if int(match.group(1) or 0) >= count:
             raise _unusable(device, f"torch sees {count} CUDA GPU{'s' if count > 1 else ''}", count)
     return torch.device(device)
 
