@@ -40,7 +40,7 @@ _EXPORTS = {
     # scores
     "exam_cover": "exampp.scoring", "summarize": "exampp.scoring", "exam_labels": "exampp.scoring",
     "exam_qrels": "exampp.scoring", "facet_labels": "exampp.scoring", "leaderboard": "exampp.scoring",
-    "per_query_measures": "exampp.scoring",
+    "per_query_measures": "exampp.scoring", "parse_measures": "exampp.scoring", "MeasureError": "exampp.scoring",
     "evaluate": "exampp.trec_eval", "evaluate_runs": "exampp.trec_eval", "format_trec": "exampp.trec_eval",
     # analysis
     "correlate": "exampp.analysis.correlation", "per_query_correlation": "exampp.analysis.correlation",

@@ -107,7 +107,10 @@ def read_config(path: PathLike) -> Config:
 
 
 def load_config(path: PathLike | None = None, directory: PathLike = ".") -> Config:
-    """The config at ``path``, else ``directory/exampp.toml`` when it exists, else an empty one."""
+    """The config at ``path``, else ``directory/exampp.toml`` when it exists, else an empty one.
+
+    ``exampp grade`` passes its ``-w`` folder as ``directory`` when given, else the current folder.
+    """
     if path is not None:
         return read_config(path)
     default = Path(directory) / CONFIG_NAME

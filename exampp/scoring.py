@@ -17,6 +17,7 @@ import pandas as pd
 
 from exampp.collection.qrels import Qrels
 from exampp.collection.runs import Ranked, Restart, Run, check_unique_name
+from exampp.errors import ExamppError
 
 DEFAULT_DEPTH = 20
 # Means are rounded before ranking: two systems with the same per-query values in another
@@ -92,7 +93,7 @@ def _restrict(grades: pd.DataFrame, questions: Mapping[str, Collection[str]] | N
         return grades
     allowed = {(q, qu) for q, ids in questions.items() for qu in ids}
     keep = [(q, qu) in allowed for q, qu in zip(grades["query_id"], grades["question_id"])]
-    return grades[keep]
+    return grades.loc[keep]  # not grades[keep]: an empty list there selects no columns
 
 
 def answered_questions(grades: pd.DataFrame, tau: float) -> dict[tuple[str, str], frozenset[str]]:
@@ -161,24 +162,102 @@ def summarize(per_query: pd.DataFrame, value: str = "cover") -> pd.DataFrame:
 
 # --- measure leaderboards (ir_measures with its pytrec_eval provider) ---------------------------
 
+class MeasureError(ExamppError, ValueError):
+    """A measure that cannot be computed: a name neither ir_measures nor trec_eval knows (the message
+    suggests close names), bad parameters, or no installed provider."""
+
+
+_PARSE_ERRORS = (ValueError, AssertionError)  # ir_measures checks a measure's parameters with assert
+_HINT = "use ir_measures names (nDCG@10, P(rel=2)@10, AP) or trec_eval names (ndcg_cut.10, P.10, map)"
+
+
+def parse_measures(names: Sequence[str]) -> list[tuple[str, Any]]:
+    """``(column, ir_measures measure)`` pairs for measure names in ir_measures or trec_eval syntax.
+
+    A name that maps to one measure keeps the name as its column (``ndcg_cut.10`` -> nDCG@10);
+    a multi-valued trec_eval name gives one column per measure, named as ir_measures prints it
+    (``P.5,10`` -> ``P@5``, ``P@10``). A repeated column is kept once. :class:`MeasureError`
+    names an unknown measure and suggests close names.
+    """
+    columns: dict[str, Any] = {}
+    for name in names:
+        measures = _parse_measure(name)
+        if len(measures) == 1:
+            columns.setdefault(name, measures[0])
+        else:
+            for measure in measures:
+                columns.setdefault(str(measure), measure)
+    return list(columns.items())
+
+
+def _parse_measure(name: str) -> list[Any]:
+    import ir_measures
+
+    from exampp.trec_eval.irm import parse_ir_measure
+
+    try:
+        return [parse_ir_measure(name)]
+    except _PARSE_ERRORS as error:
+        ir_error = error
+    try:
+        return list(ir_measures.parse_trec_measure(name))
+    except ValueError:
+        pass
+    base, rest = _split_name(name)
+    if base in ir_measures.measures.registry:  # a known measure with bad parameters, or no provider
+        message = str(ir_error)
+        raise MeasureError(message if name in message else f"measure {name!r}: {message}")
+    close = [spelled for spelled in (canonical + rest for canonical in _close_names(base)) if _computable(spelled)]
+    raise MeasureError(f"unknown measure {name!r}; " + (f"did you mean {' or '.join(close)}?" if close else _HINT))
+
+
+def _computable(name: str) -> bool:
+    from exampp.trec_eval.irm import parse_ir_measure
+
+    try:
+        parse_ir_measure(name)
+    except _PARSE_ERRORS:
+        return False
+    return True
+
+
+def _split_name(name: str) -> tuple[str, str]:
+    """``nDCG(rel=2)@10`` -> (``nDCG``, ``(rel=2)@10``): the measure's name and its parameters."""
+    cut = min((i for i in (name.find("("), name.find("@")) if i >= 0), default=len(name))
+    return name[:cut], name[cut:]
+
+
+def _close_names(base: str) -> list[str]:
+    """ir_measures' names for ``base``: the same name in another case, else up to 3 look-alikes."""
+    import difflib
+
+    import ir_measures
+
+    canonical = {name.lower(): measure.NAME for name, measure in ir_measures.measures.registry.items()}
+    if base.lower() in canonical:
+        return [canonical[base.lower()]]
+    matches = difflib.get_close_matches(base.lower(), list(canonical), n=3, cutoff=0.6)
+    return list(dict.fromkeys(canonical[match] for match in matches))
+
+
 # Documents handed to ir_measures at once: a run is measured in batches of queries, so that a
 # run read from a file (RunFile) never has to be held whole.
 _BATCH_DOCS = 200_000
 
 
-def _run_values(run: Ranked, parsed: Mapping[Any, str], qrels: Qrels, depth: int | None,
-                exclude: Collection[str]) -> dict[tuple[str, str], float] | None:
-    """``{(measure name, query_id): value}`` of one run, or None when the run is excluded (a run
+def _run_values(run: Ranked, measures: Collection[Any], qrels: Qrels, depth: int | None,
+                exclude: Collection[str]) -> dict[tuple[Any, str], float] | None:
+    """``{(measure, query_id): value}`` of one run, or None when the run is excluded (a run
     file's name is known once its first query is read)."""
     import ir_measures  # heavy import, only for commands that compute measures
 
-    values: dict[tuple[str, str], float] = {}
+    values: dict[tuple[Any, str], float] = {}
     batch: dict[str, dict[str, float]] = {}
 
     def flush() -> None:
         if batch:
-            for metric in ir_measures.iter_calc(list(parsed), qrels, batch):
-                values[(parsed[metric.measure], metric.query_id)] = float(metric.value)
+            for metric in ir_measures.iter_calc(list(measures), qrels, batch):
+                values[(metric.measure, metric.query_id)] = float(metric.value)
             batch.clear()
 
     for block in run.blocks(qrels):
@@ -200,29 +279,28 @@ def per_query_measures(
     runs: Mapping[str, Run] | Iterable[Ranked], qrels: Qrels, measures: Sequence[str], depth: int | None = None,
     *, exclude: Collection[str] = (),
 ) -> pd.DataFrame:
-    """Per-query values of ir_measures measures (``nDCG@20``, ``P(rel=2)@10``, ``AP``...).
+    """Per-query values of measures named in ir_measures or trec_eval syntax (``nDCG@20``,
+    ``P(rel=2)@10``, ``AP``, ``ndcg_cut.10``...; see :func:`parse_measures`).
 
     ``runs``: in-memory runs, or run files (:class:`~exampp.collection.runs.RunFile`) read one
     query at a time. Queries are those of the qrels; a query the run lacks scores 0 (trec_eval
     ``-c``); truncation to ``depth`` keeps exactly the top-``depth`` in trec_eval order. Runs
     named in ``exclude`` are left out. Returns columns ``run, query_id, measure, value``,
-    measure as the name given.
+    measure as the column :func:`parse_measures` names.
     """
-    import ir_measures
-
-    parsed = {ir_measures.parse_measure(m): m for m in measures}
+    columns = parse_measures(measures)
     qids = sorted(qrels)
-    per_run: dict[str, dict[tuple[str, str], float]] = {}
+    per_run: dict[str, dict[tuple[Any, str], float]] = {}
     seen: dict[str, Any] = {}
     for run in runs.values() if isinstance(runs, Mapping) else runs:
-        values = _run_values(run, parsed, qrels, depth, exclude)
+        values = _run_values(run, {m for _, m in columns}, qrels, depth, exclude)
         if values is None:
             continue
         check_unique_name(seen, run)
         seen[run.name] = run
         per_run[run.name] = values
-    rows = [(name, qid, measure, per_run[name].get((measure, qid), 0.0))
-            for name in sorted(per_run) for measure in measures for qid in qids]
+    rows = [(name, qid, column, per_run[name].get((measure, qid), 0.0))
+            for name in sorted(per_run) for column, measure in columns for qid in qids]
     return pd.DataFrame(rows, columns=["run", "query_id", "measure", "value"])
 
 
@@ -230,14 +308,16 @@ def leaderboard(
     runs: Mapping[str, Run] | Iterable[Ranked], qrels: Qrels, measures: Sequence[str], depth: int | None = None,
     *, exclude: Collection[str] = (),
 ) -> pd.DataFrame:
-    """Mean of each measure over the qrels' queries per run: index run, one column per measure."""
+    """Mean of each measure over the qrels' queries per run: index run, one column per
+    :func:`parse_measures` column, best first by the first."""
+    columns = [column for column, _ in parse_measures(measures)]
     per_query = per_query_measures(runs, qrels, measures, depth, exclude=exclude)
     table = (
         per_query.groupby(["run", "measure"], sort=False)["value"]
         .agg(lambda v: exact_mean(v))
         .unstack("measure")
     )
-    table = table[list(measures)]
+    table = table.reindex(columns=columns)  # no runs or no queries: an empty table with these columns
     table.index.name = "run"
     table.columns.name = None
-    return table.sort_values(list(measures)[0], ascending=False, kind="stable")
+    return table.sort_values(columns[0], ascending=False, kind="stable")

@@ -1,7 +1,9 @@
 """Shared test fixtures: the reference data beside the project and small file builders."""
 from __future__ import annotations
 
+import ipaddress
 import os
+import socket
 import uuid
 from pathlib import Path
 
@@ -36,6 +38,65 @@ def write(tmp_path: Path):
         return path
 
     return _write
+
+
+CLOSED_PORT = "http://127.0.0.1:9"  # discard port: nothing listens, a connect is refused at once
+
+
+def _loopback(host) -> bool:
+    if host in (None, "localhost", b"localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.decode() if isinstance(host, bytes) else host).is_loopback
+    except ValueError:  # a name other than localhost
+        return False
+
+
+@pytest.fixture
+def unreachable_hub(tmp_path: Path, monkeypatch) -> Path:
+    """The HuggingFace hub out of reach, as on a machine without network; returns the (empty) HF cache.
+
+    HF_ENDPOINT is a closed loopback port, no proxy or offline variable is set, huggingface_hub's cache
+    is a fresh folder, and any connection or name lookup beyond loopback fails in the test.
+    """
+    constants = pytest.importorskip("huggingface_hub.constants")
+    for variable in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY",
+                     "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", CLOSED_PORT)
+    cache = tmp_path / "hf-cache"
+    cache.mkdir()
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    connect, getaddrinfo = socket.socket.connect, socket.getaddrinfo
+
+    def loopback_connect(sock, address):
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and not _loopback(address[0]):
+            raise ConnectionRefusedError(f"test guard: no connection to {address[0]}")
+        return connect(sock, address)
+
+    def loopback_getaddrinfo(host, *args, **kwargs):
+        if not _loopback(host):
+            raise socket.gaierror(socket.EAI_NONAME, f"test guard: no lookup of {host}")
+        return getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", loopback_connect)
+    monkeypatch.setattr(socket, "getaddrinfo", loopback_getaddrinfo)
+    return cache
+
+
+def cache_model(cache: Path, repo_id: str, folder: Path) -> None:
+    """Put the files of model ``folder`` into HF cache ``cache`` as hub model ``repo_id`` (linked, as the
+    hub's downloads are)."""
+    commit = "0" * 40
+    repo = cache / f"models--{repo_id.replace('/', '--')}"
+    snapshot = repo / "snapshots" / commit
+    for path in folder.rglob("*"):
+        if path.is_file():
+            target = snapshot / path.relative_to(folder)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(path)
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
 
 
 def register_local_dataset(tmp_path, docs: str, queries: str, qrels: str | None = None) -> str:

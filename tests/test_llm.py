@@ -8,6 +8,7 @@ import torch
 from exampp.grading.prompts import SELF_RATING
 from exampp.llm import Batcher, HFModel, ModelLoadError
 from exampp.llm.batching import CPU_BATCH_SIZE, auto_batch_size, length_order
+from exampp.llm.device import DeviceError
 from tiny_models import steer
 
 # --- batching ------------------------------------------------------------------------------
@@ -104,24 +105,33 @@ def test_load_causal_and_dtype(tiny_causal_dir):
     assert model.batcher.batch_size == CPU_BATCH_SIZE
 
 
-@pytest.mark.parametrize("where", ["missing", "empty"])
-def test_load_failure_says_what_to_do(tmp_path, where):
+@pytest.mark.parametrize("where", ["missing", "empty", "no weights"])
+def test_load_failure_says_what_to_do(tmp_path, tiny_t5_dir, where):
     path = tmp_path / "model"
-    if where == "empty":
+    if where != "missing":
         path.mkdir()
+    if where == "no weights":
+        (path / "config.json").write_bytes((tiny_t5_dir / "config.json").read_bytes())
     with pytest.raises(ModelLoadError) as error:
         HFModel.load(str(path))
+    remedy = ("Give a local copy of the model with --model PATH (a folder with config.json, weights and "
+              "tokenizer files), or grade offline with --grader embedding.")
+    expected = {"missing": f"no such model folder {path}",
+                "empty": f"{path} is not a model folder: it has no config.json. {remedy}"}
     message = str(error.value)
-    assert str(path) in message and "--model PATH" in message and "--grader embedding" in message
+    if where == "no weights":  # transformers' own reason, then what to do
+        assert message.startswith(f"cannot load model '{path}': ") and message.endswith(remedy)
+    else:
+        assert message == expected[where]
 
 
 def test_bad_device_and_dtype(tiny_t5_dir):
-    with pytest.raises(ModelLoadError, match="unknown device 'tpu'"):
+    with pytest.raises(DeviceError, match="--device 'tpu' is not a device"):
         HFModel.load(str(tiny_t5_dir), device="tpu")
     with pytest.raises(ModelLoadError, match="unknown dtype 'int3'"):
         HFModel.load(str(tiny_t5_dir), dtype="int3")
     if not torch.cuda.is_available():
-        with pytest.raises(ModelLoadError, match="--device cpu"):
+        with pytest.raises(DeviceError, match="use auto or cpu"):
             HFModel.load(str(tiny_t5_dir), device="cuda:0")
 
 
@@ -229,3 +239,12 @@ def test_causal_left_padding_changes_nothing(tiny_causal_dir):
     single = torch.cat([model.first_token_logprobs([p]) for p in PROMPTS])
     assert torch.allclose(batched, single, atol=1e-4)
     assert model.generate(PROMPTS, max_new_tokens=4) == [model.generate([p], max_new_tokens=4)[0] for p in PROMPTS]
+
+
+def test_a_cached_hub_model_loads_when_the_hub_is_out_of_reach(unreachable_hub, tiny_t5_dir):
+    from conftest import cache_model
+
+    cache_model(unreachable_hub, "exampp-test/tiny-t5", tiny_t5_dir)
+    model = HFModel.load("exampp-test/tiny-t5", batch_size=2)
+    assert model.name == "exampp-test/tiny-t5" and model.is_encoder_decoder
+    assert model.first_token_logprobs(["Is this cached?"]).shape == (1, 32128)

@@ -212,6 +212,13 @@ def test_extractive_null_answer_is_unanswerable(extractive_dir, tmp_path):
     assert judgments[0].answer == "" and judgments[0].grade == 0.0
 
 
-def test_extractive_load_error_names_the_way_out(tmp_path):
-    with pytest.raises(ModelLoadError, match="--model PATH"):
+def test_extractive_load_error_names_the_way_out(tmp_path, unreachable_hub):
+    with pytest.raises(ModelLoadError) as error:
         ExtractiveQAGrader(str(tmp_path / "nowhere"), device="cpu")
+    assert str(error.value) == f"no such model folder {tmp_path / 'nowhere'}"
+    with pytest.raises(ModelLoadError) as error:
+        ExtractiveQAGrader("org/squad2", device="cpu")
+    assert str(error.value) == (
+        "extractive question-answering model 'org/squad2' is not in the local HuggingFace cache and the hub "
+        "(http://127.0.0.1:9) cannot be reached. Give a local copy of a SQuAD2-fine-tuned model with "
+        "--model PATH, or grade offline with --grader embedding.")

@@ -8,12 +8,16 @@ import pytest
 
 from exampp.collection.runs import from_scores
 from exampp.scoring import (
+    MeasureError,
     exact_mean,
     exam_cover,
     exam_labels,
     exam_qrels,
     facet_labels,
     leaderboard,
+    parse_measures,
+    per_query_measures,
+    questions_by_query,
     summarize,
 )
 
@@ -101,6 +105,47 @@ def test_leaderboard_by_hand_missing_query_is_zero():
     assert leaderboard(RUNS, qrels, ["P@2"], depth=1).loc["B", "P@2"] == 0.0
 
 
+def test_trec_eval_names_translate_and_keep_the_given_name_as_column():
+    qrels = {"q1": {"p1": 1, "p2": 0, "p4": 1}, "q2": {"p5": 1}, "q3": {"x": 1}}
+    board = leaderboard(RUNS, qrels, ["P_2", "recip_rank", "RR", "P.1,2", "RR"])
+    # one measure: the given name; several (P.1,2): one column each, as ir_measures names them; a repeat once
+    assert list(board.columns) == ["P_2", "recip_rank", "RR", "P@1", "P@2"]
+    reference = leaderboard(RUNS, qrels, ["P@2", "RR", "P@1"])
+    assert list(board["P_2"]) == list(board["P@2"]) == list(reference["P@2"])
+    assert board.loc["A", "P_2"] == pytest.approx(1 / 3)
+    assert list(board["recip_rank"]) == list(board["RR"]) == list(reference["RR"])
+    assert list(board["P@1"]) == list(reference["P@1"])
+    per_query = per_query_measures(RUNS, qrels, ["ndcg_cut.2", "nDCG@2"])
+    both = per_query.pivot(index=["run", "query_id"], columns="measure", values="value")
+    assert list(both["ndcg_cut.2"]) == list(both["nDCG@2"]) and both["nDCG@2"].max() > 0
+
+
+def test_leaderboard_without_runs_or_queries_is_an_empty_table():
+    for runs, qrels in (({}, {"q1": {"p1": 1}}), (RUNS, {})):
+        board = leaderboard(runs, qrels, ["P@1", "map"])
+        assert list(board.columns) == ["P@1", "map"] and board.empty
+
+
+def test_parse_measures_columns():
+    assert [(c, str(m)) for c, m in parse_measures(["ndcg_cut.10", "P.5,10", "map", "P(rel=2)@10"])] == [
+        ("ndcg_cut.10", "nDCG@10"), ("P@5", "P@5"), ("P@10", "P@10"), ("map", "AP"), ("P(rel=2)@10", "P(rel=2)@10")]
+
+
+@pytest.mark.parametrize("name, message", [
+    ("ndcg@10", "unknown measure 'ndcg@10'; did you mean nDCG@10?"),
+    ("p(rel=2)@5", "unknown measure 'p(rel=2)@5'; did you mean P(rel=2)@5?"),
+    ("mrr", "unknown measure 'mrr'; did you mean RR?"),
+    ("precison@5", "unknown measure 'precison@5'; did you mean P@5?"),
+    ("bogus", "unknown measure 'bogus'; use ir_measures names (nDCG@10, P(rel=2)@10, AP) "
+              "or trec_eval names (ndcg_cut.10, P.10, map)"),
+    ("nDCG(foo=1)@10", "measure 'nDCG(foo=1)@10': unsupported params found: ['foo']"),
+])
+def test_unknown_measures_are_named_with_close_names(name, message):
+    with pytest.raises(MeasureError) as error:
+        leaderboard(RUNS, {"q1": {"p1": 1}}, ["AP", name])
+    assert str(error.value) == message
+
+
 def test_exact_mean_is_order_independent():
     # P@20-style values in two orders: a naive float sum differs, the exact mean must not.
     first = [1.0, 0.65, 0.05, 0.45, 0.2, 0.3, 0.05, 0.45, 0.1, 0.1, 0.45, 0.45, 0.25, 0.65, 0.9, 0.4, 0.2, 0.0]
@@ -109,3 +154,12 @@ def test_exact_mean_is_order_independent():
     assert sum(first) != sum(second)
     assert exact_mean(first) == exact_mean(second)
     assert math.isclose(exact_mean(first), math.fsum(first) / 36)
+
+
+def test_empty_grades_give_empty_labels_and_a_zero_cover():
+    empty = GRADES.iloc[:0]
+    assert exam_labels(empty) == {} and exam_labels(empty, {"q1": ["u1"]}) == {}
+    assert facet_labels(empty, {"u1": "f"}) == {} and questions_by_query(empty) == {}
+    assert summarize(exam_cover(RUNS, empty)).empty
+    table = summarize(exam_cover(RUNS, empty, {"q1": ["u1", "u2"]}, normalized=True))
+    assert list(table["run"]) == ["A", "B"] and list(table["mean"]) == [0.0, 0.0]

@@ -9,6 +9,7 @@ from typing import Any
 import click
 import pandas as pd
 
+from exampp.cli.measures import check_one_measure
 from exampp.cli.output import check_judged, format_option, json_value, output_option, render, strict_option, write_output
 
 FILE = click.Path(dir_okay=False, exists=True, allow_dash=True)
@@ -23,7 +24,8 @@ def _side_options(side: str):
         click.option(f"--{side}-column", metavar="NAME", help=f"Measure column of {upper}'s file (several columns)."),
         click.option(f"--{side}-qrels", metavar="QRELS",
                      help=f"Compute {upper} from these qrels (file or irds:<dataset-id>) over --runs."),
-        click.option(f"--{side}-measure", metavar="MEASURE", help=f"Measure for --{side}-qrels (nDCG@10, P@20, AP...)."),
+        click.option(f"--{side}-measure", metavar="MEASURE", callback=check_one_measure,
+                     help=f"Measure for --{side}-qrels (nDCG@10, P@20, AP, or trec_eval's ndcg_cut.10...)."),
     ]
 
     def decorate(command):

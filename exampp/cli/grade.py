@@ -15,12 +15,16 @@ _PATH = click.Path(dir_okay=False)
 @click.command()
 @click.argument("runs", nargs=-1, type=click.Path(exists=True))
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
-              help="Config file [default: ./exampp.toml when present]. Flags override its keys.")
+              help="Config file [default: WORKSPACE/exampp.toml with -w, else ./exampp.toml; "
+                   "none when absent]. Flags override its keys.")
 @click.option("--grader", help="Grading method: self-rating, qa, qa-llm, qa-extractive, multiple-choice, "
                                "embedding (offline), direct:<thomas|faggiolib|helm|sun|faggiolib_few|sun_few> "
                                "[default: self-rating].")
-@click.option("--model", help="HF model name or local folder [default: the grader's, google/flan-t5-large for LLM graders].")
-@click.option("--device", help="auto, cpu or cuda[:n] [default: auto].")
+@click.option("--model", help="Local model folder (a path: absolute, ./..., ~/... or existing) or HF hub id, "
+                              "read from the local HF cache when the hub cannot be reached "
+                              "[default: the grader's, google/flan-t5-large for LLM graders].")
+@click.option("--device", help="auto (CUDA when torch sees a GPU, else the CPU), cpu, cuda or cuda:N "
+                               "[default: auto; the embedding grader: cpu].")
 @click.option("--dtype", help="Weights' dtype, e.g. bfloat16, float32 [default: bf16 on GPU, fp32 on CPU].")
 @click.option("--batch-size", type=click.IntRange(min=1), help="Pairs per forward pass [default: from free memory].")
 @click.option("--depth", "-k", type=click.IntRange(min=1), help="Pool the top-k passages of each run [default: 20].")
@@ -54,9 +58,10 @@ def grade(runs, config_path, grader, model, device, dtype, batch_size, depth, ba
 
     Grades go to the workspace's grade store as each chunk completes: running the same command
     again grades nothing new; adding runs or questions grades only the new pairs; an
-    interrupted run resumes where it stopped. Settings come from flags, else from exampp.toml
-    (keys: topics, bank, corpus, responses, model, grader, depth, workspace, store, device,
-    dtype, batch_size, tau, min_grade), else the defaults.
+    interrupted run resumes where it stopped. Settings come from flags, else from the config
+    file (--config, else WORKSPACE/exampp.toml with -w, else ./exampp.toml; keys: topics, bank,
+    corpus, responses, model, grader, depth, workspace, store, device, dtype, batch_size, tau,
+    min_grade), else the defaults.
 
     \b
     Example:
@@ -68,11 +73,14 @@ def grade(runs, config_path, grader, model, device, dtype, batch_size, depth, ba
     from exampp.config import load_config
     from exampp.workspace import Workspace
 
-    cfg = load_config(config_path)
+    # -w WS takes WS's config, never the current folder's: its relative paths would point elsewhere.
+    cfg = load_config(config_path, workspace if workspace is not None else ".")
     default_root = cfg.path.parent if cfg.path is not None else Path(".")
     ws = Workspace.at(cfg.pick("workspace", workspace, default_root))
     grader_name = cfg.pick("grader", grader, "self-rating")
     _check_grader_name(grader_name)
+    device = cfg.pick("device", device, "auto")
+    _check_device(device)
     depth = cfg.pick("depth", depth, 20)
 
     all_runs, corpora, bank_data, topic_data = _inputs(
@@ -80,8 +88,8 @@ def grade(runs, config_path, grader, model, device, dtype, batch_size, depth, ba
         _existing(cfg.pick("bank", bank), ws.question_bank), _existing(cfg.pick("topics", topics), ws.topics))
     if not progress:
         _quiet_model_loading()
-    the_grader = _load_grader(grader_name, cfg.pick("model", model), cfg.pick("device", device, "auto"),
-                              cfg.pick("dtype", dtype), cfg.pick("batch_size", batch_size))
+    the_grader = _load_grader(grader_name, cfg.pick("model", model), device, cfg.pick("dtype", dtype),
+                              cfg.pick("batch_size", batch_size))
 
     from exampp.collection.qrels import write_qrels
     from exampp.grading.registry import default_tau
@@ -176,6 +184,18 @@ def _check_grader_name(name: str) -> None:
     if name not in grader_names():
         raise click.BadParameter(f"unknown grader {name!r}; choose one of {', '.join(grader_names())}",
                                  param_hint="'--grader'")
+
+
+def _check_device(device: str) -> None:
+    """A wrong --device is reported before the inputs are read (``auto`` always resolves)."""
+    if device == "auto":
+        return
+    from exampp.llm.device import resolve_device
+
+    try:
+        resolve_device(device)
+    except ImportError:  # no torch: the grader's loading names the package to install
+        pass
 
 
 def _quiet_model_loading() -> None:

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import click
 
+from exampp.cli.measures import check_measures
 from exampp.cli.output import check_judged, emit, format_option, output_option, strict_option
 
 depth_option = click.option(
@@ -95,7 +96,9 @@ def qrels(workspace, method, tau, facets, bank, output) -> None:
 @click.option("--qrels", "qrels_path", required=True, metavar="QRELS",
               help="Qrels file to evaluate against (official or EXAM-Qrels), or irds:<dataset-id>.")
 @click.option("--measure", "-m", "measures", multiple=True, default=("nDCG@20", "P@20"), show_default=True,
-              help="ir_measures measure name, repeatable (nDCG@10, P(rel=2)@20, AP, R@100, RR...).")
+              callback=check_measures,
+              help="Measure, repeatable: ir_measures name (nDCG@10, P(rel=2)@20, AP, R@100, RR...) or "
+                   "trec_eval name (ndcg_cut.10, P.5,10, map).")
 @click.option("--depth", "-k", type=click.IntRange(min=1), help="Truncate runs to their top-k first.")
 @click.option("--exclude", multiple=True, help="Run name to leave out, repeatable.")
 @click.option("--per-query", is_flag=True, help="Print per-query values instead of means.")
@@ -120,7 +123,11 @@ def leaderboard(runs, qrels_path, measures, depth, exclude, per_query, strict, f
         table = per_query_measures(files, qrels, measures, depth, exclude=exclude)
     else:
         table = compute(files, qrels, measures, depth, exclude=exclude).reset_index()
-    check_judged([f for f in files if f.name not in exclude], qrels, qrels_path, strict)
+    kept = [f for f in files if f.name not in exclude]
+    if not kept:
+        raise click.UsageError(f"--exclude leaves no run: it names every run read "
+                               f"({', '.join(sorted(str(f.name) for f in files))})")
+    check_judged(kept, qrels, qrels_path, strict)
     emit(table, fmt, output)
 
 
@@ -138,10 +145,14 @@ def workspace_grades(ws, method: str | None):
         raise click.ClickException(f"{ws.store}: no grade store (run `exampp import` or `exampp grade` first)")
     with GradeStore(ws.store) as store:
         methods = store.methods()
+        if not methods:
+            raise click.ClickException(f"{ws.store}: the store holds no grades yet: grade first with "
+                                       f"`exampp grade -w {ws.root}`, or import graded JSONL with "
+                                       f"`exampp import FILE -w {ws.root}`")
         if method is None:
             if len(methods) != 1:
-                listed = ", ".join(methods) or "none"
-                raise click.ClickException(f"{ws.store}: choose a grading method with --method (have: {listed})")
+                raise click.ClickException(f"{ws.store}: choose a grading method with --method "
+                                           f"(have: {', '.join(methods)})")
             method = methods[0]
         elif method not in methods:
             raise click.ClickException(f"{ws.store}: no grades for method {method!r} (have: {', '.join(methods)})")

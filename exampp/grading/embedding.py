@@ -32,6 +32,8 @@ NAME = "embedding"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 PROMPT_VERSION = "cosine@v1"
 DEFAULT_BATCH_SIZE = 16  # fastest of 1..128 on a 2-core CPU for DL19 passages
+REMEDY = ("Give a sentence-transformers model folder with --model PATH, "
+          "or leave --model out to use the packaged all-MiniLM-L6-v2.")
 
 # Calibrated against FLAN-T5-large self-ratings of 39,400 pairs of 20 DL19 queries (seed 19) by
 #   python benchmarks/calibrate_embedding.py
@@ -41,7 +43,7 @@ DEFAULT_THRESHOLDS: tuple[float, ...] = (0.5234, 0.5234, 0.5234, 0.5325, 0.7149)
 
 
 class EmbeddingModelError(ModelLoadError):
-    """The sentence-transformers model cannot be found or loaded."""
+    """The embedding grader's packages (sentence-transformers, the packaged model) are missing."""
 
 
 def packaged_model_dir() -> Path:
@@ -57,20 +59,16 @@ def packaged_model_dir() -> Path:
 
 
 def load_sentence_model(path_or_name: str | Path, device: str = "cpu") -> Any:
-    """A SentenceTransformer; a directory is read without any network access, a hub name
-    through huggingface_hub (which honours HF_HUB_OFFLINE)."""
+    """A SentenceTransformer from a folder (no network) or a hub id (see :mod:`exampp.llm.locate`)."""
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
         raise EmbeddingModelError("the embedding grader needs sentence-transformers (pip install 'exampp[embed]')") from None
-    local = Path(path_or_name).is_dir()
-    try:
-        return SentenceTransformer(str(path_or_name), device=device, local_files_only=local)
-    except Exception as exc:  # the loaders raise many types (OSError, ValueError, HTTP errors)
-        raise EmbeddingModelError(
-            f"cannot load sentence-transformers model {str(path_or_name)!r}: {exc}; "
-            "give a local model directory, or leave the model out to use the packaged all-MiniLM-L6-v2"
-        ) from exc
+    from exampp.llm.locate import locate_model
+
+    source = locate_model(str(path_or_name), kind="sentence-transformers model", remedy=REMEDY)
+    with source.loading():
+        return SentenceTransformer(source.name_or_path, device=device, **source.options)
 
 
 class EmbeddingGrader(Grader):
@@ -91,9 +89,11 @@ class EmbeddingGrader(Grader):
     ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        from exampp.llm.device import resolve_device
+
         self.thresholds = check_thresholds(DEFAULT_THRESHOLDS if thresholds is None else thresholds)
         self.model_name_or_path = model_name_or_path
-        self.device = device
+        self.device = str(resolve_device(device))  # checked now, though the model loads on first use
         self.batch_size = batch_size
         self._model: Any = None
 

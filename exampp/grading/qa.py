@@ -112,6 +112,8 @@ class QAGrader(Grader):
 # --- extractive question answering (SQuAD2 style) ------------------------------------------------
 
 EXTRACTIVE_ID = "extractive-squad2@v1"
+EXTRACTIVE_REMEDY = ("Give a local copy of a SQuAD2-fine-tuned model with --model PATH, "
+                     "or grade offline with --grader embedding.")
 # The transformers question-answering pipeline's defaults, which the reference tool ran with; it keeps
 # 2·top_k + 10 candidate spans per chunk before aligning them to words.
 MAX_SEQ_LEN, DOC_STRIDE, MAX_ANSWER_LEN, CANDIDATES = 384, 128, 15, 12
@@ -171,19 +173,16 @@ class ExtractiveReader:
              batch_size: int | None = None) -> "ExtractiveReader":
         from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
-        from exampp.llm.hf import ModelLoadError, resolve_device, resolve_dtype
+        from exampp.llm.device import resolve_device
+        from exampp.llm.hf import resolve_dtype
+        from exampp.llm.locate import locate_model
 
         torch_device = resolve_device(device)
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+        source = locate_model(name_or_path, kind="extractive question-answering model", remedy=EXTRACTIVE_REMEDY)
+        with source.loading():  # also a model without a question-answering head
+            tokenizer = AutoTokenizer.from_pretrained(source.name_or_path, **source.options)
             model = AutoModelForQuestionAnswering.from_pretrained(
-                name_or_path, dtype=resolve_dtype(dtype, torch_device))
-        except (OSError, ValueError) as error:  # hub unreachable, no such folder, no QA head
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise ModelLoadError(
-                f"cannot load extractive question-answering model {name_or_path!r}: {reason}. Give a local "
-                "copy of a SQuAD2-fine-tuned model with --model PATH, or grade offline with --grader embedding."
-            ) from error
+                source.name_or_path, dtype=resolve_dtype(dtype, torch_device), **source.options)
         model.to(torch_device).eval()
         return cls(name_or_path, tokenizer, model, torch_device, batch_size)
 

@@ -226,7 +226,7 @@ def pool_grades(store: GradeStore, pool: Pool, exam: Exam, method_id: str) -> pd
     frame = store.grades(method_id, query_ids=pool.passages)
     member = _member(pool, exam)
     keep = [member(*row) for row in zip(frame["query_id"], frame["passage_id"], frame["question_id"])]
-    return frame[keep].reset_index(drop=True)
+    return frame.loc[keep].reset_index(drop=True)  # frame[[]] would drop the columns of an empty frame
 
 
 def pool_records(store: GradeStore, pool: Pool, exam: Exam, method_id: str) -> list[Grade]:

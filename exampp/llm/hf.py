@@ -17,6 +17,8 @@ from transformers.modeling_outputs import BaseModelOutput
 from exampp.errors import ModelLoadError
 from exampp.grading.prompts import Prompt
 from exampp.llm.batching import Batcher, auto_batch_size
+from exampp.llm.device import resolve_device
+from exampp.llm.locate import locate_model
 
 DEFAULT_MODEL = "google/flan-t5-large"
 
@@ -64,7 +66,8 @@ class HFModel:
     @classmethod
     def load(cls, name_or_path: str, *, device: str = "auto", dtype: str = "auto",
              batch_size: int | None = None) -> "HFModel":
-        """Load a model by hub name or local folder: seq2seq for encoder-decoder configs, causal LM otherwise.
+        """Load a model by hub name or local folder (see :mod:`exampp.llm.locate`): seq2seq for
+        encoder-decoder configs, causal LM otherwise.
 
         ``device``: ``auto`` (CUDA when available), ``cpu``, ``cuda`` or ``cuda:N``. ``dtype``: ``auto``
         (bfloat16 on GPU, float32 on CPU) or a name such as ``float32``/``bf16``. ``batch_size``: given,
@@ -72,18 +75,12 @@ class HFModel:
         """
         torch_device = resolve_device(device)
         torch_dtype = resolve_dtype(dtype, torch_device)
-        try:
-            config = AutoConfig.from_pretrained(name_or_path)
-            tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+        source = locate_model(name_or_path)
+        with source.loading():
+            config = AutoConfig.from_pretrained(source.name_or_path, **source.options)
+            tokenizer = AutoTokenizer.from_pretrained(source.name_or_path, **source.options)
             model_class = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForCausalLM
-            model = model_class.from_pretrained(name_or_path, dtype=torch_dtype)
-        except (OSError, ValueError) as error:  # hub unreachable, no such folder, not a model
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise ModelLoadError(
-                f"cannot load model {name_or_path!r}: {reason}. Give a local copy of the model with "
-                "--model PATH (a folder with config.json, weights and tokenizer files), "
-                "or grade offline with --grader embedding."
-            ) from error
+            model = model_class.from_pretrained(source.name_or_path, dtype=torch_dtype, **source.options)
         model.to(torch_device).eval()
         return cls(name_or_path, tokenizer, model, torch_device, batch_size)
 
@@ -244,21 +241,6 @@ class HFModel:
         logprobs = torch.log_softmax(logits.float(), dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
         sums = (logprobs * target_mask).sum(dim=1).tolist()
         return [(float(total), len(c)) for total, (_, c) in zip(sums, batch)]
-
-
-def resolve_device(device: str) -> torch.device:
-    """``auto`` → CUDA when available, else CPU; ``cpu``, ``cuda``, ``cuda:N`` as given."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        resolved = torch.device(device)
-    except RuntimeError as error:
-        raise ModelLoadError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:N") from error
-    if resolved.type not in ("cpu", "cuda"):
-        raise ModelLoadError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:N")
-    if resolved.type == "cuda" and not torch.cuda.is_available():
-        raise ModelLoadError(f"device {device!r} requested but torch sees no CUDA GPU: use --device cpu")
-    return resolved
 
 
 def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
