@@ -62,9 +62,10 @@ def irt(runs, workspace, method, tau, depth, exclude, responses_file, id_column,
 
     \b
     Example:
-      exampp irt -w dl19 --tau 4 --depth 20 --exclude UNH_exDL_bm25 \\
-                 --official ndcg10.tsv --out dl19/irt --prune-fraction 0.1 --prune-steps 5
-      exampp irt --responses lsat7.tsv --weight-column frequency --model rasch --format json
+      exampp irt -w out/dl19 --tau 4 --depth 20 --exclude UNH_exDL_bm25 \\
+                 --official out/dl19/official.tsv --official-column nDCG@10 \\
+                 --out out/dl19/irt --prune-fraction 0.1 --prune-steps 5
+      exampp irt --responses ../shared/data/irt/lsat7.tsv --weight-column frequency --model rasch --format json
     """
     from exampp.analysis.irt.models import IRTModel
 
