@@ -167,7 +167,6 @@ class MeasureError(ExamppError, ValueError):
     suggests close names), bad parameters, or no installed provider."""
 
 
-_PARSE_ERRORS = (ValueError, AssertionError)  # ir_measures checks a measure's parameters with assert
 _HINT = "use ir_measures names (nDCG@10, P(rel=2)@10, AP) or trec_eval names (ndcg_cut.10, P.10, map)"
 
 
@@ -193,51 +192,20 @@ def parse_measures(names: Sequence[str]) -> list[tuple[str, Any]]:
 def _parse_measure(name: str) -> list[Any]:
     import ir_measures
 
-    from exampp.trec_eval.irm import parse_ir_measure
+    from exampp.trec_eval.irm import close_measure_names, is_ir_measure_name, parse_ir_measure
 
     try:
         return [parse_ir_measure(name)]
-    except _PARSE_ERRORS as error:
+    except ValueError as error:
         ir_error = error
     try:
         return list(ir_measures.parse_trec_measure(name))
     except ValueError:
         pass
-    base, rest = _split_name(name)
-    if base in ir_measures.measures.registry:  # a known measure with bad parameters, or no provider
-        message = str(ir_error)
-        raise MeasureError(message if name in message else f"measure {name!r}: {message}")
-    close = [spelled for spelled in (canonical + rest for canonical in _close_names(base)) if _computable(spelled)]
+    if is_ir_measure_name(name):  # a known measure with bad parameters, or no provider
+        raise MeasureError(str(ir_error))
+    close = close_measure_names(name)
     raise MeasureError(f"unknown measure {name!r}; " + (f"did you mean {' or '.join(close)}?" if close else _HINT))
-
-
-def _computable(name: str) -> bool:
-    from exampp.trec_eval.irm import parse_ir_measure
-
-    try:
-        parse_ir_measure(name)
-    except _PARSE_ERRORS:
-        return False
-    return True
-
-
-def _split_name(name: str) -> tuple[str, str]:
-    """``nDCG(rel=2)@10`` -> (``nDCG``, ``(rel=2)@10``): the measure's name and its parameters."""
-    cut = min((i for i in (name.find("("), name.find("@")) if i >= 0), default=len(name))
-    return name[:cut], name[cut:]
-
-
-def _close_names(base: str) -> list[str]:
-    """ir_measures' names for ``base``: the same name in another case, else up to 3 look-alikes."""
-    import difflib
-
-    import ir_measures
-
-    canonical = {name.lower(): measure.NAME for name, measure in ir_measures.measures.registry.items()}
-    if base.lower() in canonical:
-        return [canonical[base.lower()]]
-    matches = difflib.get_close_matches(base.lower(), list(canonical), n=3, cutoff=0.6)
-    return list(dict.fromkeys(canonical[match] for match in matches))
 
 
 # Documents handed to ir_measures at once: a run is measured in batches of queries, so that a

@@ -226,3 +226,18 @@ def test_cli_errors(write):
     result = CliRunner().invoke(main, ["eval", str(qrels), str(disjoint)])
     assert result.exit_code == 1
     assert f"{disjoint}: no queries with both results and relevance judgments" in result.output
+
+
+@pytest.mark.parametrize("measure, message", [
+    ("ndcg@10", "unknown measure 'ndcg@10': neither a trec_eval measure nor an ir_measures name; did you mean nDCG@10?"),
+    ("nDCG(foo=1)@10", "measure 'nDCG(foo=1)@10': unsupported params found: ['foo']"),
+    ("SDCG@10", "measure 'SDCG@10': it needs the parameter max_rel"),
+])
+def test_eval_measure_mistakes_are_one_line_usage_errors(measure, message):
+    from click.testing import CliRunner
+
+    from exampp.cli import main
+
+    result = CliRunner().invoke(main, ["eval", "-m", measure, "no-such.qrels", "no-such.run"])
+    assert result.exit_code == 2  # a usage error, not a traceback
+    assert result.output.splitlines()[-1] == f"Error: Invalid value for '-m': {message}"

@@ -67,8 +67,8 @@ def grade(runs, config_path, grader, model, device, dtype, batch_size, depth, ba
     Example:
       exampp grade runs/                                   # the example collection, offline grader
       exampp grade runs/ --grader self-rating --model ~/models/flan-t5-large --device cuda
-      exampp grade runs/ --responses rag-answers.jsonl --min-grade 4 --format tsv -o cover.tsv
-      exampp grade -w dl19 --grader qa --export-reference dl19/graded.jsonl.gz
+      exampp grade runs/ --responses responses/rag-answers.jsonl --min-grade 4 --format tsv -o cover.tsv
+      exampp grade runs/ --export-reference out/example/graded.jsonl.gz
     """
     from exampp.config import load_config
     from exampp.workspace import Workspace
