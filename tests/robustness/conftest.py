@@ -1,0 +1,26 @@
+"""Hypothesis profiles for the robustness suite, and the count of hostile inputs it tried.
+
+``ci`` (the default): derandomized, so every run tries the same inputs; about a minute or two.
+``HYPOTHESIS_PROFILE=thorough``: ten times the examples, random ones, for a longer hunt.
+"""
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+from .checks import TRIED
+
+_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+               print_blob=True)
+settings.register_profile("ci", max_examples=100, derandomize=True, database=None, **_COMMON)
+settings.register_profile("thorough", max_examples=1000, **_COMMON)
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+settings.load_profile(PROFILE)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if TRIED:
+        terminalreporter.write_line(
+            f"robustness: {sum(TRIED.values())} hostile inputs tried in {len(TRIED)} property tests "
+            f"(hypothesis profile {PROFILE!r})")
