@@ -290,4 +290,6 @@ def write_run(run: Run, path: PathLike, depth: int | None = None) -> None:
         for qid in sorted(run.rankings):
             check_query_id(qid)
             for rank, doc in enumerate(run.top(qid, depth), start=1):
+                if math.isnan(doc.score):  # no reader takes it back: trec_eval's order is undefined
+                    raise ValueError(f"docid {doc.docid!r} in query {qid!r} has score NaN")
                 fh.write(f"{qid} Q0 {check_id(doc.docid, 'docid')} {rank} {float(doc.score)!r} {run.name}\n")
