@@ -70,7 +70,8 @@ def write_topics(topics: Iterable[Topic] | Mapping[str, Topic], path: PathLike) 
             check_query_id(topic.query_id)
             record: dict[str, Any] = {"query_id": topic.query_id, "text": topic.text}
             if topic.subtopics:
-                record["subtopics"] = [{"facet_id": s.facet_id, "text": s.text} for s in topic.subtopics]
+                record["subtopics"] = [{"facet_id": check_id(s.facet_id, "facet id"), "text": s.text}
+                                       for s in topic.subtopics]
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 

@@ -120,11 +120,12 @@ def written_or_refused(write: Callable[[Path], None], path: Path) -> bool:
 def can_write(*ids: str, first_column: Iterable[str] = ()) -> bool:
     """Whether every id can go into a line format (and into a UTF-8 file at all)."""
     firsts = list(first_column)
-    return all(id_problem(i) is None and _encodable(i) for i in ids) and all(
-        id_problem(i, first_column=True) is None and _encodable(i) for i in firsts)
+    return all(id_problem(i) is None and encodable(i) for i in ids) and all(
+        id_problem(i, first_column=True) is None and encodable(i) for i in firsts)
 
 
-def _encodable(text: str) -> bool:
+def encodable(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (a lone surrogate cannot)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
