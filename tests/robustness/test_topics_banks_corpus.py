@@ -18,6 +18,7 @@ from exampp.collection.question_bank import (
     write_question_bank,
 )
 from exampp.collection.topics import Subtopic, Topic, read_topics, write_topics
+from exampp.errors import InputError
 
 from .checks import assert_ids, can_write, encodable, parse, put, scratch, tries, written_or_refused
 from .strategies import bank_text, corpus_text, hostile, hostile_ids, texts, topics_text
@@ -73,6 +74,13 @@ def test_written_topics_read_back_as_written_or_are_refused(topics):
         return
     assert back == {t.query_id: Topic(t.query_id, t.text.strip(), tuple(Subtopic(s.facet_id, s.text.strip())
                                                                         for s in t.subtopics)) for t in written}
+
+
+def test_a_query_id_twice_in_a_json_map_of_topics_is_refused(tmp_path):
+    path = tmp_path / "topics.json"
+    path.write_text('{"q1": "first", "q2": "x",\n "q1": "second"}\n')  # was read as {"q1": "second", ...}
+    with pytest.raises(InputError, match=r"topics.json: duplicate query id 'q1'"):
+        read_topics(path)
 
 
 def _topic_texts(topics: list[Topic]) -> list[str]:
