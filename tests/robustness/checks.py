@@ -74,13 +74,19 @@ def _lines_in(data: bytes) -> int | None:
     return data.count(b"\n") + 1
 
 
+def shown_as(path: str | os.PathLike[str]) -> str:
+    """How a message names the input ``path``."""
+    shown = "<stdin>" if path == "-" else str(path)
+    return shown if shown.isprintable() else repr(shown)
+
+
 def assert_located(exc: BaseException, path: str | os.PathLike[str], data: bytes | None = None) -> None:
     """``exc`` is an InputError rendered as one line ``PATH[:LINE]: message``; LINE, when
     given, is a line of ``data`` (or the one after its last, for a truncated input)."""
     assert isinstance(exc, InputError) and isinstance(exc, ExamppError), repr(exc)
     text = str(exc)
     assert len(text.splitlines()) == 1 and "\n" not in text and "\r" not in text, f"not one line: {text!r}"
-    shown = "<stdin>" if path == "-" else str(path)
+    shown = shown_as(path)
     assert text.startswith(shown), f"{text!r} does not start with the path {shown!r}"
     match = _MESSAGE.fullmatch(text[len(shown):])
     assert match, f"not 'PATH:LINE: message' or 'PATH: message': {text!r}"
@@ -190,4 +196,4 @@ def outcome(reader: Callable[[Any], Any], path: str | os.PathLike[str], data: by
         return "ok", list(result) if isinstance(result, Iterator) else result
     except InputError as exc:
         assert_located(exc, path, data)
-        return "error", str(exc)[len("<stdin>" if path == "-" else str(path)):]
+        return "error", str(exc)[len(shown_as(path)):]
