@@ -85,7 +85,7 @@ def read_config(path: PathLike) -> Config:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(path, None, "no such config file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8, or a NUL byte in the file name
         raise InputError(path, None, f"cannot read: {exc}") from None
     try:
         data = tomllib.loads(text)

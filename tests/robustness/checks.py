@@ -65,13 +65,14 @@ def put(path: Path, data: bytes) -> Path:
 
 
 def _lines_in(data: bytes) -> int | None:
-    """How many lines the input has once gunzipped; None when it does not gunzip."""
+    """How many lines the input has once gunzipped (a CR ends one too: exampp.toml is read as
+    text); None when it does not gunzip."""
     while data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error):
             return None
-    return data.count(b"\n") + 1
+    return len(data.splitlines()) + 1
 
 
 def shown_as(path: str | os.PathLike[str]) -> str:
