@@ -55,14 +55,14 @@ def hostile_ids(*, first_column: bool = False) -> st.SearchStrategy[str]:
     )
 
 
-def mostly(valid: st.SearchStrategy, odd: st.SearchStrategy, one_in: int = 8) -> st.SearchStrategy:
-    """``valid`` most of the time, ``odd`` one time in ``one_in``."""
-    return st.integers(1, one_in).flatmap(lambda i: odd if i == 1 else valid)
+def mostly(valid: st.SearchStrategy, odd: st.SearchStrategy, one_in: int = 12) -> st.SearchStrategy:
+    """``valid`` most of the time (and as what examples shrink to), ``odd`` one time in ``one_in``."""
+    return st.integers(1, one_in).flatmap(lambda i: odd if i == one_in else valid)
 
 
 def pool_ids(pool: tuple[str, ...], *, first_column: bool = False) -> st.SearchStrategy[str]:
-    """Ids from a small pool (so that repeats happen), now and then a hostile one."""
-    return mostly(st.sampled_from(pool), hostile_ids(first_column=first_column))
+    """Ids from a small pool (so that repeats happen) or new ones, now and then a hostile one."""
+    return mostly(st.sampled_from(pool) | valid_ids(first_column=first_column), hostile_ids(first_column=first_column))
 
 
 QUERIES = ("q1", "q2", "1000", "tqa2:L_0002")
@@ -98,9 +98,9 @@ def field(valid: st.SearchStrategy) -> st.SearchStrategy:
 def records(draw, fields: dict[str, st.SearchStrategy]) -> dict:
     """A JSON object with the given fields, now and then one left out or an unknown one added."""
     record = {name: draw(value) for name, value in fields.items()}
-    if record and draw(st.integers(0, 9)) == 0:
+    if record and draw(st.integers(0, 19)) == 19:
         del record[draw(st.sampled_from(sorted(record)))]
-    if draw(st.integers(0, 9)) == 0:
+    if draw(st.integers(0, 19)) == 19:
         record[draw(texts)] = draw(json_junk())
     return record
 
@@ -115,7 +115,7 @@ def jsonl(draw, record: st.SearchStrategy, max_lines: int = 5) -> str:
     """JSONL: one value per line, blank lines now and then."""
     ascii_only = draw(st.booleans())
     lines = [dumps(r, ascii_only) for r in draw(st.lists(record, min_size=1, max_size=max_lines))]
-    if draw(st.integers(0, 5)) == 0:
+    if draw(st.integers(0, 5)) == 5:
         lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(["", "  ", "\t"])))
     return "\n".join(lines) + draw(st.sampled_from(["\n", "", "\n\n", "\r\n"]))
 
@@ -132,11 +132,12 @@ def table(draw, row: st.SearchStrategy[list[str]], *, separators=SEPARATORS, com
     """A line format: rows of columns joined by a separator (a space or tab mostly), with
     comment and blank lines now and then and one line ending for the file."""
     sep = draw(mostly(st.sampled_from(separators[:5]), st.sampled_from(separators), one_in=6))
-    lines = [sep.join(cols) for cols in draw(st.lists(row, max_size=max_lines))]
+    lines = [sep.join(cols) for cols in draw(st.lists(row, min_size=draw(st.sampled_from([0, 1, 1, 2])),
+                                                      max_size=max_lines))]
     if header is not None:
         lines.insert(0, sep.join(header))
     extra = ["", "   "] + (["# a comment", "#"] if comments else [])
-    if draw(st.integers(0, 4)) == 0:
+    if draw(st.integers(0, 4)) == 4:
         lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(extra)))
     end = draw(st.sampled_from(["\n", "\n", "\r\n", "\r"]))
     return end.join(lines) + draw(st.sampled_from([end, ""]))
@@ -146,10 +147,10 @@ def table(draw, row: st.SearchStrategy[list[str]], *, separators=SEPARATORS, com
 def columns(draw, normal: list[st.SearchStrategy[str]]) -> list[str]:
     """The columns of a line: the expected ones mostly, now and then one too many or too few."""
     cols = [draw(c) for c in normal]
-    shape = draw(st.integers(0, 11))
-    if shape == 0 and cols:
+    shape = draw(st.integers(0, 29))
+    if shape == 29 and cols:
         cols.pop()
-    elif shape == 1:
+    elif shape == 28:
         cols.append(draw(st.sampled_from(["extra", "#", "0"])))
     return cols
 
@@ -252,11 +253,19 @@ responses_text = st.one_of(
 )
 
 _cell = mostly(st.sampled_from(["0", "1", "1", "0", "", "NA", "nan", "."]), numbers | texts)
-matrix_text = table(st.integers(1, 4).flatmap(lambda n: columns(
-    [mostly(st.sampled_from(["sysA", "sysB", "3"]), hostile_ids())] + [_cell] * n)),
-    separators=(",", ",", "\t", ";", " "), comments=False,
-    header=None) | table(columns([st.just("system"), pool_ids(QUESTIONS), pool_ids(QUESTIONS)]),
-                         separators=(",", "\t"), comments=False)
+
+
+@st.composite
+def _matrix(draw) -> str:
+    """A 0/1 matrix: respondent ids, then one cell per item; a header naming the items now and then."""
+    n = draw(st.integers(1, 4))
+    items = draw(st.lists(pool_ids(QUESTIONS + ("i4", "i5")), min_size=n, max_size=n, unique=True))
+    row = columns([mostly(st.sampled_from(["sysA", "sysB", "3"]), hostile_ids())] + [_cell] * n)
+    return draw(table(row, separators=(",", "\t", ",", "\t", ",", ";", " "), comments=False,
+                      header=["system", *items] if draw(st.booleans()) else None))
+
+
+matrix_text = _matrix()
 systems_text = table(columns([pool_ids(RUNS), st.sampled_from(["bm25", "dense"]), st.sampled_from(["t5", "none"])]),
                      separators=("\t",), comments=False, header=["system", "retriever", "reranker"])
 
@@ -286,7 +295,7 @@ def mutated(draw, text: st.SearchStrategy[str]) -> bytes:
     """The text as UTF-8 (lone surrogates kept as their invalid encoding), then now and then cut,
     or given a snippet, or a range deleted."""
     data = draw(text).encode("utf-8", "surrogatepass")
-    for _ in range(draw(st.integers(0, 2))):
+    for _ in range(draw(st.sampled_from([0, 0, 1, 2]))):
         at = draw(st.integers(0, len(data)))
         kind = draw(st.sampled_from(["cut", "insert", "insert", "delete"]))
         if kind == "cut":
@@ -302,7 +311,7 @@ def mutated(draw, text: st.SearchStrategy[str]) -> bytes:
 def compressed(draw, data: st.SearchStrategy[bytes]) -> bytes:
     """Plain mostly; else gzipped, gzipped and cut short, gzipped with trailing garbage, or twice."""
     raw = draw(data)
-    kind = draw(st.sampled_from(["plain", "plain", "plain", "gzip", "truncated", "garbage", "twice"]))
+    kind = draw(st.sampled_from(["plain"] * 6 + ["gzip", "gzip", "truncated", "garbage", "twice"]))
     if kind == "plain":
         return raw
     packed = gzip.compress(raw, mtime=0)
