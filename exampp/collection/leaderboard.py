@@ -104,7 +104,8 @@ def _pick(path: str, line: int | None, run: Any, value: Any, column: str | None,
     if isinstance(value, Mapping):
         if column is None:
             if len(value) != 1:
-                raise InputError(path, line, f"run {run!r}: several scores ({', '.join(map(repr, value))}); pick one by name")
+                raise InputError(path, line,
+                                 f"run {run!r}: several scores ({', '.join(map(repr, value))}); pick one by name")
             return next(iter(value.values()))
         if column not in value:
             raise InputError(path, line, f"run {run!r}: no {column!r}")

@@ -105,6 +105,12 @@ def parse(reader: Callable[[Any], Any], path: str | os.PathLike[str], data: byte
     return value if kind == "ok" else None
 
 
+def read_file(reader: Callable[[Path], Any], name: str, data: bytes) -> Any:
+    """:func:`parse` of ``data`` written to a file called ``name`` in a fresh folder."""
+    with scratch() as folder:
+        return parse(reader, put(folder / name, data), data)
+
+
 def assert_ids(ids: Iterable[str], *, first_column: bool = False) -> None:
     """What a reader hands out as ids, a writer of a line format must be able to write."""
     for value in ids:

@@ -105,16 +105,12 @@ def records(draw, fields: dict[str, st.SearchStrategy]) -> dict:
     return record
 
 
-def dumps(value: object, ascii_only: bool) -> str:
-    """JSON text; a lone surrogate is then a ``\\ud800`` escape (ascii) or a raw character."""
-    return json.dumps(value, ensure_ascii=ascii_only)
-
-
 @st.composite
 def jsonl(draw, record: st.SearchStrategy, max_lines: int = 5) -> str:
-    """JSONL: one value per line, blank lines now and then."""
+    """JSONL: one value per line, blank lines now and then; a lone surrogate is a ``\\ud800``
+    escape (ASCII only) or a raw character (its invalid UTF-8 encoding in the file)."""
     ascii_only = draw(st.booleans())
-    lines = [dumps(r, ascii_only) for r in draw(st.lists(record, min_size=1, max_size=max_lines))]
+    lines = [json.dumps(r, ensure_ascii=ascii_only) for r in draw(st.lists(record, min_size=1, max_size=max_lines))]
     if draw(st.integers(0, 5)) == 5:
         lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(["", "  ", "\t"])))
     return "\n".join(lines) + draw(st.sampled_from(["\n", "", "\n\n", "\r\n"]))
@@ -208,7 +204,8 @@ bank_text = st.one_of(bank_exampp_text, bank_reference_text, bank_car_text)
 
 _passage_text = mostly(st.sampled_from(["The cat sat.", "x"]), texts)
 corpus_text = st.one_of(
-    jsonl(records({"docid": field(pool_ids(DOCS)), "text": field(_passage_text), "title": field(st.none() | _passage_text)})),
+    jsonl(records({"docid": field(pool_ids(DOCS)), "text": field(_passage_text),
+                   "title": field(st.none() | _passage_text)})),
     jsonl(records({"id": field(pool_ids(DOCS)), "contents": field(_passage_text)})),
     table(columns([pool_ids(DOCS), _passage_text]), separators=("\t",), comments=False),
 )
@@ -225,7 +222,8 @@ _exam_grades = records({
     "exam_ratio": field(st.floats(0, 1)),
 })
 _direct = records({"correctAnswered": field(st.booleans()), "answer": field(_passage_text),
-                   "llm": field(mostly(st.just("t5"), hostile_ids())), "self_ratings": field(st.none() | st.integers(0, 2)),
+                   "llm": field(mostly(st.just("t5"), hostile_ids())),
+                   "self_ratings": field(st.none() | st.integers(0, 2)),
                    "prompt_info": field(st.none() | records({"prompt_class": field(st.just("FagB"))}))})
 _judgment = records({"paragraphId": field(pool_ids(DOCS)), "query": field(pool_ids(QUERIES, first_column=True)),
                      "relevance": field(st.integers(0, 3)), "titleQuery": field(_topic_text)})

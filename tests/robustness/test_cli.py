@@ -15,7 +15,14 @@ from exampp.cli import main
 from exampp.workspace import Workspace
 
 from .checks import put, scratch, tries
-from .strategies import bank_text, graded_text, hostile, leaderboard_text, qrels_text, run_text
+from .strategies import (
+    bank_text,
+    graded_text,
+    hostile,
+    leaderboard_text,
+    qrels_text,
+    run_text,
+)
 
 
 def invoke(args: list[str], stdin: bytes | None = None) -> Result:
@@ -66,6 +73,16 @@ def test_eval_names_standard_input_as_stdin(tmp_path):
     qrels = put(tmp_path / "qrels", GOOD["qrels"])
     result = invoke(["eval", qrels, "-"], stdin=b"q9 Q0 d1 1 1 sysA\n")  # it was named '-'
     assert result.output == "Error: <stdin>: no queries with both results and relevance judgments\n"
+
+
+@pytest.mark.parametrize("args", [["eval", "{qrels}", "{run}"], ["leaderboard", "{run}", "--qrels", "{qrels}"],
+                                  ["agree", "--exam", "{qrels}", "--official", "{qrels}"]])
+def test_a_relevance_grade_beyond_any_scale_is_refused(tmp_path, args):
+    # eval: OverflowError (or a table of 2**31 grades); leaderboard: pytrec_eval's SystemError, then a segfault
+    paths = {"qrels": put(tmp_path / "qrels", b"q1 0 d1 99999999999999999999\n"),
+             "run": put(tmp_path / "a.run", GOOD["run"])}
+    result = invoke([arg.format(**paths) for arg in args])
+    assert result.exit_code == 1 and "qrels:1: relevance '99999999999999999999' is out of range" in result.output
 
 
 @tries(40, given=files("qrels", "run", "run2"))

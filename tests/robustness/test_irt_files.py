@@ -9,15 +9,14 @@ from exampp.analysis.irt.hierarchical import read_systems
 from exampp.analysis.irt.responses import read_responses
 from exampp.errors import InputError
 
-from .checks import assert_located, parse, put, scratch, tries
+from .checks import assert_located, put, read_file, tries
 from .strategies import hostile, matrix_text, systems_text
 
 
 @pytest.mark.parametrize("name", ["matrix.csv", "matrix.tsv", "matrix"])
 @tries(60, data=hostile(matrix_text))
 def test_read_responses_gives_a_0_1_matrix_or_a_located_error(name, data):
-    with scratch() as folder:
-        responses = parse(read_responses, put(folder / name, data), data)
+    responses = read_file(read_responses, name, data)
     if responses is not None:
         values = responses.values
         assert np.isin(values[~np.isnan(values)], (0.0, 1.0)).all()
@@ -29,8 +28,7 @@ def test_read_responses_gives_a_0_1_matrix_or_a_located_error(name, data):
                                      dict(id_column="q1/a", weight_column="q1/b")])
 @tries(30, data=hostile(matrix_text))
 def test_read_responses_with_named_columns_gives_a_matrix_or_a_located_error(options, data):
-    with scratch() as folder:
-        responses = parse(lambda p: read_responses(p, **options), put(folder / "m.csv", data), data)
+    responses = read_file(lambda p: read_responses(p, **options), "m.csv", data)
     if responses is not None and responses.weights is not None:
         assert (responses.weights >= 0).all() and np.isfinite(responses.weights).all()
 
@@ -46,7 +44,6 @@ def test_column_names_in_a_message_keep_it_on_one_line(tmp_path, data, options):
 
 @tries(100, data=hostile(systems_text))
 def test_read_systems_gives_a_table_or_a_located_error(data):
-    with scratch() as folder:
-        systems = parse(read_systems, put(folder / "systems.tsv", data), data)
+    systems = read_file(read_systems, "systems.tsv", data)
     if systems is not None:
         assert list(systems.columns[:1]) == ["system"] and systems["system"].is_unique

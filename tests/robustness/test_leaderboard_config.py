@@ -6,12 +6,22 @@ import math
 
 import pandas as pd
 import pytest
-from hypothesis import example, strategies as st
+from hypothesis import example
+from hypothesis import strategies as st
 
 from exampp.collection.leaderboard import read_leaderboard, write_leaderboard
 from exampp.config import KEYS, read_config
 
-from .checks import assert_ids, can_write, encodable, parse, put, scratch, tries, written_or_refused
+from .checks import (
+    assert_ids,
+    can_write,
+    encodable,
+    parse,
+    read_file,
+    scratch,
+    tries,
+    written_or_refused,
+)
 from .strategies import config_text, hostile, hostile_ids, leaderboard_text
 
 OPTIONS = [{}, {"ranks": True}, {"column": "P@20"}, {"column": "score"}]
@@ -20,8 +30,7 @@ OPTIONS = [{}, {"ranks": True}, {"column": "P@20"}, {"column": "score"}]
 @tries(200, options=st.sampled_from(OPTIONS), data=hostile(leaderboard_text))
 @example(options={}, data=b'{"sysA": {"a": 1, "\\u001e": 2}}\n')  # the key's record separator broke the line
 def test_read_leaderboard_gives_scores_or_a_located_error(options, data):
-    with scratch() as folder:
-        board = parse(lambda p: read_leaderboard(p, **options), put(folder / "board", data), data)
+    board = read_file(lambda p: read_leaderboard(p, **options), "board", data)
     if board is not None:
         assert_ids(board)
         assert board and all(math.isfinite(score) for score in board.values())
@@ -87,8 +96,7 @@ def _number(text: str) -> bool:
 @example(data=b'topics = "~nosuchuser/topics.jsonl"\n')  # expanduser's RuntimeError escaped
 @example(data=b'topics = "a\\u0000b"\n')  # a path with NUL, which no file can have
 def test_read_config_gives_settings_or_a_located_error(data):
-    with scratch() as folder:
-        config = parse(read_config, put(folder / "exampp.toml", data), data)
+    config = read_file(read_config, "exampp.toml", data)
     if config is not None:
         assert set(config.values) <= set(KEYS)
         assert not any("\0" in value for value in config.values.values() if isinstance(value, str))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import example, strategies as st
+from hypothesis import example
+from hypothesis import strategies as st
 
 from exampp.collection.corpus import read_passages
 from exampp.collection.qrels import read_qrels
@@ -25,8 +26,29 @@ from exampp.grades import Grade, Method
 from exampp.importer import collect, import_reference
 from exampp.workspace import Workspace
 
-from .checks import assert_ids, assert_located, can_write, parse, put, scratch, tries, written_or_refused
-from .strategies import DOCS, QUERIES, QUESTIONS, RUNS, bank_text, graded_text, hostile, hostile_ids, pool_ids, texts
+from .checks import (
+    assert_ids,
+    assert_located,
+    can_write,
+    parse,
+    put,
+    read_file,
+    scratch,
+    tries,
+    written_or_refused,
+)
+from .strategies import (
+    DOCS,
+    QUERIES,
+    QUESTIONS,
+    RUNS,
+    bank_text,
+    graded_text,
+    hostile,
+    hostile_ids,
+    pool_ids,
+    texts,
+)
 
 
 def _ids(queries: list[QueryParagraphs]) -> tuple[list[str], list[str]]:
@@ -58,8 +80,7 @@ def _graded(judgment: str = '{"paragraphId": "p", "query": "q", "relevance": 1}'
 @example(data=_graded(score="NaN"))
 @example(data=_graded(score="1" * 400))
 def test_read_reference_grades_gives_records_or_a_located_error(data):
-    with scratch() as folder:
-        queries = parse(read_reference_grades, put(folder / "graded.jsonl", data), data)
+    queries = read_file(read_reference_grades, "graded.jsonl", data)
     if queries is not None:
         first, other = _ids(queries)
         assert_ids(first, first_column=True)

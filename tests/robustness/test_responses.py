@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import example, strategies as st
+from hypothesis import example
+from hypothesis import strategies as st
 
 from exampp.collection.runs import read_run, write_run
 from exampp.segment import load_responses, read_responses
 
-from .checks import assert_ids, can_write, parse, put, scratch, tries
+from .checks import assert_ids, can_write, parse, put, read_file, scratch, tries
 from .strategies import hostile, hostile_ids, responses_text, texts
 
 
@@ -45,8 +46,7 @@ def test_read_responses_gives_responses_or_a_located_error(data):
 def test_segment_ids_of_any_run_and_query_id_are_ids_or_the_line_is_refused(answers):
     lines = [json.dumps({"run_id": run, "query_id": query, "response": text}) for run, query, text in answers]
     data = ("\n".join(lines) + "\n").encode()
-    with scratch() as folder:
-        segmented = parse(load_responses, put(folder / "rag.jsonl", data), data)
+    segmented = read_file(load_responses, "rag.jsonl", data)
     usable = all(can_write(run, first_column=[query]) and ":" not in run + query for run, query, _ in answers)
     unique = len({(run, query) for run, query, _ in answers}) == len(answers)
     assert (segmented is not None) == (usable and unique)

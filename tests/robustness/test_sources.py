@@ -9,7 +9,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import pytest
-from hypothesis import assume, strategies as st
+from hypothesis import assume
+from hypothesis import strategies as st
 
 from exampp.analysis.irt.hierarchical import read_systems
 from exampp.analysis.irt.responses import read_responses as read_matrix

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from hypothesis import example, strategies as st
+from hypothesis import example
+from hypothesis import strategies as st
 
 from exampp.collection.corpus import Passage, read_passages, write_corpus
 from exampp.collection.question_bank import (
@@ -20,14 +21,22 @@ from exampp.collection.question_bank import (
 from exampp.collection.topics import Subtopic, Topic, read_topics, write_topics
 from exampp.errors import InputError
 
-from .checks import assert_ids, can_write, encodable, parse, put, scratch, tries, written_or_refused
+from .checks import (
+    assert_ids,
+    can_write,
+    encodable,
+    parse,
+    read_file,
+    scratch,
+    tries,
+    written_or_refused,
+)
 from .strategies import bank_text, corpus_text, hostile, hostile_ids, texts, topics_text
 
 
 @tries(150, data=hostile(topics_text))
 def test_read_topics_gives_topics_or_a_located_error(data):
-    with scratch() as folder:
-        topics = parse(read_topics, put(folder / "topics", data), data)
+    topics = read_file(read_topics, "topics", data)
     if topics is not None:
         assert_ids(topics, first_column=True)
         assert_ids(s.facet_id for t in topics.values() for s in t.subtopics)
@@ -37,8 +46,7 @@ def test_read_topics_gives_topics_or_a_located_error(data):
 @pytest.mark.parametrize("fmt", READ_FORMATS)
 @tries(60, data=hostile(bank_text))
 def test_read_question_bank_gives_a_bank_or_a_located_error(fmt, data):
-    with scratch() as folder:
-        bank = parse(lambda p: read_question_bank(p, fmt), put(folder / "bank.jsonl", data), data)
+    bank = read_file(lambda p: read_question_bank(p, fmt), "bank.jsonl", data)
     if bank is not None:
         assert_ids((q.query_id for q in bank), first_column=True)
         assert_ids(q.question_id for q in bank)
@@ -47,8 +55,7 @@ def test_read_question_bank_gives_a_bank_or_a_located_error(fmt, data):
 
 @tries(150, data=hostile(corpus_text))
 def test_read_passages_gives_texts_or_a_located_error(data):
-    with scratch() as folder:
-        passages = parse(read_passages, put(folder / "corpus", data), data)
+    passages = read_file(read_passages, "corpus", data)
     if passages is not None:
         assert_ids(passages)
         assert all(isinstance(text, str) for text in passages.values())
