@@ -34,7 +34,8 @@ _MESSAGE = re.compile(r"(?::(?P<line>\d+))?: (?P<message>\S.*)", re.DOTALL)
 
 
 def examples(n: int) -> int:
-    """``n`` examples under the default profile (max_examples 100), scaled by the profile's."""
+    """``n`` examples per 100 of the profile's max_examples (the ci profile has 250, thorough 2500):
+    ``n`` says how much a test gets next to the others."""
     return max(1, n * settings.default.max_examples // 100)
 
 

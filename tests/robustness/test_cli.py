@@ -15,14 +15,7 @@ from exampp.cli import main
 from exampp.workspace import Workspace
 
 from .checks import put, scratch, tries
-from .strategies import (
-    bank_text,
-    graded_text,
-    hostile,
-    leaderboard_text,
-    qrels_text,
-    run_text,
-)
+from .strategies import bank_text, graded_text, hostile, leaderboard_text, qrels_text, run_text
 
 
 def invoke(args: list[str], stdin: bytes | None = None) -> Result:

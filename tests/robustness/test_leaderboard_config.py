@@ -12,16 +12,7 @@ from hypothesis import strategies as st
 from exampp.collection.leaderboard import read_leaderboard, write_leaderboard
 from exampp.config import KEYS, read_config
 
-from .checks import (
-    assert_ids,
-    can_write,
-    encodable,
-    parse,
-    read_file,
-    scratch,
-    tries,
-    written_or_refused,
-)
+from .checks import assert_ids, can_write, encodable, parse, read_file, scratch, tries, written_or_refused
 from .strategies import config_text, hostile, hostile_ids, leaderboard_text
 
 OPTIONS = [{}, {"ranks": True}, {"column": "P@20"}, {"column": "score"}]

@@ -9,46 +9,16 @@ from hypothesis import strategies as st
 
 from exampp.collection.corpus import read_passages
 from exampp.collection.qrels import read_qrels
-from exampp.collection.reference_grades import (
-    ExamGrades,
-    Judgment,
-    Paragraph,
-    QueryParagraphs,
-    Ranking,
-    SelfRating,
-    read_reference_grades,
-    reference_queries,
-    write_reference_grades,
-)
+from exampp.collection.reference_grades import (ExamGrades, Judgment, Paragraph, QueryParagraphs, Ranking,
+    SelfRating, read_reference_grades, reference_queries, write_reference_grades)
 from exampp.collection.runs import read_run
 from exampp.errors import InputError
 from exampp.grades import Grade, Method
 from exampp.importer import collect, import_reference
 from exampp.workspace import Workspace
 
-from .checks import (
-    assert_ids,
-    assert_located,
-    can_write,
-    parse,
-    put,
-    read_file,
-    scratch,
-    tries,
-    written_or_refused,
-)
-from .strategies import (
-    DOCS,
-    QUERIES,
-    QUESTIONS,
-    RUNS,
-    bank_text,
-    graded_text,
-    hostile,
-    hostile_ids,
-    pool_ids,
-    texts,
-)
+from .checks import assert_ids, assert_located, can_write, parse, put, read_file, scratch, tries, written_or_refused
+from .strategies import DOCS, QUERIES, QUESTIONS, RUNS, bank_text, graded_text, hostile, hostile_ids, pool_ids, texts
 
 
 def _ids(queries: list[QueryParagraphs]) -> tuple[list[str], list[str]]:

@@ -10,27 +10,12 @@ from hypothesis import example
 from hypothesis import strategies as st
 
 from exampp.collection.corpus import Passage, read_passages, write_corpus
-from exampp.collection.question_bank import (
-    READ_FORMATS,
-    WRITE_FORMATS,
-    Question,
-    QuestionBank,
-    read_question_bank,
-    write_question_bank,
-)
+from exampp.collection.question_bank import (READ_FORMATS, WRITE_FORMATS, Question, QuestionBank, read_question_bank,
+    write_question_bank)
 from exampp.collection.topics import Subtopic, Topic, read_topics, write_topics
 from exampp.errors import InputError
 
-from .checks import (
-    assert_ids,
-    can_write,
-    encodable,
-    parse,
-    read_file,
-    scratch,
-    tries,
-    written_or_refused,
-)
+from .checks import assert_ids, can_write, encodable, parse, read_file, scratch, tries, written_or_refused
 from .strategies import bank_text, corpus_text, hostile, hostile_ids, texts, topics_text
 
 
