@@ -85,7 +85,7 @@ def read_config(path: PathLike) -> Config:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(path, None, "no such config file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8, or a NUL byte in the file name
         raise InputError(path, None, f"cannot read: {exc}") from None
     try:
         data = tomllib.loads(text)
@@ -102,7 +102,14 @@ def read_config(path: PathLike) -> Config:
             kind = "a string" if str in types else "a number" if float in types else "an integer"
             raise InputError(path, _key_line(text, key), f"key {key!r} ({what}) must be {kind}, "
                                                          f"found {value!r}")
-        values[key] = _resolve(value, path.parent) if key in PATH_KEYS else value
+        if key in PATH_KEYS:
+            try:
+                if "\0" in value:
+                    raise ValueError("a path cannot hold a NUL character")
+                value = _resolve(value, path.parent)
+            except (ValueError, RuntimeError) as exc:  # RuntimeError: expanding '~user' of no such user
+                raise InputError(path, _key_line(text, key), f"key {key!r} ({what}): {exc}") from None
+        values[key] = value
     return Config(values, path)
 
 

@@ -17,7 +17,8 @@ class ModelLoadError(ExamppError, RuntimeError):
 
 
 class _Located(ExamppError):
-    """Rendered as ``path:line: message`` (line omitted when unknown)."""
+    """Rendered as ``path:line: message`` (line omitted when unknown; a path with characters that are
+    not printable, a line break say, as a quoted Python string)."""
 
     def __init__(self, path: str | PathLike[str] | None, line: int | None, message: str):
         self.path = str(path) if path is not None else None
@@ -27,6 +28,8 @@ class _Located(ExamppError):
 
     def __str__(self) -> str:
         where = self.path or "<input>"
+        if not where.isprintable():  # a name with a line break or control character, quoted to stay one line
+            where = repr(where)
         if self.line is not None:
             where = f"{where}:{self.line}"
         return f"{where}: {self.message}"

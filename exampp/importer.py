@@ -207,8 +207,8 @@ def import_reference(
 
     ws = workspace if isinstance(workspace, Workspace) else Workspace.at(workspace)
     collected = collect(read_reference_grades(path), path)
-    if not collected.passages:
-        raise InputError(path, None, "no queries in graded file")
+    if not any(collected.passages.values()):  # an empty corpus would be written, which no reader takes
+        raise InputError(path, None, "no queries with paragraphs in graded file")
     bank = read_question_bank(questions) if questions is not None else None
     texts, warnings = _question_texts(
         collected, None if bank is None else ((q.query_id, q.question_id, q.text) for q in bank), path, questions

@@ -94,6 +94,8 @@ def _open_binary(source: PathLike) -> tuple[IO[bytes], IO[bytes] | None]:
             raise InputError(path, None, "is a directory, expected a file") from None
         except OSError as exc:
             raise InputError(path, None, f"cannot open: {exc.strerror or exc}") from None
+        except ValueError:  # no file name can hold a NUL byte
+            raise InputError(path, None, "cannot open: the file name contains a NUL byte") from None
         if stat.S_ISDIR(os.fstat(raw.fileno()).st_mode):
             raw.close()
             raise InputError(path, None, "is a directory, expected a file")

@@ -104,7 +104,8 @@ def _pick(path: str, line: int | None, run: Any, value: Any, column: str | None,
     if isinstance(value, Mapping):
         if column is None:
             if len(value) != 1:
-                raise InputError(path, line, f"run {run!r}: several scores ({', '.join(value)}); pick one by name")
+                raise InputError(path, line,
+                                 f"run {run!r}: several scores ({', '.join(map(repr, value))}); pick one by name")
             return next(iter(value.values()))
         if column not in value:
             raise InputError(path, line, f"run {run!r}: no {column!r}")
@@ -180,6 +181,7 @@ def write_leaderboard(board: Mapping[str, float] | pd.DataFrame, path: PathLike)
     order = sorted(table.index, key=lambda run: (-table.at[run, table.columns[0]], str(run)))
     table = table.loc[order]
     as_json = path.name.removesuffix(".gz").endswith(".json")
+    _check_names(table, as_json)
     with atomic_write(path) as fh:
         if as_json:
             if isinstance(board, pd.DataFrame):
@@ -192,3 +194,15 @@ def write_leaderboard(board: Mapping[str, float] | pd.DataFrame, path: PathLike)
             fh.write("\t".join(["run", *map(str, table.columns)]) + "\n")
             for run, row in table.iterrows():
                 fh.write("\t".join([str(run), *(repr(float(v)) for v in row)]) + "\n")
+
+
+def _check_names(table: pd.DataFrame, as_json: bool) -> None:
+    """ValueError for a run or measure name that would not read back as itself: whitespace would
+    split it, '#' start a comment line (text), a number as measure name make the header a data
+    line, and a measure named 'run' take the run's place in a JSON record."""
+    for run in table.index:
+        check_id(str(run), "run name", first_column=not as_json)
+    for column in table.columns:
+        check_id(str(column), "measure name")
+        if str(column) == "run" or _is_number(str(column)):
+            raise ValueError(f"measure name {str(column)!r} would not be read back as a measure name")

@@ -12,6 +12,10 @@ from exampp.errors import InputError
 Qrels = dict[str, dict[str, int]]
 """``{query_id: {docid: relevance}}``; relevance is an integer grade (negative = judged, unusable)."""
 
+# Measures keep one entry per grade from 0 to the highest (as trec_eval does), and pytrec_eval
+# holds a grade in a C long: a grade far beyond any judging scale would exhaust memory or crash.
+MAX_GRADE = 10_000
+
 
 def read_qrels(source: PathLike) -> Qrels:
     """Read a TREC qrels file (plain or gzipped), or ``irds:<dataset-id>`` through ir_datasets."""
@@ -34,6 +38,9 @@ def read_qrels(source: PathLike) -> Qrels:
             rel = int(rel_text)
         except ValueError:
             raise InputError(path, lineno, f"relevance {rel_text!r} is not an integer") from None
+        if abs(rel) > MAX_GRADE:
+            raise InputError(path, lineno, f"relevance {rel_text[:40]!r} is out of range "
+                                           f"(-{MAX_GRADE} to {MAX_GRADE})")
         judged = qrels.setdefault(qid, {})
         if docid in judged:
             raise InputError(path, lineno, f"duplicate docid {docid!r} in query {qid!r}")
@@ -61,4 +68,8 @@ def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: PathLike) -> None:
         for qid in sorted(qrels):
             check_query_id(qid)
             for docid in sorted(qrels[qid]):
-                fh.write(f"{qid} 0 {check_id(docid, 'docid')} {int(qrels[qid][docid])}\n")
+                rel = int(qrels[qid][docid])
+                if abs(rel) > MAX_GRADE:
+                    raise ValueError(f"relevance {rel} of docid {docid!r} in query {qid!r} is out of range "
+                                     f"(-{MAX_GRADE} to {MAX_GRADE})")
+                fh.write(f"{qid} 0 {check_id(docid, 'docid')} {rel}\n")

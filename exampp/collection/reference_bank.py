@@ -87,9 +87,16 @@ def reference_records(bank: QuestionBank, *, nuggets: bool = False) -> Iterator[
 
 
 def car_records(bank: QuestionBank) -> Iterator[dict[str, Any]]:
-    """CAR-variant lines. The format has no place for ``source`` (it is left out); answer keys
-    it cannot hold (several answers, an answer other than the correct choice) raise ValueError."""
+    """CAR-variant lines. The format has no place for ``source`` or for the facet text of a
+    question without a facet id (they are left out); answer keys it cannot hold (several
+    answers, an answer other than the correct choice) and a query title with " / " in a facet's
+    ``query_text`` (read back, it would split there) raise ValueError."""
     for q in bank:
+        facet_text = q.facet_text or None if q.facet_id is not None else None  # read back only with a facet id
+        query_text = _tool_query_text(bank, q.query_id, facet_text)
+        if q.facet_id is not None and _split_facet(query_text) != (bank.query_texts.get(q.query_id, ""), facet_text):
+            raise ValueError(f"question {q.question_id!r}: the CAR format cannot hold a query title with "
+                             f"{FACET_SEPARATOR!r} for a facet; write the 'exampp' or 'reference' format")
         if len(q.answers) > 1:
             raise ValueError(f"question {q.question_id!r}: the CAR format holds one answer, not "
                              f"{len(q.answers)}; write the 'exampp' or 'reference' format")
@@ -102,7 +109,7 @@ def car_records(bank: QuestionBank) -> Iterator[dict[str, Any]]:
         if key is not None and correct != q.choices[q.correct_choice]:
             raise ValueError(f"question {q.question_id!r}: the CAR format cannot hold an answer "
                              "that differs from the correct choice")
-        yield {"query_id": q.query_id, "query_text": _tool_query_text(bank, q.query_id, q.facet_text),
+        yield {"query_id": q.query_id, "query_text": query_text,
                "qid": q.question_id, "question": q.text, "choices": choices, "correctKey": key,
                "correct": correct, "facet_id": q.facet_id}
 
@@ -203,8 +210,8 @@ def _car_line(record: Any) -> tuple[Question | None, str | None]:
     facet_id = _optional_str(record, "facet_id")
     query_text = _optional_str(record, "query_text")
     facet_text = None
-    if facet_id is not None and query_text is not None and FACET_SEPARATOR in query_text:
-        query_text, _, facet_text = query_text.partition(FACET_SEPARATOR)
+    if facet_id is not None and query_text is not None:
+        query_text, facet_text = _split_facet(query_text)
     choices, correct_choice, answers = _car_answer_key(record)
     return Question(query_id=query_id, question_id=question_id, text=text, facet_id=facet_id,
                     facet_text=facet_text, answers=answers, choices=choices,
@@ -233,6 +240,12 @@ def _car_answer_key(record: dict) -> tuple[tuple[str, ...], int | None, tuple[st
         index = texts.index(correct) if correct in texts else None
         return texts, index, (correct,)
     return texts, None, ()
+
+
+def _split_facet(query_text: str) -> tuple[str, str | None]:
+    """A CAR facet's ``query_text`` as (query title, facet text), split at the first " / "."""
+    title, separator, facet_text = query_text.partition(FACET_SEPARATOR)
+    return title, facet_text if separator else None
 
 
 def _title(query_text: str | None, facet_text: str | None) -> str | None:

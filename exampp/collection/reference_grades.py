@@ -10,6 +10,7 @@ records and exampp :class:`~exampp.grades.Grade` records.
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -163,15 +164,20 @@ def _line_id(value: Any, where: str, *, first_column: bool = False) -> str:
 
 
 def _int(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or (isinstance(value, float) and not (math.isfinite(value) and value.is_integer()))):
         raise _Bad(f"{where}: expected an integer, found {value!r}")
     return int(value)
 
 
 def _float(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    # NaN has no place in a ranking (trec_eval's order is undefined; run files refuse it).
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
         raise _Bad(f"{where}: expected a number, found {value!r}")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an integer with hundreds of digits
+        raise _Bad(f"{where}: number out of range") from None
 
 
 def _judgment(obj: Any, where: str) -> Judgment:
@@ -213,7 +219,7 @@ def _exam_grades(obj: Any, where: str) -> ExamGrades:
             self_ratings.append(SelfRating(_line_id(qid, at), _int(_get(rating, "self_rating", at), f"{at}.self_rating")))
         self_ratings = tuple(self_ratings)
     prompt_info = obj.get("prompt_info")
-    return ExamGrades(
+    return _named(exam_method, where, ExamGrades(
         llm=_id(_get(obj, "llm", where), where),
         answers=tuple(answers),
         correct_answered=tuple(_line_id(q, where) for q in _list(_get(obj, "correctAnswered", where, []), where)),
@@ -223,7 +229,7 @@ def _exam_grades(obj: Any, where: str) -> ExamGrades:
         llm_options=_dict(_get(obj, "llm_options", where, {}), f"{where}.llm_options"),
         exam_ratio=None if obj.get("exam_ratio") is None else _float(obj["exam_ratio"], f"{where}.exam_ratio"),
         prompt_type=obj.get("prompt_type"),
-    )
+    ))
 
 
 def _direct_grade(obj: Any, where: str) -> DirectGrade:
@@ -233,7 +239,7 @@ def _direct_grade(obj: Any, where: str) -> DirectGrade:
         raise _Bad(f"{where}.correctAnswered: expected true or false, found {correct!r}")
     prompt_info = obj.get("prompt_info")
     rating = obj.get("self_ratings")
-    return DirectGrade(
+    return _named(direct_method, where, DirectGrade(
         llm=_id(_get(obj, "llm", where), where),
         correct_answered=correct,
         answer=str(_get(obj, "answer", where, "")),
@@ -241,7 +247,16 @@ def _direct_grade(obj: Any, where: str) -> DirectGrade:
         prompt_info=None if prompt_info is None else _dict(prompt_info, f"{where}.prompt_info"),
         llm_options=_dict(_get(obj, "llm_options", where, {}), f"{where}.llm_options"),
         prompt_type=obj.get("prompt_type"),
-    )
+    ))
+
+
+def _named(method: Any, where: str, grade: Any) -> Any:
+    """``grade`` when its method can be named: model (llm) and prompt class non-empty, without '|'."""
+    try:
+        method(grade)
+    except ValueError as exc:
+        raise _Bad(f"{where}: {exc}") from None
+    return grade
 
 
 def _paragraph(obj: Any, where: str) -> Paragraph:

@@ -11,6 +11,7 @@ query as runs are written (a run that is not, or a pipe that cannot be read agai
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +88,10 @@ class _Line(NamedTuple):
     runid: str
 
 
+# Vertical whitespace ends a line for other tools (a file with CR line ends, Python's splitlines).
+_LINE_BREAK = re.compile(r"[\r\x0b\x0c]")
+
+
 def _run_lines(lines: Iterable[tuple[int, str]], name: str) -> Iterator[_Line]:
     """The result lines of a run file, checked (``#`` lines are comments; text after the runid
     column is ignored, as trec_eval does)."""
@@ -97,6 +102,10 @@ def _run_lines(lines: Iterable[tuple[int, str]], name: str) -> Iterator[_Line]:
         odd = odd_character(line)
         if odd is not None:
             raise InputError(name, lineno, f"{odd}: only spaces and tabs may separate the columns")
+        brk = _LINE_BREAK.search(line)
+        if brk is not None:  # the columns after the runid are ignored, so the next "line" would be too
+            raise InputError(name, lineno, f"character U+{ord(brk.group()):04X} at column {brk.start() + 1}: "
+                                           "a line break inside a line (lines end with \\n)")
         cols = stripped.split()
         if len(cols) < 6:
             raise InputError(name, lineno, f"expected 6 columns 'qid Q0 docid rank score runid', found {len(cols)}")
@@ -149,7 +158,8 @@ class RunFile:
     """
 
     def __init__(self, path: PathLike):
-        self.path: Path | str = path if is_stdio(path) else Path(path)
+        self._source = path
+        self.path: Path | str = display_name(path) if is_stdio(path) else Path(path)  # as messages name it
         self.name: str | None = None
         self.lines: dict[str, int] = {}
 
@@ -161,8 +171,8 @@ class RunFile:
         """Each query's ranking in trec_eval order (only those in ``queries`` when given), as
         soon as the file moves on to another query; :data:`RESTART` when it comes back to a
         query it had left, after which every ranking follows again, whole."""
-        shown = display_name(self.path)
-        with InputLines(self.path) as source:
+        shown = display_name(self._source)
+        with InputLines(self._source) as source:
             hold = not source.rewind()  # a pipe: a ranking is only known complete at the end
             while True:
                 self.lines = {}
@@ -290,4 +300,6 @@ def write_run(run: Run, path: PathLike, depth: int | None = None) -> None:
         for qid in sorted(run.rankings):
             check_query_id(qid)
             for rank, doc in enumerate(run.top(qid, depth), start=1):
+                if math.isnan(doc.score):  # no reader takes it back: trec_eval's order is undefined
+                    raise ValueError(f"docid {doc.docid!r} in query {qid!r} has score NaN")
                 fh.write(f"{qid} Q0 {check_id(doc.docid, 'docid')} {rank} {float(doc.score)!r} {run.name}\n")

@@ -70,19 +70,28 @@ def write_topics(topics: Iterable[Topic] | Mapping[str, Topic], path: PathLike) 
             check_query_id(topic.query_id)
             record: dict[str, Any] = {"query_id": topic.query_id, "text": topic.text}
             if topic.subtopics:
-                record["subtopics"] = [{"facet_id": s.facet_id, "text": s.text} for s in topic.subtopics]
+                record["subtopics"] = [{"facet_id": check_id(s.facet_id, "facet id"), "text": s.text}
+                                       for s in topic.subtopics]
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+class _Pairs(dict):
+    """A JSON object that keeps its pairs as written, a repeated key included (a dict keeps the last)."""
+
+    def __init__(self, pairs: list[tuple[str, Any]]):
+        super().__init__(pairs)
+        self.pairs = pairs
 
 
 def _object_records(lines: list[tuple[int, str]], name: str) -> list[tuple[int | None, Topic]]:
     """A ``{query_id: text}`` map, or JSONL with one topic object per line."""
     try:
-        whole = parse_json("\n".join(line for _, line in lines), name)
+        whole = parse_json("\n".join(line for _, line in lines), name, object_pairs_hook=_Pairs)
     except InputError:
         whole = None  # several JSON values: JSONL (whose reader reports any real error by line)
     if isinstance(whole, dict) and not any(key in whole for key in _ID_KEYS):
         records: list[tuple[int | None, Topic]] = []
-        for query_id, text in whole.items():
+        for query_id, text in whole.pairs:  # a repeated query id is refused as such, not overwritten
             if not isinstance(text, str) or not text.strip():
                 raise InputError(name, None, f"query {query_id!r}: text must be a non-empty string")
             records.append((None, Topic(_query_id(query_id, name, None), text.strip())))

@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 
 from exampp.analysis.irt.models import IRTModel, derivatives, log_traces
-from exampp.collection.io import iter_lines
+from exampp.collection.io import display_name, iter_lines
 from exampp.errors import InputError
 
 Array = NDArray[np.float64]
@@ -39,23 +39,24 @@ def read_systems(path: str | PathLike[str]) -> pd.DataFrame:
     rows: list[list[str]] = []
     header: list[str] | None = None
     seen: set[str] = set()
+    name = display_name(path)  # '-' (standard input) is named <stdin>
     for number, line in iter_lines(path):
         if not line.strip():
             continue
         fields = line.rstrip("\r\n").split("\t")
         if header is None:
             if fields[0] != "system" or len(fields) < 2:
-                raise InputError(path, number, "header must be 'system<TAB>component…' with at least one component")
+                raise InputError(name, number, "header must be 'system<TAB>component…' with at least one component")
             header = fields
             continue
         if len(fields) != len(header):
-            raise InputError(path, number, f"expected {len(header)} tab-separated fields, got {len(fields)}")
+            raise InputError(name, number, f"expected {len(header)} tab-separated fields, got {len(fields)}")
         if fields[0] in seen:
-            raise InputError(path, number, f"system {fields[0]!r} listed twice")
+            raise InputError(name, number, f"system {fields[0]!r} listed twice")
         seen.add(fields[0])
         rows.append(fields)
     if header is None:
-        raise InputError(path, None, "empty systems file")
+        raise InputError(name, None, "empty systems file")
     return pd.DataFrame(rows, columns=header)
 
 

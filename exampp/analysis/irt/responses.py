@@ -142,7 +142,7 @@ def read_responses(path: PathLike, *, id_column: str | None = None, weight_colum
         header, rows = first, lines[1:]
         duplicates = sorted({name for name in header if header.count(name) > 1})
         if duplicates:
-            raise InputError(path, first_line, f"duplicate column name(s) in the header: {', '.join(duplicates)}")
+            raise InputError(path, first_line, f"duplicate column name(s) in the header: {', '.join(map(repr, duplicates))}")
         if "" in header:
             raise InputError(path, first_line, f"empty column name in the header (column {header.index('') + 1})")
     else:
@@ -162,7 +162,7 @@ def read_responses(path: PathLike, *, id_column: str | None = None, weight_colum
         if name is None:
             return None
         if name not in header:
-            raise InputError(path, first_line, f"{option} {name!r} is not a column (have: {', '.join(header)})")
+            raise InputError(path, first_line, f"{option} {name!r} is not a column (have: {', '.join(map(repr, header))})")
         return header.index(name)
 
     id_at = position(id_column, "--id-column")
