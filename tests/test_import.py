@@ -1,6 +1,7 @@
 """Reference graded-passages files: reading, writing, and `exampp import` into a workspace."""
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 from collections import defaultdict
@@ -167,8 +168,11 @@ def test_writer_round_trips_records_and_grades(graded: Path, tmp_path: Path):
     assert [j.relevance for q in exported for p in q.paragraphs for j in p.judgments] == [2, 0, 1]
     assert [p.rankings for q in exported for p in q.paragraphs] == [
         tuple(r for r in p.rankings if r.method == "runA") for q in queries for p in q.paragraphs]
-    # Self-rated grades are written the way the reference tool writes them (correct = rating >= 1).
-    assert exported[0].paragraphs[1].exam_grades[0] == queries[0].paragraphs[1].exam_grades[0]
+    # Self-rated grades are written the way the reference tool writes them (correct = rating >= 1),
+    # with exampp's name of the method in prompt_info.
+    original = queries[0].paragraphs[1].exam_grades[0]
+    assert exported[0].paragraphs[1].exam_grades[0] == dataclasses.replace(
+        original, prompt_info={**original.prompt_info, "exampp_method": "self-rating"})
 
 
 @pytest.mark.parametrize("line, message", [
@@ -378,6 +382,15 @@ def test_embedding_ratings_export_as_self_ratings():
     [exam] = query.paragraphs[0].exam_grades
     assert exam.prompt_info["is_self_rated"] is True
     assert [(r.question_id, r.self_rating) for r in exam.self_ratings] == [("q1/a", 4), ("q1/b", 0)]
-    # read back, the 0-5 ratings survive (as a self-rating method of the same model and prompt)
+    # read back, the 0-5 ratings survive, filed under the method that made them
     back = paragraph_grades("q1", query.paragraphs[0])
     assert sorted((g.question_id, g.grade) for g in back) == [("q1/a", 4.0), ("q1/b", 0.0)]
+    assert {g.method_id for g in back} == {method}
+
+
+def test_direct_grades_keep_their_method_through_export():
+    from exampp.collection.reference_grades import paragraph_grades
+
+    method = Method("direct:thomas", "google/flan-t5-large", "thomas@v1").method_id
+    [query] = reference_queries({"q1": {"p1": "text"}}, [Grade("q1", "p1", "direct", 2.0, method, answer="2")])
+    assert [(g.method_id, g.grade) for g in paragraph_grades("q1", query.paragraphs[0])] == [(method, 2.0)]

@@ -368,12 +368,23 @@ def write_reference_grades(queries: Iterable[QueryParagraphs], path: PathLike) -
 # -- translation to and from exampp grades -----------------------------------------------
 
 
+# exampp's name of the grading method, kept in prompt_info on export: the format itself tells
+# only self-rated from not, so without it an embedding grader's grades would come back as
+# self-ratings, and a direct grader's under its prompt class.
+EXAMPP_METHOD = "exampp_method"
+
+
+def _exampp_name(prompt_info: Mapping[str, Any] | None, default: str) -> str:
+    name = (prompt_info or {}).get(EXAMPP_METHOD)
+    return name if isinstance(name, str) else default
+
+
 def exam_method(e: ExamGrades) -> Method:
-    return Method(SELF_RATING if e.is_self_rated else QA, e.llm, e.prompt_class)
+    return Method(_exampp_name(e.prompt_info, SELF_RATING if e.is_self_rated else QA), e.llm, e.prompt_class)
 
 
 def direct_method(g: DirectGrade) -> Method:
-    return Method(DIRECT_PREFIX + g.prompt_class.lower(), g.llm, g.prompt_class)
+    return Method(_exampp_name(g.prompt_info, DIRECT_PREFIX + g.prompt_class.lower()), g.llm, g.prompt_class)
 
 
 def paragraph_grades(query_id: str, paragraph: Paragraph) -> list[Grade]:
@@ -408,7 +419,7 @@ def _to_exam_grades(method: Method, grades: list[Grade]) -> ExamGrades:
         correct_answered=correct,
         wrong_answered=tuple(g.question_id for g in grades if g.grade < 1),
         self_ratings=tuple(SelfRating(g.question_id, int(g.grade)) for g in grades) if self_rated else None,
-        prompt_info={"prompt_class": method.prompt, "is_self_rated": self_rated},
+        prompt_info={"prompt_class": method.prompt, "is_self_rated": self_rated, EXAMPP_METHOD: method.name},
         exam_ratio=len(correct) / len(grades),
     )
 
@@ -419,7 +430,7 @@ def _to_direct_grade(method: Method, grade: Grade) -> DirectGrade:
         correct_answered=grade.grade >= 1,
         answer=grade.answer if grade.answer is not None else "",
         self_ratings=int(grade.grade),
-        prompt_info={"prompt_class": method.prompt, "is_self_rated": False},
+        prompt_info={"prompt_class": method.prompt, "is_self_rated": False, EXAMPP_METHOD: method.name},
     )
 
 
