@@ -117,23 +117,35 @@ class GradeStore:
         # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per write call.
         self._db = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None)
         try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            # FULL: a committed batch survives power loss too, not only a killed process.
-            self._db.execute("PRAGMA synchronous=FULL")
-            version = self._schema_version()
-            if version is None:
-                version = self._create_schema()
-            if version != SCHEMA_VERSION:
-                raise InputError(self.path, None, f"grade store schema version {version}, this exampp reads {SCHEMA_VERSION}")
-            if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'claims'").fetchone() is None:
-                with self._transaction():
-                    self._db.execute(_CLAIMS_SCHEMA)
+            self._set_up(time.monotonic() + busy_timeout)
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise InputError(self.path, None, f"not an exampp grade store ({exc})") from None
         except BaseException:
             self._db.close()
             raise
+
+    def _set_up(self, deadline: float) -> None:
+        """WAL mode and the schema. Switching to WAL can report "locked" at once, without waiting,
+        while another process creates the same store: that is waited out like any lock."""
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        # FULL: a committed batch survives power loss too, not only a killed process.
+        self._db.execute("PRAGMA synchronous=FULL")
+        version = self._schema_version()
+        if version is None:
+            version = self._create_schema()
+        if version != SCHEMA_VERSION:
+            raise InputError(self.path, None, f"grade store schema version {version}, this exampp reads {SCHEMA_VERSION}")
+        if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'claims'").fetchone() is None:
+            with self._transaction():
+                self._db.execute(_CLAIMS_SCHEMA)
 
     def _schema_version(self) -> int | None:
         # A plain read, so that opening an existing store does not wait for a writer's lock.

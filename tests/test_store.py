@@ -209,3 +209,22 @@ def test_concurrent_reader_sees_whole_batches_while_two_writers_write(tmp_path: 
         assert seen == sorted(seen)
         assert seen[-1] == 2 * batches * size
         assert set(batch_sizes(reader, "m1")) == set(batch_sizes(reader, "m2")) == {size}
+
+
+def _open_and_count(path: str) -> str:
+    try:
+        with GradeStore(path) as store:
+            return str(store.counts()["grades"])
+    except Exception as exc:  # reported, so that the test shows what went wrong
+        return repr(exc)
+
+
+def test_processes_creating_one_new_store_at_once_all_open_it(tmp_path):
+    # Switching a new database to WAL reports "database is locked" at once, without the busy
+    # wait, while another process does the same; two `exampp grade` runs started together hit it.
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        for attempt in range(15):
+            path = str(tmp_path / f"store{attempt}.sqlite")
+            assert pool.map(_open_and_count, [path] * 4) == ["0"] * 4
