@@ -6,7 +6,7 @@ query, as runs are written) and a qrels file with 100 judgments per query into a
 folder, then runs each way in a child process and reads its peak resident set size
 (``ru_maxrss`` of that child alone):
 
-    python benchmarks/run_memory.py                # about 1 GB: several minutes and ~10 GB for the baseline
+    python benchmarks/run_memory.py                # about 1 GB: several minutes and ~4 GB for the baseline
     python benchmarks/run_memory.py --quick        # about 50 MB: a few seconds
     python benchmarks/run_memory.py --ungrouped    # a shuffled run: streaming must fall back to holding it
 

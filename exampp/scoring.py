@@ -208,39 +208,22 @@ def _parse_measure(name: str) -> list[Any]:
     raise MeasureError(f"unknown measure {name!r}; " + (f"did you mean {' or '.join(close)}?" if close else _HINT))
 
 
-# Documents handed to ir_measures at once: a run is measured in batches of queries, so that a
-# run read from a file (RunFile) never has to be held whole.
-_BATCH_DOCS = 200_000
-
-
 def _run_values(run: Ranked, measures: Collection[Any], qrels: Qrels, depth: int | None,
                 exclude: Collection[str]) -> dict[tuple[Any, str], float] | None:
     """``{(measure, query_id): value}`` of one run, or None when the run is excluded (a run
     file's name is known once its first query is read)."""
-    import ir_measures  # heavy import, only for commands that compute measures
+    from exampp.trec_eval.irm import IrBatches
 
-    values: dict[tuple[Any, str], float] = {}
-    batch: dict[str, dict[str, float]] = {}
-
-    def flush() -> None:
-        if batch:
-            for metric in ir_measures.iter_calc(list(measures), qrels, batch):
-                values[(metric.measure, metric.query_id)] = float(metric.value)
-            batch.clear()
-
+    batches = IrBatches(measures, qrels)
     for block in run.blocks(qrels):
         if run.name in exclude:
             return None
         if isinstance(block, Restart):
-            values.clear()
-            batch.clear()
-            continue
-        qid, docs = block
-        batch[qid] = {d.docid: d.score for d in docs[:depth]}
-        if len(batch) * len(batch[qid]) >= _BATCH_DOCS:  # about the documents in the batch
-            flush()
-    flush()
-    return None if run.name in exclude else values
+            batches.clear()
+        else:
+            batches.add(block[0], block[1][:depth])
+    batches.flush()
+    return None if run.name in exclude else batches.values
 
 
 def per_query_measures(

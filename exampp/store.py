@@ -17,6 +17,7 @@ own machine (its pid is gone) and after their expiry elsewhere.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
@@ -113,16 +114,26 @@ class GradeStore:
 
     def __init__(self, path: PathLike, busy_timeout: float = 60.0):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per write call.
-        self._db = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None)
+        if self.path.is_dir():
+            raise InputError(self.path, None, "is a folder, not a grade store file")
+        new = not self.path.exists()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per write call.
+            self._db = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise OutputError(self.path, f"cannot open the grade store: {exc}") from None
         try:
             self._set_up(time.monotonic() + busy_timeout)
-        except sqlite3.DatabaseError as exc:
+        except BaseException as exc:
             self._db.close()
-            raise InputError(self.path, None, f"not an exampp grade store ({exc})") from None
-        except BaseException:
-            self._db.close()
+            if new and self.path.exists() and self.path.stat().st_size == 0:
+                self.path.unlink()  # nothing was stored: leave no empty file that looks like a store
+            if isinstance(exc, sqlite3.DatabaseError):
+                message = str(exc)
+                if "not a database" in message or "malformed" in message:
+                    raise InputError(self.path, None, f"not an exampp grade store ({message})") from None
+                raise OutputError(self.path, f"cannot open the grade store: {message}") from None
             raise
 
     def _set_up(self, deadline: float) -> None:
@@ -258,15 +269,18 @@ class GradeStore:
                     yield (keys[g.method_id], bytes.fromhex(passage_hash), bytes.fromhex(question_hash),
                            float(g.grade), g.answer, probabilities)
 
-            stored = list(rows())
+            # A graded pair is nobody's to grade any more: its claim goes (when there are claims
+            # at all: an import has none, and millions of grades).
+            claimed = db.execute("SELECT 1 FROM claims LIMIT 1").fetchone() is not None
+            stored = list(rows()) if claimed else rows()
             db.executemany(
                 "INSERT OR REPLACE INTO grades (method, passage_hash, question_hash, grade, answer, probabilities)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 stored,
             )
-            # A graded pair is nobody's to grade any more.
-            db.executemany("DELETE FROM claims WHERE method = ? AND passage_hash = ? AND question_hash = ?",
-                           (row[:3] for row in stored))
+            if claimed:
+                db.executemany("DELETE FROM claims WHERE method = ? AND passage_hash = ? AND question_hash = ?",
+                               (row[:3] for row in stored))
         return written
 
     def _rows(self, table: str, extra: str, method: int, keys: Sequence[Key]) -> Iterator[tuple]:
@@ -303,8 +317,9 @@ class GradeStore:
         with self._transaction() as db:
             method = self._method_key(method_id, create=True)
             graded = self._graded(method, keys)
+            alive = functools.cache(_alive)  # one look per owner, not per claimed pair
             taken = {(p.hex(), q.hex()) for p, q, other, expires in self._rows("claims", ", owner, expires", method, keys)
-                     if other != owner and expires > now and _alive(other)}
+                     if other != owner and expires > now and alive(other)}
             mine = [key for key in keys if key not in graded and key not in taken]
             db.executemany(
                 "INSERT OR REPLACE INTO claims (method, passage_hash, question_hash, owner, expires)"

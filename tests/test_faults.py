@@ -15,6 +15,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -136,12 +137,19 @@ def test_kill_9_while_grade_writes_its_outputs(reference: Path, tmp_path: Path):
 def test_two_grade_processes_on_one_store_split_the_work(reference: Path, tmp_path: Path):
     ws = tmp_path / "ws"
     logs = [tmp_path / "a.log", tmp_path / "b.log"]
-    processes = [
-        subprocess.Popen([sys.executable, str(FAKE), *grade_args(ws, "-o", str(tmp_path / f"cover{i}.txt"))],
-                         cwd=REPO, env={**os.environ, "FAKE_GRADER_SLEEP": "0.05", "FAKE_GRADER_LOG": str(log)},
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for i, log in enumerate(logs)
-    ]
+
+    def start(i: int) -> subprocess.Popen:
+        # 55 chunks at 0.2 s each: the first is still grading when the second has started
+        return subprocess.Popen([sys.executable, str(FAKE), *grade_args(ws, "-o", str(tmp_path / f"cover{i}.txt"))],
+                                cwd=REPO, env={**os.environ, "FAKE_GRADER_SLEEP": "0.2", "FAKE_GRADER_LOG": str(logs[i])},
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    first = start(0)
+    deadline = time.monotonic() + 120
+    while not (logs[0].exists() and logs[0].read_text()):  # the second starts once the first grades
+        assert first.poll() is None and time.monotonic() < deadline, first.stderr.read()
+        time.sleep(0.05)
+    processes = [first, start(1)]
     outputs = [p.communicate(timeout=300) for p in processes]
     assert [p.returncode for p in processes] == [0, 0], outputs
     graded = [log.read_text().splitlines() if log.exists() else [] for log in logs]
@@ -210,3 +218,13 @@ def test_full_disk_output_is_a_clear_error_and_leaves_no_file(reference: Path, s
     assert done.returncode == 1
     assert done.stderr == f"Error: {target}: cannot write: No space left on device\n"
     assert sorted(p.name for p in small_disk.iterdir()) == ["ballast"]  # no file, no temporary file
+
+
+def test_a_store_that_cannot_be_created_is_a_clear_error_and_leaves_no_file(small_disk: Path):
+    _fill(small_disk, 0)
+    ws = small_disk / "ws"
+    done = exampp(*grade_args(ws))
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == \
+        f"Error: {ws / 'grades.sqlite'}: cannot open the grade store: database or disk is full"
+    assert list(ws.iterdir()) == []  # no empty file that would look like a store

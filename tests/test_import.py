@@ -183,6 +183,12 @@ def test_writer_round_trips_records_and_grades(graded: Path, tmp_path: Path):
      "query 'q1', paragraph 1 (p).rankings[0].rank: expected an integer, found 'x'"),
     ('["q1", [{"paragraph_id": "p", "text": "t", "exam_grades": [{"llm": "m", "answers": [["a"]]}]}]]',
      "query 'q1', paragraph 1 (p).exam_grades[0].answers[0]: expected [question_id, answer_text]"),
+    ('["q1", [{"paragraph_id": "p", "text": "t", "paragraph_data": {"judgments": [{"paragraphId": "p", '
+     '"query": "q1", "relevance": 20000}]}}]]',
+     "query 'q1', paragraph 1 (p).judgments[0].relevance: 20000 is out of range (-10000 to 10000)"),
+    ('["q1", [{"paragraph_id": "p", "text": "t", "paragraph_data": {"judgments": [], "rankings": '
+     '[{"method": "r", "paragraphId": "p", "queryId": "q1", "rank": 1' + "0" * 400 + ', "score": 1}]}}]]',
+     "query 'q1', paragraph 1 (p).rankings[0].rank: 1" + "0" * 39 + " is out of range (-1000000000 to 1000000000)"),
 ])
 def test_bad_input_names_file_and_line(write, line: str, message: str):
     path = write("bad.jsonl", '["q0", []]\n' + line + "\n")

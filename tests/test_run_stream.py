@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from exampp.cli import main
 from exampp.collection.qrels import read_qrels
-from exampp.collection.runs import RESTART, RunFile, read_run
+from exampp.collection.runs import RESTART, RunFile, from_scores, read_run
 from exampp.errors import InputError
 from exampp.scoring import leaderboard
 from exampp.trec_eval import evaluate, format_trec
@@ -72,12 +72,41 @@ def test_ungrouped_file_restarts_then_gives_every_query_whole(tmp_path: Path):
     assert run_file.name == "sys2" and run_file.lines == read_run(path).lines
 
 
-def test_only_wanted_queries_and_their_reappearance_matters(tmp_path: Path):
-    # q1 comes back after q2, but only q0 and q2 are wanted: no restart is needed.
-    path = _write(tmp_path / "a.run", ["q0 Q0 a 1 3 s", "q1 Q0 b 1 2 s", "q2 Q0 c 1 1 s", "q1 Q0 d 2 0 s"])
+def test_only_wanted_queries_are_handed_out_but_every_query_is_checked(tmp_path: Path):
+    path = _write(tmp_path / "a.run", ["q0 Q0 a 1 3 s", "q1 Q0 b 1 2 s", "q2 Q0 c 1 1 s"])
     run_file = RunFile(path)
     assert _blocks(run_file, {"q0", "q2"}) == [("q0", [("a", 3.0)]), ("q2", [("c", 1.0)])]
     assert run_file.lines == {"q0": 1, "q1": 2, "q2": 3}
+    # a docid twice in a query nobody asked for is the error read_run (and the old eval) gives
+    duplicate = _write(tmp_path / "b.run", ["q0 Q0 a 1 3 s", "q1 Q0 b 1 2 s", "q1 Q0 b 2 1 s"])
+    for read in (lambda: _blocks(RunFile(duplicate), {"q0"}), lambda: read_run(duplicate)):
+        with pytest.raises(InputError, match=r"b.run:3: duplicate docid 'b' in query 'q1'"):
+            read()
+    # ... also when the query's lines are apart (the file is then read again, held whole)
+    apart = _write(tmp_path / "c.run", ["q1 Q0 b 1 2 s", "q0 Q0 a 1 3 s", "q1 Q0 b 2 1 s"])
+    with pytest.raises(InputError, match=r"c.run:3: duplicate docid 'b' in query 'q1'"):
+        _blocks(RunFile(apart), {"q0"})
+
+
+def test_an_empty_ranking_is_no_query(tmp_path: Path):
+    (tmp_path / "qrels").write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    run = from_scores("r", {"q1": {"d1": 1.0}, "q2": {}})
+    scores = {s.measure: s.value for s in evaluate(read_qrels(tmp_path / "qrels"), run, ["num_q", "map"])}
+    assert scores == {"num_q": 1, "map": 1.0}
+
+
+def test_ir_measures_in_batches_equal_one_batch(tmp_path: Path, monkeypatch):
+    from exampp.trec_eval import irm
+
+    lines, qrels_text = _lines(7)
+    (tmp_path / "qrels").write_text(qrels_text)
+    qrels = read_qrels(tmp_path / "qrels")
+    path = _write(tmp_path / "a.run", lines)
+    one = format_trec(evaluate(qrels, RunFile(path), ["nDCG@5", "AP"], per_query=True))
+    board = leaderboard([RunFile(path)], qrels, ["nDCG@5", "AP"])
+    monkeypatch.setattr(irm.IrBatches.__init__, "__defaults__", (7,))  # a batch every query or so
+    assert format_trec(evaluate(qrels, RunFile(path), ["nDCG@5", "AP"], per_query=True)) == one
+    assert leaderboard([RunFile(path)], qrels, ["nDCG@5", "AP"]).equals(board)
 
 
 def test_duplicate_docid_in_a_later_block_is_an_error(tmp_path: Path):
@@ -160,6 +189,8 @@ def test_eval_reads_a_run_from_standard_input(tmp_path: Path):
                                 input="q1 Q0 d2 1 2 s\nq1 Q0 d1 2 1 s\n")
     assert result.exit_code == 0, result.output
     assert result.output == "num_ret               \tall\t2\nmap                   \tall\t0.5000\n"
-    twice = CliRunner().invoke(main, ["eval", str(tmp_path / "qrels"), "-", "-"], input="")
-    assert twice.exit_code == 1
-    assert twice.output == "Error: <stdin>: standard input can be read only once\n"
+    for args in ([str(tmp_path / "qrels"), "-", "-"], ["-", "-"]):  # two runs, or the qrels and a run
+        twice = CliRunner().invoke(main, ["eval", *args], input="")
+        assert twice.exit_code == 2
+        assert twice.output.splitlines()[-1] == \
+            "Error: - (standard input) is given for more than one input; it can be read only once"

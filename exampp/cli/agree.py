@@ -6,7 +6,7 @@ import math
 
 import click
 
-from exampp.cli.output import format_option, output_option, render, write_output
+from exampp.cli.output import format_option, one_stdin, output_option, render, write_output
 
 FILE = click.Path(dir_okay=False, exists=True, allow_dash=True)
 
@@ -32,6 +32,7 @@ def agree(exam, official, rel_level, fmt, output) -> None:
     from exampp.analysis.agreement import graded_confusion, kappa_table, overlap
     from exampp.collection.qrels import read_qrels
 
+    one_stdin(exam, official)
     exam_labels, official_labels = read_qrels(exam), read_qrels(official)
     pairs = overlap(exam_labels, official_labels)
     if pairs.common == 0:

@@ -10,7 +10,16 @@ import click
 import pandas as pd
 
 from exampp.cli.measures import check_one_measure
-from exampp.cli.output import check_judged, format_option, json_value, output_option, render, strict_option, write_output
+from exampp.cli.output import (
+    check_judged,
+    format_option,
+    json_value,
+    one_stdin,
+    output_option,
+    render,
+    strict_option,
+    write_output,
+)
 
 FILE = click.Path(dir_okay=False, exists=True, allow_dash=True)
 
@@ -133,6 +142,7 @@ def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, str
     from exampp.analysis.correlation import correlate as correlate_boards
     from exampp.analysis.correlation import per_query_correlation, side_by_side
 
+    one_stdin(sides["a_file"], sides["b_file"], sides["a_qrels"], sides["b_qrels"], runs_dir)
     a, b = (_Source(side, sides, runs_dir, depth, strict) for side in ("a", "b"))
     if per_query and (a.qrels is None or b.qrels is None):
         raise click.UsageError("--per-query needs --a-qrels and --b-qrels: per-query scores come from qrels")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from exampp.cli.output import output_option, write_output
+from exampp.cli.output import one_stdin, output_option, write_output
 from exampp.collection.qrels import read_qrels
 from exampp.collection.runs import RunFile, run_paths
 from exampp.trec_eval import Score, evaluate_runs, format_json, format_trec, format_tsv, select
@@ -39,6 +39,7 @@ def eval_cmd(per_query, complete, max_retrieved, rel_level, judged_only, num_doc
       exampp eval -mall_trec -c -M1000 qrels/official.qrels runs/sys1.run
       exampp eval -m nDCG@20 -m 'P(rel=2)@10' --format tsv qrels/official.qrels runs/
     """
+    one_stdin(qrels, *runs)
     try:
         select(measures)
     except ValueError as exc:

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import click
 
-from exampp.cli.output import emit, format_option, output_option
+from exampp.cli.output import emit, format_option, one_stdin, output_option
 
 _PATH = click.Path(dir_okay=False)
 
 
 @click.command()
-@click.argument("runs", nargs=-1, type=click.Path(exists=True))
+@click.argument("runs", nargs=-1, type=click.Path(exists=True, allow_dash=True))
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
               help="Config file [default: WORKSPACE/exampp.toml with -w, else ./exampp.toml; "
                    "none when absent]. Flags override its keys.")
@@ -74,6 +74,7 @@ def grade(runs, config_path, grader, model, device, dtype, batch_size, depth, ba
     from exampp.workspace import Workspace
 
     # -w WS takes WS's config, never the current folder's: its relative paths would point elsewhere.
+    one_stdin(bank, topics, corpus, responses, *runs)
     cfg = load_config(config_path, workspace if workspace is not None else ".")
     default_root = cfg.path.parent if cfg.path is not None else Path(".")
     ws = Workspace.at(cfg.pick("workspace", workspace, default_root))

@@ -8,7 +8,7 @@ import click
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--workspace", "-w", type=click.Path(file_okay=False), required=True,
               help="Workspace folder to fill (created when missing).")
-@click.option("--questions", "bank", type=click.Path(exists=True, dir_okay=False),
+@click.option("--questions", "bank", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
               help="Question bank with the texts of the graded question ids (exampp or reference format).")
 def import_cmd(file: str, workspace: str, bank: str | None) -> None:
     """Import FILE, a reference EXAM++ graded-passages file (JSONL.gz, one line per query),
@@ -23,7 +23,10 @@ def import_cmd(file: str, workspace: str, bank: str | None) -> None:
           --workspace dl19 --questions dl19-genq.jsonl.gz
       exampp cover --workspace dl19 --tau 4
     """
+    from exampp.cli.output import one_stdin
     from exampp.importer import import_reference
+
+    one_stdin(file, bank)
 
     summary = import_reference(file, workspace, bank)
     for warning in summary.warnings:

@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 
 from exampp.analysis.irt.tables import THETA_GRID, finite, information_table, item_table, system_table, usable
-from exampp.cli.output import emit, json_value, render
+from exampp.cli.output import emit, json_value, one_stdin, render
 
-FILE = click.Path(dir_okay=False, exists=True)
+FILE = click.Path(dir_okay=False, exists=True, allow_dash=True)
 # Below this many respondents plain 2PL/3PL ML is degenerate (on DL19's 36 systems 191 of 315
 # slopes hit their bound); a weak lognormal prior on a keeps the fit sensible.
 SMALL_SAMPLE = 100
@@ -21,7 +21,7 @@ DEFAULT_PRIOR_A = (0.0, 0.5)
 
 
 @click.command()
-@click.argument("runs", nargs=-1, type=click.Path(exists=True))
+@click.argument("runs", nargs=-1, type=click.Path(exists=True, allow_dash=True))
 @click.option("--workspace", "-w", type=click.Path(file_okay=False), default=".", show_default=True,
               help="Workspace folder (grades.sqlite, question_banks/, runs/).")
 @click.option("--method", help="Grading method id in the store (default: the only one there).")
@@ -73,6 +73,7 @@ def irt(runs, workspace, method, tau, depth, exclude, responses_file, id_column,
         raise click.UsageError("--prune-fraction and --prune-steps go together")
     if guessing is not None and model_name != "3pl":
         raise click.UsageError("--guessing needs --model 3pl")
+    one_stdin(responses_file, systems_meta, official, *runs)
     if responses_file and (runs or method):
         raise click.UsageError("--responses replaces the grades: leave out RUNS and --method")
     started = time.perf_counter()

@@ -39,6 +39,12 @@ output_option = click.option(
 )
 
 
+def one_stdin(*sources: str | None) -> None:
+    """Standard input can be read once: ``-`` for two of a command's inputs is a usage error."""
+    if sum(source == "-" for source in sources) > 1:
+        raise click.UsageError("- (standard input) is given for more than one input; it can be read only once")
+
+
 def write_output(text: str, output: str | None = None) -> None:
     """Print ``text``, or write it to ``output`` when given: a regular file atomically, ``-``,
     ``/dev/stdout``, a device or a FIFO by writing into it (see :func:`~exampp.collection.io.atomic_write`)."""

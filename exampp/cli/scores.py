@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from exampp.cli.measures import check_measures
-from exampp.cli.output import check_judged, emit, format_option, output_option, strict_option
+from exampp.cli.output import check_judged, emit, format_option, one_stdin, output_option, strict_option
 
 depth_option = click.option(
     "--depth", "-k", type=click.IntRange(min=1), default=20, show_default=True, help="Top-k passages of each run."
@@ -21,10 +21,10 @@ method_option = click.option(
 
 
 @click.command()
-@click.argument("runs", nargs=-1, type=click.Path(exists=True))
+@click.argument("runs", nargs=-1, type=click.Path(exists=True, allow_dash=True))
 @workspace_option
 @method_option
-@click.option("--bank", type=click.Path(dir_okay=False, exists=True),
+@click.option("--bank", type=click.Path(dir_okay=False, exists=True, allow_dash=True),
               help="Question bank defining each query's exam (default: the workspace's, else the graded questions).")
 @click.option("--tau", "--min-grade", "tau", type=float, default=4, show_default=True,
               help="A question counts as answered at grade >= tau.")
@@ -48,6 +48,7 @@ def cover(runs, workspace, method, bank, tau, depth, normalized, per_query, stri
     from exampp.collection.runs import read_runs
     from exampp.scoring import exam_cover, questions_by_query, summarize
 
+    one_stdin(bank, *runs)
     ws = open_workspace(workspace)
     grades = workspace_grades(ws, method)
     exam = workspace_exam(ws, bank) or questions_by_query(grades)
@@ -62,7 +63,7 @@ def cover(runs, workspace, method, bank, tau, depth, normalized, per_query, stri
 @method_option
 @click.option("--min-grade", "tau", type=float, help="Write binary labels: 1 when label >= this grade.")
 @click.option("--facets", is_flag=True, help="One qrels query per question facet (<query_id>/<facet_id>).")
-@click.option("--bank", type=click.Path(dir_okay=False, exists=True), help="Question bank (default: the workspace's).")
+@click.option("--bank", type=click.Path(dir_okay=False, exists=True, allow_dash=True), help="Question bank (default: the workspace's).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, allow_dash=True),
               help="Qrels file to write (- for stdout) [default: WORKSPACE/qrels/exam.qrels].")
 def qrels(workspace, method, tau, facets, bank, output) -> None:
@@ -88,7 +89,8 @@ def qrels(workspace, method, tau, facets, bank, output) -> None:
     target = output or ws.exam_qrels
     write_qrels(exam_qrels(labels, tau), target)
     n = sum(len(docs) for docs in labels.values())
-    click.echo(f"wrote {n} labels for {len(labels)} queries to {target}", err=True)
+    click.echo(f"wrote {n} labels for {len(labels)} queries to {'standard output' if target == '-' else target}",
+               err=True)
 
 
 @click.command()
@@ -117,6 +119,7 @@ def leaderboard(runs, qrels_path, measures, depth, exclude, per_query, strict, f
     from exampp.collection.runs import RunFile, run_paths
     from exampp.scoring import leaderboard as compute, per_query_measures
 
+    one_stdin(qrels_path, *runs)
     qrels = read_qrels(qrels_path)
     files = [RunFile(path) for path in run_paths(runs)]  # each read one query at a time
     if per_query:
@@ -163,9 +166,9 @@ def workspace_exam(ws, bank: str | None) -> dict[str, list[str]] | None:
     """Question ids per query from the bank, when there is one."""
     from exampp.collection.question_bank import read_question_bank
 
-    path = Path(bank) if bank else ws.question_bank
-    if not path.exists():
+    if bank is None and not ws.question_bank.exists():
         return None
+    path = bank or ws.question_bank  # a bank given may be - (standard input)
     return {qid: [q.question_id for q in questions] for qid, questions in read_question_bank(path).by_query().items()}
 
 

@@ -7,7 +7,7 @@ own, and a control character reads differently in every tool. Readers check ids 
 built in Python can forge a line either.
 
 Line formats are split on ASCII whitespace only, as trec_eval does; any other whitespace or
-control character inside a line is refused (:func:`odd_character`), because tools that split on
+control character inside a line is refused (:func:`line_problem`), because tools that split on
 Unicode whitespace (Python's ``str.split``) would read such a line differently.
 """
 from __future__ import annotations
@@ -16,20 +16,25 @@ import re
 
 # Any whitespace (Python's \s is str.isspace) or control character (Unicode category Cc).
 _NOT_IN_ID = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
-# The same less ASCII whitespace, which is what separates the columns of a line.
-_ODD = re.compile(r"[^\S \t\n\r\x0b\x0c]|[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+# In a line: any whitespace but the space and the tab (and the newline that ends it), any control
+# character. A CR, VT or FF breaks the line for other tools (old Mac files, str.splitlines).
+_NOT_IN_LINE = re.compile(r"[^\S \t\n]|[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+_LINE_BREAKS = "\r\x0b\x0c"
 
 
 def _describe(char: str) -> str:
     return repr(char) if char.isprintable() else f"U+{ord(char):04X}"
 
 
-def odd_character(line: str) -> str | None:
-    """A description of the first character in ``line`` that no line format may hold, else None."""
-    match = _ODD.search(line)
+def line_problem(line: str) -> str | None:
+    """What is wrong with the first character in ``line`` that no line format may hold, else None."""
+    match = _NOT_IN_LINE.search(line)
     if match is None:
         return None
-    return f"character {_describe(match.group())} at column {match.start() + 1}"
+    char = match.group()
+    what = ("a line break inside a line (lines end with \\n)" if char in _LINE_BREAKS
+            else "only spaces and tabs may separate the columns")
+    return f"character {_describe(char)} at column {match.start() + 1}: {what}"
 
 
 def id_problem(value: object, *, first_column: bool = False) -> str | None:

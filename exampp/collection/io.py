@@ -12,6 +12,7 @@ gets the new content.
 """
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
@@ -38,7 +39,7 @@ STDIN_NAME = "<stdin>"
 _GZIP_MAGIC = b"\x1f\x8b"
 # Paths that name an open file descriptor of this process rather than a file: writing such a
 # path must go to that descriptor, never replace what it points to.
-_FD_ALIAS = re.compile(r"^/(?:proc/(?:self|thread-self|\d+)/fd|dev/fd)/(\d+)$")
+_FD_ALIAS = re.compile(r"^/(?:proc/(?:self|thread-self|(\d+))/fd|dev/fd)/(\d+)$")
 _STD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
 # Temporary files written inside replace_together(), waiting to replace their targets.
 _STAGED: ContextVar[list[tuple[str, Path]] | None] = ContextVar("exampp_staged_outputs", default=None)
@@ -101,9 +102,10 @@ def _open_binary(source: PathLike) -> tuple[IO[bytes], IO[bytes] | None]:
             raise InputError(path, None, "is a directory, expected a file")
         owned = raw
     try:
+        start = raw.tell() if raw.seekable() else None  # stdin from a file need not start at 0
         head = raw.read(len(_GZIP_MAGIC))
-        if raw.seekable():  # a regular file: sniffing costs nothing, and it can be read again
-            raw.seek(0)
+        if start is not None:  # a regular file: sniffing costs nothing, and it can be read again
+            raw.seek(start)
             stream: IO[bytes] = raw
         else:  # a pipe: what was read cannot be put back, so it is served first
             stream = io.BufferedReader(_Prefixed(head, raw))
@@ -251,8 +253,8 @@ def _fd_alias(path: Path) -> int | None:
         if current in _STD_STREAMS:
             return _STD_STREAMS[current]
         match = _FD_ALIAS.match(current)
-        if match:
-            return int(match.group(1))
+        if match and match.group(1) in (None, str(os.getpid())):  # another process's descriptors are not ours
+            return int(match.group(2))
         try:
             target = os.readlink(current)
         except OSError:  # not a link (or not there): nothing more to follow
@@ -267,6 +269,8 @@ def check_output_name(path: PathLike) -> None:
     text = os.fspath(path)
     if "\0" in text:
         raise ValueError(f"file name {text!r} contains a NUL byte")
+    if text.endswith(os.sep):
+        raise ValueError("names a folder (it ends with a slash), not a file")
     name = os.path.basename(text)
     if not name:
         return
@@ -292,7 +296,7 @@ def _temp_prefix(name: str) -> str:
 def _text(binary: IO[bytes], gzipped: bool) -> Iterator[IO[str]]:
     """A UTF-8 text handle over ``binary`` (gzipped when asked); everything is flushed into
     ``binary`` on success. ``binary`` stays open either way."""
-    compressed = gzip.GzipFile(fileobj=binary, mode="wb", mtime=0) if gzipped else None
+    compressed = gzip.GzipFile(filename="", fileobj=binary, mode="wb", mtime=0) if gzipped else None
     fh = io.TextIOWrapper(compressed or binary, encoding="utf-8", newline="\n")
     try:
         yield fh
@@ -301,6 +305,8 @@ def _text(binary: IO[bytes], gzipped: bool) -> Iterator[IO[str]]:
             fh.detach()  # a collected TextIOWrapper would close ``binary`` (stdout included)
         except ValueError:
             pass
+        if compressed is not None:  # no gzip trailer: a stream cut short must not look complete
+            compressed.fileobj = None
         raise
     fh.detach()  # flushes
     if compressed is not None:
@@ -389,9 +395,14 @@ def replace_together() -> Iterator[None]:
         raise
     finally:
         _STAGED.reset(token)
-    for tmp, target in staged:
-        with _failing_as(target):
-            os.replace(tmp, target)
+    try:
+        for tmp, target in staged:
+            with _failing_as(target):
+                os.replace(tmp, target)
+    finally:
+        for tmp, _ in staged:  # those not moved when a replace failed
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
 
 
 @contextmanager

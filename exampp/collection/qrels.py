@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from exampp.collection.ids import check_id, check_query_id, odd_character
+from exampp.collection.ids import check_id, check_query_id, line_problem
 from exampp.collection.io import PathLike, atomic_write, display_name, iter_lines
 from exampp.collection.irds import IRDS_PREFIX, load_ir_dataset
 from exampp.errors import InputError
@@ -27,9 +27,9 @@ def read_qrels(source: PathLike) -> Qrels:
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        odd = odd_character(line)
-        if odd is not None:
-            raise InputError(path, lineno, f"{odd}: only spaces and tabs may separate the columns")
+        problem = line_problem(line)
+        if problem is not None:
+            raise InputError(path, lineno, problem)
         cols = stripped.split()
         if len(cols) != 4:
             raise InputError(path, lineno, f"expected 4 columns 'qid iter docid rel', found {len(cols)}")

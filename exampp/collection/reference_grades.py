@@ -18,7 +18,7 @@ from typing import Any
 
 from exampp.collection.ids import id_problem
 from exampp.collection.io import PathLike, atomic_write, display_name, iter_json_lines
-from exampp.collection.qrels import Qrels
+from exampp.collection.qrels import MAX_GRADE, Qrels
 from exampp.collection.runs import Run
 from exampp.errors import InputError
 from exampp.grades import DIRECT_PREFIX, QA, RATING_METHODS, SELF_RATING, Grade, Method
@@ -163,11 +163,17 @@ def _line_id(value: Any, where: str, *, first_column: bool = False) -> str:
     return text
 
 
-def _int(value: Any, where: str) -> int:
+def _int(value: Any, where: str, limit: int | None = None) -> int:
+    """An integer (``limit``: at most that far from 0)."""
     if (isinstance(value, bool) or not isinstance(value, (int, float))
             or (isinstance(value, float) and not (math.isfinite(value) and value.is_integer()))):
-        raise _Bad(f"{where}: expected an integer, found {value!r}")
+        raise _Bad(f"{where}: expected an integer, found {str(value)[:40]!r}")
+    if limit is not None and abs(value) > limit:
+        raise _Bad(f"{where}: {str(value)[:40]} is out of range (-{limit} to {limit})")
     return int(value)
+
+
+_MAX_RANK = 10**9  # ranks become -rank scores: far beyond any ranking, well within a float
 
 
 def _float(value: Any, where: str) -> float:
@@ -185,7 +191,7 @@ def _judgment(obj: Any, where: str) -> Judgment:
     return Judgment(
         paragraph_id=_line_id(_get(obj, "paragraphId", where), where),
         query=_line_id(_get(obj, "query", where), where, first_column=True),
-        relevance=_int(_get(obj, "relevance", where), f"{where}.relevance"),
+        relevance=_int(_get(obj, "relevance", where), f"{where}.relevance", MAX_GRADE),
         title_query=_id(_get(obj, "titleQuery", where, ""), where),
     )
 
@@ -196,7 +202,7 @@ def _ranking(obj: Any, where: str) -> Ranking:
         method=_line_id(_get(obj, "method", where), where),
         paragraph_id=_line_id(_get(obj, "paragraphId", where), where),
         query_id=_line_id(_get(obj, "queryId", where), where, first_column=True),
-        rank=_int(_get(obj, "rank", where), f"{where}.rank"),
+        rank=_int(_get(obj, "rank", where), f"{where}.rank", _MAX_RANK),
         score=_float(_get(obj, "score", where), f"{where}.score"),
     )
 

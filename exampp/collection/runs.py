@@ -11,13 +11,12 @@ query as runs are written (a run that is not, or a pipe that cannot be read agai
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple, Protocol, TypeVar
+from typing import NamedTuple, Protocol
 
-from exampp.collection.ids import check_id, check_query_id, odd_character
+from exampp.collection.ids import check_id, check_query_id, line_problem
 from exampp.collection.io import InputLines, PathLike, atomic_write, display_name, is_stdio
 from exampp.errors import InputError
 
@@ -35,7 +34,6 @@ class Restart:
 
 
 RESTART = Restart()
-T = TypeVar("T")
 Block = tuple[str, list[RankedDoc]]  # a query id and its ranking in trec_eval order
 
 
@@ -66,8 +64,8 @@ class Run:
         return sorted(self.rankings)
 
     def blocks(self, queries: Collection[str] | None = None) -> Iterator[Block]:
-        """Each query's ranking (only those in ``queries`` when given)."""
-        return ((q, docs) for q, docs in self.rankings.items() if queries is None or q in queries)
+        """Each query's ranking that has documents (only those in ``queries`` when given)."""
+        return ((q, docs) for q, docs in self.rankings.items() if docs and (queries is None or q in queries))
 
 
 def trec_order(docs: Iterable[RankedDoc]) -> list[RankedDoc]:
@@ -88,10 +86,6 @@ class _Line(NamedTuple):
     runid: str
 
 
-# Vertical whitespace ends a line for other tools (a file with CR line ends, Python's splitlines).
-_LINE_BREAK = re.compile(r"[\r\x0b\x0c]")
-
-
 def _run_lines(lines: Iterable[tuple[int, str]], name: str) -> Iterator[_Line]:
     """The result lines of a run file, checked (``#`` lines are comments; text after the runid
     column is ignored, as trec_eval does)."""
@@ -99,13 +93,9 @@ def _run_lines(lines: Iterable[tuple[int, str]], name: str) -> Iterator[_Line]:
         stripped = line.strip()
         if not stripped or stripped[0] == "#":
             continue
-        odd = odd_character(line)
-        if odd is not None:
-            raise InputError(name, lineno, f"{odd}: only spaces and tabs may separate the columns")
-        brk = _LINE_BREAK.search(line)
-        if brk is not None:  # the columns after the runid are ignored, so the next "line" would be too
-            raise InputError(name, lineno, f"character U+{ord(brk.group()):04X} at column {brk.start() + 1}: "
-                                           "a line break inside a line (lines end with \\n)")
+        problem = line_problem(line)
+        if problem is not None:
+            raise InputError(name, lineno, problem)
         cols = stripped.split()
         if len(cols) < 6:
             raise InputError(name, lineno, f"expected 6 columns 'qid Q0 docid rank score runid', found {len(cols)}")
@@ -188,44 +178,37 @@ class RunFile:
 
     def _read(self, source: InputLines, shown: str, queries: Collection[str] | None,
               hold: bool) -> Iterator[Block]:
+        # Every query's documents are read and checked (a repeated docid is an error, as in
+        # read_run); only the wanted ones are handed out.
         held: dict[str, dict[str, float]] = {}
         current: str | None = None
         docs: dict[str, float] = {}
+
+        def wanted(qid: str | None) -> bool:
+            return qid is not None and bool(docs) and (queries is None or qid in queries)
+
         for line in _run_lines(source, shown):
             if self.name is None:
                 self.name = line.runid
             if line.qid != current:
-                if line.qid in self.lines and not hold and (queries is None or line.qid in queries):
+                if line.qid in self.lines and not hold:
                     raise _Ungrouped
-                if current is not None and docs and not hold:
+                if not hold and wanted(current):
                     yield current, _ranking(docs)
                 current, docs = line.qid, held.setdefault(line.qid, {}) if hold else {}
                 self.lines.setdefault(line.qid, line.lineno)
-            if queries is None or line.qid in queries:
-                _add(docs, line, shown)
+            _add(docs, line, shown)
         if hold:
             for qid in list(held):  # each query's documents go as its ranking is handed out
                 docs = held.pop(qid)
-                if docs:
+                if wanted(qid):
                     yield qid, _ranking(docs)
-        elif current is not None and docs:
+        elif wanted(current):
             yield current, _ranking(docs)
 
 
 class _Ungrouped(Exception):
     """A query's lines came back after another query's: the file is not grouped by query."""
-
-
-def collect_blocks(blocks: Iterable[Block | Restart], work: Callable[[str, list[RankedDoc]], T]) -> dict[str, T]:
-    """``{query_id: work(query_id, ranking)}`` over a stream of rankings, starting afresh at a
-    :data:`RESTART`."""
-    results: dict[str, T] = {}
-    for block in blocks:
-        if isinstance(block, Restart):
-            results.clear()
-        else:
-            results[block[0]] = work(*block)
-    return results
 
 
 def check_judged(runs: Mapping[str, Run] | Iterable[Run | RunFile], judged: Iterable[str], source: PathLike,

@@ -17,15 +17,10 @@ from typing import NamedTuple
 from exampp.collection.qrels import Qrels
 from exampp.collection.runs import Ranked, RankedDoc, Restart, check_unique_name
 from exampp.errors import InputError
-from exampp.trec_eval.irm import ir_aggregate, ir_per_query
+from exampp.trec_eval.irm import IrBatches, ir_aggregate
 from exampp.trec_eval.judged import BOGUS_DOCID, Settings, judge
 from exampp.trec_eval.measure import Averaging, Measure, Value
 from exampp.trec_eval.registry import select
-
-# Documents of rankings handed to ir_measures at once: its measures are computed in batches of
-# queries, so that their rankings need not all be held.
-_IR_BATCH_DOCS = 200_000
-
 
 class Score(NamedTuple):
     """One line of trec_eval output: measure, query id (or ``all``), value and its printf conversion."""
@@ -63,28 +58,18 @@ def evaluate(
     cut = None if max_retrieved is None else max(max_retrieved, 0)
 
     values: dict[str, list[list[Value]]] = {}  # per query, per measure, per value name
-    ir_values: dict[tuple[str, str], float] = {}
-    pending: dict[str, list[tuple[str, float]]] = {}  # rankings waiting for ir_measures
-
-    def flush() -> None:
-        if pending:
-            ir_values.update(ir_per_query(selection.ir, qrels, pending))
-            pending.clear()
+    ir = IrBatches(selection.ir, qrels)
 
     def add(qid: str, docs: Sequence[RankedDoc] | Sequence[tuple[str, float]]) -> None:
-        ranking = [(docid, score) for docid, score in docs[:cut]]
+        ranking = docs[:cut]
         judged = judge([docid for docid, _ in ranking], qrels[qid], settings)
         values[qid] = [m.calc(judged, params, settings) for m, params, _ in trec]
-        if selection.ir:
-            pending[qid] = ranking
-            if len(pending) * len(ranking) >= _IR_BATCH_DOCS:  # about the documents pending
-                flush()
+        ir.add(qid, ranking)
 
     for block in run.blocks(qrels):
         if isinstance(block, Restart):
             values.clear()
-            ir_values.clear()
-            pending.clear()
+            ir.clear()
         else:
             add(*block)
     if complete:
@@ -92,29 +77,28 @@ def evaluate(
             if qid not in values:
                 add(qid, [(BOGUS_DOCID, 1.0)])
                 _reset_bogus_values(trec, values[qid])
-    flush()
+    ir.flush()
     if not values:
         raise InputError(getattr(run, "path", None) or run.name, None,
                          "no queries with both results and relevance judgments")
 
     query_order = sorted(values)  # trec_eval's: query ids as plain strings
-    ir_names = [str(m) for m in selection.ir]
     scores: list[Score] = []
     if per_query:
         for qid in query_order:
             for (m, _, names), vals in zip(trec, values[qid]):
                 if m.per_query:
                     scores.extend(Score(name, qid, v, m.fmt) for name, v in zip(names, vals))
-            scores.extend(Score(name, qid, ir_values[qid, name]) for name in ir_names if (qid, name) in ir_values)
+            scores.extend(Score(str(m), qid, ir.values[m, qid]) for m in selection.ir if (m, qid) in ir.values)
     for index, (m, _, names) in enumerate(trec):
         if m.averaging is Averaging.RUN_NAME:
             scores.append(Score(names[0], "all", run.name, m.fmt))
         elif m.summary:
             for i, name in enumerate(names):
                 scores.append(Score(name, "all", _summary(m, [values[qid][index][i] for qid in query_order]), m.fmt))
-    for measure, name in zip(selection.ir, ir_names):
-        column = [ir_values[qid, name] for qid in query_order if (qid, name) in ir_values]
-        scores.append(Score(name, "all", ir_aggregate(measure, column)))
+    for measure in selection.ir:
+        column = [ir.values[measure, qid] for qid in query_order if (measure, qid) in ir.values]
+        scores.append(Score(str(measure), "all", ir_aggregate(measure, column)))
     return scores
 
 

@@ -8,22 +8,36 @@ own ``rel=`` and ``judged_only=`` parameters.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 _UNSET_PARAM = re.compile(r"invalid param (\w+)=<object object at")
 
 
 def parse_ir_measure(spec: str):
-    """The ir_measures measure named ``spec``; ValueError when ir_measures cannot compute it."""
+    """The ir_measures measure named ``spec``; ValueError when ir_measures cannot compute it
+    (for an unknown name, with close names that it can)."""
+    try:
+        return _parse(spec)
+    except _Unknown as exc:
+        close = [name for name in close_measure_names(spec) if name != spec]
+        hint = f"; did you mean {' or '.join(close)}?" if close else f" ({exc})"
+        raise ValueError(f"unknown measure '{spec}': neither a trec_eval measure nor an ir_measures name{hint}") from None
+
+
+class _Unknown(ValueError):
+    """ir_measures does not know the name (or cannot parse it)."""
+
+
+def _parse(spec: str):
+    """:func:`parse_ir_measure` without suggestions (which are themselves checked with it)."""
     import ir_measures
 
     try:
         measure = ir_measures.parse_measure(spec)
         supported = ir_measures.DefaultPipeline.supports(measure)
     except (NameError, ValueError, SyntaxError) as exc:
-        close = close_measure_names(spec)
-        hint = f"; did you mean {' or '.join(close)}?" if close else f" ({exc})"
-        raise ValueError(f"unknown measure '{spec}': neither a trec_eval measure nor an ir_measures name{hint}") from None
+        raise _Unknown(str(exc)) from None
     except AssertionError as exc:  # ir_measures checks a measure's parameters with assert
         missing = _UNSET_PARAM.match(str(exc))  # an unset required parameter shows as a bare object()
         reason = f"it needs the parameter {missing.group(1)}" if missing else str(exc)
@@ -33,6 +47,12 @@ def parse_ir_measure(spec: str):
     return measure
 
 
+def _split(spec: str) -> tuple[str, str]:
+    """``nDCG(rel=2)@10`` -> (``nDCG``, ``(rel=2)@10``): the measure's name and its parameters."""
+    cut = min((i for i in (spec.find("("), spec.find("@")) if i >= 0), default=len(spec))
+    return spec[:cut], spec[cut:]
+
+
 def close_measure_names(spec: str) -> list[str]:
     """Computable ir_measures spellings close to ``spec``, parameters kept: the same name in
     another case (``ndcg@10`` -> ``nDCG@10``), else up to 3 look-alikes."""
@@ -40,8 +60,7 @@ def close_measure_names(spec: str) -> list[str]:
 
     import ir_measures
 
-    cut = min((i for i in (spec.find("("), spec.find("@")) if i >= 0), default=len(spec))
-    base, rest = spec[:cut], spec[cut:]
+    base, rest = _split(spec)
     canonical = {name.lower(): measure.NAME for name, measure in ir_measures.measures.registry.items()}
     if base.lower() in canonical:
         names = [canonical[base.lower()]]
@@ -54,29 +73,53 @@ def is_ir_measure_name(spec: str) -> bool:
     """Whether ``spec`` names an ir_measures measure (whatever its parameters)."""
     import ir_measures
 
-    cut = min((i for i in (spec.find("("), spec.find("@")) if i >= 0), default=len(spec))
-    return spec[:cut] in ir_measures.measures.registry
+    return _split(spec)[0] in ir_measures.measures.registry
 
 
 def _computable(spec: str) -> bool:
     try:
-        parse_ir_measure(spec)
+        _parse(spec)
     except ValueError:
         return False
     return True
 
 
-def ir_per_query(
-    measures: Iterable,
-    qrels: Mapping[str, Mapping[str, int]],
-    rankings: Mapping[str, Sequence[tuple[str, float]]],
-) -> dict[tuple[str, str], float]:
-    """``{(query_id, str(measure)): value}`` for the queries of ``rankings`` that have judgments."""
-    import ir_measures
+class IrBatches:
+    """ir_measures' per-query values of rankings given one query at a time, as
+    ``values[(measure, query_id)]``. Rankings go to ir_measures in batches of about
+    ``batch_docs`` documents, so that a run read query by query is never held whole."""
 
-    run = {qid: {docid: float(score) for docid, score in docs} for qid, docs in rankings.items()}
-    judged = {qid: dict(qrels[qid]) for qid in rankings if qid in qrels}
-    return {(m.query_id, str(m.measure)): float(m.value) for m in ir_measures.iter_calc(list(measures), judged, run)}
+    def __init__(self, measures: Iterable, qrels: Mapping[str, Mapping[str, int]], batch_docs: int = 200_000):
+        self.measures = list(measures)
+        self.qrels = qrels
+        self.batch_docs = batch_docs
+        self.values: dict[tuple[Any, str], float] = {}
+        self._pending: dict[str, dict[str, float]] = {}
+        self._docs = 0
+
+    def add(self, query_id: str, ranking: Iterable[tuple[str, float]]) -> None:
+        if not self.measures:
+            return
+        docs = {docid: float(score) for docid, score in ranking}
+        self._pending[query_id] = docs
+        self._docs += len(docs)
+        if self._docs >= self.batch_docs:
+            self.flush()
+
+    def flush(self) -> None:
+        """Compute what is pending (call once more after the last ranking)."""
+        import ir_measures
+
+        if self._pending:
+            judged = {qid: self.qrels[qid] for qid in self._pending if qid in self.qrels}
+            for metric in ir_measures.iter_calc(self.measures, judged, self._pending):
+                self.values[(metric.measure, metric.query_id)] = float(metric.value)
+        self._pending, self._docs = {}, 0
+
+    def clear(self) -> None:
+        """Forget everything (the run starts again: a RESTART)."""
+        self.values.clear()
+        self._pending, self._docs = {}, 0
 
 
 def ir_aggregate(measure, values: Iterable[float]) -> float:

@@ -33,6 +33,19 @@ TRIED: Counter[str] = Counter()
 _MESSAGE = re.compile(r"(?::(?P<line>\d+))?: (?P<message>\S.*)", re.DOTALL)
 
 
+def streamed(path: Any) -> dict:
+    """A run file's rankings as RunFile hands them out, starting afresh at a RESTART."""
+    from exampp.collection.runs import Restart, RunFile
+
+    rankings: dict = {}
+    for block in RunFile(path).blocks():
+        if isinstance(block, Restart):
+            rankings.clear()
+        else:
+            rankings[block[0]] = block[1]
+    return rankings
+
+
 def examples(n: int) -> int:
     """``n`` examples per 100 of the profile's max_examples (the ci profile has 250, thorough 2500):
     ``n`` says how much a test gets next to the others."""

@@ -7,10 +7,10 @@ from hypothesis import example
 from hypothesis import strategies as st
 
 from exampp.collection.qrels import MAX_GRADE, read_qrels, write_qrels
-from exampp.collection.runs import RunFile, collect_blocks, from_scores, read_run, read_runs, trec_order, write_run
+from exampp.collection.runs import RunFile, from_scores, read_run, read_runs, trec_order, write_run
 from exampp.errors import InputError
 
-from .checks import (assert_ids, assert_located, can_write, outcome, parse, put, read_file, scratch, tries,
+from .checks import (assert_ids, streamed, assert_located, can_write, outcome, parse, put, read_file, scratch, tries,
                      written_or_refused)
 from .strategies import hostile, hostile_ids, qrels_text, run_text
 
@@ -37,9 +37,9 @@ def test_run_file_read_a_query_at_a_time_equals_the_whole_run(data):
     with scratch() as folder:
         path = put(folder / "a.run", data)
         whole = outcome(read_run, path, data)
-        streamed = outcome(lambda p: collect_blocks(RunFile(p).blocks(), lambda _, docs: docs), path, data)
-    assert streamed[0] == whole[0]
-    assert streamed[1] == (whole[1].rankings if whole[0] == "ok" else whole[1])
+        in_blocks = outcome(streamed, path, data)
+    assert in_blocks[0] == whole[0]
+    assert in_blocks[1] == (whole[1].rankings if whole[0] == "ok" else whole[1])
 
 
 @tries(40, files=st.lists(hostile(run_text), min_size=1, max_size=3))

@@ -19,13 +19,13 @@ from exampp.collection.leaderboard import read_leaderboard
 from exampp.collection.qrels import read_qrels
 from exampp.collection.question_bank import read_question_bank
 from exampp.collection.reference_grades import read_reference_grades
-from exampp.collection.runs import RunFile, collect_blocks, read_run
+from exampp.collection.runs import read_run
 from exampp.collection.topics import read_topics
 from exampp.config import read_config
 from exampp.segment import read_responses
 
 from . import strategies as s
-from .checks import fifo, outcome, put, scratch, stdin, tries
+from .checks import fifo, outcome, put, scratch, stdin, streamed, tries
 
 
 class Reader(NamedTuple):
@@ -43,7 +43,7 @@ def _frame(frame) -> str:
 
 READERS = {
     "read_run": Reader(read_run, s.run_text, "a.run"),
-    "RunFile": Reader(lambda p: collect_blocks(RunFile(p).blocks(), lambda _, docs: docs), s.run_text, "a.run"),
+    "RunFile": Reader(streamed, s.run_text, "a.run"),
     "read_qrels": Reader(read_qrels, s.qrels_text, "qrels.txt"),
     "read_topics": Reader(read_topics, s.topics_text, "topics.json"),
     "read_question_bank": Reader(read_question_bank, s.bank_text, "bank.jsonl"),

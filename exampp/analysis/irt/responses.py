@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from exampp.collection.io import PathLike, iter_lines
+from exampp.collection.io import PathLike, display_name, is_stdio, iter_lines
 from exampp.collection.runs import Run
 from exampp.errors import InputError
 from exampp.scoring import DEFAULT_DEPTH, answered_questions, questions_by_query
@@ -117,8 +117,8 @@ def _binary(cell: str) -> float | None:
     return value if value in (0.0, 1.0) else None
 
 
-def _delimiter(path: Path, header: str) -> str:
-    suffixes = [s.lower() for s in path.suffixes]
+def _delimiter(suffixes: list[str], header: str) -> str:
+    suffixes = [s.lower() for s in suffixes]
     if ".csv" in suffixes:
         return ","
     if ".tsv" in suffixes or "\t" in header:
@@ -131,11 +131,12 @@ def read_responses(path: PathLike, *, id_column: str | None = None, weight_colum
 
     Bad cells raise :class:`InputError` naming the file, line and column.
     """
-    path = Path(path)
     lines = [(n, line) for n, line in iter_lines(path) if line.strip()]
+    suffixes = [] if is_stdio(path) else Path(path).suffixes
+    path = display_name(path)  # as the file is named in messages
     if not lines:
         raise InputError(path, None, "empty response matrix")
-    delimiter = _delimiter(path, lines[0][1])
+    delimiter = _delimiter(suffixes, lines[0][1])
     first_line, first = lines[0][0], _split(lines[0][1], delimiter)
     has_header = any(_binary(cell) is None for cell in first)
     if has_header:
@@ -208,7 +209,7 @@ def _is_count(cell: str) -> bool:
         return False
 
 
-def _weight(path: Path, lineno: int, at: int, header: list[str], cell: str) -> float:
+def _weight(path: str, lineno: int, at: int, header: list[str], cell: str) -> float:
     try:
         value = float(cell)
     except ValueError:
