@@ -78,40 +78,36 @@ def from_scores(name: str, scores: Mapping[str, Mapping[str, float]]) -> Run:
     return Run(name, {q: trec_order(RankedDoc(d, float(s)) for d, s in docs.items()) for q, docs in scores.items()})
 
 
-class _Line(NamedTuple):
-    lineno: int
-    qid: str
-    docid: str
-    score: float
-    runid: str
+# A result line: (line number, qid, docid, score, runid). A plain tuple: runs have millions.
+_Line = tuple[int, str, str, float, str]
 
 
 def _run_lines(lines: Iterable[tuple[int, str]], name: str) -> Iterator[_Line]:
     """The result lines of a run file, checked (``#`` lines are comments; text after the runid
     column is ignored, as trec_eval does)."""
     for lineno, line in lines:
-        stripped = line.strip()
-        if not stripped or stripped[0] == "#":
+        cols = line.split()
+        if not cols or cols[0][0] == "#":
             continue
         problem = line_problem(line)
         if problem is not None:
             raise InputError(name, lineno, problem)
-        cols = stripped.split()
         if len(cols) < 6:
             raise InputError(name, lineno, f"expected 6 columns 'qid Q0 docid rank score runid', found {len(cols)}")
         try:
             score = float(cols[4])
         except ValueError:
             raise InputError(name, lineno, f"score {cols[4]!r} is not a number") from None
-        if math.isnan(score):
+        if score != score:
             raise InputError(name, lineno, "score is NaN")
-        yield _Line(lineno, cols[0], cols[2], score, cols[5])
+        yield lineno, cols[0], cols[2], score, cols[5]
 
 
 def _add(docs: dict[str, float], line: _Line, name: str) -> None:
-    if line.docid in docs:
-        raise InputError(name, line.lineno, f"duplicate docid {line.docid!r} in query {line.qid!r}")
-    docs[line.docid] = line.score
+    lineno, qid, docid, score, _ = line
+    if docid in docs:
+        raise InputError(name, lineno, f"duplicate docid {docid!r} in query {qid!r}")
+    docs[docid] = score
 
 
 def _ranking(docs: Mapping[str, float]) -> list[RankedDoc]:
@@ -129,10 +125,14 @@ def read_run(path: PathLike, name: str | None = None) -> Run:
     tag: str | None = None
     with InputLines(path) as source:
         for line in _run_lines(source, shown):
-            _add(per_query.setdefault(line.qid, {}), line, shown)
-            lines.setdefault(line.qid, line.lineno)
+            lineno, qid, _, _, runid = line
+            docs = per_query.get(qid)
+            if docs is None:
+                docs = per_query[qid] = {}
+                lines[qid] = lineno
+            _add(docs, line, shown)
             if tag is None:
-                tag = line.runid
+                tag = runid
     if not per_query:
         raise InputError(shown, None, "empty run: no result lines")
     rankings = {q: _ranking(per_query.pop(q)) for q in list(per_query)}
@@ -188,15 +188,16 @@ class RunFile:
             return qid is not None and bool(docs) and (queries is None or qid in queries)
 
         for line in _run_lines(source, shown):
+            lineno, qid, _, _, runid = line
             if self.name is None:
-                self.name = line.runid
-            if line.qid != current:
-                if line.qid in self.lines and not hold:
+                self.name = runid
+            if qid != current:
+                if qid in self.lines and not hold:
                     raise _Ungrouped
                 if not hold and wanted(current):
                     yield current, _ranking(docs)
-                current, docs = line.qid, held.setdefault(line.qid, {}) if hold else {}
-                self.lines.setdefault(line.qid, line.lineno)
+                current, docs = qid, held.setdefault(qid, {}) if hold else {}
+                self.lines.setdefault(qid, lineno)
             _add(docs, line, shown)
         if hold:
             for qid in list(held):  # each query's documents go as its ranking is handed out
