@@ -239,7 +239,12 @@ def per_query_measures(
     named in ``exclude`` are left out. Returns columns ``run, query_id, measure, value``,
     measure as the column :func:`parse_measures` names.
     """
-    columns = parse_measures(measures)
+    return _per_query(runs, qrels, parse_measures(measures), depth, exclude)
+
+
+def _per_query(runs: Mapping[str, Run] | Iterable[Ranked], qrels: Qrels, columns: list[tuple[str, Any]],
+               depth: int | None, exclude: Collection[str]) -> pd.DataFrame:
+    """:func:`per_query_measures` with the measures already parsed (``(column, measure)`` pairs)."""
     qids = sorted(qrels)
     per_run: dict[str, dict[tuple[Any, str], float]] = {}
     seen: dict[str, Any] = {}
@@ -261,8 +266,9 @@ def leaderboard(
 ) -> pd.DataFrame:
     """Mean of each measure over the qrels' queries per run: index run, one column per
     :func:`parse_measures` column, best first by the first."""
-    columns = [column for column, _ in parse_measures(measures)]
-    per_query = per_query_measures(runs, qrels, measures, depth, exclude=exclude)
+    parsed = parse_measures(measures)
+    columns = [column for column, _ in parsed]
+    per_query = _per_query(runs, qrels, parsed, depth, exclude)
     table = (
         per_query.groupby(["run", "measure"], sort=False)["value"]
         .agg(lambda v: exact_mean(v))

@@ -239,11 +239,13 @@ def _jsonl_responses(lines: Iterator[tuple[int, str]], name: str, default_run: s
 
 
 def _tsv_responses(lines: Iterator[tuple[int, str]], name: str, run_id: str) -> Iterator[Response]:
+    checked = False  # the run id (the file's name) is checked once, at the first response
     for lineno, line in lines:
         if not line.strip():
             continue
         query_id, tab, text = line.partition("\t")
         if not tab or not query_id.strip():
             raise InputError(name, lineno, "expected 'query_id<TAB>text' (or a JSONL response per line)")
-        run_id = _checked(run_id, "run id (the file's name)", name, lineno)
+        if not checked:
+            run_id, checked = _checked(run_id, "run id (the file's name)", name, lineno), True
         yield Response(run_id, _checked(query_id.strip(), "query id", name, lineno, first_column=True), text, lineno)

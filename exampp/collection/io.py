@@ -202,11 +202,6 @@ def iter_json_lines(source: PathLike) -> Iterator[tuple[int, Any]]:
     return json_lines(iter_lines(source), display_name(source))
 
 
-def read_text(source: PathLike) -> str:
-    """Whole file as text (gzip-aware), with the same error reporting as :func:`iter_lines`."""
-    return "\n".join(line for _, line in iter_lines(source))
-
-
 # A \u escape of a UTF-16 surrogate: JSON allows a lone one, which no UTF-8 file or SQLite text can hold.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
@@ -230,10 +225,6 @@ def parse_json(text: str, name: PathLike, line: int | None = None, **options: An
             raise InputError(name, line, "invalid JSON: an unpaired UTF-16 surrogate escape (\\uD800-\\uDFFF) "
                                          "is not a character") from None
     return value
-
-
-def load_json(source: PathLike) -> Any:
-    return parse_json(read_text(source), display_name(source))
 
 
 # -- writing -----------------------------------------------------------------------------------
