@@ -95,8 +95,12 @@ def grader_names() -> list[str]:
     return list(FACTORIES) + [DIRECT_PREFIX + key for key in direct_keys()]
 
 
-def default_tau(name: str) -> float:
-    """The threshold at which a grade counts as answered: ratings 0-5 from 4, correctness 0/1 from 1."""
+def default_tau(method: str) -> float:
+    """The threshold at which a grade counts as answered, for a grader name or a store method id:
+    ratings 0-5 from 4, correctness 0/1 from 1."""
+    from exampp.grades import Method
+
+    name = Method.parse(method).name if "|" in method else method
     return 4.0 if name in RATING_METHODS else 1.0
 
 
