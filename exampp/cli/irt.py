@@ -162,12 +162,13 @@ class _FromGrades:
 
     def __init__(self, workspace: str, method: str | None, runs: tuple[str, ...], tau: float, depth: int):
         from exampp.analysis.irt.responses import responses_from_grades
-        from exampp.cli.scores import open_workspace, workspace_exam, workspace_grades
+        from exampp.api.workspace import stored_grades, workspace_exam
         from exampp.collection.runs import read_runs
         from exampp.scoring import questions_by_query
+        from exampp.workspace import Workspace
 
-        self.ws = open_workspace(workspace)
-        self.grades = workspace_grades(self.ws, method)
+        self.ws = Workspace.at(workspace)
+        self.grades = stored_grades(self.ws, method).grades
         self.exam = workspace_exam(self.ws, None) or questions_by_query(self.grades)
         self.runs = read_runs(runs or [self.ws.runs])
         self.tau, self.depth = tau, depth

@@ -7,6 +7,7 @@ import click
 
 from exampp.cli.measures import check_measures
 from exampp.cli.output import check_judged, emit, format_option, one_stdin, output_option, strict_option
+from exampp.workspace import Workspace
 
 depth_option = click.option(
     "--depth", "-k", type=click.IntRange(min=1), default=20, show_default=True, help="Top-k passages of each run."
@@ -26,8 +27,9 @@ method_option = click.option(
 @method_option
 @click.option("--bank", type=click.Path(dir_okay=False, exists=True, allow_dash=True),
               help="Question bank defining each query's exam (default: the workspace's, else the graded questions).")
-@click.option("--tau", "--min-grade", "tau", type=float, default=4, show_default=True,
-              help="A question counts as answered at grade >= tau.")
+@click.option("--tau", "--min-grade", "tau", type=float,
+              help="A question counts as answered at grade >= tau [default: the stored method's: 4 for "
+                   "0-5 self-ratings, 1 for 0/1 grades].")
 @depth_option
 @click.option("--normalized", is_flag=True, help="n-EXAM: only questions some pooled passage answers count.")
 @click.option("--per-query", is_flag=True, help="Print per-query values instead of the leaderboard.")
@@ -48,9 +50,13 @@ def cover(runs, workspace, method, bank, tau, depth, normalized, per_query, stri
     from exampp.collection.runs import read_runs
     from exampp.scoring import exam_cover, questions_by_query, summarize
 
+    from exampp.api.workspace import stored_grades, workspace_exam
+
     one_stdin(bank, *runs)
-    ws = open_workspace(workspace)
-    grades = workspace_grades(ws, method)
+    ws = Workspace.at(workspace)
+    stored = stored_grades(ws, method)
+    grades = stored.grades
+    tau = stored.default_tau if tau is None else tau
     exam = workspace_exam(ws, bank) or questions_by_query(grades)
     all_runs = read_runs(runs or [ws.runs])
     check_judged(all_runs, exam, "the exam (question bank)", strict)
@@ -78,12 +84,13 @@ def qrels(workspace, method, tau, facets, bank, output) -> None:
     from exampp.collection.qrels import write_qrels
     from exampp.scoring import exam_labels, exam_qrels, facet_labels
 
-    ws = open_workspace(workspace)
-    grades = workspace_grades(ws, method)
+    from exampp.api.workspace import question_facets, stored_grades, workspace_exam
+
+    ws = Workspace.at(workspace)
+    grades = stored_grades(ws, method).grades
     exam = workspace_exam(ws, bank)
     if facets:
-        bank_path = bank or ws.question_bank
-        labels = facet_labels(grades, _facets(bank_path))
+        labels = facet_labels(grades, question_facets(ws, bank))
     else:
         labels = exam_labels(grades, exam)
     target = output or ws.exam_qrels
@@ -132,47 +139,3 @@ def leaderboard(runs, qrels_path, measures, depth, exclude, per_query, strict, f
                                f"({', '.join(sorted(str(f.name) for f in files))})")
     check_judged(kept, qrels, qrels_path, strict)
     emit(table, fmt, output)
-
-
-def open_workspace(path: str):
-    from exampp.workspace import Workspace
-
-    return Workspace.at(path)
-
-
-def workspace_grades(ws, method: str | None):
-    """The grades of one method from the workspace's store (pandas DataFrame)."""
-    from exampp.store import GradeStore
-
-    if not ws.store.exists():
-        raise click.ClickException(f"{ws.store}: no grade store (run `exampp import` or `exampp grade` first)")
-    with GradeStore(ws.store) as store:
-        methods = store.methods()
-        if not methods:
-            raise click.ClickException(f"{ws.store}: the store holds no grades yet: grade first with "
-                                       f"`exampp grade -w {ws.root}`, or import graded JSONL with "
-                                       f"`exampp import FILE -w {ws.root}`")
-        if method is None:
-            if len(methods) != 1:
-                raise click.ClickException(f"{ws.store}: choose a grading method with --method "
-                                           f"(have: {', '.join(methods)})")
-            method = methods[0]
-        elif method not in methods:
-            raise click.ClickException(f"{ws.store}: no grades for method {method!r} (have: {', '.join(methods)})")
-        return store.grades(method)
-
-
-def workspace_exam(ws, bank: str | None) -> dict[str, list[str]] | None:
-    """Question ids per query from the bank, when there is one."""
-    from exampp.collection.question_bank import read_question_bank
-
-    if bank is None and not ws.question_bank.exists():
-        return None
-    path = bank or ws.question_bank  # a bank given may be - (standard input)
-    return {qid: [q.question_id for q in questions] for qid, questions in read_question_bank(path).by_query().items()}
-
-
-def _facets(path) -> dict[str, str | None]:
-    from exampp.collection.question_bank import read_question_bank
-
-    return {q.question_id: q.facet_id for q in read_question_bank(path)}

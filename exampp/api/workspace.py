@@ -1,0 +1,81 @@
+"""Workspace services shared by the jobs: the grades of one stored method, the exam of each query,
+the τ a method's grades are read at.
+
+Errors are :class:`~exampp.errors.ExamppError` (the command line prints them as one line).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+
+from exampp.collection.io import PathLike
+from exampp.errors import ExamppError
+from exampp.workspace import Workspace
+
+
+class WorkspaceError(ExamppError):
+    """A workspace lacks what a job needs (no store, no grades, an ambiguous method)."""
+
+
+@dataclass(frozen=True)
+class StoredGrades:
+    """The grades of one grading method from a workspace's store."""
+
+    method_id: str
+    grades: pd.DataFrame  # as GradeStore.grades returns them
+
+    @property
+    def default_tau(self) -> float:
+        """The τ at which this method's grades count a question answered (from its grade scale)."""
+        from exampp.grading.registry import default_tau
+
+        return default_tau(self.method_id)
+
+
+def as_workspace(workspace: Workspace | PathLike) -> Workspace:
+    return workspace if isinstance(workspace, Workspace) else Workspace.at(workspace)
+
+
+def stored_grades(workspace: Workspace | PathLike, method: str | None = None) -> StoredGrades:
+    """The grades of ``method`` (a store method id; None: the only method in the store)."""
+    from exampp.store import GradeStore
+
+    ws = as_workspace(workspace)
+    if not ws.store.exists():
+        raise WorkspaceError(f"{ws.store}: no grade store (run `exampp import` or `exampp grade` first)")
+    with GradeStore(ws.store) as store:
+        methods = store.methods()
+        if not methods:
+            raise WorkspaceError(f"{ws.store}: the store holds no grades yet: grade first with "
+                                 f"`exampp grade -w {ws.root}`, or import graded JSONL with "
+                                 f"`exampp import FILE -w {ws.root}`")
+        if method is None:
+            if len(methods) != 1:
+                raise WorkspaceError(f"{ws.store}: choose a grading method with --method "
+                                     f"(have: {', '.join(methods)})")
+            method = methods[0]
+        elif method not in methods:
+            raise WorkspaceError(f"{ws.store}: no grades for method {method!r} (have: {', '.join(methods)})")
+        return StoredGrades(method, store.grades(method))
+
+
+def workspace_exam(workspace: Workspace | PathLike, bank: PathLike | None = None) -> dict[str, list[str]] | None:
+    """Question ids per query from ``bank`` (a path, ``-`` for standard input), else from the
+    workspace's bank; None when there is neither."""
+    from exampp.collection.question_bank import read_question_bank
+
+    ws = as_workspace(workspace)
+    if bank is None and not ws.question_bank.exists():
+        return None
+    path = bank if bank is not None else ws.question_bank
+    return {qid: [q.question_id for q in questions] for qid, questions in read_question_bank(path).by_query().items()}
+
+
+def question_facets(workspace: Workspace | PathLike, bank: PathLike | None = None) -> Mapping[str, str | None]:
+    """Each question's facet id, from ``bank`` or the workspace's bank."""
+    from exampp.collection.question_bank import read_question_bank
+
+    ws = as_workspace(workspace)
+    return {q.question_id: q.facet_id for q in read_question_bank(bank if bank is not None else ws.question_bank)}
