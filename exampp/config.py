@@ -32,8 +32,11 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "bank": ((str,), "question bank file"),
     "corpus": ((str,), "passage corpus: file, irds:<dataset-id> or pyserini:<index-dir>"),
     "responses": ((str,), "generated responses (RAG answers) to segment and grade"),
-    "model": ((str,), "model name or path"),
-    "grader": ((str,), "grader name"),
+    "grader": ((str,), "grading method, e.g. self-rating, qa(verify=llm), direct:thomas"),
+    "backend": ((str,), "backend: hf, openai, embedding, extractive [default: the method's]"),
+    "model": ((str,), "model name or path (for openai: the served model's name)"),
+    "base_url": ((str,), "OpenAI-compatible server's URL, e.g. http://localhost:8000/v1"),
+    "api_key_env": ((str,), "environment variable holding the server's API key"),
     "depth": ((int,), "top-k passages of each run to pool"),
     "workspace": ((str,), "workspace folder (grade store, qrels/)"),
     "store": ((str,), "grade store file"),
@@ -43,6 +46,7 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "tau": ((int, float), "grade at which a question counts as answered (EXAM-Cover)"),
     "min_grade": ((int, float), "grade from which qrels labels are 1 (binary qrels)"),
 }
+BACKEND_KEYS = ("device", "dtype", "batch_size", "base_url", "api_key_env")  # options passed to the backend
 PATH_KEYS = ("topics", "bank", "corpus", "responses", "workspace", "store")
 _SOURCE_PREFIXES = ("irds:", "pyserini:")
 _TOML_LINE = re.compile(r"at line (\d+)")

@@ -6,12 +6,11 @@ from dataclasses import dataclass
 
 _SEPARATOR = "|"
 
-# Method names shared by graders and importers.
+# The names under which grades imported from the reference tool's format are filed (its records
+# tell only self-rated from question answering, and direct grades by their prompt class).
 SELF_RATING = "self-rating"  # answerability rated 0-5
 QA = "qa"  # extracted answer verified against a key: 1 correct, 0 wrong
 DIRECT_PREFIX = "direct:"  # direct grading of a passage against the query, e.g. "direct:thomas"
-EMBEDDING = "embedding"  # question-passage cosine mapped to 0-5
-RATING_METHODS = frozenset({SELF_RATING, EMBEDDING})  # methods whose grades are 0-5 ratings, not 0/1
 
 
 def text_hash(text: str) -> str:

@@ -14,7 +14,7 @@ from exampp.collection.corpus import Corpus
 from exampp.collection.runs import Run
 from exampp.errors import InputError
 
-DEFAULT_DEPTH = 20
+from exampp.defaults import DEPTH as DEFAULT_DEPTH
 _SHOWN_IDS = 5  # missing ids named in a warning
 
 

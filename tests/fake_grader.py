@@ -1,7 +1,7 @@
 """A deterministic grader for tests: grade = md5(passage text, question text) mod 6.
 
 It records every pair it sees, can sleep per call (so that a subprocess can be killed
-mid-run), and registers itself in the grader registry as "fake". Run as a script it is the
+mid-run), and registers itself in the method registry as "fake" (a method without a backend). Run as a script it is the
 ``exampp`` command with that grader available::
 
     FAKE_GRADER_SLEEP=0.2 python tests/fake_grader.py grade runs/ --grader fake ...
@@ -16,9 +16,12 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from exampp.collection.question_bank import Question
 from exampp.grades import Method
 from exampp.grading.base import Grader, Judgment, Pair
+from exampp.grading.method import GradingMethod
 
 NAME = "fake"
 
@@ -44,6 +47,9 @@ class FakeGrader(Grader):
     def method(self) -> Method:
         return Method(NAME, "md5-mod-6", "v1")
 
+    def usable(self, question: Question) -> bool:
+        return bool(question.answers) or not self.requires_answers
+
     def grade(self, pairs: Sequence[Pair]) -> list[Judgment]:
         self.calls += 1
         if self.sleep:
@@ -60,14 +66,29 @@ def _md5(text: str) -> str:
     return hashlib.md5(text.encode("utf-8")).hexdigest()
 
 
-def factory(name: str, options: object) -> FakeGrader:
-    return FakeGrader(sleep=float(os.environ.get("FAKE_GRADER_SLEEP", "0")), log=os.environ.get("FAKE_GRADER_LOG"))
+@dataclass(frozen=True)
+class FakeMethod(GradingMethod):
+    name = NAME
+    description = "md5 of the two texts mod 6 (tests)"
+    default_backend = None
+    top_grade = 5
+    tau = 4.0
+
+    @property
+    def prompt_id(self) -> str:
+        return "v1"
+
+    def grade(self, backend, pairs):  # the bound FakeGrader grades
+        raise NotImplementedError
+
+    def bind(self, backend) -> FakeGrader:
+        return FakeGrader(sleep=float(os.environ.get("FAKE_GRADER_SLEEP", "0")), log=os.environ.get("FAKE_GRADER_LOG"))
 
 
 def register() -> None:
     from exampp.grading import registry
 
-    registry.FACTORIES[NAME] = factory
+    registry.register(FakeMethod)
 
 
 if __name__ == "__main__":

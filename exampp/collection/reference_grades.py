@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,7 @@ from exampp.collection.io import PathLike, atomic_write, display_name, iter_json
 from exampp.collection.qrels import MAX_GRADE, Qrels
 from exampp.collection.runs import Run
 from exampp.errors import InputError
-from exampp.grades import DIRECT_PREFIX, QA, RATING_METHODS, SELF_RATING, Grade, Method
+from exampp.grades import DIRECT_PREFIX, QA, SELF_RATING, Grade, Method
 
 # The reference tool's default when a grade predates prompt_info.
 DEFAULT_PROMPT_CLASS = "QuestionPromptWithChoices"
@@ -30,7 +30,7 @@ DIRECT_QUESTION_ID = "direct"
 
 
 @dataclass(frozen=True)
-class Judgment:
+class RelevanceJudgment:
     paragraph_id: str
     query: str
     relevance: int
@@ -96,7 +96,7 @@ class DirectGrade:
 class Paragraph:
     paragraph_id: str
     text: str
-    judgments: tuple[Judgment, ...] = ()
+    judgments: tuple[RelevanceJudgment, ...] = ()
     rankings: tuple[Ranking, ...] = ()
     exam_grades: tuple[ExamGrades, ...] = ()
     grades: tuple[DirectGrade, ...] = ()
@@ -186,9 +186,9 @@ def _float(value: Any, where: str) -> float:
         raise _Bad(f"{where}: number out of range") from None
 
 
-def _judgment(obj: Any, where: str) -> Judgment:
+def _judgment(obj: Any, where: str) -> RelevanceJudgment:
     obj = _dict(obj, where)
-    return Judgment(
+    return RelevanceJudgment(
         paragraph_id=_line_id(_get(obj, "paragraphId", where), where),
         query=_line_id(_get(obj, "query", where), where, first_column=True),
         relevance=_int(_get(obj, "relevance", where), f"{where}.relevance", MAX_GRADE),
@@ -416,8 +416,11 @@ def paragraph_grades(query_id: str, paragraph: Paragraph) -> list[Grade]:
     return grades
 
 
-def _to_exam_grades(method: Method, grades: list[Grade]) -> ExamGrades:
-    self_rated = method.name in RATING_METHODS
+def _graded_above_one(method: Method, grades: Sequence[Grade]) -> bool:
+    return any(g.grade > 1 for g in grades)
+
+
+def _to_exam_grades(method: Method, grades: list[Grade], self_rated: bool) -> ExamGrades:
     correct = tuple(g.question_id for g in grades if g.grade >= 1)
     return ExamGrades(
         llm=method.model,
@@ -445,11 +448,14 @@ def reference_queries(
     grades: Iterable[Grade],
     qrels: Qrels | None = None,
     runs: Iterable[Run] = (),
+    self_rated: Callable[[Method, Sequence[Grade]], bool] = _graded_above_one,
 ) -> list[QueryParagraphs]:
     """Build reference-format records from exampp data, the inverse of :func:`paragraph_grades`.
 
     ``passages`` is ``{query_id: {passage_id: text}}`` and fixes which paragraphs appear, in
     order. Runs contribute 1-based ranks in trec_eval order; ``qrels`` the judgments.
+    ``self_rated(method, grades)`` tells 0-5 self-ratings (the format's ``is_self_rated``) from 0/1
+    grades; by default, grades above 1 do (the caller who knows the method's scale passes it).
     """
     by_paragraph: dict[tuple[str, str], dict[str, list[Grade]]] = defaultdict(lambda: defaultdict(list))
     for g in grades:
@@ -470,9 +476,9 @@ def reference_queries(
                 if method.name.startswith(DIRECT_PREFIX):
                     direct.extend(_to_direct_grade(method, g) for g in method_grades)
                 else:
-                    exam.append(_to_exam_grades(method, method_grades))
+                    exam.append(_to_exam_grades(method, method_grades, self_rated(method, method_grades)))
             judged = (qrels or {}).get(qid, {})
-            judgments = (Judgment(pid, qid, judged[pid], qid),) if pid in judged else ()
+            judgments = (RelevanceJudgment(pid, qid, judged[pid], qid),) if pid in judged else ()
             paragraphs.append(Paragraph(pid, text, judgments, tuple(ranked.get((qid, pid), ())), tuple(exam), tuple(direct)))
         result.append(QueryParagraphs(qid, tuple(paragraphs)))
     return result

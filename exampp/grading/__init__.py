@@ -1,6 +1,5 @@
-"""Grading methods, one module each behind :class:`exampp.grading.base.Grader`, and the runner.
-
-self_rating, qa, direct, multiple_choice, embedding: the graders; prompts: the method's prompts
-verbatim; parsing / verify: reading model output and checking answers; registry: grader names
-for the CLI; runner: pooling x exam -> incremental, crash-safe grading into the store.
+"""Grading: methods as value objects (:mod:`.method`, one module each in :mod:`.methods`, found by
+:mod:`.registry`), their prompts, parsing and answer verification, and the runner that grades
+pool x exam into the store incrementally and crash-safely. Methods reach models only through
+the backend interface of :mod:`exampp.llm.backend`.
 """

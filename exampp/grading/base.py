@@ -1,9 +1,11 @@
-"""What every grading method shares: the unit of work (a pair), its result, the grader interface.
+"""What every grading method shares: the unit of work (a pair), its verdict, the grader the runner drives.
 
-A grader turns a batch of (passage, question) pairs of the same query into judgments. Direct
-graders, which judge a passage against the query itself, get pairs whose question is the
-query (question id :data:`DIRECT_QUESTION_ID`, text = the query title), so that pooling,
-the store and scoring treat every method alike.
+A :class:`Grader` turns a batch of (passage, question) pairs of the same query into judgments; it
+is a grading method (:class:`~exampp.grading.method.GradingMethod`, a value object) bound to the
+backend that runs its model (:meth:`GradingMethod.bind`). Direct methods, which judge a passage
+against the query itself, get pairs whose question is the query (question id
+:data:`DIRECT_QUESTION_ID`, text = the query title), so that pooling, the store and scoring treat
+every method alike.
 """
 from __future__ import annotations
 
@@ -38,8 +40,8 @@ class Judgment:
 
 
 class Grader(ABC):
-    """One grading method. Subclasses set ``name`` and their prompt; ``method`` is the stable id
-    (method + model + prompt version) recorded with every grade they produce."""
+    """What the runner drives: ``method`` is the store id (method + judge + prompt version)
+    recorded with every grade, ``grade`` judges pairs, ``usable`` says which questions it can grade."""
 
     name: str
     direct: bool = False  # True: judges passages against the query title (no exam questions)
@@ -50,4 +52,8 @@ class Grader(ABC):
 
     @abstractmethod
     def grade(self, pairs: Sequence[Pair]) -> list[Judgment]:
-        """Judgments in the order of ``pairs``; batching and device handling are the grader's."""
+        """Judgments in the order of ``pairs``."""
+
+    def usable(self, question: Question) -> bool:
+        """Whether this grader can grade ``question`` (it has the answer key or choices needed)."""
+        return True

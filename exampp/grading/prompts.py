@@ -1,27 +1,17 @@
-"""The prompts of the method, verbatim (EXAM++ paper, Tables 1 and 2; DESIGN.md §2).
+"""The prompts of the methods, verbatim (EXAM++ paper, Tables 1 and 2; DESIGN.md §2).
 
 They are the method: change one and its grades are no longer comparable, so every template
 has a version that goes into the grading method id (see :class:`exampp.grades.Method`).
 Templates use ``str.format`` fields; when a prompt must fit the model's input length, only
 the ``{context}`` field is cut (wherever it stands in the template).
+
+A prompt variant is one entry: a self-rating variant in :data:`SELF_RATING_PROMPTS`
+(``self-rating(prompt=NAME)``), a direct-grading prompt in :data:`DIRECT_PROMPTS`
+(``direct:NAME``). Its grades are filed under its own name and version.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Prompt:
-    name: str
-    version: str
-    template: str
-
-    @property
-    def prompt_id(self) -> str:
-        return f"{self.name}@{self.version}"
-
-    def render(self, **fields: str) -> str:
-        return self.template.format(**fields)
+from exampp.llm.prompt import Prompt
 
 
 SELF_RATING = Prompt("self-rating", "v1", (
@@ -36,6 +26,9 @@ SELF_RATING = Prompt("self-rating", "v1", (
     "Context: {context}"
 ))
 
+# Self-rating variants by the name self-rating(prompt=NAME) selects.
+SELF_RATING_PROMPTS: dict[str, Prompt] = {"self-rating": SELF_RATING}
+
 QUESTION_ANSWERING = Prompt("qa", "v1", (
     "provide a complete and concise answer to the question based on the context. Question: {question}\n"
     "Context: {context}"
@@ -45,6 +38,8 @@ ANSWER_VERIFICATION = Prompt("verify", "v1", (
     'For the question "{question}" the correct answer is "{correct_answer}". '
     'Is "{answer}" an equally correct response to this question? Answer yes or no.'
 ))
+
+MULTIPLE_CHOICE = Prompt("multiple-choice", "v1", "Question: {question}\nContext: {context}\nAnswer:")
 
 QUESTION_GENERATION_FACET = Prompt("genq-facet", "v1", (
     "Explore the connection between '{query_title}' with a specific focus on the subtopic '{query_subtopic}'. "

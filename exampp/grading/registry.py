@@ -1,123 +1,134 @@
-"""Graders by name: the one place that maps a ``--grader`` name to the grader it builds.
+"""The grading methods by name: each module of :mod:`exampp.grading.methods` registers its methods
+with :func:`register`, so adding a method is adding one file there. Installed packages add theirs
+through the entry-point group ``exampp.grading_methods`` (each entry a module to import).
 
-Grader modules (and torch, transformers, sentence-transformers behind them) are imported only
-when their grader is built. Adding a grader means adding one factory to :data:`FACTORIES`.
+Method modules import no model libraries (methods talk to backends), so discovering them all is
+cheap; backends, and torch behind them, load only when a grader is made.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import dataclasses
+import importlib
+import pkgutil
+from functools import cache
+from importlib.metadata import entry_points
+from typing import Any, TypeVar
 
-from exampp.errors import ModelLoadError
-from exampp.grades import DIRECT_PREFIX, RATING_METHODS
-from exampp.grading.base import Grader
+from exampp.grades import Method
+from exampp.grading.method import BoundGrader, GradingMethod, MethodError, show_value, split_name
+from exampp.llm.backend import Backend, BackendSpec
 
-DEFAULT_MODEL = "google/flan-t5-large"
-DEFAULT_EXTRACTIVE_MODEL = "sjrhuschlee/flan-t5-large-squad2"
+M = TypeVar("M", bound=type[GradingMethod])
+ENTRY_POINTS = "exampp.grading_methods"
+# Names the command line accepted before methods took parameters.
+ALIASES = {"qa-llm": "qa(verify=llm)"}
 
-
-@dataclass(frozen=True)
-class GraderOptions:
-    """How to load the grader's model; ``model`` None means the grader's default."""
-
-    model: str | None = None
-    device: str = "auto"
-    dtype: str | None = None
-    batch_size: int | None = None
+_REGISTRY: dict[str, type[GradingMethod]] = {}
 
 
-Factory = Callable[[str, GraderOptions], Grader]  # (grader name, options) -> grader
+def register(cls: M) -> M:
+    """Class decorator: make the method ``cls.name`` known to :func:`parse_method`."""
+    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
+        raise ValueError(f"grading method {cls.name!r} is registered twice")
+    _REGISTRY[cls.name] = cls
+    return cls
 
 
-def _llm(options: GraderOptions):
-    from exampp.llm.hf import HFModel
+@cache
+def _discover() -> None:
+    from exampp.grading import methods
 
-    return HFModel.load(options.model or DEFAULT_MODEL, device=options.device, dtype=options.dtype or "auto",
-                        batch_size=options.batch_size)
-
-
-def _self_rating(name: str, options: GraderOptions) -> Grader:
-    from exampp.grading.self_rating import SelfRatingGrader
-
-    return SelfRatingGrader(_llm(options))
+    for module in pkgutil.iter_modules(methods.__path__):
+        importlib.import_module(f"{methods.__name__}.{module.name}")
+    for entry in entry_points(group=ENTRY_POINTS):
+        entry.load()
 
 
-def _qa(name: str, options: GraderOptions) -> Grader:
-    from exampp.grading.qa import QAGrader
-
-    return QAGrader(_llm(options), verifier="llm" if name == "qa-llm" else "string")
-
-
-def _qa_extractive(name: str, options: GraderOptions) -> Grader:
-    from exampp.grading.qa import ExtractiveQAGrader
-
-    return ExtractiveQAGrader(options.model or DEFAULT_EXTRACTIVE_MODEL, device=options.device,
-                              dtype=options.dtype or "auto", batch_size=options.batch_size)
+def methods() -> dict[str, type[GradingMethod]]:
+    """Every registered method class by name, sorted."""
+    _discover()
+    return dict(sorted(_REGISTRY.items()))
 
 
-def _multiple_choice(name: str, options: GraderOptions) -> Grader:
-    from exampp.grading.multiple_choice import MultipleChoiceGrader
-
-    return MultipleChoiceGrader(_llm(options))
+def method_names() -> list[str]:
+    return list(methods())
 
 
-def _embedding(name: str, options: GraderOptions) -> Grader:
-    from exampp.grading.embedding import DEFAULT_BATCH_SIZE, EmbeddingGrader
-
-    # Offline and on the CPU unless a device is named.
-    device = "cpu" if options.device == "auto" else options.device
-    return EmbeddingGrader(options.model, device=device, batch_size=options.batch_size or DEFAULT_BATCH_SIZE)
-
-
-def _direct(name: str, options: GraderOptions) -> Grader:
-    from exampp.grading.direct import DirectGrader
-
-    return DirectGrader(_llm(options), name[len(DIRECT_PREFIX):])
+def parse_method(text: str) -> GradingMethod:
+    """The method named ``text`` (``self-rating``, ``qa(verify=llm)``, ``direct:thomas``...);
+    MethodError naming what is wrong."""
+    name, shorthand, arguments = split_name(ALIASES.get(text.strip(), text))
+    cls = methods().get(name)
+    if cls is None:
+        raise MethodError(f"unknown grading method {name!r}; choose one of {', '.join(method_names())} "
+                          "(exampp grade --list-graders)")
+    return cls.from_text(text.strip(), shorthand, arguments)
 
 
-FACTORIES: dict[str, Factory] = {
-    "self-rating": _self_rating,
-    "qa": _qa,
-    "qa-llm": _qa,
-    "qa-extractive": _qa_extractive,
-    "multiple-choice": _multiple_choice,
-    "embedding": _embedding,
-}
-
-def direct_keys() -> list[str]:
-    from exampp.grading.prompts import DIRECT_PROMPTS
-
-    return list(DIRECT_PROMPTS)
+def as_method(method: str | GradingMethod) -> GradingMethod:
+    return parse_method(method) if isinstance(method, str) else method
 
 
-def grader_names() -> list[str]:
-    """Every name :func:`make_grader` accepts."""
-    return list(FACTORIES) + [DIRECT_PREFIX + key for key in direct_keys()]
+def stored_method(method_id: str) -> GradingMethod | None:
+    """The method whose grades a store method id holds (its name part), None when unknown here."""
+    name = Method.parse(method_id).name if "|" in method_id else method_id
+    try:
+        return parse_method(name)
+    except MethodError:
+        return None
 
 
-def default_tau(method: str) -> float:
-    """The threshold at which a grade counts as answered, for a grader name or a store method id:
-    ratings 0-5 from 4, correctness 0/1 from 1."""
-    from exampp.grades import Method
-
-    name = Method.parse(method).name if "|" in method else method
-    return 4.0 if name in RATING_METHODS else 1.0
-
-
-def make_grader(name: str, options: GraderOptions | None = None) -> Grader:
-    """Build the grader called ``name`` (see :func:`grader_names`); ValueError for unknown names.
-
-    A model that cannot be loaded raises an error for which :func:`is_model_load_error` holds
-    (for the embedding grader, on first use); a missing package raises ImportError.
-    """
-    options = options or GraderOptions()
-    if name in FACTORIES:
-        return FACTORIES[name](name, options)
-    if name.startswith(DIRECT_PREFIX) and name[len(DIRECT_PREFIX):] in direct_keys():
-        return _direct(name, options)
-    raise ValueError(f"unknown grader {name!r}; choose one of {', '.join(grader_names())}")
+def default_tau(method: str, grades: Any = None) -> float:
+    """The τ at which a grade counts as answered, for a method name or a store method id: the
+    method's default (4 for 0-5 self-ratings, 1 for 0/1 grades). For a method unknown here, 1 when
+    the ``grades`` given (a sequence or the store's DataFrame) are all 0 or 1, else 4."""
+    known = stored_method(method)
+    if known is not None:
+        return known.default_tau
+    values = grades["grade"] if hasattr(grades, "columns") else grades
+    if values is not None and len(values) and all(float(v) in (0.0, 1.0) for v in values):
+        return 1.0
+    return 4.0
 
 
-def is_model_load_error(error: BaseException) -> bool:
-    """True for the errors graders raise when their model cannot be loaded (their message says what to do)."""
-    return isinstance(error, ModelLoadError)
+def make_grader(method: str | GradingMethod, backend: Backend | BackendSpec | str | None = None,
+                model: str | None = None, **options: Any) -> BoundGrader:
+    """The grader of ``method`` on ``backend``: an open backend, a spec, a backend name, or None for
+    the method's default backend (opened for ``model`` with ``options``, e.g. device, batch_size)."""
+    grading_method = as_method(method)
+    if not isinstance(backend, Backend):
+        spec = backend if isinstance(backend, BackendSpec) else None
+        name = backend if isinstance(backend, str) else grading_method.default_backend
+        if spec is None and name is not None:
+            spec = BackendSpec(name, model, options)
+        backend = spec.open() if spec is not None else None
+    return grading_method.bind(backend)
+
+
+def describe_methods() -> str:
+    """What ``exampp grade --list-graders`` prints: each method, its scale, needs and parameters."""
+    lines = []
+    for name, cls in methods().items():
+        example = cls.from_text(name, None, {}) if _defaults_complete(cls) else None
+        top = cls.top_grade if isinstance(cls.top_grade, int) else "1 or 0-2 by prompt"
+        scale = f"grades 0-{top}, default tau {cls.tau:g}"
+        extra = [scale, f"backend {cls.default_backend or 'none'}"]
+        if cls.needs:
+            extra.append("needs " + " and ".join(cls.needs))
+        lines.append(f"{name}  ({'; '.join(extra)})")
+        lines.append(f"    {cls.description}")
+        if example is not None:
+            lines.append(f"    prompt: {example.prompt_id}")
+        for spec in cls.parameters():
+            meta = spec.metadata
+            default = "" if spec.default is dataclasses.MISSING else f" [default: {show_value(spec, spec.default)}]"
+            choices = f" {{{'|'.join(meta['choices'])}}}" if meta.get("choices") else ""
+            form = f"{name}:{spec.name.upper()}" if spec.name == cls.shorthand else f"{spec.name}=..."
+            lines.append(f"    {form}{choices}{default}: {meta.get('help', '')}")
+    aliases = ", ".join(f"{old} = {new}" for old, new in ALIASES.items())
+    lines.append(f"aliases: {aliases}")
+    return "\n".join(lines)
+
+
+def _defaults_complete(cls: type[GradingMethod]) -> bool:
+    return all(f.default is not dataclasses.MISSING for f in cls.parameters())

@@ -19,22 +19,20 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from exampp.collection.corpus import Corpus
 from exampp.collection.question_bank import Question, QuestionBank
-from exampp.collection.runs import Run, check_judged
 from exampp.collection.topics import Topic
 from exampp.grades import Grade
 from exampp.grading.base import DIRECT_QUESTION_ID, Grader, Pair
-from exampp.pool import DEFAULT_DEPTH, Pool, build_pool
+from exampp.defaults import CHUNK as DEFAULT_CHUNK
+from exampp.pool import Pool
 from exampp.store import GradeStore, HashedGrade, claimant
 
-DEFAULT_CHUNK = 128  # pairs per commit
 _WAIT_SECONDS = 0.5  # between looks at pairs another process is grading
 
 
@@ -80,14 +78,6 @@ class GradingSummary:
         return text + (f"; skipped: {', '.join(parts)}" if parts else "")
 
 
-def _usable(grader: Grader, question: Question) -> bool:
-    if getattr(grader, "requires_answers", False) and not question.answers:
-        return False
-    if getattr(grader, "requires_choices", False) and (not question.choices or question.correct_choice is None):
-        return False
-    return True
-
-
 def build_exam(grader: Grader, bank: QuestionBank | None = None,
                topics: Mapping[str, Topic | str] | None = None) -> Exam:
     """The exam ``grader`` grades against: the bank's questions it can use, or, for a direct
@@ -103,7 +93,7 @@ def build_exam(grader: Grader, bank: QuestionBank | None = None,
     questions: dict[str, list[Question]] = {}
     skipped = 0
     for qid, query_questions in bank.by_query().items():
-        usable = [q for q in query_questions if _usable(grader, q)]
+        usable = [q for q in query_questions if grader.usable(q)]
         skipped += len(query_questions) - len(usable)
         if usable:
             questions[qid] = usable
@@ -234,44 +224,3 @@ def pool_records(store: GradeStore, pool: Pool, exam: Exam, method_id: str) -> l
     member = _member(pool, exam)
     return [g for g in store.records(method_id, query_ids=pool.passages)
             if member(g.query_id, g.passage_id, g.question_id)]
-
-
-@dataclass(frozen=True)
-class GradedCollection:
-    """What :func:`grade_collection` did and produced."""
-
-    exam: Exam
-    pool: Pool
-    summary: GradingSummary
-    grades: pd.DataFrame  # the pool x exam grades, as GradeStore.grades returns them
-    warnings: tuple[str, ...]  # run queries outside the exam, pooled passages without text
-
-
-def grade_collection(
-    runs: Mapping[str, Run],
-    corpus: Corpus | Sequence[Corpus],
-    grader: Grader,
-    store: GradeStore,
-    bank: QuestionBank | None = None,
-    topics: Mapping[str, Topic] | None = None,
-    *,
-    depth: int | None = DEFAULT_DEPTH,
-    strict: bool = False,
-    chunk_size: int = DEFAULT_CHUNK,
-    progress: bool = True,
-) -> GradedCollection:
-    """The main job in one call: pool the runs, grade every new pair into ``store``, return the
-    grades of the pool. EXAM labels and EXAM-Cover follow from ``.grades`` (:mod:`exampp.scoring`).
-
-    ``strict`` turns the warnings (run queries without exam questions, pooled passages without
-    text) into :class:`~exampp.errors.InputError`.
-    """
-    exam = build_exam(grader, bank, topics)
-    if not exam.questions:
-        needs = "topics with query titles" if grader.direct else "questions it can grade"
-        raise ValueError(f"grader {grader.name!r} has nothing to grade: it needs {needs}")
-    warnings = check_judged(runs, exam.questions, "the exam (question bank)", strict)
-    pool = build_pool(runs, corpus, depth, query_ids=exam.questions, strict=strict)
-    summary = grade_pool(pool, exam, grader, store, chunk_size=chunk_size, progress=progress)
-    grades = pool_grades(store, pool, exam, summary.method_id)
-    return GradedCollection(exam, pool, summary, grades, tuple(warnings) + tuple(pool.warnings()))

@@ -1,5 +1,3 @@
-"""LLM inference for grading: model loading and batched inference (HuggingFace seq2seq and causal LMs)."""
-from exampp.llm.batching import Batcher
-from exampp.llm.hf import DEFAULT_MODEL, HFModel, ModelLoadError
-
-__all__ = ["DEFAULT_MODEL", "Batcher", "HFModel", "ModelLoadError"]
+"""Models behind one interface (:mod:`.backend`): local HuggingFace, sentence embeddings, the SQuAD2
+reader and OpenAI-compatible servers, one module each in :mod:`.backends`; devices, batching and
+model location. All model loading lives here."""

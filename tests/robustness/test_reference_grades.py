@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from exampp.collection.corpus import read_passages
 from exampp.collection.qrels import read_qrels
-from exampp.collection.reference_grades import (ExamGrades, Judgment, Paragraph, QueryParagraphs, Ranking,
+from exampp.collection.reference_grades import (ExamGrades, RelevanceJudgment, Paragraph, QueryParagraphs, Ranking,
     SelfRating, read_reference_grades, reference_queries, write_reference_grades)
 from exampp.collection.runs import read_run
 from exampp.errors import InputError
@@ -120,7 +120,7 @@ def graded_queries(draw) -> list[QueryParagraphs]:
             ranked = draw(st.lists(st.tuples(pool_ids(RUNS), st.integers(0, 9), st.floats()), max_size=2,
                                    unique_by=lambda r: r[0]))
             paragraphs.append(Paragraph(
-                pid, draw(texts), tuple(Judgment(pid, query_id, rel, query_id) for rel in judged),
+                pid, draw(texts), tuple(RelevanceJudgment(pid, query_id, rel, query_id) for rel in judged),
                 tuple(Ranking(method, pid, query_id, rank, score) for method, rank, score in ranked),
                 tuple(draw(st.lists(exam_grades(), max_size=2)))))
         queries.append(QueryParagraphs(query_id, tuple(paragraphs)))

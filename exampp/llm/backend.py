@@ -1,0 +1,197 @@
+"""The interface between grading methods and models: what a method may ask of a backend.
+
+A grading method (:mod:`exampp.grading.methods`) never sees a model, a tokenizer or an HTTP
+client; it asks a :class:`Backend` for one of these capabilities, each declared in
+:attr:`Backend.capabilities` so that a method that needs one the backend lacks is refused before
+anything is graded:
+
+- ``generate``: greedy text for each prompt;
+- ``label-logprobs``: for a fixed label set (grades "0".."5", Yes/No), the log-probability of each
+  label at the next token, read from the :data:`~exampp.defaults.TOP_LOGPROBS` most likely next
+  tokens, and greedy text where the most likely token is no label (:meth:`Backend.next_token_labels`);
+- ``continuation-loglik``: the log-likelihood of given continuations (multiple choice);
+- ``embed``: unit-length text embeddings;
+- ``extract``: the answer span of an extractive (SQuAD2) reader.
+
+Every backend counts tokens and fits a prompt to its input length (:meth:`Backend.fit`), and
+applies its model's chat format where the model is a chat model. :attr:`Backend.name` is the
+judge's identity (model name; for a server, the served model's name): it goes into every method
+id, so grades of different judges never mix.
+
+Backends live one per module in :mod:`exampp.llm.backends`; :func:`open_backend` finds them by
+name (``hf`` is ``exampp/llm/backends/hf.py``) without importing the others.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from abc import ABC
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from exampp.errors import ExamppError
+from exampp.llm.prompt import Prompt
+
+
+class Capability(str, Enum):
+    GENERATE = "generate"
+    LABEL_LOGPROBS = "label-logprobs"
+    CONTINUATION = "continuation-loglik"
+    EMBED = "embed"
+    EXTRACT = "extract"
+
+
+class BackendError(ExamppError):
+    """A backend cannot be opened or cannot do what was asked (unknown name, a missing capability,
+    a server that refuses the request); the message says what and where."""
+
+
+@dataclass(frozen=True)
+class Labels:
+    """A fixed label set read at the next token: ``classify`` maps a token's text (as generated
+    output decodes it) to the index of the label it stands for, or None."""
+
+    names: tuple[str, ...]
+    classify: Callable[[str], int | None]
+
+
+@dataclass(frozen=True)
+class NextToken:
+    """What a backend saw at the first generated token of one prompt.
+
+    ``logprobs``: per label, the log of the summed probability of the top next tokens that stand for
+    it (``-inf`` for a label none of them stands for); None when the backend could not see
+    probabilities. ``top_label``: the label of the single most likely token, None when that token is
+    no label. ``text``: the greedy generation, present whenever ``top_label`` is None (the label
+    must then be read from the text).
+    """
+
+    logprobs: tuple[float, ...] | None
+    top_label: int | None
+    text: str | None = None
+
+
+@dataclass
+class Usage:
+    """What a backend has consumed so far (HTTP backends count; local ones count prompts)."""
+
+    requests: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __str__(self) -> str:
+        text = f"{self.requests} requests" + (f" ({self.retries} retried)" if self.retries else "")
+        for count, what in ((self.prompt_tokens, "prompt tokens"), (self.completion_tokens, "completion tokens")):
+            if count:
+                text += f", {count} {what}"
+        return text
+
+
+class Backend(ABC):
+    """A model behind the capabilities grading methods use. Subclasses set :attr:`capabilities`,
+    implement the methods of those capabilities, and build themselves in :meth:`open`."""
+
+    name: str  # the judge's identity in method ids
+    capabilities: frozenset[Capability] = frozenset()
+    causal: bool = True  # a continuation follows the prompt's text directly (decoder-only models)
+    max_input_tokens: int | None = None  # None: the backend does not cut prompts
+    usage: Usage
+
+    @classmethod
+    def open(cls, model: str | None = None, **options: Any) -> "Backend":
+        """Open the backend for ``model`` (None: its default) with its own ``options``."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what the backend holds (connections, worker threads)."""
+
+    def __enter__(self) -> "Backend":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- prompts -----------------------------------------------------------------------------
+
+    def count_tokens(self, text: str) -> int:
+        raise NotImplementedError
+
+    def fit(self, prompt: Prompt, *, context: str, **fields: str) -> str:
+        """``prompt`` rendered with ``fields``; only its context is cut so that it fits."""
+        return prompt.render(context=context, **fields)
+
+    # --- capabilities --------------------------------------------------------------------------
+
+    def generate(self, prompts: Sequence[str], *, max_new_tokens: int = 32) -> list[str]:
+        raise self._lacks(Capability.GENERATE)
+
+    def next_token_labels(self, prompts: Sequence[str], labels: Labels, *,
+                          max_new_tokens: int = 32) -> list[NextToken]:
+        raise self._lacks(Capability.LABEL_LOGPROBS)
+
+    def continuation_logprobs(self, prompts: Sequence[str], continuations: Sequence[str]) -> list[tuple[float, int]]:
+        """Per (prompt, continuation): summed log-probability of the continuation's tokens and their number."""
+        raise self._lacks(Capability.CONTINUATION)
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """Unit-length embeddings, one row per text (numpy float32)."""
+        raise self._lacks(Capability.EMBED)
+
+    def extract(self, questions: Sequence[str], contexts: Sequence[str]) -> list[str]:
+        """The answer span per (question, context); "" where the reader finds none."""
+        raise self._lacks(Capability.EXTRACT)
+
+    def require(self, needed: frozenset[Capability], who: str) -> None:
+        """BackendError unless this backend has every capability in ``needed``."""
+        missing = sorted(c.value for c in needed - self.capabilities)
+        if missing:
+            have = ", ".join(sorted(c.value for c in self.capabilities)) or "none"
+            raise BackendError(f"{who} needs a backend that can {', '.join(missing)}; backend "
+                               f"{type(self).__name__} ({self.name}) offers: {have}")
+
+    def _lacks(self, capability: Capability) -> BackendError:
+        return BackendError(f"backend {type(self).__name__} ({self.name}) cannot {capability.value}")
+
+
+def backend_names() -> list[str]:
+    """Names :func:`open_backend` accepts: the modules of :mod:`exampp.llm.backends`."""
+    from exampp.llm import backends
+
+    return sorted(m.name for m in pkgutil.iter_modules(backends.__path__) if not m.name.startswith("_"))
+
+
+def backend_class(name: str) -> type[Backend]:
+    """The backend class of module ``exampp.llm.backends.<name>`` (its ``BACKEND``)."""
+    if name not in backend_names():
+        raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(backend_names())}")
+    return importlib.import_module(f"exampp.llm.backends.{name}").BACKEND
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """Which backend to open, for which model, with which of its options (None values are left out:
+    the backend's defaults apply)."""
+
+    name: str
+    model: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def open(self) -> Backend:
+        cls = backend_class(self.name)
+        given = {k: v for k, v in self.options.items() if v is not None}
+        accepted = inspect.signature(cls.open).parameters
+        if not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
+            wrong = sorted(set(given) - set(accepted))
+            if wrong:
+                flags = ", ".join("--" + k.replace("_", "-") for k in wrong)
+                raise BackendError(f"backend {self.name!r} takes no {flags}")
+        return cls.open(self.model, **given)
+
+
+def open_backend(name: str, model: str | None = None, **options: Any) -> Backend:
+    """Open backend ``name`` (see :func:`backend_names`) for ``model`` with its options."""
+    return BackendSpec(name, model, options).open()
