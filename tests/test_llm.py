@@ -6,7 +6,9 @@ import pytest
 import torch
 
 from exampp.grading.prompts import SELF_RATING
-from exampp.llm import Batcher, HFModel, ModelLoadError
+from exampp.errors import ModelLoadError
+from exampp.llm.backends.hf import HFBackend
+from exampp.llm.batching import Batcher
 from exampp.llm.batching import CPU_BATCH_SIZE, auto_batch_size, length_order
 from exampp.llm.device import DeviceError
 from tiny_models import steer
@@ -87,7 +89,7 @@ def test_auto_batch_size(monkeypatch):
 
 
 def test_load_seq2seq(tiny_t5_dir):
-    model = HFModel.load(str(tiny_t5_dir), batch_size=3)
+    model = HFBackend.load(str(tiny_t5_dir), batch_size=3)
     assert model.name == str(tiny_t5_dir)
     assert model.is_encoder_decoder and model.max_input_tokens == 512
     assert model.device == torch.device("cpu") and model.model.dtype == torch.float32
@@ -98,7 +100,7 @@ def test_load_seq2seq(tiny_t5_dir):
 
 
 def test_load_causal_and_dtype(tiny_causal_dir):
-    model = HFModel.load(str(tiny_causal_dir), dtype="bf16")
+    model = HFBackend.load(str(tiny_causal_dir), dtype="bf16")
     assert not model.is_encoder_decoder
     assert model.max_input_tokens == 1024 - 64  # the tokenizer sets no limit: the config's positions, room to answer
     assert model.tokenizer.padding_side == "left" and model.model.dtype == torch.bfloat16
@@ -113,7 +115,7 @@ def test_load_failure_says_what_to_do(tmp_path, tiny_t5_dir, where):
     if where == "no weights":
         (path / "config.json").write_bytes((tiny_t5_dir / "config.json").read_bytes())
     with pytest.raises(ModelLoadError) as error:
-        HFModel.load(str(path))
+        HFBackend.load(str(path))
     remedy = ("Give a local copy of the model with --model PATH (a folder with config.json, weights and "
               "tokenizer files), or grade offline with --grader embedding.")
     expected = {"missing": f"no such model folder {path}",
@@ -127,20 +129,20 @@ def test_load_failure_says_what_to_do(tmp_path, tiny_t5_dir, where):
 
 def test_bad_device_and_dtype(tiny_t5_dir):
     with pytest.raises(DeviceError, match="--device 'tpu' is not a device"):
-        HFModel.load(str(tiny_t5_dir), device="tpu")
+        HFBackend.load(str(tiny_t5_dir), device="tpu")
     with pytest.raises(ModelLoadError, match="unknown dtype 'int3'"):
-        HFModel.load(str(tiny_t5_dir), dtype="int3")
+        HFBackend.load(str(tiny_t5_dir), dtype="int3")
     if not torch.cuda.is_available():
         with pytest.raises(DeviceError, match="use auto or cpu"):
-            HFModel.load(str(tiny_t5_dir), device="cuda:0")
+            HFBackend.load(str(tiny_t5_dir), device="cuda:0")
 
 
 # --- fit -----------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def t5(tiny_t5_dir) -> HFModel:
-    return HFModel.load(str(tiny_t5_dir), batch_size=2)
+def t5(tiny_t5_dir) -> HFBackend:
+    return HFBackend.load(str(tiny_t5_dir), batch_size=2)
 
 
 def test_fit_keeps_a_short_passage_untouched(t5):
@@ -182,7 +184,7 @@ def test_first_token_logprobs_batched_equals_single_and_a_plain_forward(t5):
     assert t5.first_token_logprobs([]).shape == (0, 32128)
 
 
-def _steer_three(model: HFModel) -> None:
+def _steer_three(model: HFBackend) -> None:
     tok = model.tokenizer
     steer(model, PROMPTS, [tok.convert_tokens_to_ids(["▁The", "▁reef"]) + [1], tok.convert_tokens_to_ids(["▁3"]) + [1],
                            tok.convert_tokens_to_ids(["▁no", "▁answer", "."]) + [1]])
@@ -190,7 +192,7 @@ def _steer_three(model: HFModel) -> None:
 
 @pytest.mark.parametrize("fixture", ["tiny_t5_dir", "tiny_causal_dir"])
 def test_generate_follows_steered_tokens_in_any_batch(fixture, request):
-    model = HFModel.load(str(request.getfixturevalue(fixture)), batch_size=2)
+    model = HFBackend.load(str(request.getfixturevalue(fixture)), batch_size=2)
     _steer_three(model)
     assert model.generate(PROMPTS) == ["The reef", "3", "no answer."]
     assert [model.generate([p])[0] for p in PROMPTS] == ["The reef", "3", "no answer."]
@@ -203,7 +205,7 @@ def test_generate_follows_steered_tokens_in_any_batch(fixture, request):
     assert torch.allclose(torch.stack([row for row, _ in results]), model.first_token_logprobs(PROMPTS), atol=1e-4)
 
 
-def _reference_continuation(model: HFModel, prompt: str, continuation: str) -> tuple[float, int]:
+def _reference_continuation(model: HFBackend, prompt: str, continuation: str) -> tuple[float, int]:
     """Summed log-probability through HF's own loss (mean NLL over the labelled tokens)."""
     cont = model.tokenizer(continuation, add_special_tokens=False, return_tensors="pt").input_ids
     prompt_ids = model.tokenizer(prompt, return_tensors="pt").input_ids
@@ -221,7 +223,7 @@ def _reference_continuation(model: HFModel, prompt: str, continuation: str) -> t
 
 @pytest.mark.parametrize("fixture", ["tiny_t5_dir", "tiny_causal_dir"])
 def test_continuation_logprobs_match_hf_loss(fixture, request):
-    model = HFModel.load(str(request.getfixturevalue(fixture)), batch_size=2)
+    model = HFBackend.load(str(request.getfixturevalue(fixture)), batch_size=2)
     continuations = ["coral bleaching", "yes", "a much longer answer with several tokens in it"]
     got = model.continuation_logprobs(PROMPTS, continuations)
     for (total, n), prompt, continuation in zip(got, PROMPTS, continuations):
@@ -234,7 +236,7 @@ def test_continuation_logprobs_match_hf_loss(fixture, request):
 
 
 def test_causal_left_padding_changes_nothing(tiny_causal_dir):
-    model = HFModel.load(str(tiny_causal_dir), batch_size=3)
+    model = HFBackend.load(str(tiny_causal_dir), batch_size=3)
     batched = model.first_token_logprobs(PROMPTS)
     single = torch.cat([model.first_token_logprobs([p]) for p in PROMPTS])
     assert torch.allclose(batched, single, atol=1e-4)
@@ -245,6 +247,6 @@ def test_a_cached_hub_model_loads_when_the_hub_is_out_of_reach(unreachable_hub, 
     from conftest import cache_model
 
     cache_model(unreachable_hub, "exampp-test/tiny-t5", tiny_t5_dir)
-    model = HFModel.load("exampp-test/tiny-t5", batch_size=2)
+    model = HFBackend.load("exampp-test/tiny-t5", batch_size=2)
     assert model.name == "exampp-test/tiny-t5" and model.is_encoder_decoder
     assert model.first_token_logprobs(["Is this cached?"]).shape == (1, 32128)

@@ -8,8 +8,10 @@ import torch
 
 from exampp.collection.question_bank import Question
 from exampp.grading.base import Pair
-from exampp.grading.multiple_choice import MULTIPLE_CHOICE, MultipleChoiceGrader, choose
-from exampp.llm.hf import HFModel
+from exampp.grading.methods.multiple_choice import MultipleChoice, choose
+from exampp.grading.prompts import MULTIPLE_CHOICE
+from exampp.llm.backend import Backend, Capability, Usage
+from exampp.llm.backends.hf import HFBackend
 
 
 LONG = "Volcanoes form where tectonic plates meet and magma rises to the surface. " * 80
@@ -28,7 +30,7 @@ PAIRS = [
 ]
 
 
-def slow_scores(model: HFModel, prompt: str, choices) -> list[float]:
+def slow_scores(model: HFBackend, prompt: str, choices) -> list[float]:
     """Mean log-probability of each choice's tokens: one unbatched forward pass per choice, by hand."""
     tokenizer, net = model.tokenizer, model.model
     prompt_ids = tokenizer(prompt)["input_ids"]
@@ -53,8 +55,8 @@ def slow_scores(model: HFModel, prompt: str, choices) -> list[float]:
 
 @pytest.mark.parametrize("model_dir", ["tiny_t5_dir", "tiny_causal_dir"])
 def test_pick_equals_slow_computation(model_dir, request):
-    model = HFModel.load(str(request.getfixturevalue(model_dir)), device="cpu", batch_size=3)
-    judgments = MultipleChoiceGrader(model).grade(PAIRS)
+    model = HFBackend.load(str(request.getfixturevalue(model_dir)), device="cpu", batch_size=3)
+    judgments = MultipleChoice().bind(model).grade(PAIRS)
     for pair, judgment in zip(PAIRS, judgments):  # input order
         prompt = model.fit(MULTIPLE_CHOICE, context=pair.passage, question=pair.question.text)
         scores = slow_scores(model, prompt, pair.question.choices)
@@ -75,16 +77,14 @@ def test_length_normalisation_changes_the_winner():
     assert probabilities == pytest.approx([1 / (1 + math.e), math.e / (1 + math.e)])
 
 
-class _Scores:
-    """A model stand-in that returns fixed (sum log-prob, n tokens) per continuation."""
+class _Scores(Backend):
+    """A backend that returns fixed (sum log-prob, n tokens) per continuation."""
 
-    name, is_encoder_decoder = "stub", True
+    name, causal = "stub", False
+    capabilities = frozenset({Capability.CONTINUATION})
 
     def __init__(self, table: dict[str, tuple[float, int]]) -> None:
-        self.table, self.asked = table, []
-
-    def fit(self, prompt, *, context, **fields):
-        return prompt.render(context=context, **fields)
+        self.table, self.asked, self.usage = table, [], Usage()
 
     def continuation_logprobs(self, prompts, continuations):
         self.asked += list(zip(prompts, continuations))
@@ -95,15 +95,15 @@ def test_grader_uses_normalised_scores_and_the_answer_key():
     stub = _Scores({"yes": (-2.0, 1), "a long answer": (-4.0, 4), "": (0.0, 0)})
     pair = Pair("q", "p", "passage", Question("q", "q/1", "Which?", choices=("yes", "a long answer", ""),
                                               correct_choice=1))
-    [judgment] = MultipleChoiceGrader(stub).grade([pair])
+    [judgment] = MultipleChoice().bind(stub).grade([pair])
     assert judgment.answer == "a long answer" and judgment.grade == 1.0  # empty choice: never picked
     assert stub.asked[0] == ("Question: Which?\nContext: passage\nAnswer:", "yes")
-    assert MultipleChoiceGrader(stub).method.method_id == "multiple-choice|stub|multiple-choice@v1"
-    assert MultipleChoiceGrader(stub).grade([]) == []
+    assert MultipleChoice().bind(stub).method.method_id == "multiple-choice|stub|multiple-choice@v1"
+    assert MultipleChoice().bind(stub).grade([]) == []
 
 
 def test_questions_without_choices_are_refused():
-    assert MultipleChoiceGrader.requires_choices
+    assert MultipleChoice.needs == ("choices",)
     no_key = Pair("q", "p", "x", Question("q", "q/9", "Which?", choices=("a", "b")))
     with pytest.raises(ValueError, match=r"^1 question\(s\) have no choices with a 'correct_choice', e.g. q/9"):
-        MultipleChoiceGrader(_Scores({})).grade([no_key])
+        MultipleChoice().bind(_Scores({})).grade([no_key])

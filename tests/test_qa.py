@@ -10,14 +10,13 @@ import torch
 from exampp.collection.question_bank import Question
 from exampp.grading.base import Pair
 from exampp.grading.prompts import ANSWER_VERIFICATION, QUESTION_ANSWERING
-from exampp.grading.qa import (
-    ExtractiveQAGrader,
-    ExtractiveReader,
-    QAGrader,
-    chunk_candidates,
-    require_answers,
-)
-from exampp.llm.hf import HFModel, ModelLoadError
+from exampp.errors import ModelLoadError
+from exampp.grading.method import MethodError
+from exampp.grading.methods.qa import QA, require_answers
+from exampp.grading.methods.qa_extractive import ExtractiveQA
+from exampp.grading.registry import parse_method
+from exampp.llm.backends.extractive import ExtractiveReader, chunk_candidates
+from exampp.llm.backends.hf import HFBackend
 from tiny_models import steer, t5_tokenizer_dir
 
 LONG = "The sea level keeps changing along the coast. " * 120  # far beyond 512 tokens: cut by fit
@@ -28,12 +27,12 @@ def pair(passage: str, question: str, answers=(), qid: str = "q1") -> Pair:
                 Question("q", qid, question, answers=tuple(answers)))
 
 
-def ids(model: HFModel, text: str, *, eos: bool = True) -> list[int]:
+def ids(model: HFBackend, text: str, *, eos: bool = True) -> list[int]:
     tokens = model.tokenizer(text, add_special_tokens=False)["input_ids"]
     return tokens + ([model.tokenizer.eos_token_id] if eos else [])
 
 
-def qa_prompt(model: HFModel, p: Pair) -> str:
+def qa_prompt(model: HFBackend, p: Pair) -> str:
     return model.fit(QUESTION_ANSWERING, context=p.passage, question=p.question.text)
 
 
@@ -41,10 +40,10 @@ def verify_prompt(p: Pair, gold: str, answer: str) -> str:
     return ANSWER_VERIFICATION.render(question=p.question.text, correct_answer=gold, answer=answer)
 
 
-def load_untied(path) -> HFModel:
+def load_untied(path) -> HFBackend:
     """The tiny model with its own output layer: transformers 5 ties T5's head to the input embeddings
     of a freshly built model, and steering the head would then also move the decoder's inputs."""
-    model = HFModel.load(str(path), device="cpu", batch_size=2)
+    model = HFBackend.load(str(path), device="cpu", batch_size=2)
     head = model.model.get_output_embeddings()
     head.weight = torch.nn.Parameter(head.weight.detach().clone())
     return model
@@ -66,7 +65,7 @@ def test_string_verification_of_generated_answers(model):
     ]
     said = ["rising", "increase", "be higher", "unanswerable"]
     steer(model, [qa_prompt(model, p) for p in pairs], [ids(model, s) for s in said])
-    judgments = QAGrader(model).grade(pairs)
+    judgments = QA().bind(model).grade(pairs)
     assert [j.answer for j in judgments] == said  # input order, answers kept for inspection
     assert [j.grade for j in judgments] == [1.0, 0.0, 0.0, 0.0]  # only "rising" matches "rise"
     assert "Context: The sea level" in qa_prompt(model, pairs[1])
@@ -74,18 +73,18 @@ def test_string_verification_of_generated_answers(model):
 
 
 def test_method_ids_name_the_verifier(model):
-    assert QAGrader(model).method.method_id == f"qa|{model.name}|qa@v1+string@v1"
-    assert QAGrader(model, verifier="llm").method.method_id == f"qa|{model.name}|qa@v1+verify@v1"
-    with pytest.raises(ValueError, match="unknown verifier"):
-        QAGrader(model, verifier="regex")
+    assert QA().bind(model).method.method_id == f"qa|{model.name}|qa@v1+string@v1"
+    assert QA(verify="llm").bind(model).method.method_id == f"qa|{model.name}|qa@v1+verify@v1"
+    with pytest.raises(MethodError, match=r"verify='regex' is not one of string, llm"):
+        parse_method("qa(verify=regex)")
 
 
 def test_questions_without_answer_key_are_refused(model):
     pairs = [pair("x", "Who?", qid="a"), pair("y", "Who?", qid="a"), pair("z", "What?", qid="b"),
              pair("w", "Why?", ["because"], qid="c")]
-    assert QAGrader.requires_answers
+    assert [QA().usable(p.question) for p in pairs] == [False, False, False, True]
     with pytest.raises(ValueError, match=r"^2 question\(s\) have no answer key \('answers'\), e.g. a, b:"):
-        QAGrader(model).grade(pairs)
+        QA().bind(model).grade(pairs)
     require_answers(pairs[3:])  # a keyed question passes
 
 
@@ -108,9 +107,9 @@ def test_llm_verification_asks_gold_answers_in_turn(model):
     steer(model, [qa_prompt(model, p) for p in pairs] + list(verifications),
           [ids(model, s) for s in said] + list(verifications.values()))
     asked: list[str] = []
-    first_token_logprobs = model.first_token_logprobs
-    model.first_token_logprobs = lambda prompts: (asked.extend(prompts), first_token_logprobs(prompts))[1]
-    judgments = QAGrader(model, verifier="llm").grade(pairs)
+    next_token_labels = model.next_token_labels
+    model.next_token_labels = lambda prompts, *a, **k: (asked.extend(prompts), next_token_labels(prompts, *a, **k))[1]
+    judgments = QA(verify="llm").bind(model).grade(pairs)
     assert [j.answer for j in judgments] == said
     assert [j.grade for j in judgments] == [1.0, 0.0, 0.0, 1.0]
     assert sorted(asked) == sorted(verifications)  # the unanswerable answer is never asked about
@@ -184,10 +183,11 @@ def test_extractive_reader_reproduces_the_transformers_pipeline(extractive_dir):
 
 
 def test_extractive_grader_verifies_spans(extractive_dir):
-    grader = ExtractiveQAGrader(str(extractive_dir), device="cpu")
+    reader = ExtractiveReader.open(str(extractive_dir), device="cpu")
+    grader = ExtractiveQA().bind(reader)
     assert grader.method.method_id == f"qa|{extractive_dir}|extractive-squad2@v1+string@v1"
     passages = ["My name is Sarah and I live in London.", "Sea levels rise every year along the coast."]
-    spans = grader.reader.extract(["Who lives in London?", "What rises?"], passages)
+    spans = reader.extract(["Who lives in London?", "What rises?"], passages)
     assert all(spans), "the random model happens to find an answer in both"
     pairs = [pair(passages[0], "Who lives in London?", [spans[0].upper() + "!"]),  # same after normalising
              pair(passages[1], "What rises?", ["zebra crossing"])]
@@ -208,16 +208,16 @@ def test_extractive_null_answer_is_unanswerable(extractive_dir, tmp_path):
         reader.model.decoder.final_layer_norm.weight.fill_(1.0)
         reader.model.qa_outputs.weight[:] = 10 * direction
         reader.model.qa_outputs.bias.zero_()
-    judgments = ExtractiveQAGrader(reader).grade([pair(passage, question, ["Sarah"])])
+    judgments = ExtractiveQA().bind(reader).grade([pair(passage, question, ["Sarah"])])
     assert judgments[0].answer == "" and judgments[0].grade == 0.0
 
 
 def test_extractive_load_error_names_the_way_out(tmp_path, unreachable_hub):
     with pytest.raises(ModelLoadError) as error:
-        ExtractiveQAGrader(str(tmp_path / "nowhere"), device="cpu")
+        ExtractiveReader.open(str(tmp_path / "nowhere"), device="cpu")
     assert str(error.value) == f"no such model folder {tmp_path / 'nowhere'}"
     with pytest.raises(ModelLoadError) as error:
-        ExtractiveQAGrader("org/squad2", device="cpu")
+        ExtractiveReader.open("org/squad2", device="cpu")
     assert str(error.value) == (
         "extractive question-answering model 'org/squad2' is not in the local HuggingFace cache and the hub "
         "(http://127.0.0.1:9) cannot be reached. Give a local copy of a SQuAD2-fine-tuned model with "

@@ -161,7 +161,8 @@ def test_pool_grades_leave_out_passages_no_longer_pooled(tmp_path):
 
 def test_grade_collection_is_the_step_by_step_job(tmp_path):
     from exampp.errors import InputError
-    from exampp.grading.runner import grade_collection
+    from exampp.api.grade import grade_collection
+    from exampp.scoring import exam_cover, exam_labels, summarize
 
     run_c = from_scores("c", {"q1": {"d1": 1.0, "d9": 0.5}, "q7": {"d2": 1.0}})  # d9: no text; q7: no questions
     runs = {r.name: r for r in (RUN_A, RUN_B, run_c)}
@@ -171,6 +172,10 @@ def test_grade_collection_is_the_step_by_step_job(tmp_path):
     assert as_dict(result.grades) == expected_frame([RUN_A, RUN_B], QUESTIONS)
     assert (result.summary.pairs, result.summary.graded) == (7, 7)
     assert any("query 'q7'" in w for w in result.warnings) and any("d9" in w for w in result.warnings)
+    # labels, qrels and cover follow from the grades, at the fake method's tau (4: it grades 0-5)
+    questions = {q: [x.question_id for x in QUESTIONS if x.query_id == q] for q in {x.query_id for x in QUESTIONS}}
+    assert result.tau == 4 and result.labels == result.qrels == exam_labels(result.grades, questions)
+    assert result.leaderboard.equals(summarize(exam_cover(runs, result.grades, questions, tau=4)))
     with GradeStore(tmp_path / "strict.sqlite") as store, pytest.raises(InputError, match="query 'q7'"):
         grade_collection(runs, MemoryCorpus(TEXTS), FakeGrader(), store, QuestionBank(QUESTIONS),
                          strict=True, progress=False)

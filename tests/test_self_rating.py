@@ -9,9 +9,15 @@ import torch
 from exampp.collection.question_bank import Question
 from exampp.grading.base import Pair
 from exampp.grading.parsing import UNANSWERABLE, is_unanswerable, leading_grade, normalize_response, parse_self_rating
-from exampp.grading.self_rating import NO_GRADE, SelfRatingGrader, grade_probabilities, self_rating_prompt, token_grades
-from exampp.llm import Batcher, HFModel
+from exampp.grading.methods.self_rating import GRADES, SelfRating, grade_probabilities
+from exampp.grading.prompts import SELF_RATING
+from exampp.llm.backends.hf import HFBackend
+from exampp.llm.batching import Batcher
 from tiny_models import steer
+
+
+def self_rating_prompt(model: HFBackend, pair: Pair) -> str:
+    return model.fit(SELF_RATING, context=pair.passage, question=pair.question.text)
 
 # --- parsing -------------------------------------------------------------------------------
 
@@ -43,34 +49,44 @@ def test_leading_grade():
 # --- token → grade map, grade reading ---------------------------------------------------------
 
 
-def test_token_grades_on_the_t5_vocabulary(tiny_t5_dir):
-    tokenizer = HFModel.load(str(tiny_t5_dir)).tokenizer
-    grades = token_grades(tokenizer, 32128)
-    by_piece = {piece: int(grades[tokenizer.convert_tokens_to_ids(piece)]) for piece in
+def test_tokens_stand_for_the_grade_their_text_starts_with_on_the_t5_vocabulary(tiny_t5_dir):
+    model = HFBackend.load(str(tiny_t5_dir))
+    tokenizer = model.tokenizer
+    by_piece = {piece: GRADES.classify(model.token_text(tokenizer.convert_tokens_to_ids(piece))) for piece in
                 ["▁5", "5", "▁1", "0", "▁2018", "▁10", "▁", "▁6", "6", "▁no", "</s>", "<pad>", "<extra_id_0>"]}
-    assert by_piece == {"▁5": 5, "5": 5, "▁1": 1, "0": 0, "▁2018": 2, "▁10": 1, "▁": NO_GRADE, "▁6": NO_GRADE,
-                        "6": NO_GRADE, "▁no": NO_GRADE, "</s>": NO_GRADE, "<pad>": NO_GRADE,
-                        "<extra_id_0>": NO_GRADE}
-    assert (grades[len(tokenizer):] == NO_GRADE).all()  # embedding rows without a token
+    assert by_piece == {"▁5": 5, "5": 5, "▁1": 1, "0": 0, "▁2018": 2, "▁10": 1, "▁": None, "▁6": None,
+                        "6": None, "▁no": None, "</s>": None, "<pad>": None, "<extra_id_0>": None}
+    assert all(model.token_text(i) == "" for i in range(len(tokenizer), 32128))  # embedding rows without a token
     # Independent route: the SentencePiece pieces, "▁" stripped, special tokens excluded.
     special = set(tokenizer.all_special_ids)
     expected = [
-        int(piece.lstrip("▁")[0]) if i not in special and piece.lstrip("▁")[:1] in set("012345") else NO_GRADE
+        int(piece.lstrip("▁")[0]) if i not in special and piece.lstrip("▁")[:1] in set("012345") else None
         for i, piece in enumerate(tokenizer.convert_ids_to_tokens(list(range(len(tokenizer)))))
     ]
-    assert grades[:len(tokenizer)].tolist() == expected
+    assert [GRADES.classify(model.token_text(i)) for i in range(len(tokenizer))] == expected
 
 
 def test_grade_probabilities_by_hand():
-    grades = torch.tensor([NO_GRADE, 0, 5, 5, 2, NO_GRADE, 1, 3])
     e = math.e
-    logits = torch.tensor([0.0, 1.0, 3.0, 2.0, 1.0, 0.0, 0.0, 0.0])
-    mass = [e, 1, e, 1, 0, e**3 + e**2]  # grades 0..5; the ungraded tokens 0 and 5 drop out
-    assert grade_probabilities(torch.log_softmax(logits, dim=0), grades) == pytest.approx(
-        [m / sum(mass) for m in mass], abs=1e-6)
-    logits = torch.tensor([9.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.0])
-    assert grade_probabilities(torch.log_softmax(logits, dim=0), grades) == pytest.approx(
-        [m / (5 + e**2) for m in (1, 1, 1, e**2, 0, 2)], abs=1e-6)
+    assert grade_probabilities([1.0, 0.0, 1.0, 0.0, -math.inf, math.log(e**3 + e**2)]) == pytest.approx(
+        [m / (2 * e + 2 + e**3 + e**2) for m in (e, 1, e, 1, 0, e**3 + e**2)], abs=1e-12)
+
+
+def test_label_masses_come_from_the_twenty_most_likely_tokens(tiny_t5_dir):
+    model = HFBackend.load(str(tiny_t5_dir))
+    ids = lambda piece: model.tokenizer.convert_tokens_to_ids(piece)  # noqa: E731
+    # 22 tokens with distinct logits, all others impossible: the two least likely fall outside the top 20.
+    words = "of and to in is it that for on with as was at by from or are be this have".split()
+    pieces = ["▁5", "▁the", "▁3", "▁one", "▁2018"] + [f"▁{w}" for w in words[:16]] + ["▁4"]
+    assert len({ids(piece) for piece in pieces}) == 22 and model.tokenizer.unk_token_id not in map(ids, pieces)
+    logits = torch.full((32128,), -math.inf)
+    for rank, piece in enumerate(pieces):
+        logits[ids(piece)] = -0.5 * rank
+    seen = model._label_scores(torch.log_softmax(logits, dim=0), GRADES, None)
+    p = torch.softmax(logits, dim=0)
+    mass = [0.0, 0.0, float(p[ids("▁2018")]), float(p[ids("▁3")]), 0.0, float(p[ids("▁5")])]  # "▁4" is 22nd
+    assert seen.top_label == 5
+    assert [math.exp(v) for v in seen.logprobs] == pytest.approx(mass, rel=1e-6)
 
 
 # --- fast path == greedy generation + parsing ---------------------------------------------------
@@ -116,16 +132,16 @@ def _targets(tokenizer) -> list[tuple[list[int], int, bool]]:
 
 @pytest.fixture(scope="module")
 def steered_t5(tiny_t5_dir):
-    model = HFModel.load(str(tiny_t5_dir), batch_size=4)
+    model = HFBackend.load(str(tiny_t5_dir), batch_size=4)
     pairs = _pairs()
     targets = _targets(model.tokenizer)
     steer(model, [self_rating_prompt(model, p) for p in pairs[:len(targets)]], [t for t, _, _ in targets])
     return model, pairs, targets
 
 
-def _judge(model: HFModel, pairs, fast: bool, batch_size: int):
+def _judge(model: HFBackend, pairs, fast: bool, batch_size: int):
     model.batcher = Batcher(batch_size)
-    return SelfRatingGrader(model, fast=fast).grade(pairs)
+    return SelfRating(fast=fast).bind(model).grade(pairs)
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +206,7 @@ def test_batch_size_does_not_change_judgments(runs):
 
 
 def test_fast_path_agrees_with_generation_on_a_causal_lm(tiny_causal_dir):
-    model = HFModel.load(str(tiny_causal_dir), batch_size=4)
+    model = HFBackend.load(str(tiny_causal_dir), batch_size=4)
     pairs = _pairs()[:9]
     targets = _targets(model.tokenizer)[:9]
     steer(model, [self_rating_prompt(model, p) for p in pairs], [t for t, _, _ in targets])
@@ -201,6 +217,6 @@ def test_fast_path_agrees_with_generation_on_a_causal_lm(tiny_causal_dir):
 
 def test_method_id_names_model_and_prompt_version(steered_t5):
     model, _, _ = steered_t5
-    grader = SelfRatingGrader(model)
+    grader = SelfRating().bind(model)
     assert grader.method.method_id == f"self-rating|{model.name}|self-rating@v1"
     assert grader.grade([]) == []

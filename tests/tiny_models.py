@@ -1,5 +1,5 @@
 """Tiny random-weight models for tests and benchmarks, saved like real ones and loaded through
-:meth:`exampp.llm.HFModel.load`.
+:meth:`exampp.llm.backends.hf.HFBackend.load`.
 
 - :func:`build_t5`: a FLAN-T5-shaped seq2seq model (gated-gelu, untied head, vocab 32128) with the
   real T5 tokenizer from ``../shared/models/t5-tokenizer``.
@@ -99,7 +99,7 @@ def steer(hf_model, prompts: Sequence[str], targets: Sequence[Sequence[int]], *,
     are collected (their number must not exceed the hidden size); the output-embedding rows of all
     target tokens are then set to the least-squares solution of ``h · row[t] = margin`` when t is that
     step's target and 0 otherwise. Other tokens keep their random rows, whose logits are tiny next to
-    ``margin``. Prompts are tokenised as :class:`HFModel` tokenises them.
+    ``margin``. Prompts are tokenised as :class:`HFBackend` tokenises them.
     """
     model, tokenizer = hf_model.model, hf_model.tokenizer
     head = model.get_output_embeddings()

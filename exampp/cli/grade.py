@@ -8,6 +8,19 @@ from exampp.cli.output import emit, format_option, one_stdin, output_option
 _PATH = click.Path(dir_okay=False)
 
 
+def _check_method(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """A method name that does not parse is a usage error, before anything is read."""
+    if value is not None:
+        from exampp.grading.method import MethodError
+        from exampp.grading.registry import parse_method
+
+        try:
+            parse_method(value)
+        except MethodError as exc:
+            raise click.BadParameter(str(exc)) from None
+    return value
+
+
 def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
@@ -22,7 +35,7 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
               help="Config file [default: WORKSPACE/exampp.toml with -w, else ./exampp.toml; "
                    "none when absent]. Flags override its keys.")
-@click.option("--grader", "--method", "grader",
+@click.option("--grader", "--method", "grader", callback=_check_method,
               help="Grading method with its parameters: self-rating, qa, qa(verify=llm), qa-extractive, "
                    "multiple-choice, embedding (offline), direct:<thomas|faggiolib|helm|sun|faggiolib_few|sun_few> "
                    "[default: self-rating]. --list-graders shows them all.")
