@@ -235,7 +235,10 @@ def test_served_grades_equal_the_local_backends(served, workspace, local, tmp_pa
         for seen in requests:
             assert seen.path == f"/v1/{'chat/completions' if endpoint == 'chat' else 'completions'}"
             assert {k: seen.body[k] for k in expected} == expected
-        assert f"judge: {PAIRS} requests, " in result.output
+        # Usage as the server reported it: each prompt's tokens with </s>, and the answer token and </s>.
+        prompt_tokens = sum(served.backend.count_tokens(prompt) for prompt in prompt_pairs())
+        assert f"judge: {PAIRS} requests, {prompt_tokens} prompt tokens, {2 * PAIRS} completion tokens\n" \
+            in result.output
 
 
 def test_a_server_without_logprobs_gives_the_same_grades_from_the_text(served, workspace, local, tmp_path):
@@ -250,8 +253,8 @@ def test_a_server_without_logprobs_gives_the_same_grades_from_the_text(served, w
 
 
 def test_429_500_and_a_slow_answer_are_retried(served, workspace, local, tmp_path):
-    served.faults = {1: Fault(429, {"Retry-After": "1"}), 4: Fault(500), 7: Fault(sleep=2.0)}
-    result = grade(workspace, tmp_path, "--grader", "self-rating", *served_args(served, "--timeout", "0.5",
+    served.faults = {1: Fault(429, {"Retry-After": "1"}), 4: Fault(500), 7: Fault(sleep=2.5)}
+    result = grade(workspace, tmp_path, "--grader", "self-rating", *served_args(served, "--timeout", "1",
                                                                                  "--concurrency", "2"))
     assert result.exit_code == 0, result.output
     assert_same_grades(stored(tmp_path)[STORE_NAMES["self-rating"]], local[STORE_NAMES["self-rating"]])
