@@ -28,13 +28,10 @@ from exampp.errors import ModelLoadError
 from exampp.llm.backend import Backend, Capability, Labels, NextToken, Usage
 from exampp.llm.batching import Batcher, auto_batch_size
 from exampp.llm.device import resolve_device
+from exampp.llm.fitting import chat_format, count_tokens, fit_prompt, max_input_tokens, tokenizer_prefix
 from exampp.llm.locate import locate_model
 from exampp.llm.prompt import Prompt
 
-_T5_FAMILY = frozenset({"t5", "mt5", "umt5"})
-_T5_MAX_INPUT = 512  # what the T5 family was trained on (relative positions set no hard limit)
-_SANE_MAX_LENGTH = 1_000_000  # tokenizers without a limit report ~1e30
-_CAUSAL_OUTPUT_ROOM = 64  # positions a causal LM keeps free after the prompt for generated tokens
 _DTYPES = {
     "float32": torch.float32, "fp32": torch.float32,
     "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
@@ -68,7 +65,7 @@ class HFBackend(Backend):
         if chat and (self.is_encoder_decoder or not has_template):
             raise ModelLoadError(f"model {name!r} has no chat template: leave out --chat")
         self.chat = has_template and self.causal if chat is None else chat
-        self.max_input_tokens = _max_input_tokens(model.config, tokenizer)
+        self.max_input_tokens = max_input_tokens(model.config, tokenizer)
         if tokenizer.pad_token is None:  # GPT-2 style tokenizers: pad with end-of-text (masked anyway)
             tokenizer.pad_token = tokenizer.eos_token
         if not self.is_encoder_decoder:
@@ -118,33 +115,17 @@ class HFBackend(Backend):
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` as a model input, special tokens (and the chat format) included."""
-        if self.chat:
-            return len(self.tokenizer(self.format(text), add_special_tokens=False)["input_ids"])
-        return len(self.tokenizer(text)["input_ids"])
+        return count_tokens(self.tokenizer, text, chat=self.chat)
 
     def format(self, prompt: str) -> str:
         """The prompt as the model reads it: wrapped as one user turn for chat models."""
-        if not self.chat:
-            return prompt
-        return self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
-                                                  add_generation_prompt=True)
+        return chat_format(self.tokenizer, prompt) if self.chat else prompt
 
     def fit(self, prompt: Prompt, *, context: str, **fields: str) -> str:
         """``prompt`` rendered with ``fields``, its context cut (token-wise, at the end) so the whole
         prompt fits :attr:`max_input_tokens`. Only the context is cut; a context that fits is kept as is."""
-        full = prompt.render(context=context, **fields)
-        if self.count_tokens(full) <= self.max_input_tokens:
-            return full
-        encoded = self.tokenizer(context, add_special_tokens=False, return_offsets_mapping=self.tokenizer.is_fast)
-        budget = self.max_input_tokens - self.count_tokens(prompt.render(context="", **fields))
-        # Tokens can merge across the boundary between template and context: shrink until it fits.
-        while True:
-            cut = _cut(self.tokenizer, context, encoded, max(budget, 0))
-            rendered = prompt.render(context=cut, **fields)
-            excess = self.count_tokens(rendered) - self.max_input_tokens
-            if excess <= 0 or budget <= 0:
-                return rendered
-            budget -= excess
+        return fit_prompt(prompt, context, fields, max_tokens=self.max_input_tokens, count=self.count_tokens,
+                          prefix=tokenizer_prefix(self.tokenizer, context))
 
     # --- inference -------------------------------------------------------------------------
 
@@ -322,30 +303,6 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
         return _DTYPES[dtype]
     except KeyError:
         raise ModelLoadError(f"unknown dtype {dtype!r}: use auto or one of {', '.join(_DTYPES)}") from None
-
-
-def _max_input_tokens(config, tokenizer) -> int:
-    if config.model_type in _T5_FAMILY:
-        return _T5_MAX_INPUT
-    limit = tokenizer.model_max_length
-    if not (isinstance(limit, int) and 0 < limit < _SANE_MAX_LENGTH):
-        limit = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None) or 512
-    if not config.is_encoder_decoder:
-        limit -= _CAUSAL_OUTPUT_ROOM
-    return limit
-
-
-def _cut(tokenizer, text: str, encoded, n_tokens: int) -> str:
-    """The first ``n_tokens`` tokens of ``text``: a prefix of the original string where offsets are known
-    (keeps its characters exactly), else the decoded tokens."""
-    ids = encoded["input_ids"]
-    if n_tokens >= len(ids):
-        return text
-    if n_tokens == 0:
-        return ""
-    if "offset_mapping" in encoded:
-        return text[:encoded["offset_mapping"][n_tokens - 1][1]]
-    return tokenizer.decode(ids[:n_tokens], skip_special_tokens=True)
 
 
 def _positions(mask: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,99 @@
+"""Fitting a prompt to a model's input length, shared by the backends that cut prompts.
+
+Only a prompt's ``{context}`` is cut, at its end, so that the template and the other fields (the
+question) stay whole. :func:`fit_prompt` is the loop; a backend gives it a token counter and a way
+to take the context's first n tokens: exact with a tokenizer (:func:`tokenizer_prefix`,
+:func:`count_tokens`), or estimated from characters (:func:`char_count`, :func:`char_prefix`) when
+the model's tokenizer is unknown (a served model). Nothing here imports torch or transformers.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+
+from exampp.llm.prompt import Prompt
+
+CHARS_PER_TOKEN = 4  # the usual estimate for English text under BPE/SentencePiece vocabularies
+_T5_FAMILY = frozenset({"t5", "mt5", "umt5"})
+_T5_MAX_INPUT = 512  # what the T5 family was trained on (relative positions set no hard limit)
+_SANE_MAX_LENGTH = 1_000_000  # tokenizers without a limit report ~1e30
+_CAUSAL_OUTPUT_ROOM = 64  # positions a causal LM keeps free after the prompt for generated tokens
+
+
+def fit_prompt(prompt: Prompt, context: str, fields: Mapping[str, str], *, max_tokens: int,
+               count: Callable[[str], int], prefix: Callable[[int], str]) -> str:
+    """``prompt`` rendered with ``context`` and ``fields``, the context cut to its first tokens so the
+    whole prompt counts at most ``max_tokens``. ``count`` counts a rendered prompt's tokens;
+    ``prefix(n)`` is the context's first n tokens. A context that fits is kept as is; when even an
+    empty context does not fit, the prompt goes with an empty context."""
+    full = prompt.render(context=context, **fields)
+    if count(full) <= max_tokens:
+        return full
+    budget = max_tokens - count(prompt.render(context="", **fields))
+    # Tokens can merge across the boundary between template and context: shrink until it fits.
+    while True:
+        rendered = prompt.render(context=prefix(max(budget, 0)), **fields)
+        excess = count(rendered) - max_tokens
+        if excess <= 0 or budget <= 0:
+            return rendered
+        budget -= excess
+
+
+def tokenizer_prefix(tokenizer, text: str) -> Callable[[int], str]:
+    """``n -> the first n tokens of text`` under a HF tokenizer: a prefix of the original string where
+    offsets are known (keeps its characters exactly), else the decoded tokens. Encodes on first use."""
+    encoded = None
+
+    def prefix(n_tokens: int) -> str:
+        nonlocal encoded
+        if encoded is None:
+            encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=tokenizer.is_fast)
+        ids = encoded["input_ids"]
+        if n_tokens >= len(ids):
+            return text
+        if n_tokens == 0:
+            return ""
+        if "offset_mapping" in encoded:
+            return text[:encoded["offset_mapping"][n_tokens - 1][1]]
+        return tokenizer.decode(ids[:n_tokens], skip_special_tokens=True)
+
+    return prefix
+
+
+def chat_format(tokenizer, prompt: str) -> str:
+    """The prompt as one user turn in the tokenizer's chat template, ready for the answer."""
+    return tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
+                                         add_generation_prompt=True)
+
+
+def count_tokens(tokenizer, text: str, *, chat: bool = False) -> int:
+    """Tokens of ``text`` as a model input: special tokens included, in the chat format when ``chat``."""
+    if chat:  # the template writes the special tokens itself
+        return len(tokenizer(chat_format(tokenizer, text), add_special_tokens=False)["input_ids"])
+    return len(tokenizer(text)["input_ids"])
+
+
+def char_count(text: str) -> int:
+    """Estimated tokens of ``text``: :data:`CHARS_PER_TOKEN` characters each."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def char_prefix(text: str) -> Callable[[int], str]:
+    """``n -> the first n estimated tokens of text`` (:data:`CHARS_PER_TOKEN` characters each)."""
+    return lambda n_tokens: text[:n_tokens * CHARS_PER_TOKEN]
+
+
+def max_input_tokens(config, tokenizer) -> int | None:
+    """The input length a model takes: 512 for the T5 family, else the tokenizer's limit or the
+    config's positions (less room for the output of a causal LM); None where ``config`` is None and
+    the tokenizer names no limit."""
+    if config is not None and config.model_type in _T5_FAMILY:
+        return _T5_MAX_INPUT
+    limit = tokenizer.model_max_length
+    if not (isinstance(limit, int) and 0 < limit < _SANE_MAX_LENGTH):
+        if config is None:
+            return None
+        limit = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None) or 512
+    if config is not None and not config.is_encoder_decoder:
+        limit -= _CAUSAL_OUTPUT_ROOM
+    return limit

@@ -1,0 +1,232 @@
+"""A real OpenAI-compatible HTTP server for tests, backed by a local model through :class:`HFBackend`.
+
+:class:`OpenAIServer` listens on a free port of 127.0.0.1 (a thread per connection) and speaks what
+exampp's ``openai`` backend uses, as vLLM speaks it: ``GET /v1/models``, ``POST /v1/chat/completions``
+(one user message; ``logprobs``/``top_logprobs``) and ``POST /v1/completions`` (``logprobs`` = n; the
+alternatives as a map from token text to log-probability, so tokens that print alike keep one
+entry, the later one). Decoding is greedy; token strings are ``tokenizer.decode([id])``; the first
+token's log-probabilities are the local backend's own (:meth:`HFBackend.first_token_logprobs`), later
+tokens' come from generation.
+
+It records every request (:attr:`OpenAIServer.requests`) and can be told to misbehave:
+``faults[n]`` answers the n-th completion request (counted from 0) with an HTTP status (429 with
+Retry-After, 500...) or answers it only after a delay; ``delay`` slows every completion request;
+``api_key`` makes it answer 401 to requests without that key; ``list_models=False`` leaves out the
+model list (404); ``logprobs=False`` ignores requests for log-probabilities, as some servers do.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import torch
+
+from exampp.llm.backends.hf import HFBackend
+
+_LOGPROB_FLOOR = -9999.0  # vLLM's floor: JSON has no -inf
+
+
+@dataclass(frozen=True)
+class Fault:
+    """How to answer one request: with ``status`` (and ``headers``), or normally after ``sleep`` seconds."""
+
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    sleep: float = 0.0
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One request as the server received it."""
+
+    method: str
+    path: str
+    body: dict[str, Any]
+    status: int  # what it answered; 0 while it is being answered
+
+    @property
+    def prompt(self) -> str | None:
+        """The prompt of a completion request (the user message of a chat request)."""
+        if "messages" in self.body:
+            return self.body["messages"][-1]["content"]
+        return self.body.get("prompt")
+
+
+class OpenAIServer:
+    """Serve the model in ``model_dir`` as ``name`` on 127.0.0.1; use as a context manager."""
+
+    def __init__(self, model_dir: str, name: str = "tiny", *, api_key: str | None = None, logprobs: bool = True,
+                 list_models: bool = True) -> None:
+        self.backend = HFBackend.load(model_dir, device="cpu", batch_size=1)
+        self.name = name
+        self.api_key = api_key
+        self.logprobs = logprobs
+        self.list_models = list_models
+        self.faults: dict[int, Fault] = {}
+        self.delay = 0.0
+        self.requests: list[Seen] = []
+        self._lock = threading.Lock()  # the record and the fault counter
+        self._model_lock = threading.Lock()  # one inference at a time
+        self._completions = 0
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._http.daemon_threads = True
+        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
+
+    def __enter__(self) -> "OpenAIServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.shutdown()
+        self._http.server_close()
+
+    def completions(self) -> list[Seen]:
+        """The completion requests received so far (chat or not; answered, refused or in progress)."""
+        with self._lock:
+            return [seen for seen in self.requests if seen.method == "POST"]
+
+    def prompts(self) -> list[str]:
+        """The prompts of the completion requests answered with 200."""
+        return [seen.prompt for seen in self.completions() if seen.status == 200]
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.faults.clear()
+            self._completions = 0
+        self.delay = 0.0
+
+    # --- answering -----------------------------------------------------------------------------
+
+    def answer(self, method: str, path: str, headers: Any, body: dict[str, Any]) -> tuple[int, dict[str, str], dict]:
+        """Record the request as it arrives (status 0 until answered), then answer it."""
+        with self._lock:
+            fault = None
+            if method == "POST":
+                fault = self.faults.get(self._completions)
+                self._completions += 1
+            index, seen = len(self.requests), Seen(method, path, body, 0)
+            self.requests.append(seen)
+        status, extra, payload = self._answer(method, path, headers, body, fault)
+        with self._lock:
+            if index < len(self.requests) and self.requests[index] is seen:  # not reset meanwhile
+                self.requests[index] = replace(seen, status=status)
+        return status, extra, payload
+
+    def _answer(self, method, path, headers, body, fault: Fault | None) -> tuple[int, dict[str, str], dict]:
+        if self.api_key is not None and headers.get("Authorization") != f"Bearer {self.api_key}":
+            return 401, {}, _error("Incorrect API key provided.", "invalid_request_error", 401)
+        if method == "GET" and path.endswith("/models") and self.list_models:
+            return 200, {}, {"object": "list", "data": [
+                {"id": self.name, "object": "model", "created": 0, "owned_by": "exampp-tests"}]}
+        if method != "POST" or not path.endswith(("/chat/completions", "/completions")):
+            return 404, {}, _error(f"no route {method} {path}", "NotFoundError", 404)
+        if fault is not None and fault.status is not None:
+            return fault.status, fault.headers, _error(f"injected HTTP {fault.status}", "InjectedError", fault.status)
+        time.sleep(self.delay + (fault.sleep if fault is not None else 0.0))
+        if body.get("model") != self.name:
+            return 404, {}, _error(f"The model `{body.get('model')}` does not exist.", "NotFoundError", 404)
+        chat = path.endswith("/chat/completions")
+        prompt = body["messages"][-1]["content"] if chat else body["prompt"]
+        if chat:
+            top = body.get("top_logprobs") if body.get("logprobs") else None
+        else:
+            top = body.get("logprobs")
+        if not self.logprobs:
+            top = None
+        return 200, {}, self._completion(prompt, body.get("max_tokens") or 16, top, chat)
+
+    def _completion(self, prompt: str, max_tokens: int, top: int | None, chat: bool) -> dict:
+        backend, tokenizer = self.backend, self.backend.tokenizer
+        with self._model_lock:
+            first_row = backend.first_token_logprobs([prompt])[0]
+            ids = backend._encode([prompt])[0]
+            output = backend.model.generate(
+                input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                max_new_tokens=max_tokens, do_sample=False, num_beams=1, output_scores=True,
+                return_dict_in_generate=True, pad_token_id=tokenizer.pad_token_id)
+        generated = output.sequences[0, 1:] if backend.is_encoder_decoder else output.sequences[0, len(ids):]
+        generated = generated.tolist()
+        text = tokenizer.decode(generated, skip_special_tokens=True)
+        rows = [first_row] + [torch.log_softmax(score[0].float(), dim=-1) for score in output.scores[1:]]
+        stopped = bool(generated) and generated[-1] == tokenizer.eos_token_id
+        usage = {"prompt_tokens": len(ids), "completion_tokens": len(generated),
+                 "total_tokens": len(ids) + len(generated)}
+        choice: dict[str, Any] = {"index": 0, "finish_reason": "stop" if stopped else "length", "logprobs": None}
+        if top:
+            entries = [(tokenizer.decode([token]), _floor(row[token]), _top(tokenizer, row, top))
+                       for token, row in zip(generated, rows)]
+            if chat:
+                choice["logprobs"] = {"content": [
+                    {"token": token, "logprob": logprob, "bytes": list(token.encode()),
+                     "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in alternatives]}
+                    for token, logprob, alternatives in entries]}
+            else:
+                offsets, at = [], 0
+                for token, _, _ in entries:
+                    offsets.append(at)
+                    at += len(token)
+                choice["logprobs"] = {"tokens": [token for token, _, _ in entries],
+                                      "token_logprobs": [logprob for _, logprob, _ in entries],
+                                      "top_logprobs": [dict(alternatives) for _, _, alternatives in entries],
+                                      "text_offset": offsets}
+        if chat:
+            choice["message"] = {"role": "assistant", "content": text}
+            return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": self.name,
+                    "choices": [choice], "usage": usage}
+        choice["text"] = text
+        return {"id": "cmpl-test", "object": "text_completion", "created": 0, "model": self.name,
+                "choices": [choice], "usage": usage}
+
+
+def _floor(value: torch.Tensor) -> float:
+    return max(float(value), _LOGPROB_FLOOR)
+
+
+def _top(tokenizer, row: torch.Tensor, n: int) -> list[tuple[str, float]]:
+    best = torch.topk(row, min(n, len(row)))
+    return [(tokenizer.decode([token]), max(value, _LOGPROB_FLOOR))
+            for value, token in zip(best.values.tolist(), best.indices.tolist())]
+
+
+def _error(message: str, kind: str, code: int) -> dict:
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's connection pool expects
+
+        def do_GET(self) -> None:
+            self._serve("GET", {})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            self._serve("POST", json.loads(self.rfile.read(length) or b"{}"))
+
+        def _serve(self, method: str, body: dict) -> None:
+            status, headers, payload = server.answer(method, self.path, self.headers, body)
+            data = json.dumps(payload).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up on a slow answer
+                self.close_connection = True
+
+        def log_message(self, *args: Any) -> None:  # quiet
+            pass
+
+    return Handler
