@@ -37,6 +37,8 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "model": ((str,), "model name or path (for openai: the served model's name)"),
     "base_url": ((str,), "OpenAI-compatible server's URL, e.g. http://localhost:8000/v1"),
     "api_key_env": ((str,), "environment variable holding the server's API key"),
+    "tokenizer": ((str,), "local tokenizer folder of a served model (prompt fitting)"),
+    "max_input_tokens": ((int,), "a served model's input length in tokens"),
     "depth": ((int,), "top-k passages of each run to pool"),
     "workspace": ((str,), "workspace folder (grade store, qrels/)"),
     "store": ((str,), "grade store file"),
@@ -46,8 +48,9 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "tau": ((int, float), "grade at which a question counts as answered (EXAM-Cover)"),
     "min_grade": ((int, float), "grade from which qrels labels are 1 (binary qrels)"),
 }
-BACKEND_KEYS = ("device", "dtype", "batch_size", "base_url", "api_key_env")  # options passed to the backend
-PATH_KEYS = ("topics", "bank", "corpus", "responses", "workspace", "store")
+# options passed to the backend; one that a backend does not take is left out when it comes from the file
+BACKEND_KEYS = ("device", "dtype", "batch_size", "base_url", "api_key_env", "tokenizer", "max_input_tokens")
+PATH_KEYS = ("topics", "bank", "corpus", "responses", "workspace", "store", "tokenizer")
 _SOURCE_PREFIXES = ("irds:", "pyserini:")
 _TOML_LINE = re.compile(r"at line (\d+)")
 

@@ -221,8 +221,8 @@ def test_config_paths_are_relative_to_the_file_and_sources_kept(write, tmp_path)
 
 @pytest.mark.parametrize("text, line, message", [
     ('depth = 20\n\n  grade = "qa"\n', 3, "unknown key 'grade'; known keys: topics, bank, corpus, responses, grader, "
-                                          "backend, model, base_url, api_key_env, depth, workspace, store, device, "
-                                          "dtype, batch_size, tau, min_grade"),
+                                          "backend, model, base_url, api_key_env, tokenizer, max_input_tokens, depth, "
+                                          "workspace, store, device, dtype, batch_size, tau, min_grade"),
     ('[options]\nname = "qa"\n', 1, "unknown key 'options'"),
     ('tau = 4\ndepth = "20"\n', 2, "key 'depth' (top-k passages of each run to pool) must be an integer, found '20'"),
     ('tau = true\n', 1, "key 'tau' (grade at which a question counts as answered (EXAM-Cover)) must be a number"),
@@ -233,6 +233,21 @@ def test_bad_config_names_file_line_and_key(write, text, line, message):
     with pytest.raises(InputError) as err:
         read_config(path)
     assert str(err.value).startswith(f"{path}:{line}: {message}")
+
+
+def test_backend_options_from_the_config_apply_only_where_the_backend_takes_them(write):
+    from exampp.api.grade import GradeJob
+    from exampp.llm.backend import BackendError, BackendSpec
+
+    path = write("ws/exampp.toml", 'grader = "embedding"\ndtype = "bf16"\ndevice = "cpu"\nbase_url = "http://x/v1"\n')
+    job = GradeJob.configure(path, batch_size=3)
+    assert job.method == "embedding" and job.backend_options["batch_size"] == 3
+    assert job.backend_defaults == {"device": "cpu", "dtype": "bf16", "base_url": "http://x/v1",
+                                    "api_key_env": None, "tokenizer": None, "max_input_tokens": None}
+    backend = job.backend_spec(job.grading_method()).open()  # the embedding backend takes no dtype or base_url
+    assert type(backend).__name__ == "SentenceEmbedder" and (backend.device, backend.batch_size) == ("cpu", 3)
+    with pytest.raises(BackendError, match=r"^backend 'embedding' takes no --dtype$"):  # a flag is never dropped
+        BackendSpec("embedding", None, {"dtype": "bf16"}).open()
 
 
 def test_bad_config_is_a_cli_error(write, tmp_path):

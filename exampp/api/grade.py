@@ -111,6 +111,7 @@ class GradeJob:
     backend: str | None = None
     model: str | None = None
     backend_options: dict[str, Any] = field(default_factory=dict)
+    backend_defaults: dict[str, Any] = field(default_factory=dict)  # from the config file: dropped where they do not apply
     depth: int = defaults.DEPTH
     bank: str | None = None
     topics: str | None = None
@@ -135,12 +136,14 @@ class GradeJob:
         # A workspace takes its own config, never the current folder's: its relative paths would point elsewhere.
         cfg = load_config(config, workspace if workspace is not None else ".")
         root = workspace if workspace is not None else cfg.get("workspace", cfg.path.parent if cfg.path else ".")
-        values = {key: cfg.pick(key, settings.pop(key, None)) for key in KEYS if key != "workspace"}
+        options = {key: settings.pop(key, None) for key in BACKEND_KEYS}
+        options.update({k: settings.pop(k) for k in list(settings) if k not in _JOB_FIELDS and k not in KEYS})
+        from_file = {key: cfg.get(key) for key in BACKEND_KEYS if options[key] is None}
+        values = {key: cfg.pick(key, settings.pop(key, None)) for key in KEYS
+                  if key != "workspace" and key not in BACKEND_KEYS}
         method = values.pop("grader") or defaults.GRADING_METHOD
-        options = {key: values.pop(key) for key in BACKEND_KEYS}
-        options.update({k: settings.pop(k) for k in list(settings) if k not in _JOB_FIELDS})
         job = {k: v for k, v in settings.items() if v is not None}
-        return cls(workspace=Path(root), method=method, backend_options=options,
+        return cls(workspace=Path(root), method=method, backend_options=options, backend_defaults=from_file,
                    **{k: v for k, v in values.items() if v is not None}, **job)
 
     def grading_method(self) -> GradingMethod:
@@ -150,7 +153,9 @@ class GradeJob:
 
     def backend_spec(self, method: GradingMethod) -> BackendSpec | None:
         name = self.backend or method.default_backend
-        return BackendSpec(name, self.model, dict(self.backend_options)) if name is not None else None
+        if name is None:
+            return None
+        return BackendSpec(name, self.model, dict(self.backend_options), dict(self.backend_defaults))
 
     def run(self, on_grader: Any = None) -> GradeResult:
         """Do the job. ``on_grader`` (optional) is called with the grader once its model is loaded."""
@@ -159,7 +164,7 @@ class GradeJob:
 
         method = self.grading_method()
         spec = self.backend_spec(method)
-        _check_device(self.backend_options.get("device"))
+        _check_device(self.backend_options.get("device") or self.backend_defaults.get("device"))
         ws = Workspace.at(self.workspace)
         runs, corpora, bank, topics = self._inputs(ws)
         if bank is None and not method.direct:

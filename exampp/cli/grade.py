@@ -62,6 +62,11 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
               help="openai: seconds before a request is retried [default: 60].")
 @click.option("--max-retries", type=click.IntRange(min=0),
               help="openai: retries on 429, 5xx and time-outs, with backoff [default: 5].")
+@click.option("--tokenizer", metavar="FOLDER", help="openai: a local copy of the served model's tokenizer, to count "
+                                                  "tokens exactly and cut passages to fit its input.")
+@click.option("--max-input-tokens", type=click.IntRange(min=1),
+              help="openai: the served model's input length; passages are cut to fit (4 characters a token "
+                   "without --tokenizer) [default: from --tokenizer's config; else prompts go as they are].")
 @click.option("--depth", "-k", type=click.IntRange(min=1), help="Pool the top-k passages of each run [default: 20].")
 @click.option("--bank", type=_PATH, help="Question bank [default: WORKSPACE/question_banks/questions.jsonl].")
 @click.option("--topics", help="Topics (query titles, needed by direct graders) [default: WORKSPACE/topics/topics.jsonl].")

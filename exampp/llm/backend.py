@@ -179,12 +179,15 @@ class BackendSpec:
     name: str
     model: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    defaults: dict[str, Any] = field(default_factory=dict)  # like options, but left out where the backend takes none
 
     def open(self) -> Backend:
         cls = backend_class(self.name)
-        given = {k: v for k, v in self.options.items() if v is not None}
         accepted = inspect.signature(cls.open).parameters
-        if not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
+        takes_any = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
+        given = {k: v for k, v in self.defaults.items() if v is not None and (takes_any or k in accepted)}
+        given.update({k: v for k, v in self.options.items() if v is not None})
+        if not takes_any:
             wrong = sorted(set(given) - set(accepted))
             if wrong:
                 flags = ", ".join("--" + k.replace("_", "-") for k in wrong)
