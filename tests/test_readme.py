@@ -3,7 +3,9 @@
 The blocks run in a scratch copy of the repository (its git-tracked files under ``tmp/repo``, with
 ``tmp/shared`` linking to the reference data when there is any, so that ``../shared`` works) with
 this virtualenv's bin first on PATH: bash blocks with ``bash -euo pipefail -c``, python blocks with
-this virtualenv's python. A block passes when it exits 0 and prints no Python traceback.
+this virtualenv's python. A block passes when it exits 0 and prints no Python traceback. A python
+block whose first line is ``# exampp/<path>.py`` is a file the README adds to the package (the
+"Extending exampp" examples): it is written there in the scratch copy and must import.
 
 What this machine may lack is stood in for:
 
@@ -55,6 +57,11 @@ class Block:
 
     def builds_dl19(self) -> bool:
         return f"--workspace {DL19_WORKSPACE}" in self.code
+
+    def file(self) -> str | None:
+        """The package file a python block is, when its first line names one (``# exampp/.../x.py``)."""
+        match = re.fullmatch(r"# (exampp/[\w/]+\.py)", self.code.split("\n", 1)[0]) if self.lang == "python" else None
+        return match.group(1) if match else None
 
 
 def readme_blocks(text: str) -> list[Block]:
@@ -154,6 +161,11 @@ class Sandbox:
         return "\n".join(kept) + "\n"
 
     def run(self, block: Block, extra_env: dict[str, str] | None = None) -> Ran:
+        target = block.file()
+        if target is not None:  # a file the README adds to the package: write it, then check it imports
+            (self.repo / target).write_text(block.code)
+            module = target.removesuffix(".py").replace("/", ".")
+            block = Block("python", block.heading, f"import {module}\n")
         script = self.adapt(block.code) if block.lang == "bash" else block.code
         argv = ["bash", "-euo", "pipefail", "-c", script] if block.lang == "bash" else [sys.executable, "-c", script]
         done = subprocess.run(argv, cwd=self.repo, env={**self.env, **(extra_env or {})}, stdout=subprocess.PIPE,
