@@ -32,7 +32,8 @@ from exampp.collection.question_bank import read_question_bank
 from exampp.collection.reference_grades import read_reference_grades
 from exampp.collection.runs import Run
 from exampp.grading.calibration import apply_thresholds, binary_kappa, fit_thresholds, weighted_kappa
-from exampp.grading.embedding import DEFAULT_THRESHOLDS, EmbeddingGrader
+from exampp.grading.methods.embedding import DEFAULT_THRESHOLDS
+from exampp.llm.backends.embedding import SentenceEmbedder
 from exampp.importer import build_run, collect
 from exampp.scoring import exam_cover, exam_labels, exam_qrels, leaderboard, summarize
 
@@ -50,9 +51,9 @@ def split_queries(query_ids: list[str], seed: int, calibration_size: int) -> tup
     return sorted(shuffled[:calibration_size]), sorted(shuffled[calibration_size:])
 
 
-def cached_embeddings(grader: EmbeddingGrader, texts: list[str], cache: Path) -> tuple[np.ndarray, float, bool]:
+def cached_embeddings(grader: SentenceEmbedder, texts: list[str], cache: Path) -> tuple[np.ndarray, float, bool]:
     """(embeddings, seconds the embedding took, whether read from the cache)."""
-    digest = hashlib.sha256("\0".join([grader.model_id, *texts]).encode("utf-8")).hexdigest()[:16]
+    digest = hashlib.sha256("\0".join([grader.name, *texts]).encode("utf-8")).hexdigest()[:16]
     matrix_path, info_path = cache / f"{digest}.npy", cache / f"{digest}.json"
     if matrix_path.exists() and info_path.exists():
         return np.load(matrix_path, allow_pickle=False), json.loads(info_path.read_text())["seconds"], True
@@ -62,7 +63,7 @@ def cached_embeddings(grader: EmbeddingGrader, texts: list[str], cache: Path) ->
     seconds = time.perf_counter() - start
     cache.mkdir(parents=True, exist_ok=True)
     np.save(matrix_path, matrix, allow_pickle=False)
-    info_path.write_text(json.dumps({"model": grader.model_id, "texts": len(texts), "seconds": seconds}))
+    info_path.write_text(json.dumps({"model": grader.name, "texts": len(texts), "seconds": seconds}))
     return matrix, seconds, False
 
 
@@ -109,7 +110,7 @@ def main() -> None:
 
     # Embed every distinct text once; the cosine of a pair is the dot product of its rows.
     kwargs = {} if args.batch_size is None else {"batch_size": args.batch_size}
-    grader = EmbeddingGrader(device=args.device, **kwargs)
+    grader = SentenceEmbedder(device=args.device, **kwargs)
     texts = sorted(set(passage_text) | set(pair_question_text))
     matrix, seconds, cached = cached_embeddings(grader, texts, args.cache)
     start = time.perf_counter()
@@ -119,7 +120,7 @@ def main() -> None:
         "ij,ij->i", vectors[[row[t] for t in passage_text]], vectors[[row[t] for t in pair_question_text]]
     )
     seconds += time.perf_counter() - start
-    print(f"model {grader.model_id} on {args.device}, batch size {grader.batch_size}")
+    print(f"model {grader.name} on {args.device}, batch size {grader.batch_size}")
     print(f"embedded {len(texts)} distinct texts for {len(pairs)} pairs in {seconds:.1f} s: "
           f"{len(pairs) / seconds:.0f} pairs/s, {len(texts) / seconds:.1f} texts/s"
           + (" (timing from the run that filled the cache)" if cached else ""))
@@ -135,7 +136,7 @@ def main() -> None:
           + ", ".join(f"{k:.3f}" for k in fitted.kappas) + ")")
     thresholds = tuple(round(t, 4) for t in fitted.thresholds)  # as the module stores them
     print(f"DEFAULT_THRESHOLDS = {thresholds}"
-          + ("  (as in exampp.grading.embedding)" if thresholds == DEFAULT_THRESHOLDS else "  (update exampp.grading.embedding)"))
+          + ("  (as in exampp.grading.methods.embedding)" if thresholds == DEFAULT_THRESHOLDS else "  (update exampp.grading.methods.embedding)"))
     pairs["embedding"] = apply_thresholds(pairs["cosine"], thresholds)
 
     test = pairs[pairs["query_id"].isin(held_out)]

@@ -43,8 +43,9 @@ from exampp.collection.question_bank import read_question_bank  # noqa: E402
 from exampp.collection.runs import read_run  # noqa: E402
 from exampp.grading.base import Pair  # noqa: E402
 from exampp.grading.parsing import parse_self_rating  # noqa: E402
-from exampp.grading.self_rating import SelfRatingGrader, self_rating_prompt  # noqa: E402
-from exampp.llm import HFModel  # noqa: E402
+from exampp.grading.methods.self_rating import SelfRating  # noqa: E402
+from exampp.grading.prompts import SELF_RATING  # noqa: E402
+from exampp.llm.backends.hf import HFBackend  # noqa: E402
 
 TOKENIZER = Path(os.environ.get("EXAMPP_SHARED", REPO.parent / "shared")) / "models" / "t5-tokenizer"
 MODELS = {"tiny": {}, "base": FLAN_T5_BASE_SHAPE}
@@ -64,7 +65,7 @@ def example_pairs(n: int, depth: int = 10) -> list[Pair]:
     return every[::step][:n]
 
 
-def reference_way(model: HFModel) -> tuple[str, Callable[[list[str]], list[str]]]:
+def reference_way(model: HFBackend) -> tuple[str, Callable[[list[str]], list[str]]]:
     """What ran for (a) and a function doing it: the pipeline where transformers has it, else its steps."""
     from transformers.pipelines import SUPPORTED_TASKS
 
@@ -96,10 +97,10 @@ def bench(label: str, shape: dict, n: int) -> None:
     from transformers import AutoTokenizer
 
     model_build = time.perf_counter()
-    model = HFModel(f"random-{label}", AutoTokenizer.from_pretrained(TOKENIZER), t5_model(**shape),
+    model = HFBackend(f"random-{label}", AutoTokenizer.from_pretrained(TOKENIZER), t5_model(**shape),
                     torch.device("cpu"))
     pairs = example_pairs(n)
-    prompts = [self_rating_prompt(model, pair) for pair in pairs]
+    prompts = [model.fit(SELF_RATING, context=pair.passage, question=pair.question.text) for pair in pairs]
     make_rater(model, prompts, model.tokenizer.convert_tokens_to_ids(list(ANSWERS)))
     lengths = [model.count_tokens(p) for p in prompts]
     print(f"\n## {label}: d_model {model.model.config.d_model}, {model.model.config.num_layers}+"
@@ -108,7 +109,7 @@ def bench(label: str, shape: dict, n: int) -> None:
           f"{min(lengths)}-{max(lengths)} (mean {sum(lengths) / len(lengths):.0f}); "
           f"prepared in {time.perf_counter() - model_build:.0f} s")
     which, reference = reference_way(model)
-    generation, fast = SelfRatingGrader(model, fast=False), SelfRatingGrader(model, fast=True)
+    generation, fast = SelfRating(fast=False).bind(model), SelfRating(fast=True).bind(model)
     for warm_up in (lambda: reference(prompts[:1]), lambda: generation.grade(pairs[:2]), lambda: fast.grade(pairs[:2])):
         warm_up()
     texts, t_ref = timed(lambda: reference(prompts))

@@ -8,7 +8,7 @@ marker such as "a." or "(iii)") or that express unanswerability ("unanswerable",
 ...: :data:`exampp.grading.parsing.UNANSWERABLE`) are wrong.
 
 String matching cannot see synonyms: gold "rise" vs "increase" is wrong, while "rising"
-matches after stemming. The LLM verifier in :mod:`exampp.grading.qa` covers the synonyms.
+matches after stemming. The LLM verifier of ``qa(verify=llm)`` (:mod:`exampp.grading.methods.qa`) covers the synonyms.
 """
 from __future__ import annotations
 
