@@ -92,10 +92,8 @@ def irt(runs, workspace, method, tau, depth, exclude, responses_file, id_column,
         prior_a = DEFAULT_PRIOR_A
         click.echo(f"{n:g} respondents: lognormal{DEFAULT_PRIOR_A} prior on a (--no-prior for plain ML)", err=True)
 
-    def make_model():
-        return IRTModel(model=model_name, method=estimator, guessing=guessing, prior_a=prior_a)
-
-    model = make_model().fit(responses.values, sample_weight=responses.weights)
+    model = IRTModel(model=model_name, method=estimator, guessing=guessing, prior_a=prior_a)
+    model.fit(responses.values, sample_weight=responses.weights)
     items = item_table(model, responses, data.texts())
     systems = system_table(model, responses, data.cover(exclude))
     correlations = _correlations(official, official_column, systems, "cover" in systems)
@@ -103,7 +101,7 @@ def irt(runs, workspace, method, tau, depth, exclude, responses_file, id_column,
     if prune_steps:
         from exampp.analysis.irt.pruning import prune
 
-        pruning = prune(responses, fraction=prune_fraction, steps=prune_steps, make_model=make_model, fitted=model)
+        pruning = prune(responses, fraction=prune_fraction, steps=prune_steps, fitted=model)
     components = _components(systems_meta, responses, model) if systems_meta else None
     elapsed = time.perf_counter() - started
     if out:
@@ -193,9 +191,9 @@ class _FromGrades:
 
 class _FromFile:
     def __init__(self, path: str, id_column: str | None, weight_column: str | None):
-        from exampp.analysis.irt.responses import read_responses
+        from exampp.collection.response_matrix import read_response_matrix
 
-        self.responses = read_responses(path, id_column=id_column, weight_column=weight_column)
+        self.responses = read_response_matrix(path, id_column=id_column, weight_column=weight_column)
 
     def bank(self):
         return None
@@ -222,8 +220,9 @@ def _correlations(official: str | None, column: str | None, systems: pd.DataFram
 
 def _components(path: str, responses, model) -> pd.DataFrame:
     from exampp.analysis.irt.hierarchical import HierarchicalAbility
+    from exampp.collection.systems import read_systems
 
-    return HierarchicalAbility().fit(responses.matrix, path, items=model).effects_
+    return HierarchicalAbility().fit(responses.matrix, read_systems(path), items=model).effects_
 
 
 def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
