@@ -10,8 +10,10 @@ from click.testing import CliRunner
 
 from exampp.analysis.correlation import correlate
 from exampp.analysis.irt.models import IRTModel
+from exampp.cli import main
 from exampp.cli.irt import irt
-from exampp.grades import Grade, Method
+from exampp.grades import Method
+from irt_workspace import graded_workspace
 
 A = np.array([0.4, 0.8, 1.2, 1.6, 2.0, 1.0, 0.6, 1.4])
 B = np.array([-1.0, -0.5, 0.0, 0.5, 1.0, -1.5, 1.5, 0.2])
@@ -32,7 +34,8 @@ def matrix_file(tmp_path):
 
 
 def invoke(*args):
-    return CliRunner().invoke(irt, [str(a) for a in args])
+    """`exampp irt ARGS` as a user runs it (errors users can act on as one line)."""
+    return CliRunner().invoke(main, ["irt", *map(str, args)])
 
 
 def test_json_output_matches_the_estimator(matrix_file, tmp_path):
@@ -42,7 +45,7 @@ def test_json_output_matches_the_estimator(matrix_file, tmp_path):
     report = json.loads(result.stdout)
     model = IRTModel(model="2pl").fit(frame.drop(columns="system").to_numpy(dtype=float))
 
-    assert (report["model"], report["estimator"]) == ("2pl", "mml")
+    assert (report["irt_model"], report["estimator"]) == ("2pl", "mml")
     assert (report["n_systems"], report["n_items"]) == (120, 8)
     assert report["loglik"] == pytest.approx(model.loglik_, rel=1e-9)
     assert report["converged"] is True
@@ -75,7 +78,7 @@ def test_json_output_matches_the_estimator(matrix_file, tmp_path):
 def test_outputs_and_pruning_written(matrix_file, tmp_path):
     path, _ = matrix_file
     out = tmp_path / "out"
-    result = invoke("--responses", path, "--model", "rasch", "--prune-fraction", "0.25", "--prune-steps", "2",
+    result = invoke("--responses", path, "--irt-model", "rasch", "--prune-fraction", "0.25", "--prune-steps", "2",
                     "--out", out, "--top", "3")
     assert result.exit_code == 0, result.output
     assert "RASCH by MML: 120 respondents x 8 items" in result.stdout
@@ -107,43 +110,22 @@ def test_bad_matrix_cell_is_one_line_with_file_and_line(write):
 def test_option_conflicts(matrix_file):
     path, _ = matrix_file
     assert "--prune-fraction and --prune-steps go together" in invoke("--responses", path, "--prune-steps", "2").output
-    assert "--guessing needs --model 3pl" in invoke("--responses", path, "--guessing", "0.2").output
-    assert "no such system(s): nobody" in invoke("--responses", path, "--exclude", "nobody").output
+    assert "--guessing needs --irt-model 3pl" in invoke("--responses", path, "--guessing", "0.2").output
+    assert "No such option '--model'" in invoke("--responses", path, "--model", "rasch").output
+    assert "Error: exclude: no such system(s): nobody\n" in invoke("--responses", path, "--exclude", "nobody").output
+    assert "leave out RUNS, --method and --tau" in invoke("--responses", path, "--tau", "1").output
 
 
 # --- from a workspace's grades ----------------------------------------------------------------------
 
-RATED = Method("self-rating", "tiny", "v1").method_id
-
-
 @pytest.fixture
-def workspace(tmp_path, write):
-    # 2 queries x 3 questions; 6 runs each retrieving a different mix of passages; p<k> answers question k.
-    passages = {"q1": {f"p{k}": f"passage {k}" for k in range(3)}, "q2": {f"p{k}": f"passage {k}" for k in range(3, 6)}}
-    questions = [("q1", f"q1/u{k}", f"What is {k}?") for k in range(3)] + \
-                [("q2", f"q2/u{k}", f"How to explain {k}?") for k in range(3, 6)]
-    retrieved = {"r0": [], "r1": ["p0"], "r2": ["p0", "p3"], "r3": ["p0", "p1", "p3"],
-                 "r4": ["p0", "p1", "p3", "p4"], "r5": ["p0", "p1", "p2", "p3", "p4", "p5"]}
-    for run, docs in retrieved.items():
-        lines = [f"{'q1' if int(d[1]) < 3 else 'q2'} Q0 {d} 1 1 {run}\n" for d in docs] or [f"q1 Q0 zzz 1 1 {run}\n"]
-        write(f"runs/{run}.run", "".join(lines))
-    write("question_banks/questions.jsonl",
-          "".join(json.dumps({"query_id": q, "question_id": i, "text": t}) + "\n" for q, i, t in questions))
-    from exampp.store import GradeStore
-
-    with GradeStore(tmp_path / "grades.sqlite") as store:
-        phash = {q: store.register_passages(q, texts) for q, texts in passages.items()}
-        qhash = store.register_questions(questions)
-        grades = [(Grade(q, p, i, 5.0 if p[1:] == i[-1] else 0.0, RATED), phash[q][p], qhash[q, i])
-                  for q, texts in passages.items() for p in texts for (qq, i, _) in questions if qq == q]
-        store.put_many(grades)
-    write("official.tsv", "".join(f"r{k}\t{k / 10}\n" for k in range(6)))
-    return tmp_path
+def workspace(tmp_path):
+    return graded_workspace(tmp_path, Method("self-rating", "tiny", "v1").method_id, 5.0)
 
 
 def test_from_grades_with_cover_correlation_and_pruned_bank(workspace):
     out = workspace / "irt"
-    result = invoke("-w", workspace, "--model", "rasch", "--official", workspace / "official.tsv", "--format", "json",
+    result = invoke("-w", workspace, "--irt-model", "rasch", "--official", workspace / "official.tsv", "--format", "json",
                     "--prune-fraction", "0.3", "--prune-steps", "1", "--out", out)
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
@@ -172,7 +154,7 @@ def test_small_samples_get_a_prior_on_a_unless_told_otherwise(matrix_file):
     assert default["loglik"] == pytest.approx(IRTModel(model="2pl", prior_a=(0.0, 0.5)).fit(X).loglik_, rel=1e-9)
     plain = json.loads(invoke("--responses", small, "--format", "json", "--no-prior").stdout)
     assert plain["prior_a"] is None
-    assert plain["loglik"] == pytest.approx(IRTModel(model="2pl").fit(X).loglik_, rel=1e-9)
+    assert plain["loglik"] == pytest.approx(IRTModel(model="2pl", prior_a=None).fit(X).loglik_, rel=1e-9)
     # 120 respondents: plain ML by default
     assert json.loads(invoke("--responses", path, "--format", "json").stdout)["prior_a"] is None
     assert "exclude each other" in invoke("--responses", small, "--no-prior", "--prior-a", "0", "1").output

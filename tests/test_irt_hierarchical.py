@@ -1,4 +1,5 @@
-"""HierarchicalAbility: recovery of known component effects, identification, the metadata file."""
+"""HierarchicalAbility: recovery of known component effects, identification, a components table that
+does not fit, parameters."""
 from __future__ import annotations
 
 import itertools
@@ -7,8 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from exampp.analysis.irt import HierarchicalAbility, IRTModel, irf, read_systems
-from exampp.errors import InputError
+from exampp.analysis.irt import HierarchicalAbility, IRTModel, clone, irf
+from exampp.analysis.irt.hierarchical import ComponentsError
+from exampp.errors import ExamppError
 
 RETRIEVERS = {"bm25": -0.6, "dense": 0.2, "splade": 0.4}
 RERANKERS = {"none": -0.3, "monot5": 0.3}
@@ -65,31 +67,50 @@ def test_derived_level_se_matches_reference_coding(simulated):
     np.testing.assert_allclose(one.loc[["bm25", "dense", "splade"], "se"], two.loc[["bm25", "dense", "splade"], "se"], rtol=1e-4)
 
 
-def test_items_from_a_fitted_model_and_metadata_file(simulated, tmp_path):
+def test_items_from_a_fitted_model(simulated):
     frame, systems, theta, *_ = simulated
-    path = tmp_path / "systems.tsv"
-    systems.to_csv(path, sep="\t", index=False)
     items = IRTModel("2pl").fit(frame.to_numpy())
-    model = HierarchicalAbility().fit(frame, str(path), items=items)
+    model = HierarchicalAbility().fit(frame, systems, items=items)
     assert np.corrcoef(model.theta_.to_numpy(), theta)[0, 1] > 0.97
-    assert list(read_systems(path).columns) == ["system", "retriever", "reranker", "generator"]
+    # without items, the same IRTModel("2pl") is fitted first
+    pd.testing.assert_frame_equal(HierarchicalAbility().fit(frame, systems).effects_, model.effects_)
 
 
-def test_metadata_errors(tmp_path, simulated):
+ITEMS = (np.ones(600), np.zeros(600), np.zeros(600))
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    (lambda s: s.iloc[:-1], "no components for system(s) splade+monot5+large"),
+    (lambda s: pd.concat([s, s.iloc[:1]]), "system(s) listed twice in the components table: bm25+none+small"),
+    (lambda s: s.rename(columns={"system": "run"}), "the components table needs a 'system' column"),
+])
+def test_a_components_table_that_does_not_fit_is_a_user_error(simulated, table, message):
     frame, systems, *_ = simulated
-    bad = tmp_path / "bad.tsv"
-    bad.write_text("system\tretriever\nA\tbm25\textra\n")
-    with pytest.raises(InputError, match=r"bad.tsv:2: expected 2 tab-separated fields"):
-        read_systems(bad)
-    partial = tmp_path / "partial.tsv"
-    systems.iloc[:-1].to_csv(partial, sep="\t", index=False)
-    with pytest.raises(InputError, match="no metadata for system"):
-        HierarchicalAbility().fit(frame, partial, items=(np.ones(600), np.zeros(600), np.zeros(600)))
+    with pytest.raises(ComponentsError) as error:
+        HierarchicalAbility().fit(frame, table(systems), items=ITEMS)
+    assert isinstance(error.value, ExamppError) and str(error.value).startswith(message)
+    with pytest.raises(ComponentsError, match=r"^no component column\(s\) 'index' in the components table"):
+        HierarchicalAbility(components=["index"]).fit(frame, systems, items=ITEMS)
+
+
+def test_parameters_clone_round_trip(simulated):
+    frame, systems, *_ = simulated
+    model = HierarchicalAbility(components=["retriever"], max_iter=50, tol=1e-6)
+    assert model.get_params() == {"components": ["retriever"], "max_iter": 50, "tol": 1e-6}
+    copy = HierarchicalAbility(**model.get_params())
+    assert copy.get_params() == model.get_params()
+    model.fit(frame, systems, items=ITEMS)
+    fresh = clone(model)
+    assert fresh.get_params() == model.get_params() and not hasattr(fresh, "effects_")
+    pd.testing.assert_frame_equal(fresh.fit(frame, systems, items=ITEMS).effects_, model.effects_)
+    assert fresh.set_params(components=["generator"]) is fresh and fresh.components == ["generator"]
+    with pytest.raises(ValueError, match="invalid parameter"):
+        fresh.set_params(retriever="bm25")
 
 
 def test_confounded_components_are_rejected(simulated):
     frame, systems, *_ = simulated
     confounded = systems.assign(index_type=systems.retriever)  # same split as the retriever
-    with pytest.raises(ValueError, match="not identified"):
+    with pytest.raises(ComponentsError, match="not identified"):
         HierarchicalAbility(components=["retriever", "index_type"]).fit(
             frame, confounded, items=(np.ones(600), np.zeros(600), np.zeros(600)))

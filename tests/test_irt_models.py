@@ -6,9 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from exampp.analysis.irt import IRTModel, eap, irf, mle
+from exampp.analysis.irt import IRTModel, clone, eap, irf, mle
 from exampp.analysis.irt import models as irt_models
-from exampp.analysis.irt.models import PAPER_BOUNDS
+from exampp.analysis.irt.models import PAPER_BOUNDS, NothingToEstimate
+from exampp.errors import ExamppError
 
 
 def simulate(n: int, n_items: int, seed: int, g: float = 0.0, missing: float = 0.0):
@@ -158,6 +159,55 @@ def test_bad_input_is_rejected():
         IRTModel().fit([[0, 2], [1, 0]])
     with pytest.raises(ValueError, match="unknown model"):
         IRTModel("4pl").fit([[0, 1], [1, 0]])
+    with pytest.raises(ValueError, match="unknown prior_a 'small'"):
+        IRTModel(prior_a="small").fit([[0, 1], [1, 0]])
+    with pytest.raises(ValueError, match="sdlog > 0"):
+        IRTModel(prior_a=(0.0, 0.0)).fit([[0, 1], [1, 0]])
+    # a matrix where every item is answered alike (grades read at too high a τ, say) is the user's to fix
+    with pytest.raises(NothingToEstimate, match="no item has both right and wrong responses") as error:
+        IRTModel().fit([[0, 1], [0, 1]])
+    assert isinstance(error.value, ExamppError)
+
+
+def test_prior_a_auto_puts_a_prior_on_small_samples_only():
+    X, *_ = simulate(60, 6, seed=12)
+    auto = IRTModel("2pl").fit(X)
+    assert auto.prior_a == "auto" and auto.prior_a_ == (0.0, 0.5)
+    explicit = IRTModel("2pl", prior_a=(0.0, 0.5)).fit(X)
+    np.testing.assert_array_equal(auto.a_, explicit.a_)
+    assert auto.loglik_ == explicit.loglik_
+    plain = IRTModel("2pl", prior_a=None).fit(X)
+    assert plain.prior_a_ is None and plain.loglik_ > auto.loglik_  # ML maximises what MAP trades off
+    # the respondents' summed weight decides, not the number of rows: 41 + 59 = 100 is not small
+    assert IRTModel("2pl").fit(X, sample_weight=np.r_[41.0, np.ones(59)]).prior_a_ is None
+    assert IRTModel("2pl").fit(X, sample_weight=np.r_[40.0, np.ones(59)]).prior_a_ == (0.0, 0.5)
+    # none where no a is free or by JML (which takes no priors); an explicit one applies to 1PL's common a
+    for model in (IRTModel("rasch"), IRTModel("1pl"), IRTModel("2pl", method="jml"),
+                  IRTModel("2pl", method="jml", prior_a=(0.0, 0.5))):
+        assert model.fit(X).prior_a_ is None, model.get_params()
+    assert IRTModel("1pl", prior_a=(0, 1)).fit(X).prior_a_ == (0.0, 1.0)
+
+
+def test_parameters_clone_round_trip():
+    model = IRTModel("3pl", guessing=0.2, n_quadrature=21, prior_a=(0.1, 0.4))
+    params = model.get_params()
+    assert params == {"guessing": 0.2, "max_iter": 500, "method": "mml", "model": "3pl", "n_quadrature": 21,
+                      "prior_a": (0.1, 0.4), "prior_g": (5.0, 17.0), "tol": 1e-6}
+    assert model.get_params(deep=False) == params
+    assert IRTModel(**params).get_params() == params
+    X = simulate(300, 5, seed=13, g=0.2)[0]
+    model.fit(X)
+    fresh = clone(model)
+    assert fresh.get_params() == params and not hasattr(fresh, "a_")
+    fresh.fit(X)
+    np.testing.assert_array_equal(fresh.a_, model.a_)
+    assert fresh.loglik_ == model.loglik_
+    assert fresh.set_params(model="2pl", guessing=None) is fresh
+    assert fresh.get_params() == {**params, "model": "2pl", "guessing": None}
+    with pytest.raises(ValueError, match=r"invalid parameter\(s\) 'modle' for IRTModel"):
+        fresh.set_params(modle="2pl")
+    sklearn = pytest.importorskip("sklearn.base")
+    assert sklearn.clone(model).get_params() == params
 
 
 def test_abilities_eap_and_mle(small):

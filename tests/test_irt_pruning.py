@@ -15,8 +15,8 @@ from exampp.analysis.irt.pruning import (
     prune,
     prune_bank,
 )
-from exampp.analysis.irt.responses import Responses
 from exampp.collection.question_bank import Question, QuestionBank
+from exampp.collection.response_matrix import Responses
 
 
 def sigmoid(x):
@@ -77,7 +77,7 @@ def test_pruning_on_simulated_data_drops_the_lowest_discriminations():
     responses = simulate(500, a[order], b[order], seed=7)
     true_a = dict(zip(responses.items, a[order]))
 
-    result = prune(responses, fraction=0.25, steps=2, make_model=lambda: IRTModel(model="2pl"))
+    result = prune(responses, fraction=0.25, steps=2, estimator=IRTModel(model="2pl"))
     sizes = [len(step.items) for step in result.steps]
     assert sizes == [24, 18, 13]  # 0.25 · 24 = 6, 0.25 · 18 = 4.5 -> 5
     assert [len(step.dropped) for step in result.steps] == [0, 6, 5]
@@ -112,6 +112,16 @@ def test_pruning_on_simulated_data_drops_the_lowest_discriminations():
     table = result.table()
     assert list(table["n_items"]) == sizes
     assert table.loc[1, "dropped_items"].split() == result.steps[1].dropped
+
+
+def test_steps_refit_clones_of_the_fitted_models_estimator():
+    responses = simulate(80, np.linspace(0.3, 2.0, 8), np.linspace(-1, 1, 8), seed=5)
+    fitted = IRTModel("2pl").fit(responses.values)
+    result = prune(responses, fraction=0.25, steps=2, fitted=fitted)
+    assert result.model is not fitted and result.model.get_params() == fitted.get_params()
+    assert result.model.prior_a_ == fitted.prior_a_ == (0.0, 0.5)  # 80 respondents: "auto" chose the prior
+    pd.testing.assert_frame_equal(result.table(), prune(responses, fraction=0.25, steps=2,
+                                                        estimator=IRTModel("2pl")).table())
 
 
 def test_pruning_rejects_bad_settings():

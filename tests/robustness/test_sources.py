@@ -12,14 +12,14 @@ import pytest
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from exampp.analysis.irt.hierarchical import read_systems
-from exampp.analysis.irt.responses import read_responses as read_matrix
 from exampp.collection.corpus import read_passages
 from exampp.collection.leaderboard import read_leaderboard
 from exampp.collection.qrels import read_qrels
 from exampp.collection.question_bank import read_question_bank
 from exampp.collection.reference_grades import read_reference_grades
+from exampp.collection.response_matrix import read_response_matrix
 from exampp.collection.runs import read_run
+from exampp.collection.systems import read_systems
 from exampp.collection.topics import read_topics
 from exampp.config import read_config
 from exampp.segment import read_responses
@@ -52,7 +52,7 @@ READERS = {
     "segment.read_responses": Reader(read_responses, s.responses_text, "stdin.jsonl"),  # run id from the name
     "read_leaderboard": Reader(read_leaderboard, s.leaderboard_text, "board.tsv"),
     "read_systems": Reader(read_systems, s.systems_text, "systems.tsv", same=_frame),
-    "irt.read_responses": Reader(read_matrix, s.matrix_text, "m.csv", stdin=False,
+    "read_response_matrix": Reader(read_response_matrix, s.matrix_text, "m.csv", stdin=False,
                                  same=lambda r: (_frame(r.matrix), r.weights)),
     "read_config": Reader(read_config, s.config_text, "exampp.toml", stdin=False, gzip=False,
                           same=lambda config: config.values),

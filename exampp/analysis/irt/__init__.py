@@ -1,6 +1,7 @@
 """Item response theory for exams: estimators, abilities, hierarchical abilities (see models.py)."""
 from exampp.analysis.irt.abilities import eap, mle
-from exampp.analysis.irt.hierarchical import HierarchicalAbility, read_systems
+from exampp.analysis.irt.base import clone
+from exampp.analysis.irt.hierarchical import HierarchicalAbility
 from exampp.analysis.irt.models import IRTModel, irf, normal_quadrature
 
-__all__ = ["HierarchicalAbility", "IRTModel", "eap", "irf", "mle", "normal_quadrature", "read_systems"]
+__all__ = ["HierarchicalAbility", "IRTModel", "clone", "eap", "irf", "mle", "normal_quadrature"]

@@ -2,9 +2,9 @@
 
     θ_m = μ + Σ_k θ_{k, level_k(m)}
 
-with one effect per level of each component (e.g. retriever, reranker, generator), read from a
-systems-metadata table: a DataFrame with a ``system`` column and one column per component, or a TSV
-file with the header ``system<TAB>component…`` and one line per system.
+with one effect per level of each component (e.g. retriever, reranker, generator), from a
+components table: a DataFrame with a ``system`` column and one column per component
+(:func:`exampp.collection.systems.read_systems` reads one from a TSV file).
 
 Identification: the effects of each component sum to zero over its levels (the last level's effect
 is minus the sum of the others), so μ is the ability of the "average" system and each effect a
@@ -12,52 +12,49 @@ deviation from it; θ's scale is the item parameters' (θ ~ N(0, 1) in the fit t
 
 Estimation: maximum likelihood of the responses with the item parameters fixed, over (μ, free
 effects) by L-BFGS-B with the analytic gradient. The item parameters come from a fitted
-``IRTModel`` or (a, b, g) arrays; without them a 2PL is first fitted by MML to the same matrix
-(two stages, not a joint fit). SEs: inverse observed information of the constrained parameters
+``IRTModel`` or (a, b, g) arrays; without them ``IRTModel("2pl")`` is first fitted to the same
+matrix (two stages, not a joint fit). SEs: inverse observed information of the constrained parameters
 (Σ_j a_j² × the negative second derivative of each response's log-likelihood in θ, mapped through
 the design matrix), mapped back to every level, the derived last level included.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
-from os import PathLike
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 
+from exampp.analysis.irt.base import Estimator
 from exampp.analysis.irt.models import IRTModel, derivatives, log_traces
-from exampp.collection.io import display_name, iter_lines
-from exampp.errors import InputError
+from exampp.errors import ExamppError
 
 Array = NDArray[np.float64]
 
 
-def read_systems(path: str | PathLike[str]) -> pd.DataFrame:
-    """The systems-metadata TSV: header ``system<TAB>component…``, one line per system."""
-    rows: list[list[str]] = []
-    header: list[str] | None = None
-    seen: set[str] = set()
-    name = display_name(path)  # '-' (standard input) is named <stdin>
-    for number, line in iter_lines(path):
-        if not line.strip():
-            continue
-        fields = line.rstrip("\r\n").split("\t")
-        if header is None:
-            if fields[0] != "system" or len(fields) < 2:
-                raise InputError(name, number, "header must be 'system<TAB>component…' with at least one component")
-            header = fields
-            continue
-        if len(fields) != len(header):
-            raise InputError(name, number, f"expected {len(header)} tab-separated fields, got {len(fields)}")
-        if fields[0] in seen:
-            raise InputError(name, number, f"system {fields[0]!r} listed twice")
-        seen.add(fields[0])
-        rows.append(fields)
-    if header is None:
-        raise InputError(name, None, "empty systems file")
-    return pd.DataFrame(rows, columns=header)
+class ComponentsError(ExamppError, ValueError):
+    """The components table does not fit the responses: systems missing, effects not identified."""
+
+
+def _levels(systems: pd.DataFrame, system_ids: list[str], components: Sequence[str] | None) -> pd.DataFrame:
+    """Each system's level of each component: rows ``system_ids``, columns ``components`` (default all)."""
+    if "system" not in systems.columns:
+        raise ComponentsError(f"the components table needs a 'system' column (has: {', '.join(map(repr, systems.columns))})")
+    table = systems.astype(str).set_index("system")
+    twice = sorted(set(table.index[table.index.duplicated()]))
+    if twice:
+        raise ComponentsError(f"system(s) listed twice in the components table: {', '.join(twice[:5])}")
+    missing = [s for s in system_ids if s not in table.index]
+    if missing:
+        raise ComponentsError(f"no components for system(s) {', '.join(missing[:5])}"
+                              + (f" and {len(missing) - 5} more" if len(missing) > 5 else ""))
+    components = list(components) if components is not None else list(table.columns)
+    absent = [c for c in components if c not in table.columns]
+    if absent:
+        raise ComponentsError(f"no component column(s) {', '.join(map(repr, absent))} in the components table "
+                              f"(has: {', '.join(map(repr, table.columns))})")
+    return table.loc[system_ids, components]
 
 
 def _design(levels: pd.DataFrame) -> tuple[Array, Array, list[tuple[str, str]]]:
@@ -83,7 +80,7 @@ def _design(levels: pd.DataFrame) -> tuple[Array, Array, list[tuple[str, str]]]:
     return design, expand, labels
 
 
-class HierarchicalAbility:
+class HierarchicalAbility(Estimator):
     """System abilities as μ + component effects, with the item parameters fixed."""
 
     def __init__(self, components: Sequence[str] | None = None, max_iter: int = 1000, tol: float = 1e-8):
@@ -91,24 +88,18 @@ class HierarchicalAbility:
         self.max_iter = max_iter
         self.tol = tol
 
-    def fit(self, X: pd.DataFrame | ArrayLike, systems: pd.DataFrame | str | PathLike[str],
+    def fit(self, X: pd.DataFrame | ArrayLike, systems: pd.DataFrame,
             items: IRTModel | tuple[ArrayLike, ArrayLike, ArrayLike] | None = None,
             system_ids: Sequence[str] | None = None) -> "HierarchicalAbility":
-        """X: systems × items (0/1/NaN); a DataFrame's index (or ``system_ids``) names the rows."""
-        table = read_systems(systems) if isinstance(systems, (str, PathLike)) else systems
-        where = systems if isinstance(systems, (str, PathLike)) else None
+        """X: systems × items (0/1/NaN); a DataFrame's index (or ``system_ids``) names the rows.
+        ``systems``: the components table (a ``system`` column, one column per component)."""
         if isinstance(X, pd.DataFrame):
             system_ids = [str(s) for s in X.index] if system_ids is None else list(system_ids)
             X = X.to_numpy(dtype=float)
         X = np.asarray(X, dtype=float)
         if system_ids is None:
             raise ValueError("name the systems: pass X as a DataFrame indexed by system, or system_ids")
-        table = table.astype(str).set_index("system")
-        missing = [s for s in system_ids if s not in table.index]
-        if missing:
-            raise InputError(where, None, f"no metadata for system(s) {', '.join(missing[:5])}")
-        components = list(self.components) if self.components is not None else list(table.columns)
-        levels = table.loc[list(system_ids), components]
+        levels = _levels(systems, list(system_ids), self.components)
         if items is None:
             items = IRTModel("2pl").fit(X)
         a, b, g = (items.a_, items.b_, items.g_) if isinstance(items, IRTModel) else items
@@ -122,7 +113,7 @@ class HierarchicalAbility:
 
         design, expand, labels = _design(levels)
         if np.linalg.matrix_rank(design) < design.shape[1]:
-            raise ValueError("component effects are not identified: some levels always occur together")
+            raise ComponentsError("component effects are not identified: some levels always occur together")
 
         def objective(beta: Array) -> tuple[float, Array]:
             z = a * ((design @ beta)[:, None] - b)

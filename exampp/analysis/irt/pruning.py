@@ -4,23 +4,25 @@ Step 0 fits the full exam. Each later step drops the fraction ``r`` of the remai
 items with the lowest discrimination ``a`` (at least one item, never all), together with the items
 that every system answers or every system misses (no estimate: they tell no two systems apart; on
 DL19 they are most of the exam, so counting them in ``r`` would spend the first steps on them alone),
-then refits, starting from the previous fit's parameters of the items kept (``IRTModel.fit(init=)``).
+then refits a clone of the estimator, starting from the previous fit's parameters of the items kept
+(``IRTModel.fit(init=)``).
 Each step records the items kept and dropped and the test information over the fitted
 systems' ability range [min θ, max θ]: its integral (trapezoid rule) and its mean over the range.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from exampp.analysis.irt.base import clone
 from exampp.analysis.irt.information import information_summary, test_information
 from exampp.analysis.irt.models import IRTModel
-from exampp.analysis.irt.responses import Responses
 from exampp.collection.question_bank import QuestionBank
+from exampp.collection.response_matrix import Responses
 
 GRID_POINTS = 201
 
@@ -95,10 +97,10 @@ def n_to_drop(n_items: int, fraction: float) -> int:
     return max(0, min(max(1, math.floor(fraction * n_items + 0.5)), n_items - 1))
 
 
-def _fit(make_model: Callable[[], IRTModel], responses: Responses, previous: IRTModel | None,
+def _fit(estimator: IRTModel, responses: Responses, previous: IRTModel | None,
          previous_items: list[str]) -> IRTModel:
     # Warm start: the kept items' parameters from the previous fit are the starting values.
-    model = make_model()
+    model = clone(estimator)
     X, weights = responses.values, responses.weights
     if previous is None:
         return model.fit(X, sample_weight=weights)
@@ -113,18 +115,20 @@ def prune(
     *,
     fraction: float,
     steps: int,
-    make_model: Callable[[], IRTModel] = IRTModel,
+    estimator: IRTModel | None = None,
     fitted: IRTModel | None = None,
 ) -> Pruning:
-    """Fit ``make_model()`` on the responses, then ``steps`` times drop the least discriminating
-    ``fraction`` of the remaining items and refit (warm-started from the previous fit).
+    """Fit a clone of ``estimator`` on the responses, then ``steps`` times drop the least
+    discriminating ``fraction`` of the remaining items and refit (warm-started from the previous fit).
 
-    ``fitted``: a model already fitted on all of ``responses``, used as step 0 instead of a fit.
+    ``fitted``: a model already fitted on all of ``responses``, used as step 0 instead of a fit;
+    its settings are the estimator's when ``estimator`` is not given (default: ``IRTModel()``).
     """
     if not 0 < fraction < 1:
         raise ValueError(f"prune fraction must be in (0, 1), got {fraction}")
     if steps < 0:
         raise ValueError(f"prune steps must be >= 0, got {steps}")
+    estimator = estimator if estimator is not None else fitted if fitted is not None else IRTModel()
     items = responses.items
     dropped: list[str] = []
     model: IRTModel | None = None
@@ -138,7 +142,7 @@ def prune(
             gone = set(dropped)
             items = [item for item in items if item not in gone]
         model = fitted if step == 0 and fitted is not None else \
-            _fit(make_model, responses.select(items), model, previous_items)
+            _fit(estimator, responses.select(items), model, previous_items)
         previous_items = items
         lo, hi, integral, mean = information_over_range(model.theta_, model.a_, model.b_, model.g_)
         history.append(PruningStep(step, list(items), list(dropped), lo, hi, integral, mean,
