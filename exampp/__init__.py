@@ -45,6 +45,13 @@ _EXPORTS = {
     "exam_qrels": "exampp.scoring", "facet_labels": "exampp.scoring", "leaderboard": "exampp.scoring",
     "per_query_measures": "exampp.scoring", "parse_measures": "exampp.scoring", "MeasureError": "exampp.scoring",
     "evaluate": "exampp.trec_eval", "evaluate_runs": "exampp.trec_eval", "format_trec": "exampp.trec_eval",
+    # item response theory
+    "irt_analysis": "exampp.api.irt", "responses_from_workspace": "exampp.api.irt",
+    "write_irt_outputs": "exampp.api.irt", "IRTResult": "exampp.api.irt", "GradedResponses": "exampp.api.irt",
+    "IRTModel": "exampp.analysis.irt.models", "HierarchicalAbility": "exampp.analysis.irt.hierarchical",
+    "responses_from_grades": "exampp.analysis.irt.responses",
+    "Responses": "exampp.collection.response_matrix", "read_response_matrix": "exampp.collection.response_matrix",
+    "read_systems": "exampp.collection.systems",
     # analysis
     "correlate": "exampp.analysis.correlation", "per_query_correlation": "exampp.analysis.correlation",
     "tau_ap": "exampp.analysis.correlation", "kappa_table": "exampp.analysis.agreement",
