@@ -31,7 +31,7 @@ from exampp.collection.question_bank import QuestionBank
 from exampp.collection.response_matrix import Responses
 from exampp.collection.runs import Run
 from exampp.errors import ExamppError
-from exampp.scoring import DEFAULT_DEPTH
+from exampp.defaults import DEPTH as DEFAULT_DEPTH
 from exampp.workspace import Workspace
 
 

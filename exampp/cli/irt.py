@@ -7,6 +7,7 @@ import json
 
 import click
 
+from exampp.defaults import DEPTH
 from exampp.cli.output import emit, one_stdin
 from exampp.errors import InputError
 
@@ -20,7 +21,7 @@ FILE = click.Path(dir_okay=False, exists=True, allow_dash=True)
 @click.option("--method", help="Grading method id in the store (default: the only one there).")
 @click.option("--tau", type=float, help="Correct when covered at grade >= tau [default: the stored method's: 4 for "
                                         "0-5 self-ratings, 1 for 0/1 grades].")
-@click.option("--depth", "-k", type=click.IntRange(min=1), default=20, show_default=True, help="Top-k passages of each run.")
+@click.option("--depth", "-k", type=click.IntRange(min=1), default=DEPTH, show_default=True, help="Top-k passages of each run.")
 @click.option("--exclude", multiple=True, metavar="SYSTEM", help="Leave this system (run) out, repeatable.")
 @click.option("--responses", "responses_file", type=FILE,
               help="Fit this 0/1 matrix file (CSV/TSV: a row per respondent, a column per item) instead of grades.")
