@@ -7,8 +7,8 @@ import json
 
 import click
 
-from exampp.defaults import DEPTH
 from exampp.cli.output import emit, one_stdin
+from exampp.defaults import DEPTH
 from exampp.errors import InputError
 
 FILE = click.Path(dir_okay=False, exists=True, allow_dash=True)
