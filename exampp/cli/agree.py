@@ -30,7 +30,7 @@ def agree(exam, official, rel_level, fmt, output) -> None:
       exampp agree --exam qrels/exam.qrels --official qrels/official.qrels --rel-level 2 --format json
     """
     from exampp.analysis.agreement import graded_confusion, kappa_table, overlap
-    from exampp.collection.qrels import read_qrels
+    from exampp.collection.qrels import as_label, read_qrels
 
     one_stdin(exam, official)
     exam_labels, official_labels = read_qrels(exam), read_qrels(official)
@@ -47,7 +47,7 @@ def agree(exam, official, rel_level, fmt, output) -> None:
             "exam": exam, "official": official, "rel_level": rel_level,
             "n_pairs": pairs.common, "only_in_exam": pairs.only_exam, "only_in_official": pairs.only_official,
             "thresholds": json.loads(render(kappas, "json")),
-            "graded": [{"exam": int(e), "official": int(o), "count": int(graded.at[e, o])}
+            "graded": [{"exam": as_label(e), "official": as_label(o), "count": int(graded.at[e, o])}
                        for e in graded.index for o in graded.columns],
         }
         write_output(json.dumps(report, indent=2) + "\n", output)
