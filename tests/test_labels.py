@@ -45,6 +45,7 @@ def test_a_written_float_reads_back_as_the_same_float(tmp_path):
     ("-inf", "relevance '-inf' is not a finite number"),
     ("1e5", "relevance '1e5' is out of range (-10000 to 10000)"),
     ("10000.5", "relevance '10000.5' is out of range (-10000 to 10000)"),
+    ("1" + "0" * 400, "relevance '" + "1" + "0" * 39 + "' is out of range (-10000 to 10000)"),
     ("2,5", "relevance '2,5' is not a number"),
 ])
 def test_labels_that_are_no_grade_are_refused(write, label, message):

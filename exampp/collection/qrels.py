@@ -31,7 +31,7 @@ def as_label(value: float) -> Label:
 
 def label_problem(value: float) -> str | None:
     """Why ``value`` cannot be a label (not finite, or beyond any judging scale), or None."""
-    if not math.isfinite(value):
+    if not isinstance(value, int) and not math.isfinite(value):  # an int of any size is finite
         return "is not a finite number"
     if abs(value) > MAX_GRADE:
         return f"is out of range (-{MAX_GRADE} to {MAX_GRADE})"
