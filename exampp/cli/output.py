@@ -67,9 +67,6 @@ strict_option = click.option(
 )
 
 
-def check_judged(runs, judged, source, strict: bool) -> None:
-    """Warn on stderr (or fail, with ``strict``) about run queries ``source`` does not cover."""
-    from exampp.collection.runs import check_judged as check
-
-    for warning in check(runs, judged, source, strict):
-        click.echo(warning, err=True)
+def warn(line: str) -> None:
+    """The jobs' warnings (:data:`exampp.api.Warn`), printed on stderr as they come."""
+    click.echo(line, err=True)
