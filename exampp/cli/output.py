@@ -9,9 +9,17 @@ import click
 import pandas as pd
 
 FORMATS = ("text", "tsv", "json")
-format_option = click.option(
-    "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format."
-)
+
+
+def format_option_of(*formats: str, help: str = "Output format."):
+    """The ``--format`` option (parameter ``fmt``, default the first format) of a command that
+    cannot honour all of :data:`FORMATS`."""
+    return click.option("--format", "fmt", type=click.Choice(formats), default=formats[0], show_default=True,
+                        help=help)
+
+
+format_option = format_option_of(*FORMATS)
+"""``--format text|tsv|json``: every command that prints tables takes it."""
 
 
 def json_value(value: Any) -> Any:
