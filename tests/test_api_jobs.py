@@ -21,6 +21,7 @@ from exampp.collection.qrels import read_qrels
 from exampp.collection.runs import from_scores
 from exampp.errors import ExamppError, InputError
 from exampp.grades import Method
+from exampp.scoring import MeasureError
 from test_agreement import EXAM, OFFICIAL
 from test_cli_scores import GRADES, QA, QA_GRADES, RATED, tiny_workspace
 from test_correlation import _collection
@@ -158,6 +159,10 @@ def test_correlate_leaderboards_errors(write):
         correlate_leaderboards(two, QrelsMeasure(official, "P@2"))
     with pytest.raises(CorrelationError, match="per-query correlation needs two leaderboards computed from qrels"):
         correlate_leaderboards(two, QrelsMeasure(official, "P@2"), runs=runs, per_query=True)
+    with pytest.raises(CorrelationError, match=r"^leaderboard A: 'P.5,10' names 2 measures \(P@5, P@10\); give one$"):
+        correlate_leaderboards(QrelsMeasure(official, "P.5,10"), two, runs=runs)
+    with pytest.raises(MeasureError, match="unknown measure 'ndcg@10'; did you mean nDCG@10?"):
+        correlate_leaderboards(two, QrelsMeasure("missing.qrels", "ndcg@10"), runs=runs)  # before reading
 
 
 # --- label_agreement ---------------------------------------------------------------------------

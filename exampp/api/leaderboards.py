@@ -135,9 +135,18 @@ def short_list(names: list[str], limit: int = 10) -> str:
 
 
 def _check_sources(a: LeaderboardSource, b: LeaderboardSource, runs: RunsSource | None, per_query: bool) -> None:
+    """What can be told before anything is read: a computed leaderboard has runs and one measure."""
+    from exampp.scoring import parse_measures
+
     for name, source in (("A", a), ("B", b)):
-        if isinstance(source, QrelsMeasure) and runs is None:
+        if not isinstance(source, QrelsMeasure):
+            continue
+        if runs is None:
             raise CorrelationError(f"leaderboard {name} ({source.label}) is computed over runs: give runs")
+        columns = [column for column, _ in parse_measures([source.measure])]  # MeasureError: unknown name
+        if len(columns) != 1:
+            raise CorrelationError(f"leaderboard {name}: {source.measure!r} names {len(columns)} measures "
+                                   f"({', '.join(columns)}); give one")
     if per_query and not (isinstance(a, QrelsMeasure) and isinstance(b, QrelsMeasure)):
         raise CorrelationError("per-query correlation needs two leaderboards computed from qrels")
 
