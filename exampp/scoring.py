@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from exampp.collection.qrels import Qrels
+from exampp.collection.qrels import Qrels, as_label
 from exampp.collection.runs import Ranked, Restart, Run, check_unique_name
 from exampp.errors import ExamppError
 
@@ -49,10 +49,6 @@ def _check_grades(grades: pd.DataFrame) -> None:
 
 # --- EXAM labels and EXAM-Qrels -------------------------------------------------------------
 
-def _as_label(value: float) -> int | float:
-    return int(value) if float(value).is_integer() else float(value)
-
-
 def exam_labels(grades: pd.DataFrame, questions: Mapping[str, Collection[str]] | None = None) -> Qrels:
     """EXAM-Label(p) = max over the query's questions of grade(p, question).
 
@@ -63,7 +59,7 @@ def exam_labels(grades: pd.DataFrame, questions: Mapping[str, Collection[str]] |
     best = frame.groupby(["query_id", "passage_id"], sort=True)["grade"].max()
     labels: Qrels = defaultdict(dict)
     for (qid, pid), grade in best.items():
-        labels[qid][pid] = _as_label(grade)
+        labels[qid][pid] = as_label(grade)
     return dict(labels)
 
 
@@ -82,7 +78,7 @@ def facet_labels(grades: pd.DataFrame, facet_of: Mapping[str, str | None]) -> Qr
     best = frame.groupby(["query_id", "facet", "passage_id"], sort=True)["grade"].max()
     labels: Qrels = defaultdict(dict)
     for (qid, facet, pid), grade in best.items():
-        labels[f"{qid}/{facet}"][pid] = _as_label(grade)
+        labels[f"{qid}/{facet}"][pid] = as_label(grade)
     return dict(labels)
 
 

@@ -16,17 +16,34 @@ GRADES = [("q1", "p1", "u1", 5), ("q1", "p1", "u2", 0), ("q1", "p2", "u1", 1), (
           ("q2", "p3", "v1", 4)]
 
 
-@pytest.fixture
-def ws(tmp_path, write):
-    write("runs/a.run", "q1 Q0 p1 1 2 A\nq1 Q0 p2 2 1 A\nq2 Q0 p3 1 1 A\n")
-    write("runs/b.run", "q1 Q0 p2 1 1 B\nq3 Q0 p9 1 1 B\n")  # q3: in no exam, no qrels
-    write("qrels/official.qrels", "q1 0 p1 1\nq1 0 p2 0\nq2 0 p3 1\n")
+def tiny_workspace(root, method: str, grades):
+    """Runs A and B, official qrels and a store of ``grades`` by ``method`` under ``root``."""
+    for name, text in [("runs/a.run", "q1 Q0 p1 1 2 A\nq1 Q0 p2 2 1 A\nq2 Q0 p3 1 1 A\n"),
+                       ("runs/b.run", "q1 Q0 p2 1 1 B\nq3 Q0 p9 1 1 B\n"),  # q3: in no exam, no qrels
+                       ("qrels/official.qrels", "q1 0 p1 1\nq1 0 p2 0\nq2 0 p3 1\n")]:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
     texts = {"q1": {"p1": "one", "p2": "two"}, "q2": {"p3": "three"}}
-    with GradeStore(tmp_path / "grades.sqlite") as store:
+    with GradeStore(root / "grades.sqlite") as store:
         passage_hash = {q: store.register_passages(q, t) for q, t in texts.items()}
         question_hash = store.register_questions([("q1", "u1", "U1?"), ("q1", "u2", "U2?"), ("q2", "v1", "V1?")])
-        store.put_many((Grade(q, p, u, g, RATED), passage_hash[q][p], question_hash[q, u]) for q, p, u, g in GRADES)
-    return tmp_path
+        store.put_many((Grade(q, p, u, g, method), passage_hash[q][p], question_hash[q, u]) for q, p, u, g in grades)
+    return root
+
+
+@pytest.fixture
+def ws(tmp_path):
+    return tiny_workspace(tmp_path, RATED, GRADES)
+
+
+QA = Method("qa", "m", "qa@v1+string@v1").method_id
+# 0/1 correctness: p1 answers u1, p2 answers u2, p3 answers nothing.
+QA_GRADES = [("q1", "p1", "u1", 1), ("q1", "p1", "u2", 0), ("q1", "p2", "u2", 1), ("q2", "p3", "v1", 0)]
+
+
+@pytest.fixture
+def qa_ws(tmp_path_factory):
+    return tiny_workspace(tmp_path_factory.mktemp("qa"), QA, QA_GRADES)
 
 
 def run(*args):
@@ -44,6 +61,18 @@ def test_cover_leaderboard_by_hand(ws):
     strict = run("cover", "-w", str(ws), "--tau", "3", "--strict")
     assert strict.exit_code == 1
     assert strict.stderr.strip().endswith("b.run:2: query 'q3' is not in the exam (question bank)")
+
+
+def test_cover_tau_defaults_to_the_stored_methods_scale(ws, qa_ws):
+    # self-ratings: tau 4. A: q1 u1 (p1: 5), not u2 (p2: 3) -> 1/2; q2 v1 (p3: 4) -> 1/1; mean 3/4.
+    # B: q1 p2 rates u1 1, u2 3 -> 0; q2 nothing -> 0.
+    rows = {r["run"]: r["mean"] for r in json.loads(run("cover", "-w", str(ws), "--format", "json").stdout)}
+    assert rows == {"A": 0.75, "B": 0.0}
+    # at tau 1 B covers u1 and u2 of q1 (p2 rates them 1 and 3): (2/2 + 0) / 2
+    assert json.loads(run("cover", "-w", str(ws), "--tau", "1", "--format", "json").stdout)[-1]["mean"] == 0.5
+    # 0/1 grades: tau 1. A: q1 u1 (p1), u2 (p2) -> 2/2, q2 -> 0: 1/2; B: q1 u2 (p2) -> 1/2, q2 -> 0: 1/4.
+    rows = {r["run"]: r["mean"] for r in json.loads(run("cover", "-w", str(qa_ws), "--format", "json").stdout)}
+    assert rows == {"A": 0.5, "B": 0.25}
 
 
 def test_cover_per_query_tsv(ws):

@@ -107,7 +107,7 @@ def test_qrels_round_trip_and_errors(tmp_path, write):
 
     for text, line, message in [
         ("q1 0 a 1\nq1 0 b\n", 2, "expected 4 columns"),
-        ("q1 0 a 1\nq1 0 b yes\n", 2, "relevance 'yes' is not an integer"),
+        ("q1 0 a 1\nq1 0 b yes\n", 2, "relevance 'yes' is not a number"),
         ("q1 0 a 1\nq1 0 a 0\n", 2, "duplicate docid 'a' in query 'q1'"),
     ]:
         path = write("bad.qrels", text)

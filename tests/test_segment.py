@@ -9,7 +9,8 @@ import pytest
 
 from exampp.collection.runs import trec_order
 from exampp.errors import InputError
-from exampp.segment import Response, read_responses, segment_id, segment_responses, segment_text
+from exampp.collection.rag_responses import Response, read_responses
+from exampp.segment import segment_id, segment_responses, segment_text
 
 
 def words(prefix: str, n: int) -> str:

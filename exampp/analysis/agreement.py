@@ -14,7 +14,9 @@ from typing import NamedTuple
 
 import pandas as pd
 
-Labels = Mapping[str, Mapping[str, int]]
+from exampp.collection.qrels import Label
+
+Labels = Mapping[str, Mapping[str, Label]]
 """qrels-like ``{query_id: {docid: grade}}``."""
 
 
@@ -43,7 +45,7 @@ def cohen_kappa(table: Confusion) -> float:
     return (observed - expected) / (1 - expected)
 
 
-def judged_pairs(exam: Labels, official: Labels) -> list[tuple[int, int]]:
+def judged_pairs(exam: Labels, official: Labels) -> list[tuple[Label, Label]]:
     """``(exam grade, official grade)`` of every (query, docid) judged in both."""
     return [
         (grade, official[qid][docid])
@@ -58,7 +60,7 @@ def _count(labels: Labels) -> int:
     return sum(len(docs) for docs in labels.values())
 
 
-def confusion(pairs: Iterable[tuple[int, int]], threshold: int, rel_level: int = 1) -> Confusion:
+def confusion(pairs: Iterable[tuple[Label, Label]], threshold: float, rel_level: float = 1) -> Confusion:
     """2×2 counts of EXAM ``grade >= threshold`` against official ``grade >= rel_level``."""
     tp = fp = fn = tn = 0
     for exam_grade, official_grade in pairs:
@@ -71,16 +73,16 @@ def confusion(pairs: Iterable[tuple[int, int]], threshold: int, rel_level: int =
 
 
 def kappa_table(
-    exam: Labels, official: Labels, *, rel_level: int = 1, thresholds: Iterable[int] | None = None
+    exam: Labels, official: Labels, *, rel_level: float = 1, thresholds: Iterable[float] | None = None
 ) -> pd.DataFrame:
-    """κ and the 2×2 counts for each threshold τ (default 1 .. the highest EXAM grade).
+    """κ and the 2×2 counts for each threshold τ (default 1 .. the highest EXAM grade, rounded up).
 
     Index ``tau``; columns ``kappa, tp, fp, fn, tn, n``.
     """
     pairs = judged_pairs(exam, official)
     if thresholds is None:
         top = max((grade for grade, _ in pairs), default=0)
-        thresholds = range(1, max(top, 1) + 1)
+        thresholds = range(1, max(math.ceil(top), 1) + 1)
     rows = {}
     for tau in thresholds:
         table = confusion(pairs, tau, rel_level)

@@ -1,18 +1,22 @@
 """Workspace services shared by the jobs: the grades of one stored method, the exam of each query,
-the τ a method's grades are read at.
+the τ a method's grades are read at, the runs.
 
 Errors are :class:`~exampp.errors.ExamppError` (the command line prints them as one line).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import pandas as pd
 
 from exampp.collection.io import PathLike
+from exampp.collection.runs import Run
 from exampp.errors import ExamppError
 from exampp.workspace import Workspace
+
+RunsSource = PathLike | Iterable[PathLike] | Mapping[str, Run]
+"""Runs as the jobs take them: run files or folders (``-``: standard input), or runs already read."""
 
 
 class WorkspaceError(ExamppError):
@@ -79,3 +83,24 @@ def question_facets(workspace: Workspace | PathLike, bank: PathLike | None = Non
 
     ws = as_workspace(workspace)
     return {q.question_id: q.facet_id for q in read_question_bank(bank if bank is not None else ws.question_bank)}
+
+
+def exam_questions(workspace: Workspace | PathLike, grades: StoredGrades,
+                   bank: PathLike | None = None) -> dict[str, list[str]]:
+    """The exam: question ids per query from ``bank`` or the workspace's bank, else the questions
+    ``grades`` hold."""
+    from exampp.scoring import questions_by_query
+
+    return workspace_exam(workspace, bank) or questions_by_query(grades.grades)
+
+
+def read_runs_source(runs: RunsSource) -> dict[str, Run]:
+    """Runs keyed by name: read when given as paths, as they are when already read."""
+    from exampp.collection.runs import read_runs
+
+    return dict(runs) if isinstance(runs, Mapping) else read_runs(runs)
+
+
+def workspace_runs(workspace: Workspace | PathLike, runs: RunsSource | None = None) -> dict[str, Run]:
+    """``runs`` keyed by name; None: the workspace's runs/ folder."""
+    return read_runs_source(runs if runs is not None else as_workspace(workspace).runs)

@@ -3,10 +3,14 @@ from __future__ import annotations
 
 import json
 import math
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from exampp.cli.output import format_option, one_stdin, output_option, render, write_output
+
+if TYPE_CHECKING:
+    from exampp.api.agreement import LabelAgreement
 
 FILE = click.Path(dir_okay=False, exists=True, allow_dash=True)
 
@@ -29,35 +33,39 @@ def agree(exam, official, rel_level, fmt, output) -> None:
       exampp agree --exam qrels/exam.qrels --official qrels/official.qrels
       exampp agree --exam qrels/exam.qrels --official qrels/official.qrels --rel-level 2 --format json
     """
-    from exampp.analysis.agreement import graded_confusion, kappa_table, overlap
-    from exampp.collection.qrels import read_qrels
+    from exampp.api.agreement import label_agreement
 
     one_stdin(exam, official)
-    exam_labels, official_labels = read_qrels(exam), read_qrels(official)
-    pairs = overlap(exam_labels, official_labels)
-    if pairs.common == 0:
-        raise click.ClickException(f"no (query, docid) pair is judged in both {exam} and {official}")
-    kappas = kappa_table(exam_labels, official_labels, rel_level=rel_level).reset_index()
-    graded = graded_confusion(exam_labels, official_labels)
-
+    result = label_agreement(exam, official, rel_level=rel_level)
     if fmt == "tsv":
-        write_output(render(kappas, "tsv") + "\n", output)
+        write_output(render(result.kappas.reset_index(), "tsv") + "\n", output)
     elif fmt == "json":
-        report = {
-            "exam": exam, "official": official, "rel_level": rel_level,
-            "n_pairs": pairs.common, "only_in_exam": pairs.only_exam, "only_in_official": pairs.only_official,
-            "thresholds": json.loads(render(kappas, "json")),
-            "graded": [{"exam": int(e), "official": int(o), "count": int(graded.at[e, o])}
-                       for e in graded.index for o in graded.columns],
-        }
-        write_output(json.dumps(report, indent=2) + "\n", output)
+        write_output(json.dumps(_json(result, exam, official), indent=2) + "\n", output)
     else:
-        lines = [f"{pairs.common} passages judged in both (not compared: {pairs.only_exam} only in EXAM, "
-                 f"{pairs.only_official} only in official)",
-                 f"EXAM relevant: grade >= tau; official relevant: grade >= {rel_level}",
-                 "",
-                 kappas.to_string(index=False, formatters={"kappa": lambda v: "-" if math.isnan(v) else f"{v:.4f}"}),
-                 "",
-                 "EXAM grade (rows) x official grade (columns):",
-                 graded.to_string()]
-        write_output("\n".join(lines) + "\n", output)
+        write_output("\n".join(_text(result)) + "\n", output)
+
+
+def _json(result: LabelAgreement, exam: str, official: str) -> dict[str, Any]:
+    from exampp.collection.qrels import as_label
+
+    graded, pairs = result.graded, result.pairs
+    return {
+        "exam": exam, "official": official, "rel_level": result.rel_level,
+        "n_pairs": pairs.common, "only_in_exam": pairs.only_exam, "only_in_official": pairs.only_official,
+        "thresholds": json.loads(render(result.kappas.reset_index(), "json")),
+        "graded": [{"exam": as_label(e), "official": as_label(o), "count": int(graded.at[e, o])}
+                   for e in graded.index for o in graded.columns],
+    }
+
+
+def _text(result: LabelAgreement) -> list[str]:
+    pairs = result.pairs
+    return [f"{pairs.common} passages judged in both (not compared: {pairs.only_exam} only in EXAM, "
+            f"{pairs.only_official} only in official)",
+            f"EXAM relevant: grade >= tau; official relevant: grade >= {result.rel_level}",
+            "",
+            result.kappas.reset_index().to_string(
+                index=False, formatters={"kappa": lambda v: "-" if math.isnan(v) else f"{v:.4f}"}),
+            "",
+            "EXAM grade (rows) x official grade (columns):",
+            result.graded.to_string()]

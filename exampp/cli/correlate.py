@@ -1,25 +1,26 @@
 """`exampp correlate`: rank correlation of two leaderboards (A is the reference for tau_ap)."""
 from __future__ import annotations
 
-import functools
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import pandas as pd
 
 from exampp.cli.measures import check_one_measure
 from exampp.cli.output import (
-    check_judged,
     format_option,
     json_value,
     one_stdin,
     output_option,
     render,
     strict_option,
+    warn,
     write_output,
 )
+
+if TYPE_CHECKING:
+    from exampp.api.leaderboards import LeaderboardCorrelation, LeaderboardSource
 
 FILE = click.Path(dir_okay=False, exists=True, allow_dash=True)
 
@@ -45,69 +46,30 @@ def _side_options(side: str):
     return decorate
 
 
-class _Source:
-    """One side's leaderboard, read from a file or computed from qrels over the runs."""
+def _source(side: str, params: dict[str, Any], runs_dir: str | None) -> LeaderboardSource:
+    """Side ``a`` or ``b``'s leaderboard from its flags: a file, or qrels + a measure over --runs."""
+    from exampp.api.leaderboards import LeaderboardFile, QrelsMeasure
 
-    def __init__(self, side: str, params: dict[str, Any], runs_dir: str | None, depth: int | None, strict: bool):
-        self.side = side.upper()
-        self.file, self.ranks, self.column = (params[f"{side}_{k}"] for k in ("file", "ranks", "column"))
-        self.qrels, self.measure = params[f"{side}_qrels"], params[f"{side}_measure"]
-        self.runs_dir, self.depth, self.strict = runs_dir, depth, strict
-        self._qrels = None
-        flag = f"--{side}"
-        if (self.file is None) == (self.qrels is None):
-            raise click.UsageError(f"give exactly one of {flag} FILE or {flag}-qrels QRELS")
-        if self.file is not None and self.measure:
+    file, ranks, column, qrels, measure = (params[f"{side}_{key}"]
+                                           for key in ("file", "ranks", "column", "qrels", "measure"))
+    flag = f"--{side}"
+    if (file is None) == (qrels is None):
+        raise click.UsageError(f"give exactly one of {flag} FILE or {flag}-qrels QRELS")
+    if file is not None:
+        if measure:
             raise click.UsageError(f"{flag}-measure goes with {flag}-qrels, not with a leaderboard file")
-        if self.qrels is not None:
-            if self.ranks or self.column:
-                raise click.UsageError(f"{flag}-ranks and {flag}-column go with a leaderboard file {flag}")
-            if not self.measure:
-                raise click.UsageError(f"{flag}-qrels needs {flag}-measure")
-            if runs_dir is None:
-                raise click.UsageError(f"{flag}-qrels needs --runs DIR")
-
-    @property
-    def label(self) -> str:
-        if self.file is not None:
-            return self.file + (f" [{self.column}]" if self.column else "") + (" (ranks)" if self.ranks else "")
-        return f"{self.measure} on {self.qrels}"
-
-    def board(self, runs) -> dict[str, float]:
-        if self.file is not None:
-            from exampp.collection.leaderboard import read_leaderboard
-
-            return read_leaderboard(self.file, column=self.column, ranks=self.ranks)
-        from exampp.scoring import leaderboard
-
-        return leaderboard(runs(), self._judgments(runs), [self.measure], self.depth)[self.measure].to_dict()
-
-    def _judgments(self, runs):
-        """The qrels, read and checked against the runs once (both board and per_query use them)."""
-        if self._qrels is None:
-            from exampp.collection.qrels import read_qrels
-
-            self._qrels = read_qrels(self.qrels)
-            check_judged(runs(), self._qrels, self.qrels, self.strict)
-        return self._qrels
-
-    def per_query(self, runs) -> pd.DataFrame:
-        """System x query table of the measure."""
-        from exampp.scoring import per_query_measures
-
-        values = per_query_measures(runs(), self._judgments(runs), [self.measure], self.depth)
-        return values.pivot(index="run", columns="query_id", values="value")
+        return LeaderboardFile(file, column, ranks)
+    if ranks or column:
+        raise click.UsageError(f"{flag}-ranks and {flag}-column go with a leaderboard file {flag}")
+    if not measure:
+        raise click.UsageError(f"{flag}-qrels needs {flag}-measure")
+    if runs_dir is None:
+        raise click.UsageError(f"{flag}-qrels needs --runs DIR")
+    return QrelsMeasure(qrels, measure)
 
 
 def _number(spec: str):
     return lambda v: "-" if math.isnan(v) else spec.format(v)
-
-
-def _short(names: list[str], limit: int = 10) -> str:
-    if not names:
-        return "(none)"
-    more = f" ... ({len(names) - limit} more)" if len(names) > limit else ""
-    return ", ".join(names[:limit]) + more
 
 
 @click.command()
@@ -139,77 +101,73 @@ def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, str
       exampp correlate --a official.tsv --b cover.tsv --b-column mean --format json
       exampp correlate --a official-ranks.txt --a-ranks --b exam.json --exclude bm25_baseline
     """
-    from exampp.analysis.correlation import correlate as correlate_boards
-    from exampp.analysis.correlation import per_query_correlation, side_by_side
+    from exampp.api.leaderboards import QrelsMeasure, UnknownExcluded, correlate_leaderboards
 
     one_stdin(sides["a_file"], sides["b_file"], sides["a_qrels"], sides["b_qrels"], runs_dir)
-    a, b = (_Source(side, sides, runs_dir, depth, strict) for side in ("a", "b"))
-    if per_query and (a.qrels is None or b.qrels is None):
+    a, b = (_source(side, sides, runs_dir) for side in ("a", "b"))
+    if per_query and not (isinstance(a, QrelsMeasure) and isinstance(b, QrelsMeasure)):
         raise click.UsageError("--per-query needs --a-qrels and --b-qrels: per-query scores come from qrels")
-    from exampp.collection.runs import read_runs
-
-    runs = functools.cache(lambda: read_runs(runs_dir))  # read once, only if a side computes from qrels
     rounding = None if no_round else decimals
-    board_a, board_b = a.board(runs), b.board(runs)
     try:
-        result = correlate_boards(board_a, board_b, exclude=exclude, decimals=rounding)
-    except ValueError as exc:  # an --exclude name in neither leaderboard
+        report = correlate_leaderboards(a, b, runs=runs_dir, depth=depth, exclude=exclude, decimals=rounding,
+                                        per_query=per_query, strict=strict, warn=warn)
+    except UnknownExcluded as exc:
         raise click.UsageError(str(exc)) from None
-    if result.n_systems < 2:
-        raise click.ClickException(
-            f"{result.n_systems} run(s) in common, need at least 2; only in A: {_short(result.only_in_first)}; "
-            f"only in B: {_short(result.only_in_second)}"
-        )
-    table = pd.DataFrame(
-        [(name, getattr(result, name), getattr(result, f"{name}_p", math.nan))
-         for name in ("spearman", "kendall", "pearson", "tau_ap")],
-        columns=["measure", "value", "p_value"],
-    )
-    shown = side_by_side(board_a, board_b, names=("A", "B"), exclude=exclude, decimals=rounding) if show else None
-    queries = per_query_correlation(a.per_query(runs), b.per_query(runs), exclude=exclude, decimals=rounding) \
-        if per_query else None
+    _print(report, show, fmt, output)
 
+
+def _print(report: LeaderboardCorrelation, show: bool, fmt: str, output: str | None) -> None:
     if fmt == "json":
-        report: dict[str, Any] = {
-            "a": a.label, "b": b.label, "tau_ap_reference": "a",
-            **{k: json_value(v) for k, v in result.as_dict().items() if not k.startswith("only_in_")},
-            "only_in_a": result.only_in_first, "only_in_b": result.only_in_second,
-            "decimals": rounding,
-        }
-        if shown is not None:
-            report["leaderboards"] = json.loads(render(shown.reset_index(), "json"))
-        if queries is not None:
-            report["per_query"] = json.loads(render(queries.per_query.reset_index(), "json"))
-            report["per_query_summary"] = {
-                stat: {k: json_value(float(v)) for k, v in row.items()} for stat, row in queries.summary.iterrows()
-            }
-            report["queries_only_in_a"], report["queries_only_in_b"] = queries.only_in_first, queries.only_in_second
-        write_output(json.dumps(report, indent=2) + "\n", output)
-        return
-    if fmt == "tsv":
-        write_output(render(table, "tsv") + "\n", output)
-        return
-    lines: list[str] = []
-    lines.append(f"A: {a.label}")
-    lines.append(f"B: {b.label}")
-    lines.append(f"{result.n_systems} runs in both; tau_ap takes A as the reference"
-                 + ("" if rounding is None else f"; scores rounded to {rounding} decimals"))
-    lines.append("")
-    lines.append(table.to_string(index=False, na_rep="-", formatters={"value": _number("{:.4f}"), "p_value": _number("{:.3g}")}))
-    lines.append("")
-    lines.append(f"only in A: {_short(result.only_in_first)}")
-    lines.append(f"only in B: {_short(result.only_in_second)}")
-    if result.excluded:
-        lines.append(f"excluded:  {_short(result.excluded)}")
-    if shown is not None:
-        lines.append("")
-        lines.append(render(shown.reset_index(), "text"))
+        write_output(json.dumps(_json(report, show), indent=2) + "\n", output)
+    elif fmt == "tsv":
+        write_output(render(report.table(), "tsv") + "\n", output)
+    else:
+        write_output("\n".join(_text(report, show)) + "\n", output)
+
+
+def _json(report: LeaderboardCorrelation, show: bool) -> dict[str, Any]:
+    result, queries = report.correlation, report.per_query
+    out: dict[str, Any] = {
+        "a": report.a.label, "b": report.b.label, "tau_ap_reference": "a",
+        **{k: json_value(v) for k, v in result.as_dict().items() if not k.startswith("only_in_")},
+        "only_in_a": result.only_in_first, "only_in_b": result.only_in_second,
+        "decimals": report.decimals,
+    }
+    if show:
+        out["leaderboards"] = json.loads(render(report.side_by_side().reset_index(), "json"))
     if queries is not None:
-        lines.append("")
-        lines.append(render(queries.per_query.reset_index(), "text"))
-        lines.append("")
-        lines.append(render(queries.summary.rename_axis("statistic").reset_index(), "text"))
+        out["per_query"] = json.loads(render(queries.per_query.reset_index(), "json"))
+        out["per_query_summary"] = {
+            stat: {k: json_value(float(v)) for k, v in row.items()} for stat, row in queries.summary.iterrows()
+        }
+        out["queries_only_in_a"], out["queries_only_in_b"] = queries.only_in_first, queries.only_in_second
+    return out
+
+
+def _text(report: LeaderboardCorrelation, show: bool) -> list[str]:
+    from exampp.api.leaderboards import short_list
+
+    result, rounding, queries = report.correlation, report.decimals, report.per_query
+    lines = [
+        f"A: {report.a.label}",
+        f"B: {report.b.label}",
+        f"{result.n_systems} runs in both; tau_ap takes A as the reference"
+        + ("" if rounding is None else f"; scores rounded to {rounding} decimals"),
+        "",
+        report.table().to_string(index=False, na_rep="-",
+                                 formatters={"value": _number("{:.4f}"), "p_value": _number("{:.3g}")}),
+        "",
+        f"only in A: {short_list(result.only_in_first)}",
+        f"only in B: {short_list(result.only_in_second)}",
+    ]
+    if result.excluded:
+        lines.append(f"excluded:  {short_list(result.excluded)}")
+    if show:
+        lines += ["", render(report.side_by_side().reset_index(), "text")]
+    if queries is not None:
+        lines += ["", render(queries.per_query.reset_index(), "text"),
+                  "", render(queries.summary.rename_axis("statistic").reset_index(), "text")]
         for side, missing in (("A", queries.only_in_first), ("B", queries.only_in_second)):
             if missing:
-                lines.append(f"queries only in {side}: {_short(missing)}")
-    write_output("\n".join(lines) + "\n", output)
+                lines.append(f"queries only in {side}: {short_list(missing)}")
+    return lines

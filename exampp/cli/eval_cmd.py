@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from exampp.cli.output import one_stdin, output_option, write_output
+from exampp.cli.output import format_option_of, one_stdin, output_option, write_output
 from exampp.collection.qrels import read_qrels
 from exampp.collection.runs import RunFile, run_paths
 from exampp.trec_eval import Score, evaluate_runs, format_json, format_trec, format_tsv, select
@@ -20,8 +20,8 @@ from exampp.trec_eval import Score, evaluate_runs, format_json, format_trec, for
 @click.option("-m", "measures", multiple=True, metavar="MEASURE",
               help="trec_eval measure (map, P.5,10, ndcg_cut.20), nickname (official, all_trec, set) "
                    "or ir_measures name (nDCG@20, 'P(rel=2)@10', AP, RR). Repeatable; default official.")
-@click.option("--format", "fmt", type=click.Choice(["trec", "json", "tsv"]), default="trec", show_default=True,
-              help="trec: trec_eval's text, one block per run; json/tsv: rows of run, measure, query, value.")
+@format_option_of("trec", "json", "tsv",
+                  help="trec: trec_eval's text, one block per run; json/tsv: rows of run, measure, query, value.")
 @output_option
 @click.argument("qrels", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(allow_dash=True))

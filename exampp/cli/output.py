@@ -9,9 +9,17 @@ import click
 import pandas as pd
 
 FORMATS = ("text", "tsv", "json")
-format_option = click.option(
-    "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format."
-)
+
+
+def format_option_of(*formats: str, help: str = "Output format."):
+    """The ``--format`` option (parameter ``fmt``, default the first format) of a command that
+    cannot honour all of :data:`FORMATS`."""
+    return click.option("--format", "fmt", type=click.Choice(formats), default=formats[0], show_default=True,
+                        help=help)
+
+
+format_option = format_option_of(*FORMATS)
+"""``--format text|tsv|json``: every command that prints tables takes it."""
 
 
 def json_value(value: Any) -> Any:
@@ -67,9 +75,6 @@ strict_option = click.option(
 )
 
 
-def check_judged(runs, judged, source, strict: bool) -> None:
-    """Warn on stderr (or fail, with ``strict``) about run queries ``source`` does not cover."""
-    from exampp.collection.runs import check_judged as check
-
-    for warning in check(runs, judged, source, strict):
-        click.echo(warning, err=True)
+def warn(line: str) -> None:
+    """The jobs' warnings (:data:`exampp.api.Warn`), printed on stderr as they come."""
+    click.echo(line, err=True)

@@ -1,13 +1,10 @@
 """`exampp cover`, `exampp qrels`, `exampp leaderboard`: scores from grades and from qrels."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from exampp.cli.measures import check_measures
-from exampp.cli.output import check_judged, emit, format_option, one_stdin, output_option, strict_option
-from exampp.workspace import Workspace
+from exampp.cli.output import emit, format_option, one_stdin, output_option, strict_option, warn
 
 depth_option = click.option(
     "--depth", "-k", type=click.IntRange(min=1), default=20, show_default=True, help="Top-k passages of each run."
@@ -47,21 +44,12 @@ def cover(runs, workspace, method, bank, tau, depth, normalized, per_query, stri
       exampp cover --workspace dl19 --tau 4 --depth 20
       exampp cover runs/ --tau 3 --per-query --format tsv
     """
-    from exampp.collection.runs import read_runs
-    from exampp.scoring import exam_cover, questions_by_query, summarize
-
-    from exampp.api.workspace import stored_grades, workspace_exam
+    from exampp.api.scores import cover as job
 
     one_stdin(bank, *runs)
-    ws = Workspace.at(workspace)
-    stored = stored_grades(ws, method)
-    grades = stored.grades
-    tau = stored.default_tau if tau is None else tau
-    exam = workspace_exam(ws, bank) or questions_by_query(grades)
-    all_runs = read_runs(runs or [ws.runs])
-    check_judged(all_runs, exam, "the exam (question bank)", strict)
-    table = exam_cover(all_runs, grades, exam, tau=tau, depth=depth, normalized=normalized)
-    emit(table if per_query else summarize(table), fmt, output)
+    result = job(workspace, runs or None, method=method, bank=bank, tau=tau, depth=depth, normalized=normalized,
+                 strict=strict, warn=warn)
+    emit(result.per_query if per_query else result.leaderboard, fmt, output)
 
 
 @click.command()
@@ -81,22 +69,13 @@ def qrels(workspace, method, tau, facets, bank, output) -> None:
       exampp qrels --workspace dl19 --min-grade 4 -o dl19/qrels/exam-4.qrels
       trec_eval -m P.20 -m ndcg_cut.20 dl19/qrels/exam-4.qrels dl19/runs/p_bert.run
     """
-    from exampp.collection.qrels import write_qrels
-    from exampp.scoring import exam_labels, exam_qrels, facet_labels
+    from exampp.api.scores import export_qrels
+    from exampp.workspace import Workspace
 
-    from exampp.api.workspace import question_facets, stored_grades, workspace_exam
-
-    ws = Workspace.at(workspace)
-    grades = stored_grades(ws, method).grades
-    exam = workspace_exam(ws, bank)
-    if facets:
-        labels = facet_labels(grades, question_facets(ws, bank))
-    else:
-        labels = exam_labels(grades, exam)
-    target = output or ws.exam_qrels
-    write_qrels(exam_qrels(labels, tau), target)
-    n = sum(len(docs) for docs in labels.values())
-    click.echo(f"wrote {n} labels for {len(labels)} queries to {'standard output' if target == '-' else target}",
+    target = output or Workspace.at(workspace).exam_qrels
+    written = export_qrels(workspace, method=method, min_grade=tau, facets=facets, bank=bank, output=target)
+    n = sum(len(docs) for docs in written.values())
+    click.echo(f"wrote {n} labels for {len(written)} queries to {'standard output' if target == '-' else target}",
                err=True)
 
 
@@ -122,20 +101,12 @@ def leaderboard(runs, qrels_path, measures, depth, exclude, per_query, strict, f
     Example:
       exampp leaderboard runs/ --qrels qrels/official.qrels -m nDCG@10 -m 'P(rel=2)@10' -m AP
     """
-    from exampp.collection.qrels import read_qrels
-    from exampp.collection.runs import RunFile, run_paths
-    from exampp.scoring import leaderboard as compute, per_query_measures
+    from exampp.api.scores import NoRunLeft, measure_leaderboard
 
     one_stdin(qrels_path, *runs)
-    qrels = read_qrels(qrels_path)
-    files = [RunFile(path) for path in run_paths(runs)]  # each read one query at a time
-    if per_query:
-        table = per_query_measures(files, qrels, measures, depth, exclude=exclude)
-    else:
-        table = compute(files, qrels, measures, depth, exclude=exclude).reset_index()
-    kept = [f for f in files if f.name not in exclude]
-    if not kept:
-        raise click.UsageError(f"--exclude leaves no run: it names every run read "
-                               f"({', '.join(sorted(str(f.name) for f in files))})")
-    check_judged(kept, qrels, qrels_path, strict)
+    try:
+        table = measure_leaderboard(runs, qrels_path, measures, depth=depth, exclude=exclude, per_query=per_query,
+                                    strict=strict, warn=warn)
+    except NoRunLeft as exc:
+        raise click.UsageError(f"--exclude leaves no run: it names every run read ({', '.join(exc.runs)})") from None
     emit(table, fmt, output)

@@ -1,24 +1,59 @@
 """TREC qrels files: ``qid iter docid rel``."""
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from pathlib import Path
 
 from exampp.collection.ids import check_id, check_query_id, line_problem
 from exampp.collection.io import PathLike, atomic_write, display_name, iter_lines
 from exampp.collection.irds import IRDS_PREFIX, load_ir_dataset
-from exampp.errors import InputError
+from exampp.errors import ExamppError, InputError
 
-Qrels = dict[str, dict[str, int]]
-"""``{query_id: {docid: relevance}}``; relevance is an integer grade (negative = judged, unusable)."""
+Label = int | float
+"""A relevance label: an integer grade, or a fractional one (e.g. an EXAM label of averaged grades)."""
+
+Qrels = dict[str, dict[str, Label]]
+"""``{query_id: {docid: relevance}}``; a negative relevance means judged, unusable."""
 
 # Measures keep one entry per grade from 0 to the highest (as trec_eval does), and pytrec_eval
 # holds a grade in a C long: a grade far beyond any judging scale would exhaust memory or crash.
 MAX_GRADE = 10_000
 
 
+class FractionalLabelError(ExamppError, ValueError):
+    """Qrels with a fractional label given to measures that count integer grades."""
+
+
+def as_label(value: float) -> Label:
+    """An integer-valued number as an int (written without '.0'), any other as a float."""
+    return int(value) if isinstance(value, int) or float(value).is_integer() else float(value)
+
+
+def label_problem(value: float) -> str | None:
+    """Why ``value`` cannot be a label (not finite, or beyond any judging scale), or None."""
+    if not isinstance(value, int) and not math.isfinite(value):  # an int of any size is finite
+        return "is not a finite number"
+    if abs(value) > MAX_GRADE:
+        return f"is out of range (-{MAX_GRADE} to {MAX_GRADE})"
+    return None
+
+
+def _parse_label(text: str) -> Label | None:
+    """The label a qrels column holds (int when integral, so ``2`` and ``2.0`` read alike), or None."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return as_label(float(text))
+    except ValueError:
+        return None
+
+
 def read_qrels(source: PathLike) -> Qrels:
-    """Read a TREC qrels file (plain or gzipped), or ``irds:<dataset-id>`` through ir_datasets."""
+    """Read a TREC qrels file (plain or gzipped), or ``irds:<dataset-id>`` through ir_datasets.
+
+    Labels are integers or decimal numbers; each keeps its type (see :data:`Label`)."""
     if isinstance(source, str) and source.startswith(IRDS_PREFIX):
         return _read_irds_qrels(source)
     path = display_name(source)
@@ -34,13 +69,12 @@ def read_qrels(source: PathLike) -> Qrels:
         if len(cols) != 4:
             raise InputError(path, lineno, f"expected 4 columns 'qid iter docid rel', found {len(cols)}")
         qid, _, docid, rel_text = cols
-        try:
-            rel = int(rel_text)
-        except ValueError:
-            raise InputError(path, lineno, f"relevance {rel_text!r} is not an integer") from None
-        if abs(rel) > MAX_GRADE:
-            raise InputError(path, lineno, f"relevance {rel_text[:40]!r} is out of range "
-                                           f"(-{MAX_GRADE} to {MAX_GRADE})")
+        rel = _parse_label(rel_text)
+        if rel is None:
+            raise InputError(path, lineno, f"relevance {rel_text!r} is not a number")
+        problem = label_problem(rel)
+        if problem is not None:
+            raise InputError(path, lineno, f"relevance {rel_text[:40]!r} {problem}")
         judged = qrels.setdefault(qid, {})
         if docid in judged:
             raise InputError(path, lineno, f"duplicate docid {docid!r} in query {qid!r}")
@@ -56,20 +90,33 @@ def _read_irds_qrels(source: str) -> Qrels:
         raise InputError(source, None, "this ir_datasets dataset has no qrels")
     qrels: Qrels = {}
     for qrel in dataset.qrels_iter():
-        qrels.setdefault(qrel.query_id, {})[qrel.doc_id] = int(qrel.relevance)
+        qrels.setdefault(qrel.query_id, {})[qrel.doc_id] = as_label(qrel.relevance)
     if not qrels:
         raise InputError(source, None, "empty qrels")
     return qrels
 
 
-def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: PathLike) -> None:
-    """Write ``qid 0 docid rel`` lines sorted by query then docid, atomically."""
+def write_qrels(qrels: Mapping[str, Mapping[str, float]], path: PathLike) -> None:
+    """Write ``qid 0 docid rel`` lines sorted by query then docid, atomically; an integer-valued
+    label is written as an integer (``2``, not ``2.0``), a fractional one as the shortest decimal
+    that reads back as the same float."""
     with atomic_write(path) as fh:
         for qid in sorted(qrels):
             check_query_id(qid)
             for docid in sorted(qrels[qid]):
-                rel = int(qrels[qid][docid])
-                if abs(rel) > MAX_GRADE:
-                    raise ValueError(f"relevance {rel} of docid {docid!r} in query {qid!r} is out of range "
-                                     f"(-{MAX_GRADE} to {MAX_GRADE})")
-                fh.write(f"{qid} 0 {check_id(docid, 'docid')} {rel}\n")
+                rel = as_label(qrels[qid][docid])
+                problem = label_problem(rel)
+                if problem is not None:
+                    raise ValueError(f"relevance {rel} of docid {docid!r} in query {qid!r} {problem}")
+                fh.write(f"{qid} 0 {check_id(docid, 'docid')} {rel!r}\n")
+
+
+def check_integer_labels(qrels: Mapping[str, Mapping[str, Label]], measures: str) -> None:
+    """:class:`FractionalLabelError` naming the first fractional label: ``measures`` count
+    relevance as integer grades (trec_eval's grade levels, pytrec_eval's C integers)."""
+    for qid, docs in qrels.items():
+        for docid, label in docs.items():
+            if not isinstance(label, int):
+                raise FractionalLabelError(
+                    f"{measures} take integer relevance labels; query {qid!r} docid {docid!r} has {label!r} "
+                    f"(binary labels: `exampp qrels --min-grade TAU`)")

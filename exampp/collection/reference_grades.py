@@ -18,7 +18,7 @@ from typing import Any
 
 from exampp.collection.ids import id_problem
 from exampp.collection.io import PathLike, atomic_write, display_name, iter_json_lines
-from exampp.collection.qrels import MAX_GRADE, Qrels
+from exampp.collection.qrels import MAX_GRADE, Qrels, as_label
 from exampp.collection.runs import Run
 from exampp.errors import InputError
 from exampp.grades import DIRECT_PREFIX, QA, SELF_RATING, Grade, Method
@@ -416,6 +416,24 @@ def paragraph_grades(query_id: str, paragraph: Paragraph) -> list[Grade]:
     return grades
 
 
+def _integer(value: float, what: str) -> int:
+    """The reference tool reads self-ratings and relevance as integers: a fractional value is
+    refused, not truncated."""
+    label = as_label(value)
+    if not isinstance(label, int):
+        raise ValueError(f"{what} is {value!r}: the reference tool's format holds integers only")
+    return label
+
+
+def _self_rating(grade: Grade) -> int:
+    return _integer(grade.grade, f"the grade of passage {grade.passage_id!r} for question {grade.question_id!r}")
+
+
+def _to_judgment(query_id: str, passage_id: str, relevance: float) -> RelevanceJudgment:
+    return RelevanceJudgment(passage_id, query_id, _integer(relevance, f"the relevance of {passage_id!r} in query {query_id!r}"),
+                    query_id)
+
+
 def _graded_above_one(method: Method, grades: Sequence[Grade]) -> bool:
     return any(g.grade > 1 for g in grades)
 
@@ -427,7 +445,7 @@ def _to_exam_grades(method: Method, grades: list[Grade], self_rated: bool) -> Ex
         answers=tuple((g.question_id, g.answer if g.answer is not None else "") for g in grades),
         correct_answered=correct,
         wrong_answered=tuple(g.question_id for g in grades if g.grade < 1),
-        self_ratings=tuple(SelfRating(g.question_id, int(g.grade)) for g in grades) if self_rated else None,
+        self_ratings=tuple(SelfRating(g.question_id, _self_rating(g)) for g in grades) if self_rated else None,
         prompt_info={"prompt_class": method.prompt, "is_self_rated": self_rated, EXAMPP_METHOD: method.name},
         exam_ratio=len(correct) / len(grades),
     )
@@ -438,7 +456,7 @@ def _to_direct_grade(method: Method, grade: Grade) -> DirectGrade:
         llm=method.model,
         correct_answered=grade.grade >= 1,
         answer=grade.answer if grade.answer is not None else "",
-        self_ratings=int(grade.grade),
+        self_ratings=_self_rating(grade),
         prompt_info={"prompt_class": method.prompt, "is_self_rated": False, EXAMPP_METHOD: method.name},
     )
 
@@ -478,7 +496,7 @@ def reference_queries(
                 else:
                     exam.append(_to_exam_grades(method, method_grades, self_rated(method, method_grades)))
             judged = (qrels or {}).get(qid, {})
-            judgments = (RelevanceJudgment(pid, qid, judged[pid], qid),) if pid in judged else ()
+            judgments = (_to_judgment(qid, pid, judged[pid]),) if pid in judged else ()
             paragraphs.append(Paragraph(pid, text, judgments, tuple(ranked.get((qid, pid), ())), tuple(exam), tuple(direct)))
         result.append(QueryParagraphs(qid, tuple(paragraphs)))
     return result

@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from exampp.collection.qrels import Qrels
+from exampp.collection.qrels import Qrels, check_integer_labels
 from exampp.collection.runs import Ranked, RankedDoc, Restart, check_unique_name
 from exampp.errors import InputError
 from exampp.trec_eval.irm import IrBatches, ir_aggregate
@@ -49,11 +49,13 @@ def evaluate(
     :class:`~exampp.collection.runs.RunFile` (read as it is evaluated). ``measures`` are ``-m``
     arguments (trec_eval names, parameters, nicknames or ir_measures names); none means
     trec_eval's default, ``official``. The keyword arguments are trec_eval's -q, -c, -M, -l, -J
-    and -N. Raises ValueError for an unknown measure and InputError when the run shares no query
-    with the qrels.
+    and -N. Raises ValueError for an unknown measure, InputError when the run shares no query
+    with the qrels, and FractionalLabelError for a fractional label (trec_eval's grades are integers).
     """
     settings = Settings(rel_level, judged_only, num_docs_in_coll)
     selection = select(measures)
+    if selection.trec:
+        check_integer_labels(qrels, "trec_eval measures")
     trec = [(m, params, m.value_names(params)) for m, params in selection.trec]
     cut = None if max_retrieved is None else max(max_retrieved, 0)
 

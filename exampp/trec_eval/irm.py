@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from exampp.collection.qrels import Label, check_integer_labels
+
 _UNSET_PARAM = re.compile(r"invalid param (\w+)=<object object at")
 
 
@@ -89,8 +91,10 @@ class IrBatches:
     ``values[(measure, query_id)]``. Rankings go to ir_measures in batches of about
     ``batch_docs`` documents, so that a run read query by query is never held whole."""
 
-    def __init__(self, measures: Iterable, qrels: Mapping[str, Mapping[str, int]], batch_docs: int = 200_000):
+    def __init__(self, measures: Iterable, qrels: Mapping[str, Mapping[str, Label]], batch_docs: int = 200_000):
         self.measures = list(measures)
+        if self.measures:
+            check_integer_labels(qrels, "ir_measures' measures (pytrec_eval)")
         self.qrels = qrels
         self.batch_docs = batch_docs
         self.values: dict[tuple[Any, str], float] = {}

@@ -1,4 +1,4 @@
-"""Generated responses (RAG answers), JSONL and TSV: segment.read_responses, load_responses, and
+"""Generated responses (RAG answers), JSONL and TSV: rag_responses.read_responses, segment.load_responses, and
 the passage ids segmentation builds from run and query ids."""
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from hypothesis import example
 from hypothesis import strategies as st
 
 from exampp.collection.runs import read_run, write_run
-from exampp.segment import load_responses, read_responses
+from exampp.collection.rag_responses import read_responses
+from exampp.segment import load_responses
 
 from .checks import assert_ids, can_write, parse, put, read_file, scratch, tries
 from .strategies import hostile, hostile_ids, responses_text, texts

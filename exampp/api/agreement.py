@@ -1,0 +1,45 @@
+"""The agree job: EXAM labels against official judgments, Cohen's κ per grade threshold.
+
+Errors are :class:`~exampp.errors.ExamppError` (the command line prints them as one line).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from exampp.analysis.agreement import Overlap
+from exampp.collection.io import PathLike
+from exampp.errors import ExamppError
+
+
+class NoCommonJudgments(ExamppError, ValueError):
+    """No (query, docid) pair is judged in both qrels: nothing to compare."""
+
+
+@dataclass(frozen=True)
+class LabelAgreement:
+    """EXAM labels compared with official judgments on the pairs judged in both."""
+
+    rel_level: float
+    """Official grade from which a passage counts as relevant."""
+    pairs: Overlap
+    """How many pairs are judged in both, and in only one (not compared)."""
+    kappas: pd.DataFrame
+    """Index ``tau``; columns ``kappa, tp, fp, fn, tn, n`` (EXAM label >= tau vs official >= rel_level)."""
+    graded: pd.DataFrame
+    """Counts of (EXAM grade, official grade): rows EXAM grade, columns official grade."""
+
+
+def label_agreement(exam: PathLike, official: PathLike, *, rel_level: float = 1) -> LabelAgreement:
+    """Cohen's κ and the 2×2 counts of the EXAM qrels ``exam`` against the ``official`` qrels for
+    every threshold τ from 1 to the highest EXAM label, and the graded contingency table."""
+    from exampp.analysis.agreement import graded_confusion, kappa_table, overlap
+    from exampp.collection.qrels import read_qrels
+
+    exam_labels, official_labels = read_qrels(exam), read_qrels(official)
+    pairs = overlap(exam_labels, official_labels)
+    if pairs.common == 0:
+        raise NoCommonJudgments(f"no (query, docid) pair is judged in both {exam} and {official}")
+    kappas = kappa_table(exam_labels, official_labels, rel_level=rel_level)
+    return LabelAgreement(rel_level, pairs, kappas, graded_confusion(exam_labels, official_labels))
