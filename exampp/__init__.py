@@ -16,10 +16,13 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     # collections
-    "InputError": "exampp.errors",
+    "ExamppError": "exampp.errors", "InputError": "exampp.errors",
     "Run": "exampp.collection.runs", "RankedDoc": "exampp.collection.runs",
     "read_run": "exampp.collection.runs", "read_runs": "exampp.collection.runs", "write_run": "exampp.collection.runs",
     "Qrels": "exampp.collection.qrels", "read_qrels": "exampp.collection.qrels", "write_qrels": "exampp.collection.qrels",
+    "Label": "exampp.collection.qrels", "as_label": "exampp.collection.qrels",
+    "FractionalLabelError": "exampp.collection.qrels",
+    "Response": "exampp.collection.rag_responses", "read_responses": "exampp.collection.rag_responses",
     "Topic": "exampp.collection.topics", "Subtopic": "exampp.collection.topics",
     "read_topics": "exampp.collection.topics", "write_topics": "exampp.collection.topics",
     "Question": "exampp.collection.question_bank", "QuestionBank": "exampp.collection.question_bank",
@@ -39,7 +42,16 @@ _EXPORTS = {
     "make_grader": "exampp.grading.registry", "parse_method": "exampp.grading.registry",
     "GradingMethod": "exampp.grading.method", "open_backend": "exampp.llm.backend", "Backend": "exampp.llm.backend",
     "load_config": "exampp.config",
-    "stored_grades": "exampp.api.workspace",
+    "stored_grades": "exampp.api.workspace", "StoredGrades": "exampp.api.workspace",
+    "WorkspaceError": "exampp.api.workspace",
+    # score jobs
+    "cover": "exampp.api.scores", "CoverResult": "exampp.api.scores", "export_qrels": "exampp.api.scores",
+    "measure_leaderboard": "exampp.api.scores", "NoRunLeft": "exampp.api.scores",
+    "LeaderboardFile": "exampp.api.leaderboards", "QrelsMeasure": "exampp.api.leaderboards",
+    "LeaderboardCorrelation": "exampp.api.leaderboards", "correlate_leaderboards": "exampp.api.leaderboards",
+    "CorrelationError": "exampp.api.leaderboards", "UnknownExcluded": "exampp.api.leaderboards",
+    "label_agreement": "exampp.api.agreement", "LabelAgreement": "exampp.api.agreement",
+    "NoCommonJudgments": "exampp.api.agreement",
     # scores
     "exam_cover": "exampp.scoring", "summarize": "exampp.scoring", "exam_labels": "exampp.scoring",
     "exam_qrels": "exampp.scoring", "facet_labels": "exampp.scoring", "leaderboard": "exampp.scoring",

@@ -7,7 +7,7 @@ import json
 
 import click
 
-from exampp.cli.output import emit, one_stdin
+from exampp.cli.output import emit, format_option_of, one_stdin
 from exampp.defaults import DEPTH
 from exampp.errors import InputError
 
@@ -44,8 +44,8 @@ FILE = click.Path(dir_okay=False, exists=True, allow_dash=True)
 @click.option("--prune-steps", type=click.IntRange(min=1), help="Pruning: number of drop-and-refit steps.")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="Least informative questions to list.")
 @click.option("--out", type=click.Path(file_okay=False), help="Write tables, plots and the pruned bank to this folder.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="Output format (no tsv: the report is several tables; --out writes each as TSV).")
+@format_option_of("text", "json", help="Output format (no tsv: the report is several tables; --out writes each "
+                                      "as TSV).")
 def irt(runs, workspace, method, tau, depth, exclude, responses_file, id_column, weight_column, irt_model, estimator,
         guessing, prior_a, no_prior, systems_meta, official, official_column, prune_fraction, prune_steps, top, out,
         fmt) -> None:

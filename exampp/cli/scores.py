@@ -5,9 +5,10 @@ import click
 
 from exampp.cli.measures import check_measures
 from exampp.cli.output import emit, format_option, one_stdin, output_option, strict_option, warn
+from exampp.defaults import DEPTH
 
 depth_option = click.option(
-    "--depth", "-k", type=click.IntRange(min=1), default=20, show_default=True, help="Top-k passages of each run."
+    "--depth", "-k", type=click.IntRange(min=1), default=DEPTH, show_default=True, help="Top-k passages of each run."
 )
 workspace_option = click.option(
     "--workspace", "-w", type=click.Path(file_okay=False), default=".", show_default=True,
