@@ -131,3 +131,47 @@ def test_list_graders_prints_every_method_with_its_parameters():
     assert "qa  (grades 0-1, default tau 1; backend hf; needs answers)" in result.output
     assert "    verify=... {string|llm} [default: string]: how the extracted answer is checked" in result.output
     assert "    direct:PROMPT {thomas|faggiolib|helm|sun|faggiolib_few|sun_few}: the baseline's prompt" in result.output
+
+
+# --- stores written before methods were value objects ------------------------------------------
+
+OLD_IDS = {  # the ids the grader classes of commit e1d8380 wrote, for a judge named M
+    "self-rating": "self-rating|M|self-rating@v1",
+    "qa": "qa|M|qa@v1+string@v1",
+    "qa-llm": "qa|M|qa@v1+verify@v1",
+    "qa-extractive": "qa|M|extractive-squad2@v1+string@v1",
+    "multiple-choice": "multiple-choice|M|multiple-choice@v1",
+    "direct:thomas": "direct:thomas|M|direct-thomas@v1",
+    "direct:faggiolib_few": "direct:faggiolib_few|M|direct-faggiolib-few@v1",
+    "embedding": "embedding|M|cosine@v1:0.5234,0.5234,0.5234,0.5325,0.7149",
+}
+
+
+@pytest.mark.parametrize("name", OLD_IDS)
+def test_method_ids_are_those_earlier_versions_wrote(name):
+    method = parse_method(name)
+    assert method.method_id("M").method_id == OLD_IDS[name]
+
+
+def test_a_store_written_before_the_change_is_read_and_reused(tmp_path):
+    """A grade store the embedding grader of commit e1d8380 wrote (`exampp grade runs/ --depth 2`
+    on the example collection): today's code reuses every grade and writes the same qrels."""
+    pytest.importorskip("sentence_transformers")
+    import shutil
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data"
+    repo = Path(__file__).resolve().parents[1]
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    shutil.copy(data / "grades-e1d8380-embedding-depth2.sqlite", ws / "grades.sqlite")
+    result = CliRunner().invoke(main, ["grade", str(repo / "runs"), "--config", str(repo / "exampp.toml"),
+                                       "-w", str(ws), "--depth", "2", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "0 new pairs graded" in result.output and ", 0 reused" not in result.output
+    assert (ws / "qrels" / "exam.qrels").read_text() == (data / "exam-e1d8380-embedding-depth2.qrels").read_text()
+    cover = [CliRunner().invoke(main, ["cover", str(repo / "runs"), "-w", str(ws), "--depth", "2", "--format", "tsv",
+                                       *tau]) for tau in ([], ["--tau", "4"], ["--tau", "1"])]
+    assert [c.exit_code for c in cover] == [0, 0, 0]
+    assert cover[0].output == cover[1].output != cover[2].output  # the stored method's tau: 4, embedding grades 0-5
+    assert cover[0].output.splitlines()[1].startswith("dense-like\t0.4833")
