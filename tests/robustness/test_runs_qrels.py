@@ -1,4 +1,4 @@
-"""Run and qrels files: read_run, RunFile.blocks, read_runs, read_qrels; write_run, write_qrels."""
+"""Run and qrels files: read_run, read_runs, read_qrels; write_run, write_qrels."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ from hypothesis import example
 from hypothesis import strategies as st
 
 from exampp.collection.qrels import MAX_GRADE, read_qrels, write_qrels
-from exampp.collection.runs import RunFile, from_scores, read_run, read_runs, trec_order, write_run
+from exampp.collection.runs import from_scores, read_run, read_runs, trec_order, write_run
 from exampp.errors import InputError
 
 from .checks import (assert_ids, streamed, assert_located, can_write, outcome, parse, put, read_file, scratch, tries,
