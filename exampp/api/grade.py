@@ -157,8 +157,8 @@ class GradeJob:
             return None
         return BackendSpec(name, self.model, dict(self.backend_options), dict(self.backend_defaults))
 
-    def run(self, on_grader: Any = None) -> GradeResult:
-        """Do the job. ``on_grader`` (optional) is called with the grader once its model is loaded."""
+    def run(self) -> GradeResult:
+        """Do the job: read the inputs, open the backend, grade, score, write the qrels."""
         from exampp.collection.qrels import write_qrels
         from exampp.workspace import Workspace
 
@@ -172,8 +172,6 @@ class GradeJob:
         backend = _open(spec) if spec is not None else None
         try:
             grader = method.bind(backend)
-            if on_grader is not None:
-                on_grader(grader)
             with GradeStore(self.store or ws.store) as store:
                 result = grade_collection(runs, corpora, grader, store, bank, topics, depth=self.depth, tau=self.tau,
                                           min_grade=self.min_grade, strict=self.strict, chunk_size=self.chunk_size,

@@ -79,6 +79,7 @@ class GradingMethod(ABC):
     needs: ClassVar[tuple[str, ...]] = ()  # what a question must carry: "answers", "choices"
     direct: ClassVar[bool] = False  # judges passages against the query title, not exam questions
     default_backend: ClassVar[str | None] = "hf"  # None: the method needs no model
+    judge: ClassVar[str] = "none"  # the judge's name in the method id of a method that needs no model
     top_grade: ClassVar[int] = 1
     tau: ClassVar[float] = 1.0  # default threshold at which a grade counts as answered
 
@@ -206,7 +207,7 @@ class BoundGrader(Grader):
 
     @property
     def method(self) -> Method:
-        judge = self.backend.name if self.backend is not None else getattr(self.grading_method, "judge", "none")
+        judge = self.backend.name if self.backend is not None else self.grading_method.judge
         return self.grading_method.method_id(judge)
 
     def grade(self, pairs: Sequence[Pair]) -> list[Judgment]:
