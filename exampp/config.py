@@ -39,6 +39,11 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "api_key_env": ((str,), "environment variable holding the server's API key"),
     "tokenizer": ((str,), "local tokenizer folder of a served model (prompt fitting)"),
     "max_input_tokens": ((int,), "a served model's input length in tokens"),
+    "endpoint": ((str,), "a server's endpoint: chat or completions"),
+    "concurrency": ((int,), "requests in flight at once"),
+    "max_requests": ((int,), "requests a job may send at most"),
+    "timeout": ((int, float), "seconds before a request is retried"),
+    "max_retries": ((int,), "retries of a request"),
     "depth": ((int,), "top-k passages of each run to pool"),
     "workspace": ((str,), "workspace folder (grade store, qrels/)"),
     "store": ((str,), "grade store file"),
@@ -49,7 +54,8 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "min_grade": ((int, float), "grade from which qrels labels are 1 (binary qrels)"),
 }
 # options passed to the backend; one that a backend does not take is left out when it comes from the file
-BACKEND_KEYS = ("device", "dtype", "batch_size", "base_url", "api_key_env", "tokenizer", "max_input_tokens")
+BACKEND_KEYS = ("device", "dtype", "batch_size", "base_url", "api_key_env", "tokenizer", "max_input_tokens", "endpoint",
+                "concurrency", "max_requests", "timeout", "max_retries")
 PATH_KEYS = ("topics", "bank", "corpus", "responses", "workspace", "store", "tokenizer")
 _SOURCE_PREFIXES = ("irds:", "pyserini:")
 _TOML_LINE = re.compile(r"at line (\d+)")

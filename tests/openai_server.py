@@ -17,6 +17,7 @@ model list (404); ``logprobs=False`` ignores requests for log-probabilities, as 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -72,7 +73,7 @@ class OpenAIServer:
         self._lock = threading.Lock()  # the record and the fault counter
         self._model_lock = threading.Lock()  # one inference at a time
         self._completions = 0
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._http = _QuietServer(("127.0.0.1", 0), _handler(self))
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
 
@@ -199,6 +200,14 @@ def _top(tokenizer, row: torch.Tensor, n: int) -> list[tuple[str, float]]:
 
 def _error(message: str, kind: str, code: int) -> dict:
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up (exampp closes its connections at once on an error) is no server error."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:

@@ -52,7 +52,9 @@ def test_method_id_names_model_and_thresholds():
     assert method == Method("embedding", DEFAULT_MODEL, "cosine@v1:0.1,0.25,0.5,0.75,0.9")
     assert embedding_grader().method.prompt == "cosine@v1:" + ",".join(repr(t) for t in DEFAULT_THRESHOLDS)
     assert embedding_grader(DEFAULT_MODEL).method == embedding_grader().method  # the hub name means the packaged copy
-    assert embedding_grader("/models/mine", thresholds=[0.3]).method.model == "/models/mine"
+    assert embedding_grader("/models/mine", thresholds=[0.1, 0.2, 0.3, 0.4, 0.5]).method.model == "/models/mine"
+    with pytest.raises(ValueError, match=r"need 5 thresholds \(grades 1-5\), got 2"):
+        Embedding((0.1, 0.2))
     with pytest.raises(ValueError, match="ascending"):
         Embedding((0.5, 0.4))
 

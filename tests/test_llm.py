@@ -250,3 +250,17 @@ def test_a_cached_hub_model_loads_when_the_hub_is_out_of_reach(unreachable_hub, 
     model = HFBackend.load("exampp-test/tiny-t5", batch_size=2)
     assert model.name == "exampp-test/tiny-t5" and model.is_encoder_decoder
     assert model.first_token_logprobs(["Is this cached?"]).shape == (1, 32128)
+
+
+def test_chat_models_are_another_judge_and_answer_afresh(tiny_causal_dir):
+    raw = HFBackend.load(str(tiny_causal_dir))
+    assert (raw.chat, raw.name, raw.answer_lead) == (False, str(tiny_causal_dir), " ")
+    raw.tokenizer.chat_template = "{% for m in messages %}<user>{{ m['content'] }}</user>{% endfor %}<assistant>"
+    chat = HFBackend(str(tiny_causal_dir), raw.tokenizer, raw.model, raw.device)
+    assert (chat.chat, chat.name, chat.answer_lead) == (True, f"{tiny_causal_dir}+chat", "")
+    assert chat.format("Rate it.") == "<user>Rate it.</user><assistant>"
+    # the template writes the special tokens itself
+    expected = raw.tokenizer("<user>Rate it.</user><assistant>", add_special_tokens=False)["input_ids"]
+    assert chat.count_tokens("Rate it.") == len(expected)
+    off = HFBackend(str(tiny_causal_dir), raw.tokenizer, raw.model, raw.device, chat=False)
+    assert (off.name, off.format("Rate it.")) == (str(tiny_causal_dir), "Rate it.")

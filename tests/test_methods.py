@@ -57,9 +57,10 @@ def test_spelling_is_forgiving_where_it_is_unambiguous():
     ("direct", "direct: method 'direct' needs prompt"),
     ("direct:sun(prompt=helm)", "direct:sun(prompt=helm): prompt given twice"),
     ("self-rating(fast=maybe)", "self-rating(fast=maybe): fast='maybe' is not true or false"),
-    ("embedding(thresholds=0.5/0.4)", "embedding(thresholds=0.5/0.4): thresholds='0.5/0.4': thresholds must be in "
-                                      "ascending order: (0.5, 0.4)"),
+    ("embedding(thresholds=0.5/0.4/0.6/0.7/0.8)", "embedding(thresholds=0.5/0.4/0.6/0.7/0.8): thresholds must be "
+                                                  "in ascending order: (0.5, 0.4, 0.6, 0.7, 0.8)"),
     ("embedding(thresholds=a)", "embedding(thresholds=a): thresholds='a': could not convert string to float: 'a'"),
+    ("embedding(thresholds=0.1/0.2)", "embedding(thresholds=0.1/0.2): need 5 thresholds (grades 1-5), got 2"),
     ("Self Rating", "'Self Rating' is not a grading method name: name[:value][(key=value, ...)]"),
 ])
 def test_bad_names_say_what_is_wrong(name, message):
@@ -175,3 +176,29 @@ def test_a_store_written_before_the_change_is_read_and_reused(tmp_path):
     assert [c.exit_code for c in cover] == [0, 0, 0]
     assert cover[0].output == cover[1].output != cover[2].output  # the stored method's tau: 4, embedding grades 0-5
     assert cover[0].output.splitlines()[1].startswith("dense-like\t0.4833")
+
+
+def test_tau_of_imported_grades_of_a_prompt_class_unknown_here_follows_their_grades(tmp_path):
+    """The reference tool's FagB direct grades are filed as direct:fagb, which is no prompt here: their
+    0/1 grades are read at tau 1 (all runs would score 0 at 4)."""
+    from exampp.api.workspace import stored_grades
+    from exampp.grades import Grade
+    from exampp.store import GradeStore
+
+    method = "direct:fagb|google/flan-t5-large|FagB"
+    with GradeStore(tmp_path / "grades.sqlite") as store:
+        passages = store.register_passages("q1", {f"p{i}": f"passage {i}" for i in range(4)})
+        [question] = store.register_questions([("q1", "direct", "the title")]).values()
+        store.put_many((Grade("q1", f"p{i}", "direct", float(i % 2), method), passages[f"p{i}"], question)
+                       for i in range(4))
+    assert stored_method(method) is None
+    assert stored_grades(tmp_path).default_tau == 1.0
+
+
+def test_a_backend_lacking_a_capability_is_refused_before_it_is_opened():
+    from exampp.grading.registry import make_grader
+
+    # Port 9 (discard) would fail or hang a connection: the refusal comes before any.
+    with pytest.raises(BackendError, match=r"^method multiple-choice needs a backend that can continuation-loglik; "
+                                           r"backend 'openai' offers: generate, label-logprobs$"):
+        make_grader("multiple-choice", "openai", model="m", base_url="http://127.0.0.1:9/v1")

@@ -80,7 +80,7 @@ def test_length_normalisation_changes_the_winner():
 class _Scores(Backend):
     """A backend that returns fixed (sum log-prob, n tokens) per continuation."""
 
-    name, causal = "stub", False
+    name = "stub"
     capabilities = frozenset({Capability.CONTINUATION})
 
     def __init__(self, table: dict[str, tuple[float, int]]) -> None:

@@ -225,7 +225,8 @@ def test_the_local_grades_take_both_paths(local):
 def test_served_grades_equal_the_local_backends(served, workspace, local, tmp_path, method, endpoint):
     result = grade(workspace, tmp_path, "--grader", method, *served_args(served, "--endpoint", endpoint))
     assert result.exit_code == 0, result.output
-    assert method_ids(tmp_path) == [STORE_NAMES[method].replace("|", f"|{NAME}|", 1)]
+    judge = f"{NAME}+chat" if endpoint == "chat" else NAME  # the chat endpoint renders prompts in a chat template
+    assert method_ids(tmp_path) == [STORE_NAMES[method].replace("|", f"|{judge}|", 1)]
     assert_same_grades(stored(tmp_path)[STORE_NAMES[method]], local[STORE_NAMES[method]])
     if method == "self-rating":  # one greedy request per pair, asking for the 20 top alternatives
         expected = {"temperature": 0, "max_tokens": 32, "model": NAME}
@@ -294,8 +295,10 @@ def test_401_is_one_line_naming_server_model_and_key_variable_never_the_key(serv
 
 
 def test_unknown_model_is_one_line(served, workspace, tmp_path):
+    # A name the model list lacks is tried (servers accept aliases they do not list); the 404 shows the list.
     line = _one_line_error(grade(workspace, tmp_path, *served_args(served)[:-2], "--model", "nope"))
-    assert line == f"Error: no model nope at {served.url} (have: {NAME}); choose one with --model"
+    assert line == (f"Error: {served.url} has no model nope or no /chat/completions endpoint: HTTP 404: "
+                    f"The model `nope` does not exist. (the server lists: {NAME}; choose one with --model)")
     served.list_models = False  # no model list: the name is taken on trust, and the first request says 404
     line = _one_line_error(grade(workspace, tmp_path, *served_args(served)[:-2], "--model", "nope"))
     assert line == (f"Error: {served.url} has no model nope or no /chat/completions endpoint: HTTP 404: "
@@ -317,8 +320,9 @@ def test_what_the_retries_do_not_mend_is_one_line(served, workspace, tmp_path):
 
 def test_multiple_choice_is_refused_for_lack_of_continuation_loglik(served, workspace, tmp_path):
     line = _one_line_error(grade(workspace, tmp_path, "--grader", "multiple-choice", *served_args(served)))
-    assert line == (f"Error: method multiple-choice needs a backend that can continuation-loglik; backend "
-                    f"OpenAIBackend ({NAME}) offers: generate, label-logprobs")
+    assert line == ("Error: method multiple-choice needs a backend that can continuation-loglik; backend "
+                    "'openai' offers: generate, label-logprobs")
+    assert served.requests == []  # refused before the server was asked anything
     assert served.completions() == []
 
 

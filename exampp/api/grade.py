@@ -162,9 +162,13 @@ class GradeJob:
         from exampp.collection.qrels import write_qrels
         from exampp.workspace import Workspace
 
+        from exampp.grading.registry import check_backend
+
         method = self.grading_method()
         spec = self.backend_spec(method)
-        _check_device(self.backend_options.get("device") or self.backend_defaults.get("device"))
+        if spec is not None:  # what can be checked without reading or opening anything, first
+            check_backend(method, spec.name)
+            _check_device(spec.option("device"))
         ws = Workspace.at(self.workspace)
         runs, corpora, bank, topics = self._inputs(ws)
         if bank is None and not method.direct:
@@ -251,6 +255,5 @@ def _open(spec: BackendSpec) -> Backend:
     try:
         return spec.open()
     except ImportError as exc:
-        raise BackendError(f"backend {spec.name!r} needs the package {exc.name or exc}: pip install "
-                           "'exampp[llm]' (local LLMs), 'exampp[embed]' (embedding) or 'exampp[openai]' "
-                           "(OpenAI-compatible servers)") from None
+        raise BackendError(f"backend {spec.name!r} needs the package {exc.name or exc}: install the exampp extra "
+                           "that brings it (see the README's set-up) or the package itself") from None

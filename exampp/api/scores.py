@@ -24,7 +24,7 @@ from exampp.collection.io import PathLike
 from exampp.collection.qrels import Qrels
 from exampp.collection.runs import Ranked, RunFile, run_paths
 from exampp.errors import ExamppError
-from exampp.scoring import DEFAULT_DEPTH
+from exampp.defaults import DEPTH as DEFAULT_DEPTH
 from exampp.workspace import Workspace
 
 DEFAULT_MEASURES = ("nDCG@20", "P@20")

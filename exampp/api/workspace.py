@@ -32,10 +32,11 @@ class StoredGrades:
 
     @property
     def default_tau(self) -> float:
-        """The τ at which this method's grades count a question answered (from its grade scale)."""
+        """The τ at which this method's grades count a question answered: from its grade scale, or,
+        for a method unknown here (a plugin not installed, a reference prompt class), from its grades."""
         from exampp.grading.registry import default_tau
 
-        return default_tau(self.method_id)
+        return default_tau(self.method_id, self.grades)
 
 
 def as_workspace(workspace: Workspace | PathLike) -> Workspace:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import click
 
 from exampp.cli.output import emit, format_option, one_stdin, output_option
+from exampp.defaults import CHUNK
+from exampp.llm.backend import backend_names
 
 _PATH = click.Path(dir_okay=False)
 
@@ -41,13 +43,16 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
                    "[default: self-rating]. --list-graders shows them all.")
 @click.option("--list-graders", is_flag=True, expose_value=False, is_eager=True, callback=_list_graders,
               help="List the grading methods with their parameters, grade scales and default tau, and exit.")
-@click.option("--backend", help="Where the judge runs: hf (local HuggingFace), openai (any OpenAI-compatible "
-                                "server), embedding, extractive [default: the method's; hf for LLM methods].")
+@click.option("--backend", help=f"Where the judge runs: {', '.join(backend_names())}; hf: local HuggingFace, "
+                                 "openai: any OpenAI-compatible server [default: the method's; hf for LLM methods].")
 @click.option("--model", help="The judge. hf: a local model folder (a path: absolute, ./..., ~/... or existing) or "
                               "HF hub id, read from the local HF cache when the hub cannot be reached; openai: the "
                               "served model's name [default: the method's, google/flan-t5-large for LLM methods].")
 @click.option("--device", help="auto (CUDA when torch sees a GPU, else the CPU), cpu, cuda or cuda:N "
                                "[default: auto; the embedding backend: cpu].")
+@click.option("--chat/--no-chat", default=None,
+              help="hf: wrap prompts in the model's chat template [default: when a decoder-only model has one]. "
+                   "Chat-formatted grades are filed under JUDGE+chat.")
 @click.option("--dtype", help="Weights' dtype, e.g. bfloat16, float32 [default: bf16 on GPU, fp32 on CPU].")
 @click.option("--batch-size", type=click.IntRange(min=1), help="Pairs per forward pass [default: from free memory].")
 @click.option("--base-url", help="openai: the server's URL, e.g. http://localhost:8000/v1 (vLLM, Ollama, TGI...).")
@@ -81,7 +86,7 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
                                         "[default: the method's: 4 for 0-5 ratings, 1 for 0/1 grades].")
 @click.option("--min-grade", type=float, help="Write binary qrels: 1 when the label >= this grade "
                                               "[default: graded labels].")
-@click.option("--chunk-size", type=click.IntRange(min=1), default=128, show_default=True,
+@click.option("--chunk-size", type=click.IntRange(min=1), default=CHUNK, show_default=True,
               help="Pairs graded between two commits to the store.")
 @click.option("--strict", is_flag=True, help="Pooled passages without text and run queries without exam "
                                              "questions are errors (default: warnings; they are left out).")
@@ -117,7 +122,9 @@ def grade(runs, config_path, grader, workspace, progress, fmt, output, **setting
     job = GradeJob.configure(config_path, workspace, runs=tuple(runs) or None, grader=grader, progress=progress,
                              **settings)
     if not progress:
-        _quiet_model_loading()
+        from exampp.llm.locate import quiet_loading
+
+        quiet_loading()
     result = job.run()
     for warning in result.warnings:
         click.echo(warning, err=True)
@@ -129,12 +136,3 @@ def grade(runs, config_path, grader, workspace, progress, fmt, output, **setting
     if job.export_reference:
         click.echo(f"wrote the grades in the reference tool's format to {job.export_reference}", err=True)
     emit(result.leaderboard, fmt, output)
-
-
-def _quiet_model_loading() -> None:
-    """--no-progress silences transformers' own progress bars too (e.g. "Loading weights")."""
-    try:
-        from transformers.utils import logging as hf_logging
-    except ImportError:  # no LLM extra: nothing of transformers' will print
-        return
-    hf_logging.disable_progress_bar()

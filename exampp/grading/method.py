@@ -215,3 +215,14 @@ class BoundGrader(Grader):
 
     def usable(self, question: Question) -> bool:
         return self.grading_method.usable(question)
+
+    def close(self) -> None:
+        """Release the backend (connections, worker threads)."""
+        if self.backend is not None:
+            self.backend.close()
+
+    def __enter__(self) -> "BoundGrader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from exampp.grades import Method
 from exampp.grading.method import BoundGrader, GradingMethod, MethodError, show_value, split_name
-from exampp.llm.backend import Backend, BackendSpec
+from exampp.llm.backend import Backend, BackendError, BackendSpec, backend_class
 
 M = TypeVar("M", bound=type[GradingMethod])
 ENTRY_POINTS = "exampp.grading_methods"
@@ -91,18 +91,37 @@ def default_tau(method: str, grades: Any = None) -> float:
     return 4.0
 
 
+def check_backend(method: GradingMethod, backend: str) -> None:
+    """BackendError, before anything is opened, when backend ``backend`` lacks what ``method`` requires."""
+    cls = backend_class(backend)
+    missing = sorted(c.value for c in method.requires - cls.capabilities)
+    if missing:
+        have = ", ".join(sorted(c.value for c in cls.capabilities)) or "none"
+        raise BackendError(f"method {method} needs a backend that can {', '.join(missing)}; backend {backend!r} "
+                           f"offers: {have}")
+
+
 def make_grader(method: str | GradingMethod, backend: Backend | BackendSpec | str | None = None,
                 model: str | None = None, **options: Any) -> BoundGrader:
     """The grader of ``method`` on ``backend``: an open backend, a spec, a backend name, or None for
-    the method's default backend (opened for ``model`` with ``options``, e.g. device, batch_size)."""
+    the method's default backend (opened for ``model`` with ``options``, e.g. device, batch_size).
+    Close it (or use it in a ``with`` block) to release a backend it opened."""
     grading_method = as_method(method)
-    if not isinstance(backend, Backend):
-        spec = backend if isinstance(backend, BackendSpec) else None
-        name = backend if isinstance(backend, str) else grading_method.default_backend
-        if spec is None and name is not None:
-            spec = BackendSpec(name, model, options)
-        backend = spec.open() if spec is not None else None
-    return grading_method.bind(backend)
+    if isinstance(backend, Backend):
+        return grading_method.bind(backend)
+    spec = backend if isinstance(backend, BackendSpec) else None
+    name = backend if isinstance(backend, str) else grading_method.default_backend
+    if spec is None and name is not None:
+        spec = BackendSpec(name, model, options)
+    if spec is None:
+        return grading_method.bind(None)
+    check_backend(grading_method, spec.name)
+    opened = spec.open()
+    try:
+        return grading_method.bind(opened)
+    except BaseException:
+        opened.close()
+        raise
 
 
 def describe_methods() -> str:
@@ -110,7 +129,7 @@ def describe_methods() -> str:
     lines = []
     for name, cls in methods().items():
         example = cls.from_text(name, None, {}) if _defaults_complete(cls) else None
-        top = cls.top_grade if isinstance(cls.top_grade, int) else "1 or 0-2 by prompt"
+        top = example.grades[-1] if example is not None else "1 or 0-2 by prompt"
         scale = f"grades 0-{top}, default tau {cls.tau:g}"
         extra = [scale, f"backend {cls.default_backend or 'none'}"]
         if cls.needs:
@@ -124,7 +143,8 @@ def describe_methods() -> str:
             default = "" if spec.default is dataclasses.MISSING else f" [default: {show_value(spec, spec.default)}]"
             choices = f" {{{'|'.join(meta['choices'])}}}" if meta.get("choices") else ""
             form = f"{name}:{spec.name.upper()}" if spec.name == cls.shorthand else f"{spec.name}=..."
-            lines.append(f"    {form}{choices}{default}: {meta.get('help', '')}")
+            same = "" if meta.get("in_id", True) else " (the same grades either way)"
+            lines.append(f"    {form}{choices}{default}: {meta.get('help', '')}{same}")
     aliases = ", ".join(f"{old} = {new}" for old, new in ALIASES.items())
     lines.append(f"aliases: {aliases}")
     return "\n".join(lines)

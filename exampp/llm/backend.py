@@ -97,7 +97,7 @@ class Backend(ABC):
 
     name: str  # the judge's identity in method ids
     capabilities: frozenset[Capability] = frozenset()
-    causal: bool = True  # a continuation follows the prompt's text directly (decoder-only models)
+    answer_lead: str = ""  # what an answer to a prompt ending in "Answer:" starts with (" " for raw decoder-only LMs)
     max_input_tokens: int | None = None  # None: the backend does not cut prompts
     usage: Usage
 
@@ -181,13 +181,23 @@ class BackendSpec:
     options: dict[str, Any] = field(default_factory=dict)
     defaults: dict[str, Any] = field(default_factory=dict)  # like options, but left out where the backend takes none
 
-    def open(self) -> Backend:
-        cls = backend_class(self.name)
-        accepted = inspect.signature(cls.open).parameters
+    def given(self) -> dict[str, Any]:
+        """The options the backend is opened with: those given, and the defaults it takes."""
+        accepted = inspect.signature(backend_class(self.name).open).parameters
         takes_any = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
         given = {k: v for k, v in self.defaults.items() if v is not None and (takes_any or k in accepted)}
         given.update({k: v for k, v in self.options.items() if v is not None})
-        if not takes_any:
+        return given
+
+    def option(self, key: str) -> Any:
+        """An option's value as the backend will get it (None: not given, or not taken)."""
+        return self.given().get(key)
+
+    def open(self) -> Backend:
+        cls = backend_class(self.name)
+        accepted = inspect.signature(cls.open).parameters
+        given = self.given()
+        if not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
             wrong = sorted(set(given) - set(accepted))
             if wrong:
                 flags = ", ".join("--" + k.replace("_", "-") for k in wrong)

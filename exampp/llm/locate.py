@@ -109,3 +109,12 @@ def _in_cache(repo_id: str) -> bool:
         return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
     except ValueError:  # not a valid repo id: it cannot be cached either
         return False
+
+
+def quiet_loading() -> None:
+    """Silence transformers' own progress bars (e.g. "Loading weights"), for --no-progress."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # no LLM extra: nothing of transformers' will print
+        return
+    hf_logging.disable_progress_bar()

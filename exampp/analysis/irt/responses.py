@@ -14,7 +14,8 @@ import pandas as pd
 
 from exampp.collection.response_matrix import Responses
 from exampp.collection.runs import Run
-from exampp.scoring import DEFAULT_DEPTH, answered_questions, questions_by_query
+from exampp.defaults import DEPTH as DEFAULT_DEPTH
+from exampp.scoring import answered_questions, questions_by_query
 
 
 def responses_from_grades(

@@ -36,7 +36,7 @@ DEFAULT_THRESHOLDS: tuple[float, ...] = (0.5234, 0.5234, 0.5234, 0.5325, 0.7149)
 
 
 def _parse_thresholds(text: str) -> tuple[float, ...]:
-    return check_thresholds([float(t) for t in text.split("/")])
+    return tuple(float(t) for t in text.split("/"))
 
 
 def _show_thresholds(values: tuple[float, ...]) -> str:
@@ -70,7 +70,10 @@ class Embedding(GradingMethod):
     tau = 4.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "thresholds", check_thresholds(self.thresholds))
+        thresholds = check_thresholds(self.thresholds)
+        if len(thresholds) != self.top_grade:  # the grades stand in for 0-5 self-ratings, read at their tau
+            raise ValueError(f"need {self.top_grade} thresholds (grades 1-{self.top_grade}), got {len(thresholds)}")
+        object.__setattr__(self, "thresholds", thresholds)
 
     @property
     def prompt_id(self) -> str:

@@ -61,8 +61,7 @@ class MultipleChoice(GradingMethod):
         if not pairs:
             return []
         prompts, continuations = [], []
-        # Causal LMs continue "Answer:" with a space-led token; seq2seq decoders start afresh.
-        lead = " " if backend.causal else ""
+        lead = backend.answer_lead
         for pair in pairs:
             prompt = backend.fit(MULTIPLE_CHOICE, context=pair.passage, question=pair.question.text)
             prompts += [prompt] * len(pair.question.choices)

@@ -54,17 +54,20 @@ class HFBackend(Backend):
 
     def __init__(self, name: str, tokenizer, model, device: torch.device, batch_size: int | None = None,
                  chat: bool | None = None) -> None:
-        self.name = name
         self.tokenizer = tokenizer
         self.model = model
         self.device = device
         self.usage = Usage()
         self.is_encoder_decoder = bool(model.config.is_encoder_decoder)
-        self.causal = not self.is_encoder_decoder
         has_template = bool(getattr(tokenizer, "chat_template", None))
         if chat and (self.is_encoder_decoder or not has_template):
             raise ModelLoadError(f"model {name!r} has no chat template: leave out --chat")
-        self.chat = has_template and self.causal if chat is None else chat
+        self.chat = has_template and not self.is_encoder_decoder if chat is None else chat
+        # The judge's identity: prompts rendered through a chat template are another judge's input.
+        self.name = f"{name}+chat" if self.chat else name
+        # A decoder-only model continues "Answer:" with a space-led token; a seq2seq decoder or a chat
+        # model's reply starts afresh.
+        self.answer_lead = " " if not (self.is_encoder_decoder or self.chat) else ""
         self.max_input_tokens = max_input_tokens(model.config, tokenizer)
         if tokenizer.pad_token is None:  # GPT-2 style tokenizers: pad with end-of-text (masked anyway)
             tokenizer.pad_token = tokenizer.eos_token

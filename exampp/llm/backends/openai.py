@@ -31,7 +31,7 @@ from typing import Any
 
 import openai
 
-from exampp.defaults import LLM_MODEL, TOP_LOGPROBS
+from exampp.defaults import TOP_LOGPROBS
 from exampp.llm import fitting
 from exampp.llm.backend import Backend, BackendError, Capability, Labels, NextToken, Usage
 from exampp.llm.prompt import Prompt
@@ -76,7 +76,10 @@ class OpenAIBackend(Backend):
             raise BackendError(f"unknown endpoint {endpoint!r}: use {' or '.join(ENDPOINTS)}")
         if concurrency < 1:
             raise BackendError(f"concurrency must be at least 1, not {concurrency}")
-        self.name = name
+        self.model = name  # the served model's name, as requests give it
+        # The judge's identity: the chat endpoint renders prompts through the server's chat template.
+        self.name = f"{name}+chat" if endpoint == "chat" else name
+        self._served: list[str] = []  # the server's model list, when it has one
         self.endpoint = endpoint
         self.max_requests = max_requests
         self.timeout = timeout
@@ -106,7 +109,7 @@ class OpenAIBackend(Backend):
              max_retries: int = 5, tokenizer: str | None = None,
              max_input_tokens: int | None = None) -> "OpenAIBackend":
         """Connect to the server at ``base_url`` (None: the SDK's, ``$OPENAI_BASE_URL`` or OpenAI's) for
-        ``model`` (None: the method's default judge) and check that it serves that model.
+        ``model`` (the served model's name) and read the server's model list.
 
         ``api_key_env``: the environment variable holding the API key (unset: a placeholder, for local
         servers). ``endpoint``: ``chat`` or ``completions``. ``concurrency``: requests in flight at once.
@@ -116,7 +119,9 @@ class OpenAIBackend(Backend):
         the input length from ``max_input_tokens``, else the folder's model config or tokenizer),
         else with ``max_input_tokens`` alone (4 characters a token, estimated), else not at all.
         """
-        backend = cls(model or LLM_MODEL, base_url=base_url, api_key_env=api_key_env, endpoint=endpoint,
+        if not model:
+            raise BackendError("the openai backend needs --model: the served model's name")
+        backend = cls(model, base_url=base_url, api_key_env=api_key_env, endpoint=endpoint,
                       concurrency=concurrency, max_requests=max_requests, timeout=timeout, max_retries=max_retries)
         try:
             backend._check_model()
@@ -130,8 +135,10 @@ class OpenAIBackend(Backend):
         return backend
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        # The client first: closing it aborts requests in flight, so an error or Ctrl-C does not wait
+        # for their time-outs and retries.
         self._client.close()
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
     # --- prompts -----------------------------------------------------------------------------
 
@@ -192,7 +199,7 @@ class OpenAIBackend(Backend):
         """The first choice of one API call (with the SDK's retries), counted in :attr:`usage`."""
         self._thread.attempts = 0
         try:
-            response = create(model=self.name, temperature=0, max_tokens=max_new_tokens, **body)
+            response = create(model=self.model, temperature=0, max_tokens=max_new_tokens, **body)
         except openai.APIError as exc:
             raise self._error(exc) from None
         finally:
@@ -204,7 +211,7 @@ class OpenAIBackend(Backend):
                 self.usage.prompt_tokens += response.usage.prompt_tokens or 0
                 self.usage.completion_tokens += response.usage.completion_tokens or 0
         if not response.choices:
-            raise BackendError(f"{self.url} answered without a completion for model {self.name}")
+            raise BackendError(f"{self.url} answered without a completion for model {self.model}")
         return response.choices[0]
 
     def _attempt(self, _request: Any) -> None:
@@ -235,9 +242,15 @@ class OpenAIBackend(Backend):
             raise self._error(exc) from None
         except openai.APIError as exc:
             raise self._error(exc) from None
-        if served and self.name not in served:
-            shown = ", ".join(served[:10]) + (f", ... ({len(served)} in all)" if len(served) > 10 else "")
-            raise BackendError(f"no model {self.name} at {self.url} (have: {shown}); choose one with --model")
+        # A name the list lacks is still tried: servers accept aliases they do not list (Ollama's
+        # "llama3" for "llama3:latest", Azure's deployment names); a 404 then shows the list.
+        self._served = served
+
+    def _listed(self) -> str:
+        if not self._served:
+            return ""
+        shown = ", ".join(self._served[:10]) + (f", ... ({len(self._served)} in all)" if len(self._served) > 10 else "")
+        return f" (the server lists: {shown}; choose one with --model)"
 
     def _use_tokenizer(self, folder: str, max_input_tokens: int | None) -> None:
         """Count tokens exactly with a local HF tokenizer, and take the input length from its folder."""
@@ -267,25 +280,25 @@ class OpenAIBackend(Backend):
         """One line the user can act on, naming the server and the model, never the key."""
         if isinstance(exc, openai.APITimeoutError):
             tries = self.max_retries + 1
-            return BackendError(f"{self.url} did not answer for model {self.name} within --timeout {self.timeout:g} s "
+            return BackendError(f"{self.url} did not answer for model {self.model} within --timeout {self.timeout:g} s "
                                 f"({tries} attempt{'s' if tries > 1 else ''}; --max-retries sets how many)")
         if isinstance(exc, openai.APIConnectionError):
             cause = f": {_one_line(str(exc.__cause__))}" if exc.__cause__ is not None and str(exc.__cause__) else ""
-            return BackendError(f"cannot reach {self.url} for model {self.name}{cause} (is the server running "
+            return BackendError(f"cannot reach {self.url} for model {self.model}{cause} (is the server running "
                                 "there? --base-url)")
         status = getattr(exc, "status_code", None)
         if status in (401, 403):  # the server's message may quote part of the key: left out
             env = self.api_key_env
             key = f"the API key in ${env}" if self.has_key else f"no API key (${env} is unset)"
-            return BackendError(f"{self.url} refused model {self.name} with {key}: HTTP {status} "
+            return BackendError(f"{self.url} refused model {self.model} with {key}: HTTP {status} "
                                 f"{'Unauthorized' if status == 401 else 'Forbidden'} (--api-key-env names the "
                                 "variable to read the key from)")
         message = self._server_message(exc)
         said = f": {message}" if message else ""
         if status == 404:
             path = "chat/completions" if self.endpoint == "chat" else "completions"
-            return BackendError(f"{self.url} has no model {self.name} or no /{path} endpoint: HTTP 404{said}")
-        return BackendError(f"{self.url} answered HTTP {status} for model {self.name}{said}")
+            return BackendError(f"{self.url} has no model {self.model} or no /{path} endpoint: HTTP 404{said}{self._listed()}")
+        return BackendError(f"{self.url} answered HTTP {status} for model {self.model}{said}")
 
     def _server_message(self, exc: openai.APIError) -> str:
         """The server's own error message, on one line, shortened, with the key blotted out."""
