@@ -400,3 +400,14 @@ def test_direct_grades_keep_their_method_through_export():
     method = Method("direct:thomas", "google/flan-t5-large", "thomas@v1").method_id
     [query] = reference_queries({"q1": {"p1": "text"}}, [Grade("q1", "p1", "direct", 2.0, method, answer="2")])
     assert [(g.method_id, g.grade) for g in paragraph_grades("q1", query.paragraphs[0])] == [(method, 2.0)]
+
+
+def test_a_method_is_self_rated_in_every_paragraph_or_in_none():
+    """Without a scale from the caller, a method's grades decide for the whole export: a paragraph
+    whose self-ratings happen to be 0 and 1 is no question-answering paragraph."""
+    method = Method("self-rating", "google/flan-t5-large", "self-rating@v1").method_id
+    grades = [Grade("q1", "p1", "q1/a", 5.0, method), Grade("q1", "p2", "q1/a", 1.0, method)]
+    [query] = reference_queries({"q1": {"p1": "one", "p2": "two"}}, grades)
+    assert [p.exam_grades[0].prompt_info["is_self_rated"] for p in query.paragraphs] == [True, True]
+    [query] = reference_queries({"q1": {"p1": "one", "p2": "two"}}, grades, self_rated={method: False})
+    assert [p.exam_grades[0].self_ratings for p in query.paragraphs] == [None, None]

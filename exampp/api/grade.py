@@ -190,9 +190,9 @@ class GradeJob:
         if self.export_reference:
             from exampp.collection.reference_grades import reference_queries, write_reference_grades
 
-            rated = method.top_grade > 1  # the format's is_self_rated: 0-5 self-ratings
+            rated = {result.method_id: method.grades[-1] > 1}  # the format's is_self_rated: 0-5 self-ratings
             write_reference_grades(reference_queries(result.pool.passages, records, runs=runs.values(),
-                                                     self_rated=lambda _method, _grades: rated),
+                                                     self_rated=rated),
                                    self.export_reference)
             written.append(Path(self.export_reference))
         return replace(result, written=tuple(written))

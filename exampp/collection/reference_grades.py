@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -434,10 +434,6 @@ def _to_judgment(query_id: str, passage_id: str, relevance: float) -> RelevanceJ
                     query_id)
 
 
-def _graded_above_one(method: Method, grades: Sequence[Grade]) -> bool:
-    return any(g.grade > 1 for g in grades)
-
-
 def _to_exam_grades(method: Method, grades: list[Grade], self_rated: bool) -> ExamGrades:
     correct = tuple(g.question_id for g in grades if g.grade >= 1)
     return ExamGrades(
@@ -466,18 +462,22 @@ def reference_queries(
     grades: Iterable[Grade],
     qrels: Qrels | None = None,
     runs: Iterable[Run] = (),
-    self_rated: Callable[[Method, Sequence[Grade]], bool] = _graded_above_one,
+    self_rated: Mapping[str, bool] | None = None,
 ) -> list[QueryParagraphs]:
     """Build reference-format records from exampp data, the inverse of :func:`paragraph_grades`.
 
     ``passages`` is ``{query_id: {passage_id: text}}`` and fixes which paragraphs appear, in
     order. Runs contribute 1-based ranks in trec_eval order; ``qrels`` the judgments.
-    ``self_rated(method, grades)`` tells 0-5 self-ratings (the format's ``is_self_rated``) from 0/1
-    grades; by default, grades above 1 do (the caller who knows the method's scale passes it).
+    ``self_rated`` (method id -> bool) tells 0-5 self-ratings (the format's ``is_self_rated``) from 0/1
+    grades; a method it does not name is self-rated when any of its grades is above 1 (the caller
+    who knows the method's scale passes it).
     """
     by_paragraph: dict[tuple[str, str], dict[str, list[Grade]]] = defaultdict(lambda: defaultdict(list))
+    rated = dict(self_rated or {})
     for g in grades:
         by_paragraph[g.query_id, g.passage_id][g.method_id].append(g)
+        if g.method_id not in (self_rated or {}):
+            rated[g.method_id] = rated.get(g.method_id, False) or g.grade > 1
     ranked: dict[tuple[str, str], list[Ranking]] = defaultdict(list)
     for run in runs:
         for qid, docs in run.rankings.items():
@@ -494,7 +494,7 @@ def reference_queries(
                 if method.name.startswith(DIRECT_PREFIX):
                     direct.extend(_to_direct_grade(method, g) for g in method_grades)
                 else:
-                    exam.append(_to_exam_grades(method, method_grades, self_rated(method, method_grades)))
+                    exam.append(_to_exam_grades(method, method_grades, rated[method_id]))
             judged = (qrels or {}).get(qid, {})
             judgments = (_to_judgment(qid, pid, judged[pid]),) if pid in judged else ()
             paragraphs.append(Paragraph(pid, text, judgments, tuple(ranked.get((qid, pid), ())), tuple(exam), tuple(direct)))
