@@ -1,0 +1,64 @@
+"""Questions out of generating LLMs' answers in every shape they come in, and near-duplicates."""
+from __future__ import annotations
+
+import pytest
+
+from exampp.generation.parsing import parse_questions, remove_near_duplicates
+
+Q = ["What causes coral bleaching?", "How do rising sea temperatures affect algae?", "Can reefs recover?"]
+
+
+@pytest.mark.parametrize("answer", [
+    # the prompt's own format, fenced
+    '```json\n{"questions": ["What causes coral bleaching?", "How do rising sea temperatures affect algae?", '
+    '"Can reefs recover?"]}\n```',
+    # fenced, with prose before and after
+    'Sure! Here are the questions:\n```json\n{"questions":["What causes coral bleaching?",'
+    '"How do rising sea temperatures affect algae?","Can reefs recover?"]}\n```\nLet me know if you need more.',
+    # bare JSON, trailing prose
+    '{"questions": ["What causes coral bleaching?", "How do rising sea temperatures affect algae?", '
+    '"Can reefs recover?"]} I hope these help.',
+    # a JSON list, and a list of objects
+    '["What causes coral bleaching?", "How do rising sea temperatures affect algae?", "Can reefs recover?"]',
+    '[{"question": "What causes coral bleaching?"}, {"question": "How do rising sea temperatures affect algae?"}, '
+    '{"text": "Can reefs recover?"}]',
+    # another key, and a key in another case
+    '{"Questions": ["What causes coral bleaching?", "How do rising sea temperatures affect algae?", "Can reefs recover?"]}',
+    # numbered and bulleted lines
+    "1. What causes coral bleaching?\n2) How do rising sea temperatures affect algae?\n3: Can reefs recover?",
+    "Questions:\n- What causes coral bleaching?\n* How do rising sea temperatures affect algae?\n• Can reefs recover?",
+    # plain lines ending with a question mark, among prose
+    "Here you go.\nWhat causes coral bleaching?\nHow do rising sea temperatures affect algae?\nCan reefs recover?\n",
+    # an unclosed fence (cut off by the token limit after the JSON)
+    '```json\n{"questions": ["What causes coral bleaching?", "How do rising sea temperatures affect algae?", '
+    '"Can reefs recover?"]}',
+])
+def test_every_shape_gives_the_same_questions(answer):
+    assert parse_questions(answer) == Q
+
+
+def test_truncated_json_keeps_the_complete_questions():
+    cut = '{"questions": ["What causes coral bleaching?", "How do rising sea temperatures affect algae?", ' \
+          '"Can reefs recover?", "Which species are most at ri'
+    assert parse_questions(cut) == Q
+    assert parse_questions('```json\n{"questions": ["What causes coral bleaching?", "How') == Q[:1]
+
+
+def test_escapes_and_spacing_are_read_as_json_reads_them():
+    assert parse_questions('{"questions": ["What is a \\"reef\\"?", "  Why\\n do   corals bleach? "]}') == [
+        'What is a "reef"?', "Why do corals bleach?"]
+
+
+@pytest.mark.parametrize("answer", ["", "   ", "I cannot help with that.", '{"questions": []}', "```json\n```",
+                                    '{"answer": 42}'])
+def test_an_answer_without_questions_gives_none(answer):
+    assert parse_questions(answer) == []
+
+
+def test_near_duplicates_are_dropped_keeping_the_first():
+    questions = ["What causes coral bleaching?", "what causes coral bleaching", "What causes Coral-Bleaching??",
+                 "What causes coral bleaching in reefs?", "How do reefs recover?", "", "?!"]
+    # word sets: {what, causes, coral, bleaching} thrice; with "in reefs" the Jaccard is 4/6 < 0.9: kept
+    assert remove_near_duplicates(questions) == ["What causes coral bleaching?", "What causes coral bleaching in reefs?",
+                                                 "How do reefs recover?"]
+    assert remove_near_duplicates(questions, threshold=0.6) == ["What causes coral bleaching?", "How do reefs recover?"]
