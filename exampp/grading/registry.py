@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from exampp.grades import Method
 from exampp.grading.method import BoundGrader, GradingMethod, MethodError, show_value, split_name
-from exampp.llm.backend import Backend, BackendError, BackendSpec, backend_class
+from exampp.llm.backend import Backend, BackendSpec, backend_class, require
 
 M = TypeVar("M", bound=type[GradingMethod])
 ENTRY_POINTS = "exampp.grading_methods"
@@ -93,12 +93,7 @@ def default_tau(method: str, grades: Any = None) -> float:
 
 def check_backend(method: GradingMethod, backend: str) -> None:
     """BackendError, before anything is opened, when backend ``backend`` lacks what ``method`` requires."""
-    cls = backend_class(backend)
-    missing = sorted(c.value for c in method.requires - cls.capabilities)
-    if missing:
-        have = ", ".join(sorted(c.value for c in cls.capabilities)) or "none"
-        raise BackendError(f"method {method} needs a backend that can {', '.join(missing)}; backend {backend!r} "
-                           f"offers: {have}")
+    require(method.requires, backend_class(backend).capabilities, f"method {method}", repr(backend))
 
 
 def make_grader(method: str | GradingMethod, backend: Backend | BackendSpec | str | None = None,

@@ -147,14 +147,18 @@ class Backend(ABC):
 
     def require(self, needed: frozenset[Capability], who: str) -> None:
         """BackendError unless this backend has every capability in ``needed``."""
-        missing = sorted(c.value for c in needed - self.capabilities)
-        if missing:
-            have = ", ".join(sorted(c.value for c in self.capabilities)) or "none"
-            raise BackendError(f"{who} needs a backend that can {', '.join(missing)}; backend "
-                               f"{type(self).__name__} ({self.name}) offers: {have}")
+        require(needed, self.capabilities, who, f"{type(self).__name__} ({self.name})")
 
     def _lacks(self, capability: Capability) -> BackendError:
         return BackendError(f"backend {type(self).__name__} ({self.name}) cannot {capability.value}")
+
+
+def require(needed: frozenset[Capability], offered: frozenset[Capability], who: str, backend: str) -> None:
+    """BackendError naming what ``who`` needs and ``backend`` lacks, unless it offers all of ``needed``."""
+    missing = sorted(c.value for c in needed - offered)
+    if missing:
+        have = ", ".join(sorted(c.value for c in offered)) or "none"
+        raise BackendError(f"{who} needs a backend that can {', '.join(missing)}; backend {backend} offers: {have}")
 
 
 def backend_names() -> list[str]:
