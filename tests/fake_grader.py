@@ -52,14 +52,19 @@ class FakeGrader(Grader):
 
     def grade(self, pairs: Sequence[Pair]) -> list[Judgment]:
         self.calls += 1
-        if self.sleep:
-            time.sleep(self.sleep)
         self.seen.extend((p.passage, p.question.text) for p in pairs)
-        if self.log:
-            with open(self.log, "a", encoding="utf-8") as fh:
-                fh.writelines(f"{_md5(p.passage)}\t{_md5(p.question.text)}\n" for p in pairs)
-        grades = [fake_grade(p.passage, p.question.text) for p in pairs]
-        return [Judgment(float(g), answer=f"g{g}") for g in grades]
+        return judge(pairs, self.sleep, self.log)
+
+
+def judge(pairs: Sequence[Pair], sleep: float, log: str | None) -> list[Judgment]:
+    """The fake judgments of ``pairs``, after ``sleep`` seconds, each pair logged to ``log`` when given."""
+    if sleep:
+        time.sleep(sleep)
+    if log:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.writelines(f"{_md5(p.passage)}\t{_md5(p.question.text)}\n" for p in pairs)
+    grades = [fake_grade(p.passage, p.question.text) for p in pairs]
+    return [Judgment(float(g), answer=f"g{g}") for g in grades]
 
 
 def _md5(text: str) -> str:
@@ -68,9 +73,12 @@ def _md5(text: str) -> str:
 
 @dataclass(frozen=True)
 class FakeMethod(GradingMethod):
+    """The fake grader as a grading method without a model, bound and run as any method is."""
+
     name = NAME
     description = "md5 of the two texts mod 6 (tests)"
     default_backend = None
+    judge = "md5-mod-6"
     top_grade = 5
     tau = 4.0
 
@@ -78,11 +86,8 @@ class FakeMethod(GradingMethod):
     def prompt_id(self) -> str:
         return "v1"
 
-    def grade(self, backend, pairs):  # the bound FakeGrader grades
-        raise NotImplementedError
-
-    def bind(self, backend) -> FakeGrader:
-        return FakeGrader(sleep=float(os.environ.get("FAKE_GRADER_SLEEP", "0")), log=os.environ.get("FAKE_GRADER_LOG"))
+    def grade(self, backend, pairs: Sequence[Pair]) -> list[Judgment]:
+        return judge(pairs, float(os.environ.get("FAKE_GRADER_SLEEP", "0")), os.environ.get("FAKE_GRADER_LOG"))
 
 
 def register() -> None:

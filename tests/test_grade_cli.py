@@ -143,9 +143,6 @@ def test_direct_grader_grades_passages_against_the_topic_titles(tmp_path, monkey
     class FakeDirect(fake_grader.FakeMethod):
         name, direct = "fake-direct", True
 
-        def bind(self, backend):
-            return fake_grader.FakeGrader(direct=True)
-
     use_method(monkeypatch, FakeDirect)
     titles = {r["query_id"]: r["text"] for r in map(json.loads, (REPO / "topics/topics.jsonl").read_text().splitlines())}
     texts, _ = collection()

@@ -33,7 +33,7 @@ def test_names_parse_to_methods_and_back(name):
     method = parse_method(name)
     assert type(method).__name__ == cls
     assert {f.name: getattr(method, f.name) for f in method.parameters()} == params
-    assert (method.prompt_id, method.grades[-1], method.default_tau) == (prompt_id, top, tau)
+    assert (method.prompt_id, method.grades[-1], method.tau) == (prompt_id, top, tau)
     assert str(method) == name and parse_method(str(method)) == method  # canonical: defaults left out
     assert hash(method) == hash(parse_method(name))  # a value object: usable as a key
 

@@ -27,7 +27,7 @@ from exampp.errors import ExamppError
 from exampp.grading.base import Grader
 from exampp.grading.method import BoundGrader, GradingMethod
 from exampp.grading.runner import Exam, GradingSummary, build_exam, grade_pool, pool_grades, pool_records
-from exampp.llm.backend import Backend, BackendError, BackendSpec, Usage
+from exampp.llm.backend import BackendSpec, Usage
 from exampp.pool import Pool, build_pool
 from exampp.store import GradeStore
 
@@ -173,7 +173,7 @@ class GradeJob:
         runs, corpora, bank, topics = self._inputs(ws)
         if bank is None and not method.direct:
             raise NothingToGrade("no question bank: give --bank (or keep one at WORKSPACE/question_banks/questions.jsonl)")
-        backend = _open(spec) if spec is not None else None
+        backend = spec.open() if spec is not None else None
         try:
             grader = method.bind(backend)
             with GradeStore(self.store or ws.store) as store:
@@ -190,7 +190,7 @@ class GradeJob:
         if self.export_reference:
             from exampp.collection.reference_grades import reference_queries, write_reference_grades
 
-            rated = {result.method_id: method.grades[-1] > 1}  # the format's is_self_rated: 0-5 self-ratings
+            rated = {result.method_id: method.top_grade > 1}  # the format's is_self_rated: 0-5 self-ratings
             write_reference_grades(reference_queries(result.pool.passages, records, runs=runs.values(),
                                                      self_rated=rated),
                                    self.export_reference)
@@ -206,7 +206,7 @@ class GradeJob:
 
         runs = read_runs(list(self.runs) or [ws.runs]) if self.runs or ws.runs.is_dir() else {}
         corpora: list[Corpus] = []
-        corpus = self.corpus if self.corpus is not None else str(ws.corpus) if ws.corpus.exists() else None
+        corpus = _existing(self.corpus, ws.corpus)
         if corpus is not None:
             corpora.append(open_corpus(corpus))
         if self.responses is not None:
@@ -250,10 +250,3 @@ def _check_device(device: str | None) -> None:
     except ImportError:  # no torch: opening the backend names the package to install
         pass
 
-
-def _open(spec: BackendSpec) -> Backend:
-    try:
-        return spec.open()
-    except ImportError as exc:
-        raise BackendError(f"backend {spec.name!r} needs the package {exc.name or exc}: install the exampp extra "
-                           "that brings it (see the README's set-up) or the package itself") from None

@@ -38,9 +38,8 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
               help="Config file [default: WORKSPACE/exampp.toml with -w, else ./exampp.toml; "
                    "none when absent]. Flags override its keys.")
 @click.option("--grader", "--method", "grader", callback=_check_method,
-              help="Grading method with its parameters: self-rating, qa, qa(verify=llm), qa-extractive, "
-                   "multiple-choice, embedding (offline), direct:<thomas|faggiolib|helm|sun|faggiolib_few|sun_few> "
-                   "[default: self-rating]. --list-graders shows them all.")
+              help="Grading method with its parameters, e.g. self-rating, qa(verify=llm), direct:thomas, embedding "
+                   "(offline) [default: self-rating]. --list-graders shows them all.")
 @click.option("--list-graders", is_flag=True, expose_value=False, is_eager=True, callback=_list_graders,
               help="List the grading methods with their parameters, grade scales and default tau, and exit.")
 @click.option("--backend", help=f"Where the judge runs: {', '.join(backend_names())}; hf: local HuggingFace, "
@@ -103,9 +102,8 @@ def grade(runs, config_path, grader, workspace, progress, fmt, output, **setting
     Grades go to the workspace's grade store as each chunk completes: running the same command
     again grades nothing new; adding runs or questions grades only the new pairs; an
     interrupted run resumes where it stopped. Settings come from flags, else from the config
-    file (--config, else WORKSPACE/exampp.toml with -w, else ./exampp.toml; keys: topics, bank,
-    corpus, responses, grader, backend, model, base_url, api_key_env, depth, workspace, store,
-    device, dtype, batch_size, tau, min_grade), else the defaults.
+    file (--config, else WORKSPACE/exampp.toml with -w, else ./exampp.toml; its keys are the
+    long names of the options, with _ for -: grader, base_url, batch_size...), else the defaults.
 
     \b
     Example:

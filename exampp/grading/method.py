@@ -101,10 +101,6 @@ class GradingMethod(ABC):
         return self.name
 
     @property
-    def default_tau(self) -> float:
-        return self.tau
-
-    @property
     def grades(self) -> tuple[int, ...]:
         """The grade scale: 0..top."""
         return tuple(range(self.top_grade + 1))

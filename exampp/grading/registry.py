@@ -84,7 +84,7 @@ def default_tau(method: str, grades: Any = None) -> float:
     the ``grades`` given (a sequence or the store's DataFrame) are all 0 or 1, else 4."""
     known = stored_method(method)
     if known is not None:
-        return known.default_tau
+        return known.tau
     values = grades["grade"] if hasattr(grades, "columns") else grades
     if values is not None and len(values) and all(float(v) in (0.0, 1.0) for v in values):
         return 1.0

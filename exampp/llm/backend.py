@@ -25,13 +25,15 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import math
 import pkgutil
 from abc import ABC
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from exampp.defaults import TOP_LOGPROBS
 from exampp.errors import ExamppError
 from exampp.llm.prompt import Prompt
 
@@ -72,6 +74,20 @@ class NextToken:
     logprobs: tuple[float, ...] | None
     top_label: int | None
     text: str | None = None
+
+
+def next_token_scores(top: Iterable[tuple[str, float]], first: str, labels: Labels, text: str | None) -> NextToken:
+    """What every backend reports of a first token, from its most likely alternatives ``top`` (token
+    text, log-probability) and the text of the token generated: per label, the log of the summed
+    probability of the :data:`~exampp.defaults.TOP_LOGPROBS` most likely tokens standing for it (-inf
+    for none), and the label ``first`` stands for. One function, so that backends agree."""
+    ranked = sorted(top, key=lambda item: -item[1])[:TOP_LOGPROBS]  # stable: ties keep the given order
+    mass = [0.0] * len(labels.names)
+    for token, logprob in ranked:
+        label = labels.classify(token)
+        if label is not None:
+            mass[label] += math.exp(logprob)
+    return NextToken(tuple(math.log(m) if m > 0 else -math.inf for m in mass), labels.classify(first), text)
 
 
 @dataclass
@@ -172,7 +188,15 @@ def backend_class(name: str) -> type[Backend]:
     """The backend class of module ``exampp.llm.backends.<name>`` (its ``BACKEND``)."""
     if name not in backend_names():
         raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(backend_names())}")
-    return importlib.import_module(f"exampp.llm.backends.{name}").BACKEND
+    try:
+        return importlib.import_module(f"exampp.llm.backends.{name}").BACKEND
+    except ImportError as exc:
+        raise _missing_package(name, exc) from None
+
+
+def _missing_package(backend: str, exc: ImportError) -> BackendError:
+    return BackendError(f"backend {backend!r} needs the package {exc.name or exc}: install the exampp extra "
+                        "that brings it (see the README's set-up) or the package itself")
 
 
 @dataclass(frozen=True)
@@ -191,6 +215,11 @@ class BackendSpec:
         takes_any = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
         given = {k: v for k, v in self.defaults.items() if v is not None and (takes_any or k in accepted)}
         given.update({k: v for k, v in self.options.items() if v is not None})
+        if not takes_any:
+            wrong = sorted(set(given) - set(accepted))
+            if wrong:
+                flags = ", ".join("--" + k.replace("_", "-") for k in wrong)
+                raise BackendError(f"backend {self.name!r} takes no {flags}")
         return given
 
     def option(self, key: str) -> Any:
@@ -198,15 +227,11 @@ class BackendSpec:
         return self.given().get(key)
 
     def open(self) -> Backend:
-        cls = backend_class(self.name)
-        accepted = inspect.signature(cls.open).parameters
         given = self.given()
-        if not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
-            wrong = sorted(set(given) - set(accepted))
-            if wrong:
-                flags = ", ".join("--" + k.replace("_", "-") for k in wrong)
-                raise BackendError(f"backend {self.name!r} takes no {flags}")
-        return cls.open(self.model, **given)
+        try:
+            return backend_class(self.name).open(self.model, **given)
+        except ImportError as exc:  # a package the backend imports on opening
+            raise _missing_package(self.name, exc) from None
 
 
 def open_backend(name: str, model: str | None = None, **options: Any) -> Backend:

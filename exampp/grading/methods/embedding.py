@@ -33,8 +33,6 @@ PROMPT_VERSION = "cosine@v1"
 DEFAULT_THRESHOLDS: tuple[float, ...] = (0.5234, 0.5234, 0.5234, 0.5325, 0.7149)
 
 
-
-
 def _parse_thresholds(text: str) -> tuple[float, ...]:
     return tuple(float(t) for t in text.split("/"))
 

@@ -16,7 +16,6 @@ generated.
 from __future__ import annotations
 
 import inspect
-import math
 from collections.abc import Callable, Sequence
 
 import torch
@@ -25,7 +24,7 @@ from transformers.modeling_outputs import BaseModelOutput
 
 from exampp.defaults import LLM_MODEL, TOP_LOGPROBS
 from exampp.errors import ModelLoadError
-from exampp.llm.backend import Backend, Capability, Labels, NextToken, Usage
+from exampp.llm.backend import Backend, Capability, Labels, NextToken, Usage, next_token_scores
 from exampp.llm.batching import Batcher, auto_batch_size
 from exampp.llm.device import resolve_device
 from exampp.llm.fitting import chat_format, count_tokens, fit_prompt, max_input_tokens, tokenizer_prefix
@@ -179,13 +178,8 @@ class HFBackend(Backend):
 
     def _label_scores(self, logprobs: torch.Tensor, labels: Labels, text: str | None) -> NextToken:
         top = torch.topk(logprobs, min(TOP_LOGPROBS, len(logprobs)))
-        mass = [0.0] * len(labels.names)
-        for value, token in zip(top.values.tolist(), top.indices.tolist()):
-            label = labels.classify(self.token_text(token))
-            if label is not None:
-                mass[label] += math.exp(value)
-        first = labels.classify(self.token_text(int(top.indices[0])))
-        return NextToken(tuple(math.log(m) if m > 0 else -math.inf for m in mass), first, text)
+        ranked = [(self.token_text(t), v) for v, t in zip(top.values.tolist(), top.indices.tolist())]
+        return next_token_scores(ranked, ranked[0][0], labels, text)
 
     def continuation_logprobs(self, prompts: Sequence[str], continuations: Sequence[str]) -> list[tuple[float, int]]:
         """Per (prompt, continuation): the summed log-probability of the continuation's tokens given the

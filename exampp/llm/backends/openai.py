@@ -21,7 +21,6 @@ from an environment variable and kept nowhere else: not in messages, method ids 
 """
 from __future__ import annotations
 
-import math
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -33,7 +32,7 @@ import openai
 
 from exampp.defaults import TOP_LOGPROBS
 from exampp.llm import fitting
-from exampp.llm.backend import Backend, BackendError, Capability, Labels, NextToken, Usage
+from exampp.llm.backend import Backend, BackendError, Capability, Labels, NextToken, Usage, next_token_scores
 from exampp.llm.prompt import Prompt
 
 ENDPOINTS = ("chat", "completions")
@@ -49,20 +48,14 @@ def token_text(token: str) -> str:
 
 
 def label_scores(top: Iterable[tuple[str, float]], first: str | None, labels: Labels, text: str) -> NextToken:
-    """What :meth:`HFBackend.next_token_labels` computes, from a server's report of the first token:
-    ``top`` its alternatives (token string, log-probability), ``first`` the token generated, ``text``
-    the whole generation. Per label, the log of the summed probability of the :data:`TOP_LOGPROBS`
-    most likely tokens standing for it; no alternatives: no log-probabilities (the text decides)."""
-    ranked = sorted(top, key=lambda item: -item[1])[:TOP_LOGPROBS]  # stable: ties keep the server's order
-    if not ranked or first is None:
+    """What :meth:`HFBackend.next_token_labels` computes (:func:`next_token_scores`), from a server's
+    report of the first token: ``top`` its alternatives (token string, log-probability), ``first``
+    the token generated, ``text`` the whole generation; no alternatives: no log-probabilities (the
+    text decides)."""
+    top = list(top)
+    if not top or first is None:
         return NextToken(None, None, text)
-    mass = [0.0] * len(labels.names)
-    for token, logprob in ranked:
-        label = labels.classify(token_text(token))
-        if label is not None:
-            mass[label] += math.exp(logprob)
-    return NextToken(tuple(math.log(m) if m > 0 else -math.inf for m in mass),
-                     labels.classify(token_text(first)), text)
+    return next_token_scores([(token_text(token), logprob) for token, logprob in top], token_text(first), labels, text)
 
 
 class OpenAIBackend(Backend):
@@ -150,7 +143,7 @@ class OpenAIBackend(Backend):
         """``prompt`` rendered with ``fields``; with an input length known (:attr:`max_input_tokens`) its
         context is cut at the end so that it fits, else it goes as it is (the server refuses what is too long)."""
         if self.max_input_tokens is None:
-            return prompt.render(context=context, **fields)
+            return super().fit(prompt, context=context, **fields)
         return fitting.fit_prompt(prompt, context, fields, max_tokens=self.max_input_tokens, count=self.count_tokens,
                                   prefix=self._prefix(context))
 
