@@ -22,24 +22,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # the tiny model and the test server live with the tests
 
+from grading_throughput import example_pairs  # noqa: E402  # the same pairs as the throughput benchmark
 from openai_server import OpenAIServer  # noqa: E402
 from tiny_models import build_t5, t5_tokenizer_dir  # noqa: E402
 
-from exampp.collection.corpus import read_passages  # noqa: E402
-from exampp.collection.question_bank import read_question_bank  # noqa: E402
-from exampp.collection.runs import read_run  # noqa: E402
 from exampp.grading.base import Pair  # noqa: E402
 from exampp.grading.registry import make_grader  # noqa: E402
 from exampp.llm.backend import open_backend  # noqa: E402
-
-
-def example_pairs(n: int) -> list[Pair]:
-    passages = read_passages(REPO / "corpus" / "passages.jsonl")
-    questions = read_question_bank(REPO / "question_banks" / "questions.jsonl").by_query()
-    run = read_run(REPO / "runs" / "bm25.run")
-    every = [Pair(qid, doc.docid, passages[doc.docid], q) for qid, ranking in run.rankings.items()
-             for doc in ranking[:5] if doc.docid in passages for q in questions.get(qid, [])]
-    return every[::max(1, len(every) // n)][:n]
 
 
 def timed_grades(backend, pairs: list[Pair]) -> tuple[list, float]:
@@ -55,7 +44,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.1, help="seconds the server waits before each answer")
     parser.add_argument("--concurrency", default="1,4,16", help="comma-separated request concurrencies")
     args = parser.parse_args()
-    pairs = example_pairs(args.pairs)
+    pairs = example_pairs(args.pairs, depth=5)
     with tempfile.TemporaryDirectory() as tmp:
         model = str(build_t5(Path(tmp) / "tiny", t5_tokenizer_dir()))
         local, t_local = timed_grades(open_backend("hf", model, device="cpu", batch_size=1), pairs)

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from exampp.collection.corpus import Corpus
 from exampp.collection.runs import Run
+from exampp.defaults import DEPTH as DEFAULT_DEPTH
 from exampp.errors import InputError
 
-from exampp.defaults import DEPTH as DEFAULT_DEPTH
 _SHOWN_IDS = 5  # missing ids named in a warning
 
 

@@ -15,11 +15,10 @@ from typing import Any
 
 import pandas as pd
 
-from exampp.collection.qrels import Qrels, as_label
+from exampp.collection.qrels import Qrels, as_label, check_integer_labels
 from exampp.collection.runs import Ranked, Restart, Run, check_unique_name
-from exampp.errors import ExamppError
-
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
+from exampp.errors import ExamppError
 # Means are rounded before ranking: two systems with the same per-query values in another
 # order must tie exactly, and float summation order would otherwise break such ties.
 SCORE_DECIMALS = 12
@@ -241,10 +240,15 @@ def per_query_measures(
 def _per_query(runs: Mapping[str, Run] | Iterable[Ranked], qrels: Qrels, columns: list[tuple[str, Any]],
                depth: int | None, exclude: Collection[str]) -> pd.DataFrame:
     """:func:`per_query_measures` with the measures already parsed (``(column, measure)`` pairs)."""
+    from exampp.trec_eval.irm import IR_MEASURES
+
+    runs = list(runs.values() if isinstance(runs, Mapping) else runs)
+    if runs and columns:  # once for every run, before any is read
+        check_integer_labels(qrels, IR_MEASURES)
     qids = sorted(qrels)
     per_run: dict[str, dict[tuple[Any, str], float]] = {}
     seen: dict[str, Any] = {}
-    for run in runs.values() if isinstance(runs, Mapping) else runs:
+    for run in runs:
         values = _run_values(run, {m for _, m in columns}, qrels, depth, exclude)
         if values is None:
             continue

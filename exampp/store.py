@@ -90,7 +90,7 @@ def _alive(owner: str) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:  # someone else's process: alive
-        return True
+        pass
     return True
 
 

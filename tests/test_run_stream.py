@@ -104,7 +104,7 @@ def test_ir_measures_in_batches_equal_one_batch(tmp_path: Path, monkeypatch):
     path = _write(tmp_path / "a.run", lines)
     one = format_trec(evaluate(qrels, RunFile(path), ["nDCG@5", "AP"], per_query=True))
     board = leaderboard([RunFile(path)], qrels, ["nDCG@5", "AP"])
-    monkeypatch.setattr(irm.IrBatches.__init__, "__defaults__", (7,))  # a batch every query or so
+    monkeypatch.setattr(irm.IrBatches, "BATCH_DOCS", 7)  # a batch every query or so
     assert format_trec(evaluate(qrels, RunFile(path), ["nDCG@5", "AP"], per_query=True)) == one
     assert leaderboard([RunFile(path)], qrels, ["nDCG@5", "AP"]).equals(board)
 

@@ -430,8 +430,8 @@ def _self_rating(grade: Grade) -> int:
 
 
 def _to_judgment(query_id: str, passage_id: str, relevance: float) -> RelevanceJudgment:
-    return RelevanceJudgment(passage_id, query_id, _integer(relevance, f"the relevance of {passage_id!r} in query {query_id!r}"),
-                    query_id)
+    relevance = _integer(relevance, f"the relevance of {passage_id!r} in query {query_id!r}")
+    return RelevanceJudgment(passage_id, query_id, relevance, query_id)
 
 
 def _to_exam_grades(method: Method, grades: list[Grade], self_rated: bool) -> ExamGrades:
@@ -473,10 +473,11 @@ def reference_queries(
     who knows the method's scale passes it).
     """
     by_paragraph: dict[tuple[str, str], dict[str, list[Grade]]] = defaultdict(lambda: defaultdict(list))
-    rated = dict(self_rated or {})
+    given = self_rated or {}
+    rated = dict(given)
     for g in grades:
         by_paragraph[g.query_id, g.passage_id][g.method_id].append(g)
-        if g.method_id not in (self_rated or {}):
+        if g.method_id not in given:
             rated[g.method_id] = rated.get(g.method_id, False) or g.grade > 1
     ranked: dict[tuple[str, str], list[Ranking]] = defaultdict(list)
     for run in runs:

@@ -184,7 +184,7 @@ class RunFile:
         current: str | None = None
         docs: dict[str, float] = {}
 
-        def wanted(qid: str | None) -> bool:
+        def wanted(qid: str | None, docs: dict[str, float]) -> bool:
             return qid is not None and bool(docs) and (queries is None or qid in queries)
 
         for line in _run_lines(source, shown):
@@ -194,7 +194,7 @@ class RunFile:
             if qid != current:
                 if qid in self.lines and not hold:
                     raise _Ungrouped
-                if not hold and wanted(current):
+                if not hold and wanted(current, docs):
                     yield current, _ranking(docs)
                 current, docs = qid, held.setdefault(qid, {}) if hold else {}
                 self.lines.setdefault(qid, lineno)
@@ -202,9 +202,9 @@ class RunFile:
         if hold:
             for qid in list(held):  # each query's documents go as its ranking is handed out
                 docs = held.pop(qid)
-                if wanted(qid):
+                if wanted(qid, docs):
                     yield qid, _ranking(docs)
-        elif wanted(current):
+        elif wanted(current, docs):
             yield current, _ranking(docs)
 
 

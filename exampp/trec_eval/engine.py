@@ -17,7 +17,7 @@ from typing import NamedTuple
 from exampp.collection.qrels import Qrels, check_integer_labels
 from exampp.collection.runs import Ranked, RankedDoc, Restart, check_unique_name
 from exampp.errors import InputError
-from exampp.trec_eval.irm import IrBatches, ir_aggregate
+from exampp.trec_eval.irm import IR_MEASURES, IrBatches, ir_aggregate
 from exampp.trec_eval.judged import BOGUS_DOCID, Settings, judge
 from exampp.trec_eval.measure import Averaging, Measure, Value
 from exampp.trec_eval.registry import select
@@ -54,8 +54,8 @@ def evaluate(
     """
     settings = Settings(rel_level, judged_only, num_docs_in_coll)
     selection = select(measures)
-    if selection.trec:
-        check_integer_labels(qrels, "trec_eval measures")
+    if selection.trec or selection.ir:
+        check_integer_labels(qrels, "trec_eval measures" if selection.trec else IR_MEASURES)
     trec = [(m, params, m.value_names(params)) for m, params in selection.trec]
     cut = None if max_retrieved is None else max(max_retrieved, 0)
 

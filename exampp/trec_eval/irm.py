@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from exampp.collection.qrels import Label, check_integer_labels
+from exampp.collection.qrels import Label
 
 _UNSET_PARAM = re.compile(r"invalid param (\w+)=<object object at")
 
@@ -86,17 +86,21 @@ def _computable(spec: str) -> bool:
     return True
 
 
+# What check_integer_labels names when ir_measures' measures meet a fractional label.
+IR_MEASURES = "ir_measures' measures (pytrec_eval)"
+
+
 class IrBatches:
     """ir_measures' per-query values of rankings given one query at a time, as
     ``values[(measure, query_id)]``. Rankings go to ir_measures in batches of about
-    ``batch_docs`` documents, so that a run read query by query is never held whole."""
+    :attr:`BATCH_DOCS` documents, so that a run read query by query is never held whole.
+    The qrels' labels must be integers (the caller checks them once: ``check_integer_labels``)."""
 
-    def __init__(self, measures: Iterable, qrels: Mapping[str, Mapping[str, Label]], batch_docs: int = 200_000):
+    BATCH_DOCS = 200_000
+
+    def __init__(self, measures: Iterable, qrels: Mapping[str, Mapping[str, Label]]):
         self.measures = list(measures)
-        if self.measures:
-            check_integer_labels(qrels, "ir_measures' measures (pytrec_eval)")
         self.qrels = qrels
-        self.batch_docs = batch_docs
         self.values: dict[tuple[Any, str], float] = {}
         self._pending: dict[str, dict[str, float]] = {}
         self._docs = 0
@@ -107,14 +111,14 @@ class IrBatches:
         docs = {docid: float(score) for docid, score in ranking}
         self._pending[query_id] = docs
         self._docs += len(docs)
-        if self._docs >= self.batch_docs:
+        if self._docs >= self.BATCH_DOCS:
             self.flush()
 
     def flush(self) -> None:
         """Compute what is pending (call once more after the last ranking)."""
-        import ir_measures
-
         if self._pending:
+            import ir_measures  # only when there is something to compute: trec_eval measures alone never load it
+
             judged = {qid: self.qrels[qid] for qid in self._pending if qid in self.qrels}
             for metric in ir_measures.iter_calc(self.measures, judged, self._pending):
                 self.values[(metric.measure, metric.query_id)] = float(metric.value)

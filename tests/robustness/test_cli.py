@@ -48,8 +48,8 @@ def files(*slots: str) -> st.SearchStrategy[dict[str, bytes]]:
     """Contents for the named files: valid ones that go together, all but (now and then) one,
     which is hostile; the command then gets past the other files to the hostile one."""
     def contents(bad: str | None) -> st.SearchStrategy[dict[str, bytes]]:
-        return st.fixed_dictionaries({slot: HOSTILE[slot.rstrip("_b")] if slot == bad else
-                                      st.just(GOOD[slot.rstrip("_b")]) for slot in slots})
+        return st.fixed_dictionaries({slot: HOSTILE[slot.removesuffix("_b")] if slot == bad else
+                                      st.just(GOOD[slot.removesuffix("_b")]) for slot in slots})
 
     return st.sampled_from([*slots, None]).flatmap(contents)
 
