@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-DEFAULT_DECIMALS = 10
+from exampp.defaults import DECIMALS as DEFAULT_DECIMALS
 
 
 def round_scores(board: Mapping[str, float], decimals: int = DEFAULT_DECIMALS) -> dict[str, float]:

@@ -13,7 +13,6 @@ and returns an :class:`IRTResult`; it reads and writes nothing. Errors users can
 """
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -26,12 +25,14 @@ import pandas as pd
 from exampp.analysis.correlation import Correlation
 from exampp.analysis.irt.models import IRTModel, Prior, PriorSetting
 from exampp.analysis.irt.pruning import Pruning
+from exampp.api.workspace import RunsSource
 from exampp.collection.io import PathLike
 from exampp.collection.question_bank import QuestionBank
 from exampp.collection.response_matrix import Responses
-from exampp.collection.runs import Run
-from exampp.errors import ExamppError
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
+from exampp.errors import ExamppError
+from exampp.report.records import json_value
+from exampp.report.records import records as table_records
 from exampp.workspace import Workspace
 
 
@@ -62,27 +63,25 @@ class GradedResponses:
 
 
 def responses_from_workspace(workspace: Workspace | PathLike, method: str | None = None,
-                             runs: Mapping[str, Run] | None = None, tau: float | None = None,
+                             runs: RunsSource | None = None, tau: float | None = None,
                              depth: int = DEFAULT_DEPTH) -> GradedResponses:
     """Who answers which question, from the grades of ``method`` (a store method id; None: the
-    only one in the store) and ``runs`` (default: the workspace's runs/).
+    only one in the store) and ``runs`` (read, or paths to read; default: the workspace's runs/).
 
     ``tau`` defaults to the stored method's: 4 for 0–5 ratings (self-rating, embedding), 1 for 0/1
     grades (qa, multiple-choice). The exam is the workspace's question bank, else the graded questions.
     """
     from exampp.analysis.irt.responses import responses_from_grades
-    from exampp.api.workspace import as_workspace, stored_grades
+    from exampp.api.workspace import as_workspace, stored_grades, workspace_runs
     from exampp.collection.question_bank import read_question_bank
-    from exampp.collection.runs import read_runs
     from exampp.scoring import exam_cover, questions_by_query, summarize
 
     ws = as_workspace(workspace)
     stored = stored_grades(ws, method)
     tau = stored.default_tau if tau is None else tau
     bank = read_question_bank(ws.question_bank) if ws.question_bank.exists() else None
-    exam = {qid: [q.question_id for q in questions] for qid, questions in bank.by_query().items()} if bank else {}
-    exam = exam or questions_by_query(stored.grades)
-    runs = read_runs(ws.runs) if runs is None else runs
+    exam = (bank.question_ids() if bank else {}) or questions_by_query(stored.grades)  # the bank read once
+    runs = workspace_runs(ws, runs)
     responses = responses_from_grades(stored.grades, runs, exam, tau=tau, depth=depth)
     board = summarize(exam_cover(runs, stored.grades, exam, tau=tau, depth=depth))
     return GradedResponses(responses, stored.method_id, tau, depth, dict(zip(board["run"], board["mean"])), bank)
@@ -142,7 +141,7 @@ class IRTResult:
             **self.summary,
             "items": records(self.items.drop(columns=["text"], errors="ignore")),
             "systems": records(self.systems),
-            "correlation": {name: {k: _plain(v) for k, v in c.as_dict().items()} for name, c in self.correlations.items()},
+            "correlation": {name: {k: json_value(v, infinite_as_null=True) for k, v in c.as_dict().items()} for name, c in self.correlations.items()},
         }
         if self.pruning is not None:
             report["pruning"] = [{**row, "dropped_items": row["dropped_items"].split()}
@@ -225,18 +224,9 @@ def _component_effects(responses: Responses, model: IRTModel, components: pd.Dat
 
 # --- JSON-ready values ---------------------------------------------------------------------------
 
-def _plain(value: Any) -> Any:
-    """A value JSON holds: numpy scalars become Python ones, NaN and ±inf None."""
-    if hasattr(value, "item"):  # numpy scalar
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 def records(table: pd.DataFrame) -> list[dict[str, Any]]:
-    """A table's rows as JSON-ready records."""
-    return [{k: _plain(v) for k, v in row.items()} for row in table.to_dict(orient="records")]
+    """A table's rows as JSON-ready records, ±inf (the MLE of a perfect score) as null like NaN."""
+    return table_records(table, infinite_as_null=True)
 
 
 # --- files ---------------------------------------------------------------------------------------

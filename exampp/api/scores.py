@@ -25,9 +25,9 @@ from exampp.collection.qrels import Qrels
 from exampp.collection.runs import Ranked, RunFile, run_paths
 from exampp.errors import ExamppError
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
+from exampp.defaults import LEADERBOARD_MEASURES
 from exampp.workspace import Workspace
 
-DEFAULT_MEASURES = ("nDCG@20", "P@20")
 EXAM_SOURCE = "the exam (question bank)"  # what run queries are checked against, in warnings
 
 
@@ -117,7 +117,7 @@ def export_qrels(
 def measure_leaderboard(
     runs: RunsSource,
     qrels: PathLike | Qrels,
-    measures: Sequence[str] = DEFAULT_MEASURES,
+    measures: Sequence[str] = LEADERBOARD_MEASURES,
     *,
     depth: int | None = None,
     exclude: Collection[str] = (),

@@ -75,7 +75,7 @@ def workspace_exam(workspace: Workspace | PathLike, bank: PathLike | None = None
     if bank is None and not ws.question_bank.exists():
         return None
     path = bank if bank is not None else ws.question_bank
-    return {qid: [q.question_id for q in questions] for qid, questions in read_question_bank(path).by_query().items()}
+    return read_question_bank(path).question_ids()
 
 
 def question_facets(workspace: Workspace | PathLike, bank: PathLike | None = None) -> Mapping[str, str | None]:

@@ -7,12 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from exampp.cli.output import format_option, one_stdin, output_option, render, write_output
+from exampp.cli.output import FILE, format_option, one_stdin, output_option, render, write_output
 
 if TYPE_CHECKING:
     from exampp.api.agreement import LabelAgreement
-
-FILE = click.Path(dir_okay=False, exists=True, allow_dash=True)
 
 
 @click.command()

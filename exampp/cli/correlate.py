@@ -9,8 +9,8 @@ import click
 
 from exampp.cli.measures import check_one_measure
 from exampp.cli.output import (
+    FILE,
     format_option,
-    json_value,
     one_stdin,
     output_option,
     render,
@@ -18,11 +18,11 @@ from exampp.cli.output import (
     warn,
     write_output,
 )
+from exampp.defaults import DECIMALS
+from exampp.report.records import json_value
 
 if TYPE_CHECKING:
     from exampp.api.leaderboards import LeaderboardCorrelation, LeaderboardSource
-
-FILE = click.Path(dir_okay=False, exists=True, allow_dash=True)
 
 
 def _side_options(side: str):
@@ -79,7 +79,7 @@ def _number(spec: str):
 @click.option("--depth", "-k", type=click.IntRange(min=1), help="Cut runs at this depth before computing measures.")
 @click.option("--exclude", multiple=True, metavar="RUN", help="Leave this run out of both leaderboards (repeatable).")
 @click.option("--per-query", is_flag=True, help="Also correlate query by query (needs --a-qrels and --b-qrels).")
-@click.option("--decimals", type=click.IntRange(0, 15), default=10, show_default=True,
+@click.option("--decimals", type=click.IntRange(0, 15), default=DECIMALS, show_default=True,
               help="Round scores to this many decimals before ranking, so float noise does not break ties.")
 @click.option("--no-round", is_flag=True, help="Rank the scores exactly as given.")
 @click.option("--show", is_flag=True, help="Also print both leaderboards side by side with ranks.")

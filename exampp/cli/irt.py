@@ -7,21 +7,17 @@ import json
 
 import click
 
-from exampp.cli.output import emit, format_option_of, one_stdin
-from exampp.defaults import DEPTH
+from exampp.cli.output import FILE, depth_option, emit, format_option_of, method_option, one_stdin, workspace_option
 from exampp.errors import InputError
-
-FILE = click.Path(dir_okay=False, exists=True, allow_dash=True)
 
 
 @click.command()
 @click.argument("runs", nargs=-1, type=click.Path(exists=True, allow_dash=True))
-@click.option("--workspace", "-w", type=click.Path(file_okay=False), default=".", show_default=True,
-              help="Workspace folder (grades.sqlite, question_banks/, runs/).")
-@click.option("--method", help="Grading method id in the store (default: the only one there).")
+@workspace_option
+@method_option
 @click.option("--tau", type=float, help="Correct when covered at grade >= tau [default: the stored method's: 4 for "
                                         "0-5 self-ratings, 1 for 0/1 grades].")
-@click.option("--depth", "-k", type=click.IntRange(min=1), default=DEPTH, show_default=True, help="Top-k passages of each run.")
+@depth_option
 @click.option("--exclude", multiple=True, metavar="SYSTEM", help="Leave this system (run) out, repeatable.")
 @click.option("--responses", "responses_file", type=FILE,
               help="Fit this 0/1 matrix file (CSV/TSV: a row per respondent, a column per item) instead of grades.")

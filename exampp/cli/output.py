@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import json
-import math
-from typing import Any
 
 import click
 import pandas as pd
+
+from exampp.defaults import DEPTH
+from exampp.report.records import records
 
 FORMATS = ("text", "tsv", "json")
 
@@ -21,21 +22,23 @@ def format_option_of(*formats: str, help: str = "Output format."):
 format_option = format_option_of(*FORMATS)
 """``--format text|tsv|json``: every command that prints tables takes it."""
 
+FILE = click.Path(dir_okay=False, exists=True, allow_dash=True)  # an input file, - for standard input
 
-def json_value(value: Any) -> Any:
-    """A value JSON can hold: NaN becomes null (JSON has no NaN), numpy scalars become Python ones."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if hasattr(value, "item"):  # numpy scalar
-        return json_value(value.item())
-    return value
+# The options of the commands that read a workspace's grades.
+workspace_option = click.option(
+    "--workspace", "-w", type=click.Path(file_okay=False), default=".", show_default=True,
+    help="Workspace folder (grades.sqlite, question_banks/, runs/).",
+)
+method_option = click.option("--method", help="Grading method id in the store (default: the only one there).")
+depth_option = click.option(
+    "--depth", "-k", type=click.IntRange(min=1), default=DEPTH, show_default=True, help="Top-k passages of each run."
+)
 
 
 def render(table: pd.DataFrame, fmt: str, *, decimals: int = 4) -> str:
     """A DataFrame as text (aligned, rounded), TSV (full precision) or JSON (list of records)."""
     if fmt == "json":
-        records = [{k: json_value(v) for k, v in row.items()} for row in table.to_dict(orient="records")]
-        return json.dumps(records, indent=2)
+        return json.dumps(records(table), indent=2)
     if fmt == "tsv":
         return table.to_csv(sep="\t", index=False, lineterminator="\n").rstrip("\n")
     return table.to_string(index=False, float_format=lambda v: f"{v:.{decimals}f}")

@@ -4,19 +4,18 @@ from __future__ import annotations
 import click
 
 from exampp.cli.measures import check_measures
-from exampp.cli.output import emit, format_option, one_stdin, output_option, strict_option, warn
-from exampp.defaults import DEPTH
-
-depth_option = click.option(
-    "--depth", "-k", type=click.IntRange(min=1), default=DEPTH, show_default=True, help="Top-k passages of each run."
+from exampp.cli.output import (
+    depth_option,
+    emit,
+    format_option,
+    method_option,
+    one_stdin,
+    output_option,
+    strict_option,
+    warn,
+    workspace_option,
 )
-workspace_option = click.option(
-    "--workspace", "-w", type=click.Path(file_okay=False), default=".", show_default=True,
-    help="Workspace folder (grades.sqlite, question_banks/, runs/).",
-)
-method_option = click.option(
-    "--method", help="Grading method id in the store (default: the only one there).",
-)
+from exampp.defaults import LEADERBOARD_MEASURES
 
 
 @click.command()
@@ -84,7 +83,7 @@ def qrels(workspace, method, tau, facets, bank, output) -> None:
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
 @click.option("--qrels", "qrels_path", required=True, metavar="QRELS",
               help="Qrels file to evaluate against (official or EXAM-Qrels), or irds:<dataset-id>.")
-@click.option("--measure", "-m", "measures", multiple=True, default=("nDCG@20", "P@20"), show_default=True,
+@click.option("--measure", "-m", "measures", multiple=True, default=LEADERBOARD_MEASURES, show_default=True,
               callback=check_measures,
               help="Measure, repeatable: ir_measures name (nDCG@10, P(rel=2)@20, AP, R@100, RR...) or "
                    "trec_eval name (ndcg_cut.10, P.5,10, map).")

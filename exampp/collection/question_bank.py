@@ -95,6 +95,10 @@ class QuestionBank:
             grouped.setdefault(question.query_id, []).append(question)
         return grouped
 
+    def question_ids(self) -> dict[str, list[str]]:
+        """Question ids per query: the exam as scoring takes it."""
+        return {qid: [q.question_id for q in questions] for qid, questions in self.by_query().items()}
+
     def query_ids(self) -> list[str]:
         """Query ids in order of first appearance."""
         return list(dict.fromkeys(q.query_id for q in self._by_id.values()))

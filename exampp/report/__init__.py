@@ -1,1 +1,1 @@
-"""Reports: plots of analysis results (PNG via matplotlib's Agg renderer)."""
+"""Reports: plots of analysis results (PNG via matplotlib's Agg renderer) and tables as JSON records."""

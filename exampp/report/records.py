@@ -1,0 +1,23 @@
+"""Tables and values as JSON holds them, for every JSON output (the commands' and the jobs' files)."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+
+def json_value(value: Any, *, infinite_as_null: bool = False) -> Any:
+    """A value JSON can hold: numpy scalars become Python ones, NaN null (JSON has no NaN), and with
+    ``infinite_as_null`` ±inf too (e.g. the MLE ability of a perfect score)."""
+    if hasattr(value, "item"):  # numpy scalar
+        value = value.item()
+    if isinstance(value, float) and (math.isnan(value) or infinite_as_null and math.isinf(value)):
+        return None
+    return value
+
+
+def records(table: pd.DataFrame, *, infinite_as_null: bool = False) -> list[dict[str, Any]]:
+    """A table's rows as JSON-ready records."""
+    return [{k: json_value(v, infinite_as_null=infinite_as_null) for k, v in row.items()}
+            for row in table.to_dict(orient="records")]
