@@ -42,6 +42,8 @@ def test_truncated_json_keeps_the_complete_questions():
           '"Can reefs recover?", "Which species are most at ri'
     assert parse_questions(cut) == Q
     assert parse_questions('```json\n{"questions": ["What causes coral bleaching?", "How') == Q[:1]
+    objects = '{"questions": [{"question": "What is A?"}, {"question": "What is B?"}, {"questi'
+    assert parse_questions(objects) == ["What is A?", "What is B?"]  # the objects' questions, not their keys
 
 
 def test_escapes_and_spacing_are_read_as_json_reads_them():

@@ -203,6 +203,24 @@ def test_label_scores_read_only_the_20_most_likely_alternatives():
     assert label_scores(late, "tok0", GRADES, "tok0").logprobs == (-math.inf,) * 6
 
 
+def test_a_generated_label_missing_from_the_alternatives_gives_no_probabilities():
+    seen = label_scores([("▁the", -0.1), ("▁a", -0.2)], "▁5", GRADES, "5")
+    assert seen == NextToken(None, 5, "5")
+    from exampp.collection.question_bank import Question
+    from exampp.grading.base import Pair
+    from exampp.grading.methods.self_rating import SelfRating
+    from exampp.llm.backend import Backend, Capability, Usage
+
+    class Reporting(Backend):  # reports what such a server reports
+        name, capabilities, usage = "r", frozenset({Capability.GENERATE, Capability.LABEL_LOGPROBS}), Usage()
+
+        def next_token_labels(self, prompts, labels, *, max_new_tokens=32):
+            return [seen] * len(prompts)
+
+    [judgment] = SelfRating().bind(Reporting()).grade([Pair("q", "p", "text", Question("q", "q/1", "Why?"))])
+    assert (judgment.grade, judgment.probabilities) == (5.0, None)  # the grade, and no division by zero
+
+
 def test_without_alternatives_the_text_decides():
     assert label_scores([], "▁4", GRADES, "4 stars") == label_scores([("▁4", -0.1)], None, GRADES, "4 stars") \
         == NextToken(None, None, "4 stars")

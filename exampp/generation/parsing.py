@@ -17,7 +17,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)(?:```|\Z)", re.DOTALL)
-_JSON_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 _MARKER = re.compile(r"^\s*(?:[-*•·]|\(?\d{1,3}[.):]|\(?[a-zA-Z][.)]|Q\d{1,3}[.):]?)\s+(.*)$")
 _QUESTION_KEYS = ("questions", "question_set", "items", "nuggets")
 _TEXT_KEYS = ("question", "text", "nugget", "q")
@@ -37,8 +36,9 @@ def _texts(items: Iterable[Any]) -> list[str]:
     for item in items:
         if isinstance(item, dict):
             item = next((item[k] for k in item if isinstance(k, str) and k.lower() in _TEXT_KEYS), None)
-        if isinstance(item, str) and _clean(item):
-            out.append(_clean(item))
+        text = _clean(item) if isinstance(item, str) else ""
+        if text:
+            out.append(text)
     return out
 
 
@@ -71,17 +71,19 @@ def _first_json(text: str) -> list[str]:
 
 
 def _truncated_json(text: str) -> list[str]:
-    """The complete string literals of JSON cut off mid-way, after its opening bracket."""
+    """The complete elements (strings, or objects holding a question) of a JSON list cut off mid-way."""
     start = text.find("[")
     if start < 0 or "]" in text[start:]:
         return []
-    out = []
-    for match in _JSON_STRING.finditer(text, start):
+    decoder, items, at = json.JSONDecoder(), [], start + 1
+    while True:
+        while at < len(text) and (text[at].isspace() or text[at] == ","):
+            at += 1
         try:
-            out.append(json.loads(f'"{match.group(1)}"'))
-        except json.JSONDecodeError:
-            continue
-    return _texts(out)
+            item, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:  # the element cut off, or the end
+            return _texts(items)
+        items.append(item)
 
 
 def _lines(text: str) -> list[str]:

@@ -66,7 +66,7 @@ class NextToken:
 
     ``logprobs``: per label, the log of the summed probability of the top next tokens that stand for
     it (``-inf`` for a label none of them stands for); None when the backend could not see
-    probabilities. ``top_label``: the label of the single most likely token, None when that token is
+    probabilities, or a label was generated that none of the reported top tokens stands for. ``top_label``: the label of the single most likely token, None when that token is
     no label. ``text``: the greedy generation, present whenever ``top_label`` is None (the label
     must then be read from the text).
     """
@@ -87,7 +87,10 @@ def next_token_scores(top: Iterable[tuple[str, float]], first: str, labels: Labe
         label = labels.classify(token)
         if label is not None:
             mass[label] += math.exp(logprob)
-    return NextToken(tuple(math.log(m) if m > 0 else -math.inf for m in mass), labels.classify(first), text)
+    top_label = labels.classify(first)
+    if top_label is not None and not any(mass):  # a server may leave out the token it generated
+        return NextToken(None, top_label, text)
+    return NextToken(tuple(math.log(m) if m > 0 else -math.inf for m in mass), top_label, text)
 
 
 @dataclass
