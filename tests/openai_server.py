@@ -8,6 +8,13 @@ entry, the later one). Decoding is greedy; token strings are ``tokenizer.decode(
 token's log-probabilities are the local backend's own (:meth:`HFBackend.first_token_logprobs`), later
 tokens' come from generation.
 
+Without a model it answers from canned replies instead: ``reply(seen)`` gives the text of the
+answer to a request (tests use it to send malformed, truncated or empty answers). Run as a script,
+``python tests/openai_server.py --replies FILE``, it serves the canned replies of a JSONL file
+(``{"match": text?, "reply": text}``: the first rule whose ``match`` occurs in the request's last
+user message answers; a rule without ``match`` answers anything) until it is stopped, for the
+README's demonstration of ``exampp bank generate`` and ``exampp exam generate``.
+
 It records every request (:attr:`OpenAIServer.requests`) and can be told to misbehave:
 ``faults[n]`` answers the n-th completion request (counted from 0) with an HTTP status (429 with
 Retry-After, 500...) or answers it only after a delay; ``delay`` slows every completion request;
@@ -17,11 +24,13 @@ model list (404); ``logprobs=False`` ignores requests for log-probabilities, as 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -51,18 +60,28 @@ class Seen:
 
     @property
     def prompt(self) -> str | None:
-        """The prompt of a completion request (the user message of a chat request)."""
+        """The prompt of a completion request (the last message of a chat request)."""
         if "messages" in self.body:
             return self.body["messages"][-1]["content"]
         return self.body.get("prompt")
 
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        """The messages of a chat request."""
+        return self.body.get("messages", [])
+
 
 class OpenAIServer:
-    """Serve the model in ``model_dir`` as ``name`` on 127.0.0.1; use as a context manager."""
+    """Serve the model in ``model_dir`` (or the canned ``reply``) as ``name`` on 127.0.0.1; use as a
+    context manager. ``port`` 0 takes a free one."""
 
-    def __init__(self, model_dir: str, name: str = "tiny", *, api_key: str | None = None, logprobs: bool = True,
-                 list_models: bool = True) -> None:
-        self.backend = HFBackend.load(model_dir, device="cpu", batch_size=1)
+    def __init__(self, model_dir: str | None = None, name: str = "tiny", *, api_key: str | None = None,
+                 logprobs: bool = True, list_models: bool = True, reply: Callable[[Seen], str] | None = None,
+                 port: int = 0) -> None:
+        if (model_dir is None) == (reply is None):
+            raise ValueError("give a model folder or a reply function, not both")
+        self.backend = HFBackend.load(model_dir, device="cpu", batch_size=1) if model_dir is not None else None
+        self.reply = reply
         self.name = name
         self.api_key = api_key
         self.logprobs = logprobs
@@ -73,7 +92,7 @@ class OpenAIServer:
         self._lock = threading.Lock()  # the record and the fault counter
         self._model_lock = threading.Lock()  # one inference at a time
         self._completions = 0
-        self._http = _QuietServer(("127.0.0.1", 0), _handler(self))
+        self._http = _QuietServer(("127.0.0.1", port), _handler(self))
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
 
@@ -136,7 +155,13 @@ class OpenAIServer:
         if body.get("model") != self.name:
             return 404, {}, _error(f"The model `{body.get('model')}` does not exist.", "NotFoundError", 404)
         chat = path.endswith("/chat/completions")
-        prompt = body["messages"][-1]["content"] if chat else body["prompt"]
+        if self.reply is not None:
+            return 200, {}, _payload(self.name, self.reply(Seen(method, path, body, 0)), chat, body)
+        if chat:  # a conversation goes to the model as one, through its chat template where it has one
+            messages = body["messages"]
+            prompt = messages[-1]["content"] if len(messages) == 1 else tuple((m["role"], m["content"]) for m in messages)
+        else:
+            prompt = body["prompt"]
         if chat:
             top = body.get("top_logprobs") if body.get("logprobs") else None
         else:
@@ -145,7 +170,7 @@ class OpenAIServer:
             top = None
         return 200, {}, self._completion(prompt, body.get("max_tokens") or 16, top, chat)
 
-    def _completion(self, prompt: str, max_tokens: int, top: int | None, chat: bool) -> dict:
+    def _completion(self, prompt, max_tokens: int, top: int | None, chat: bool) -> dict:
         backend, tokenizer = self.backend, self.backend.tokenizer
         with self._model_lock:
             first_row = backend.first_token_logprobs([prompt])[0]
@@ -186,6 +211,36 @@ class OpenAIServer:
         choice["text"] = text
         return {"id": "cmpl-test", "object": "text_completion", "created": 0, "model": self.name,
                 "choices": [choice], "usage": usage}
+
+
+def _payload(name: str, text: str, chat: bool, body: dict[str, Any]) -> dict:
+    """A canned answer: the text, no log-probabilities, words counted as tokens."""
+    prompt = " ".join(m["content"] for m in body["messages"]) if chat else body["prompt"]
+    usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split()),
+             "total_tokens": len(prompt.split()) + len(text.split())}
+    choice: dict[str, Any] = {"index": 0, "finish_reason": "stop", "logprobs": None}
+    if chat:
+        choice["message"] = {"role": "assistant", "content": text}
+        return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": name,
+                "choices": [choice], "usage": usage}
+    choice["text"] = text
+    return {"id": "cmpl-test", "object": "text_completion", "created": 0, "model": name,
+            "choices": [choice], "usage": usage}
+
+
+def canned_replies(path: str) -> Callable[[Seen], str]:
+    """The reply function of a JSONL file of rules ``{"match"?: text, "reply": text}`` (first match answers)."""
+    with open(path, encoding="utf-8") as fh:
+        rules = [json.loads(line) for line in fh if line.strip()]
+
+    def reply(seen: Seen) -> str:
+        prompt = seen.prompt or ""
+        for rule in rules:
+            if rule.get("match") is None or rule["match"] in prompt:
+                return rule["reply"]
+        return ""
+
+    return reply
 
 
 def _floor(value: torch.Tensor) -> float:
@@ -239,3 +294,31 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             pass
 
     return Handler
+
+
+def main() -> None:
+    import argparse
+    import signal
+
+    parser = argparse.ArgumentParser(description="Serve canned replies as an OpenAI-compatible server on 127.0.0.1.")
+    parser.add_argument("--replies", required=True, help="JSONL of {\"match\"?: text, \"reply\": text} rules")
+    parser.add_argument("--model", default="canned", help="the model name it serves (default: canned)")
+    parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    parser.add_argument("--port-file", help="write the port here once listening")
+    args = parser.parse_args()
+    server = OpenAIServer(name=args.model, reply=canned_replies(args.replies), port=args.port)
+    with server:
+        if args.port_file:
+            with open(args.port_file + ".tmp", "w") as fh:
+                fh.write(str(server._http.server_address[1]))
+            os.replace(args.port_file + ".tmp", args.port_file)
+        print(f"serving {args.model} at {server.url}", flush=True)
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

@@ -22,15 +22,23 @@ COMMANDS: dict[str, str] = {
     "agree": "exampp.cli.agree:agree",
     "grade": "exampp.cli.grade:grade",
     "irt": "exampp.cli.irt:irt",
+    "bank": "exampp.cli.bank:bank",
+    "exam": "exampp.cli.exam:exam",
 }
 
 
 class LazyGroup(click.Group):
+    """A group whose subcommands (``lazy``: name -> "module:attribute") are imported when used."""
+
+    def __init__(self, *args: object, lazy: dict[str, str] | None = None, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = COMMANDS if lazy is None else lazy
+
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+        return sorted(self.lazy)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = COMMANDS.get(cmd_name)
+        target = self.lazy.get(cmd_name)
         if target is None:
             return None
         module, attr = target.split(":")

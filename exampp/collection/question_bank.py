@@ -3,9 +3,14 @@
 exampp's own format is JSONL with one question per line::
 
     {"query_id", "question_id", "text", "facet_id"?, "facet_text"?, "query_text"?,
-     "answers"?: [..], "choices"?: [..], "correct_choice"?: int, "source"?: "generated:<model>"|"manual"|...}
+     "answers"?: [..], "choices"?: [..], "correct_choice"?: int, "source"?: "generated:<model>"|"manual"|...,
+     "info"?: {..}, "disabled"?: true}
 
 ``question_id`` defaults to ``<query_id>/<md5 of text>``, the EXAM++ reference tool's scheme.
+``info`` holds what is known of a question's making: for a generated one its provenance (``model``,
+``prompt`` id and version, ``temperature``, ``date``), for an exam question its source document,
+Bloom levels and question word. A ``disabled`` question stays in the bank (and its history) but
+is left out when the bank is read for grading and scoring.
 The reference tool's formats are read and written by :mod:`exampp.collection.reference_bank`.
 """
 from __future__ import annotations
@@ -14,7 +19,7 @@ import hashlib
 import itertools
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from exampp.collection.ids import check_id, check_query_id
@@ -42,6 +47,8 @@ class Question:
     choices: tuple[str, ...] = ()
     correct_choice: int | None = None
     source: str | None = None
+    info: dict[str, Any] | None = field(default=None, hash=False)
+    disabled: bool = False
 
     def __post_init__(self) -> None:
         # Field names in messages are those of the exampp format, so readers can pass them on.
@@ -63,6 +70,10 @@ class Question:
             if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
                 raise ValueError(f"{name!r} must be a list of strings")
             object.__setattr__(self, name, tuple(value))
+        if self.info is not None and not isinstance(self.info, dict):
+            raise ValueError("'info' must be an object or null")
+        if not isinstance(self.disabled, bool):
+            raise ValueError("'disabled' must be true or false")
         if self.correct_choice is not None:
             if not isinstance(self.correct_choice, int) or isinstance(self.correct_choice, bool):
                 raise ValueError("'correct_choice' must be an integer (0-based index into 'choices')")
@@ -94,6 +105,12 @@ class QuestionBank:
         for question in self._by_id.values():
             grouped.setdefault(question.query_id, []).append(question)
         return grouped
+
+    def enabled(self) -> "QuestionBank":
+        """The bank without its disabled questions."""
+        if not any(q.disabled for q in self._by_id.values()):
+            return self
+        return QuestionBank((q for q in self._by_id.values() if not q.disabled), query_texts=self.query_texts)
 
     def question_ids(self) -> dict[str, list[str]]:
         """Question ids per query: the exam as scoring takes it."""
@@ -134,8 +151,8 @@ class QuestionBank:
         return f"QuestionBank({len(self)} questions over {len(self.query_ids())} queries)"
 
 
-def read_question_bank(path: PathLike, format: str = "auto") -> QuestionBank:
-    """Read a question bank (gz or plain).
+def read_question_bank(path: PathLike, format: str = "auto", *, disabled: bool = False) -> QuestionBank:
+    """Read a question bank (gz or plain); disabled questions only with ``disabled``.
 
     Formats: ``exampp`` (one question per line), ``reference`` / ``reference-nuggets`` (the
     reference tool's bank: one line per query or query facet holding ``questions`` or
@@ -155,10 +172,12 @@ def read_question_bank(path: PathLike, format: str = "auto") -> QuestionBank:
         format = _detect_format(first[1], name, first[0])
         records = itertools.chain([first], records)
     if format in ("reference", "reference-nuggets"):
-        return reference_bank.read_reference_records(records, name)
-    if format == "car":
-        return reference_bank.read_car_records(records, name)
-    return _read_exampp_records(records, name)
+        bank = reference_bank.read_reference_records(records, name)
+    elif format == "car":
+        bank = reference_bank.read_car_records(records, name)
+    else:
+        bank = _read_exampp_records(records, name)
+    return bank if disabled else bank.enabled()
 
 
 def write_question_bank(bank: QuestionBank, path: PathLike, format: str = "exampp") -> None:
@@ -197,7 +216,7 @@ def _detect_format(record: Any, path: str, lineno: int) -> str:
                                    "{\"qid\", \"question\"}")
 
 
-_EXAMPP_FIELDS = ("facet_id", "facet_text", "answers", "choices", "correct_choice", "source")
+_EXAMPP_FIELDS = ("facet_id", "facet_text", "answers", "choices", "correct_choice", "source", "info", "disabled")
 
 
 def _read_exampp_records(records: Iterable[tuple[int, Any]], path: str) -> QuestionBank:
@@ -246,6 +265,7 @@ def _exampp_record(question: Question, query_text: str | None) -> dict[str, Any]
                               "text": question.text}
     optional = {"facet_id": question.facet_id, "facet_text": question.facet_text, "query_text": query_text,
                 "answers": list(question.answers), "choices": list(question.choices),
-                "correct_choice": question.correct_choice, "source": question.source}
+                "correct_choice": question.correct_choice, "source": question.source, "info": question.info,
+                "disabled": question.disabled or None}
     record.update({k: v for k, v in optional.items() if v not in (None, [])})
     return record

@@ -30,7 +30,7 @@ from exampp.errors import InputError
 log = logging.getLogger(__name__)
 
 FACET_SEPARATOR = " / "  # the tool's query_text for a facet: "<title> / <facet text>"
-_EXTRA_FIELDS = ("answers", "choices", "correct_choice", "source")  # kept in item "info" on export
+_EXTRA_FIELDS = ("answers", "choices", "correct_choice", "source", "disabled")  # kept in item "info" on export
 _CHOICE_KEYS = string.ascii_lowercase  # TQA's answer-choice keys
 
 
@@ -76,10 +76,11 @@ def reference_records(bank: QuestionBank, *, nuggets: bool = False) -> Iterator[
         for q in questions:
             item: dict[str, Any] = {id_key: q.question_id, text_key: q.text, "query_id": query_id,
                                     "facet_id": facet_id}
-            extras = {name: getattr(q, name) for name in _EXTRA_FIELDS if getattr(q, name) not in (None, ())}
+            extras = {name: getattr(q, name) for name in _EXTRA_FIELDS if getattr(q, name) not in (None, (), False)}
             if not nuggets:
                 item["gold_answers"] = list(extras.pop("answers", ())) or None
-            item["info"] = {k: list(v) if isinstance(v, tuple) else v for k, v in extras.items()} or None
+            info = {**(q.info or {}), **{k: list(v) if isinstance(v, tuple) else v for k, v in extras.items()}}
+            item["info"] = info or None
             items.append(item)
         yield {"query_id": query_id, "facet_id": facet_id, "facet_text": facet_text,
                "test_collection": "exampp", "query_text": _tool_query_text(bank, query_id, facet_text),
@@ -186,7 +187,9 @@ def _reference_item(item: Any, query_id: str, facet_id: str | None, facet_text: 
     return Question(query_id=query_id, question_id=_required_str(item, id_key), text=text,
                     facet_id=_optional_str(item, "facet_id") or facet_id, facet_text=facet_text,
                     answers=gold or extras.get("answers") or (), choices=extras.get("choices") or (),
-                    correct_choice=extras.get("correct_choice"), source=_source(extras, source))
+                    correct_choice=extras.get("correct_choice"), source=_source(extras, source),
+                    info={k: v for k, v in extras.items() if k not in _EXTRA_FIELDS} or None,
+                    disabled=extras.get("disabled", False))
 
 
 def _source(info: Any, default: str | None) -> str | None:

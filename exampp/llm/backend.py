@@ -35,7 +35,7 @@ from typing import Any
 
 from exampp.defaults import TOP_LOGPROBS
 from exampp.errors import ExamppError
-from exampp.llm.prompt import Prompt
+from exampp.llm.prompt import Conversation, Prompt
 
 
 class Capability(str, Enum):
@@ -145,7 +145,9 @@ class Backend(ABC):
 
     # --- capabilities --------------------------------------------------------------------------
 
-    def generate(self, prompts: Sequence[str], *, max_new_tokens: int = 32) -> list[str]:
+    def generate(self, prompts: Sequence[str | Conversation], *, max_new_tokens: int = 32,
+                 temperature: float = 0.0) -> list[str]:
+        """Text per prompt (a text, or a conversation of turns): greedy at ``temperature`` 0, else sampled."""
         raise self._lacks(Capability.GENERATE)
 
     def next_token_labels(self, prompts: Sequence[str], labels: Labels, *,

@@ -21,3 +21,24 @@ class Prompt:
 
     def render(self, **fields: str) -> str:
         return self.template.format(**fields)
+
+
+# A prompt is either one text (one user turn) or a conversation: (role, content) turns, "user" and
+# "assistant", ending with a user turn. Generation asks again after an unusable answer by sending
+# the conversation so far plus a corrective user turn.
+Turn = tuple[str, str]
+Conversation = tuple[Turn, ...]
+
+
+def as_messages(prompt: str | Conversation) -> list[dict[str, str]]:
+    """Chat messages: a text is one user turn."""
+    if isinstance(prompt, str):
+        return [{"role": "user", "content": prompt}]
+    return [{"role": role, "content": content} for role, content in prompt]
+
+
+def as_text(prompt: str | Conversation) -> str:
+    """One text for a model without a chat format: the turns one after another, a blank line apart."""
+    if isinstance(prompt, str):
+        return prompt
+    return "\n\n".join(content for _, content in prompt)

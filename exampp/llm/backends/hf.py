@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
@@ -29,7 +30,7 @@ from exampp.llm.batching import Batcher, auto_batch_size
 from exampp.llm.device import resolve_device
 from exampp.llm.fitting import chat_format, count_tokens, fit_prompt, max_input_tokens, tokenizer_prefix
 from exampp.llm.locate import locate_model
-from exampp.llm.prompt import Prompt
+from exampp.llm.prompt import Conversation, Prompt, as_messages, as_text
 
 _DTYPES = {
     "float32": torch.float32, "fp32": torch.float32,
@@ -139,10 +140,13 @@ class HFBackend(Backend):
             return torch.empty(0, self.model.config.vocab_size)
         return torch.stack(rows)
 
-    def generate(self, prompts: Sequence[str], *, max_new_tokens: int = 32, num_beams: int = 1) -> list[str]:
-        """Generated text per prompt (greedy by default, beam search with ``num_beams`` > 1),
-        decoded without special tokens."""
-        options = {"max_new_tokens": max_new_tokens, "num_beams": num_beams, "do_sample": False}
+    def generate(self, prompts: Sequence[str | Conversation], *, max_new_tokens: int = 32,
+                 temperature: float = 0.0, num_beams: int = 1) -> list[str]:
+        """Generated text per prompt (a text or a conversation), decoded without special tokens: greedy
+        by default, sampled at ``temperature`` > 0 (torch's random state), beam search with ``num_beams`` > 1."""
+        options: dict[str, Any] = {"max_new_tokens": max_new_tokens, "num_beams": num_beams, "do_sample": False}
+        if temperature > 0:
+            options.update(do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
         return self._map(lambda batch: self._generate_batch(batch, options), prompts)
 
     def first_token_or_generate(self, prompts: Sequence[str], generate_if: Callable[[torch.Tensor], torch.Tensor], *,
@@ -195,14 +199,17 @@ class HFBackend(Backend):
 
     # --- batches ---------------------------------------------------------------------------
 
-    def _encode(self, prompts: Sequence[str]) -> list[list[int]]:
+    def _encode(self, prompts: Sequence[str | Conversation]) -> list[list[int]]:
         if not prompts:
             return []
         if self.chat:  # the template writes the special tokens itself
-            ids = self.tokenizer([self.format(p) for p in prompts], truncation=True, add_special_tokens=False,
+            texts = [self.tokenizer.apply_chat_template(as_messages(p), tokenize=False, add_generation_prompt=True)
+                     for p in prompts]
+            ids = self.tokenizer(texts, truncation=True, add_special_tokens=False,
                                  max_length=self.max_input_tokens)["input_ids"]
         else:
-            ids = self.tokenizer(list(prompts), truncation=True, max_length=self.max_input_tokens)["input_ids"]
+            ids = self.tokenizer([as_text(p) for p in prompts], truncation=True,
+                                 max_length=self.max_input_tokens)["input_ids"]
         self.usage.requests += len(ids)
         self.usage.prompt_tokens += sum(map(len, ids))
         return ids

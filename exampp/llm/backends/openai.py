@@ -33,7 +33,7 @@ import openai
 from exampp.defaults import TOP_LOGPROBS
 from exampp.llm import fitting
 from exampp.llm.backend import Backend, BackendError, Capability, Labels, NextToken, Usage, next_token_scores
-from exampp.llm.prompt import Prompt
+from exampp.llm.prompt import Conversation, Prompt, as_messages, as_text
 
 ENDPOINTS = ("chat", "completions")
 PLACEHOLDER_KEY = "no-key"  # the SDK insists on a key; local servers ignore it
@@ -149,10 +149,13 @@ class OpenAIBackend(Backend):
 
     # --- capabilities --------------------------------------------------------------------------
 
-    def generate(self, prompts: Sequence[str], *, max_new_tokens: int = 32) -> list[str]:
-        """Greedy text per prompt."""
+    def generate(self, prompts: Sequence[str | Conversation], *, max_new_tokens: int = 32,
+                 temperature: float = 0.0) -> list[str]:
+        """Text per prompt (a text or a conversation): greedy at ``temperature`` 0, else the server samples."""
         self._reserve(len(prompts))
-        return list(self._pool.map(lambda prompt: self._complete(prompt, max_new_tokens, logprobs=False)[0], prompts))
+        return list(self._pool.map(
+            lambda prompt: self._complete(prompt, max_new_tokens, logprobs=False, temperature=temperature)[0],
+            prompts))
 
     def next_token_labels(self, prompts: Sequence[str], labels: Labels, *,
                           max_new_tokens: int = 32) -> list[NextToken]:
@@ -168,31 +171,32 @@ class OpenAIBackend(Backend):
 
     # --- requests ----------------------------------------------------------------------------
 
-    def _complete(self, prompt: str, max_new_tokens: int, *, logprobs: bool
+    def _complete(self, prompt: str | Conversation, max_new_tokens: int, *, logprobs: bool, temperature: float = 0.0
                   ) -> tuple[str, list[tuple[str, float]], str | None]:
-        """One greedy request: the text, the first token's alternatives and the first token (with
-        ``logprobs``, where the server reports them; else ``[]`` and None)."""
+        """One request (greedy unless ``temperature``): the text, the first token's alternatives and the
+        first token (with ``logprobs``, where the server reports them; else ``[]`` and None)."""
         if self.endpoint == "chat":
             options: dict[str, Any] = {"logprobs": True, "top_logprobs": TOP_LOGPROBS} if logprobs else {}
-            choice = self._request(self._client.chat.completions.create, max_new_tokens,
-                                   messages=[{"role": "user", "content": prompt}], **options)
+            choice = self._request(self._client.chat.completions.create, max_new_tokens, temperature,
+                                   messages=as_messages(prompt), **options)
             text = choice.message.content or ""
             first = choice.logprobs.content[0] if logprobs and choice.logprobs and choice.logprobs.content else None
             if first is None:
                 return text, [], None
             return text, [(alt.token, alt.logprob) for alt in first.top_logprobs or ()], first.token
         options = {"logprobs": TOP_LOGPROBS} if logprobs else {}
-        choice = self._request(self._client.completions.create, max_new_tokens, prompt=prompt, **options)
+        choice = self._request(self._client.completions.create, max_new_tokens, temperature, prompt=as_text(prompt),
+                               **options)
         reported = choice.logprobs if logprobs else None
         if not (reported and reported.tokens and reported.top_logprobs and reported.top_logprobs[0]):
             return choice.text, [], None
         return choice.text, list(reported.top_logprobs[0].items()), reported.tokens[0]
 
-    def _request(self, create: Callable[..., Any], max_new_tokens: int, **body: Any) -> Any:
+    def _request(self, create: Callable[..., Any], max_new_tokens: int, temperature: float, **body: Any) -> Any:
         """The first choice of one API call (with the SDK's retries), counted in :attr:`usage`."""
         self._thread.attempts = 0
         try:
-            response = create(model=self.model, temperature=0, max_tokens=max_new_tokens, **body)
+            response = create(model=self.model, temperature=temperature, max_tokens=max_new_tokens, **body)
         except openai.APIError as exc:
             raise self._error(exc) from None
         finally:
