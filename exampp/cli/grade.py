@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import click
 
+from exampp.cli.backend_options import backend_options
 from exampp.cli.output import emit, format_option, one_stdin, output_option
 from exampp.defaults import CHUNK
-from exampp.llm.backend import backend_names
 
 _PATH = click.Path(dir_okay=False)
 
@@ -42,35 +42,10 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
                    "(offline) [default: self-rating]. --list-graders shows them all.")
 @click.option("--list-graders", is_flag=True, expose_value=False, is_eager=True, callback=_list_graders,
               help="List the grading methods with their parameters, grade scales and default tau, and exit.")
-@click.option("--backend", help=f"Where the judge runs: {', '.join(backend_names())}; hf: local HuggingFace, "
-                                 "openai: any OpenAI-compatible server [default: the method's; hf for LLM methods].")
-@click.option("--model", help="The judge. hf: a local model folder (a path: absolute, ./..., ~/... or existing) or "
-                              "HF hub id, read from the local HF cache when the hub cannot be reached; openai: the "
-                              "served model's name [default: the method's, google/flan-t5-large for LLM methods].")
-@click.option("--device", help="auto (CUDA when torch sees a GPU, else the CPU), cpu, cuda or cuda:N "
-                               "[default: auto; the embedding backend: cpu].")
-@click.option("--chat/--no-chat", default=None,
-              help="hf: wrap prompts in the model's chat template [default: when a decoder-only model has one]. "
-                   "Chat-formatted grades are filed under JUDGE+chat.")
-@click.option("--dtype", help="Weights' dtype, e.g. bfloat16, float32 [default: bf16 on GPU, fp32 on CPU].")
-@click.option("--batch-size", type=click.IntRange(min=1), help="Pairs per forward pass [default: from free memory].")
-@click.option("--base-url", help="openai: the server's URL, e.g. http://localhost:8000/v1 (vLLM, Ollama, TGI...).")
-@click.option("--api-key-env", metavar="VAR", help="openai: environment variable holding the API key "
-                                                   "[default: OPENAI_API_KEY; none needed by local servers].")
-@click.option("--endpoint", type=click.Choice(["chat", "completions"]),
-              help="openai: chat completions (chat models) or completions (raw prompts) [default: chat].")
-@click.option("--concurrency", type=click.IntRange(min=1), help="openai: requests in flight at once [default: 8].")
-@click.option("--max-requests", type=click.IntRange(min=1),
-              help="openai: stop after this many requests (grades so far are kept) [default: no limit].")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
-              help="openai: seconds before a request is retried [default: 60].")
-@click.option("--max-retries", type=click.IntRange(min=0),
-              help="openai: retries on 429, 5xx and time-outs, with backoff [default: 5].")
-@click.option("--tokenizer", metavar="FOLDER", help="openai: a local copy of the served model's tokenizer, to count "
-                                                  "tokens exactly and cut passages to fit its input.")
-@click.option("--max-input-tokens", type=click.IntRange(min=1),
-              help="openai: the served model's input length; passages are cut to fit (4 characters a token "
-                   "without --tokenizer) [default: from --tokenizer's config; else prompts go as they are].")
+@backend_options(
+    backend_help="[default: the method's; hf for LLM methods]",
+    model_help="[default: the method's, google/flan-t5-large for LLM methods]",
+    chat_note=" Chat-formatted grades are filed under JUDGE+chat.")
 @click.option("--depth", "-k", type=click.IntRange(min=1), help="Pool the top-k passages of each run [default: 20].")
 @click.option("--bank", type=_PATH, help="Question bank [default: WORKSPACE/question_banks/questions.jsonl].")
 @click.option("--topics", help="Topics (query titles, needed by direct graders) [default: WORKSPACE/topics/topics.jsonl].")

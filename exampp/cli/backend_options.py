@@ -1,0 +1,56 @@
+"""The options that choose and configure an LLM backend, shared by every command that opens one
+(``grade``, ``bank generate``, ``exam generate``); their values go to :class:`~exampp.llm.backend.BackendSpec`."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import click
+
+from exampp.llm.backend import backend_names
+
+
+def backend_options(*, backend_help: str, model_help: str, chat_note: str = "") -> Callable:
+    """Decorate a command with ``--backend``, ``--model`` and every backend's options; the command
+    receives them as keyword arguments (``backend``, ``model``, ``device``, ``chat``, ``base_url``...).
+    ``backend_help``/``model_help`` say the command's defaults."""
+    options = [
+        click.option("--backend", help=f"Where the model runs: {', '.join(backend_names())}; hf: local HuggingFace, "
+                                       f"openai: any OpenAI-compatible server {backend_help}."),
+        click.option("--model", help="hf: a local model folder (a path: absolute, ./..., ~/... or existing) or HF hub "
+                                     "id, read from the local HF cache when the hub cannot be reached; openai: the "
+                                     f"served model's name {model_help}."),
+        click.option("--device", help="auto (CUDA when torch sees a GPU, else the CPU), cpu, cuda or cuda:N "
+                                      "[default: auto; the embedding backend: cpu]."),
+        click.option("--chat/--no-chat", default=None,
+                     help="hf: wrap prompts in the model's chat template [default: when a decoder-only model has "
+                          f"one].{chat_note}"),
+        click.option("--dtype", help="Weights' dtype, e.g. bfloat16, float32 [default: bf16 on GPU, fp32 on CPU]."),
+        click.option("--batch-size", type=click.IntRange(min=1),
+                     help="Prompts per forward pass [default: from free memory]."),
+        click.option("--base-url", help="openai: the server's URL, e.g. http://localhost:8000/v1 (vLLM, Ollama, "
+                                        "TGI...)."),
+        click.option("--api-key-env", metavar="VAR", help="openai: environment variable holding the API key "
+                                                          "[default: OPENAI_API_KEY; none needed by local servers]."),
+        click.option("--endpoint", type=click.Choice(["chat", "completions"]),
+                     help="openai: chat completions (chat models) or completions (raw prompts) [default: chat]."),
+        click.option("--concurrency", type=click.IntRange(min=1),
+                     help="openai: requests in flight at once [default: 8]."),
+        click.option("--max-requests", type=click.IntRange(min=1),
+                     help="openai: stop after this many requests (what is done so far is kept) [default: no limit]."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+                     help="openai: seconds before a request is retried [default: 60]."),
+        click.option("--max-retries", type=click.IntRange(min=0),
+                     help="openai: retries on 429, 5xx and time-outs, with backoff [default: 5]."),
+        click.option("--tokenizer", metavar="FOLDER", help="openai: a local copy of the served model's tokenizer, to "
+                                                         "count tokens exactly and cut passages to fit its input."),
+        click.option("--max-input-tokens", type=click.IntRange(min=1),
+                     help="openai: the served model's input length; passages are cut to fit (4 characters a token "
+                          "without --tokenizer) [default: from --tokenizer's config; else prompts go as they are]."),
+    ]
+
+    def decorate(command: Callable) -> Callable:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
