@@ -17,11 +17,9 @@ committed, so that no pair is graded twice and each process ends with every grad
 """
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 
@@ -31,6 +29,7 @@ from exampp.grades import Grade
 from exampp.grading.base import DIRECT_QUESTION_ID, Grader, Pair
 from exampp.defaults import CHUNK as DEFAULT_CHUNK
 from exampp.pool import Pool
+from exampp.progress import progress_bar
 from exampp.store import GradeStore, HashedGrade, claimant
 
 _WAIT_SECONDS = 0.5  # between looks at pairs another process is grading
@@ -110,17 +109,6 @@ def build_pairs(pool: Pool, exam: Exam) -> list[Pair]:
     ]
 
 
-def _progress(total: int, enabled: bool) -> Any:
-    """A tqdm bar on stderr (pairs/s and ETA) when wanted and possible, else None."""
-    if not enabled or total == 0 or not sys.stderr.isatty():
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, unit="pair", desc="grading", file=sys.stderr, dynamic_ncols=True)
-
-
 def grade_pool(
     pool: Pool,
     exam: Exam,
@@ -153,7 +141,7 @@ def grade_pool(
     work = sorted(first.items(), key=lambda item: (-len(item[1].passage), item[0][0],
                                                    -len(item[1].question.text), item[0][1]))
     pending = sum(key in todo for key in keys)
-    bar = _progress(len(work), progress)
+    bar = progress_bar(len(work), progress, unit="pair", desc="grading")
     owner = claimant()
     graded = 0
     try:
