@@ -1,0 +1,341 @@
+"""The bank review job: what a person needs to improve a question bank, from the grades in a
+workspace's store and, where there are some, the official judgments.
+
+    review = review_bank("out/dl19", tau=4, rel_level=2)
+    review.too_broad, review.unanswered, review.gaps, review.answers, review.questions   # DataFrames
+    write_bank_review(review, "out/dl19/review")     # five TSV files and review.html
+
+A question counts as *answered* by a passage graded ≥ τ for it. The tables:
+
+- **too broad**: questions answered by more officially non-relevant passages (official grade below
+  ``rel_level``) than relevant ones: as detectors of relevance they are wrong more often than right.
+  Ranked by the number of non-relevant passages answering them (most first), then by precision
+  (relevant / judged answering passages, lowest first), then in bank order.
+- **unanswered**: questions that no graded passage answers, with the best grade any passage got.
+- **gaps**: officially relevant passages (≥ ``rel_level``) graded for their query that answer none
+  of its questions (best grade < τ): what the bank misses. Highest official grade first, then
+  lowest best grade.
+- **answers**: for methods that keep an extracted answer (``qa``, ``qa-extractive``,
+  ``multiple-choice``), each question's answers grouped after normalisation
+  (:func:`exampp.grading.verify.normalize`: case, punctuation, stopwords, stems).
+- **questions**: every question of the exam with its counts and flags (``unanswered``, ``too-broad``).
+
+Passages graded but not judged officially count in ``answered`` and ``unjudged``, never in precision.
+Errors are :class:`~exampp.errors.ExamppError` (the command line prints them as one line).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from exampp.api.workspace import WorkspaceError, as_workspace, stored_grades
+from exampp.collection.io import PathLike
+from exampp.collection.qrels import Qrels
+from exampp.workspace import Workspace
+
+UNANSWERED, TOO_BROAD = "unanswered", "too-broad"  # the flags of the questions table
+NO_ANSWER = "(no answer)"  # the group of empty and unanswerable extracted answers
+EXAMPLES = 3  # passage ids shown per too-broad question and per answer group
+
+QUESTION_COLUMNS = ["query_id", "question_id", "text"]
+TOO_BROAD_COLUMNS = QUESTION_COLUMNS + ["non_relevant", "relevant", "precision", "answered", "graded",
+                                        "non_relevant_examples"]
+UNANSWERED_COLUMNS = QUESTION_COLUMNS + ["graded", "best_grade"]
+GAP_COLUMNS = ["query_id", "passage_id", "official", "best_grade", "best_question", "best_question_text", "text"]
+ANSWER_COLUMNS = ["query_id", "question_id", "question", "answer", "normalized", "count", "answered", "passages"]
+FILES = ("too-broad.tsv", "unanswered.tsv", "gaps.tsv", "answers.tsv", "questions.tsv", "review.html")
+
+
+@dataclass(frozen=True)
+class BankReview:
+    """The review of one bank on the grades of one stored method (see the module docstring)."""
+
+    method_id: str
+    tau: float
+    rel_level: float
+    judged: bool
+    """Whether official judgments were there: without them ``too_broad`` and ``gaps`` are empty."""
+    questions: pd.DataFrame
+    """Every exam question, bank order: ``query_id, question_id, text, graded, answered, best_grade``,
+    with judgments also ``relevant, non_relevant, unjudged, precision``; then ``flags``."""
+    too_broad: pd.DataFrame
+    """:data:`TOO_BROAD_COLUMNS`; ``non_relevant_examples``: space-separated ids, highest grade first."""
+    unanswered: pd.DataFrame
+    """:data:`UNANSWERED_COLUMNS`; ``best_grade`` is NaN for a question no passage was graded for."""
+    gaps: pd.DataFrame
+    """:data:`GAP_COLUMNS`: ``best_question`` is the question the passage came closest to answering."""
+    answers: pd.DataFrame
+    """:data:`ANSWER_COLUMNS`: per question, one row per normalised answer, most frequent first."""
+    answers_note: str | None = None
+    """Why ``answers`` is empty when the method keeps no extracted answers."""
+    passages: Mapping[str, str] = field(default_factory=dict)
+    """Texts of the passages the tables name (gaps, too-broad examples), where the corpus has them."""
+    relevant_ungraded: int = 0
+    """Officially relevant passages of the exam's queries that were not graded (not in the pool)."""
+    query_texts: Mapping[str, str] = field(default_factory=dict)
+    """Query titles where the bank or the workspace's topics give them (for readers of the page)."""
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """The summary: questions, graded (query, passage) pairs, and the length of each table."""
+        counts = {"questions": len(self.questions), "queries": self.questions["query_id"].nunique(),
+                  "answered questions": int((self.questions["answered"] > 0).sum()),
+                  "unanswered": len(self.unanswered)}
+        if self.judged:
+            counts.update({"too broad": len(self.too_broad), "gaps": len(self.gaps),
+                           "relevant passages not graded": self.relevant_ungraded})
+        return counts
+
+
+def review_bank(
+    workspace: Workspace | PathLike = ".",
+    *,
+    method: str | None = None,
+    tau: float | None = None,
+    bank: PathLike | None = None,
+    official: PathLike | None = None,
+    rel_level: float = 1,
+    corpus: PathLike | None = None,
+) -> BankReview:
+    """Review ``bank`` (default: the workspace's bank; without one, the graded question ids) on the
+    grades of ``method`` (None: the only one in the store) at ``tau`` (None: the method's default).
+
+    ``official``: qrels (default: the workspace's ``qrels/official.qrels`` when it exists); a
+    passage is relevant from official grade ``rel_level``. ``corpus``: where passage texts come
+    from (a file, ``irds:...``, ``pyserini:...``; default: the workspace's corpus when it exists).
+    """
+    from exampp.collection.qrels import read_qrels
+    from exampp.grading.registry import stored_method
+
+    ws = as_workspace(workspace)
+    stored = stored_grades(ws, method)
+    known = stored_method(stored.method_id)
+    if known is not None and known.direct:
+        raise WorkspaceError(f"{stored.method_id}: direct grades judge passages against the query, not "
+                             "questions: there is no bank to review")
+    tau = stored.default_tau if tau is None else tau
+    questions, query_texts = _exam(ws, bank, stored.grades)
+    grades = exam_grades(stored.grades, questions)
+    if official is None and ws.official_qrels.exists():
+        official = ws.official_qrels
+    judgments = read_qrels(official) if official is not None else None
+
+    judged = judgments is not None
+    summary = question_summary(grades, questions, tau, judgments, rel_level)
+    broad = too_broad(summary, grades, judgments, tau, rel_level) if judged else _empty(TOO_BROAD_COLUMNS)
+    gap = gaps(grades, questions, judgments, tau, rel_level) if judged else _empty(GAP_COLUMNS)
+    note = answers_note(stored.method_id)
+    grouped = _empty(ANSWER_COLUMNS) if note else group_answers(grades, questions, tau)
+    named = set(gap["passage_id"]) | {pid for ids in broad["non_relevant_examples"] for pid in ids.split()}
+    texts = _texts(ws, corpus, named)
+    if len(gap):
+        gap = gap.assign(text=[texts.get(pid, "") for pid in gap["passage_id"]])
+    ungraded = relevant_ungraded(grades, judgments, summary["query_id"].unique(), rel_level) if judged else 0
+    return BankReview(stored.method_id, tau, rel_level, judged, summary, broad,
+                      unanswered(summary), gap, grouped, note, texts, ungraded, query_texts)
+
+
+def write_bank_review(review: BankReview, folder: PathLike, *, title: str | None = None) -> list[str]:
+    """Write the tables as TSV and the readable page ``review.html`` to ``folder`` (made if
+    missing), each file replaced atomically; returns the names written (:data:`FILES`)."""
+    from exampp.collection.io import atomic_write
+    from exampp.report.bank_review import review_html
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    tables = (review.too_broad, review.unanswered, review.gaps, review.answers, review.questions)
+    for name, table in zip(FILES, tables):
+        with atomic_write(out / name) as fh:
+            table.to_csv(fh, sep="\t", index=False, lineterminator="\n")
+    with atomic_write(out / "review.html") as fh:
+        fh.write(review_html(review, title=title))
+    return list(FILES)
+
+
+# -- the pure computations -------------------------------------------------------------------
+
+
+def exam_grades(grades: pd.DataFrame, questions: pd.DataFrame) -> pd.DataFrame:
+    """The grades of the exam's questions (the store may hold grades of questions since removed),
+    with ``order``: the question's place in the exam, for ties and bank order."""
+    order = questions[["query_id", "question_id"]].assign(order=np.arange(len(questions)))
+    return grades.merge(order, on=["query_id", "question_id"], how="inner")
+
+
+def official_labels(grades: pd.DataFrame, judgments: Qrels) -> pd.Series:
+    """Each grade's passage's official grade (NaN where unjudged)."""
+    return pd.Series([judgments.get(q, {}).get(p, np.nan) for q, p in zip(grades["query_id"], grades["passage_id"])],
+                     index=grades.index, dtype=float)
+
+
+def question_summary(grades: pd.DataFrame, questions: pd.DataFrame, tau: float, judgments: Qrels | None = None,
+                     rel_level: float = 1) -> pd.DataFrame:
+    """Per exam question (``questions``: ``query_id, question_id, text`` in bank order): passages
+    ``graded``, ``answered`` (grade ≥ ``tau``), ``best_grade``; with ``judgments`` also how many
+    answering passages are officially ``relevant`` (≥ ``rel_level``), ``non_relevant``,
+    ``unjudged``, and ``precision`` = relevant / (relevant + non_relevant); then ``flags``."""
+    g = grades.assign(answered=grades["grade"] >= tau)
+    keys = ["query_id", "question_id"]
+    columns = {"graded": ("grade", "size"), "answered": ("answered", "sum"), "best_grade": ("grade", "max")}
+    if judgments is not None:
+        label = official_labels(g, judgments)
+        g = g.assign(relevant=g["answered"] & (label >= rel_level), non_relevant=g["answered"] & (label < rel_level))
+        columns.update(relevant=("relevant", "sum"), non_relevant=("non_relevant", "sum"))
+    per = g.groupby(keys).agg(**columns).reset_index() if len(g) else pd.DataFrame(columns=keys + list(columns))
+    table = questions[QUESTION_COLUMNS].merge(per, on=keys, how="left")
+    counts = [c for c in columns if c != "best_grade"]
+    table[counts] = table[counts].fillna(0).astype(int)
+    table["best_grade"] = table["best_grade"].astype(float)
+    if judgments is not None:
+        table["unjudged"] = table["answered"] - table["relevant"] - table["non_relevant"]
+        judged = table["relevant"] + table["non_relevant"]
+        table["precision"] = (table["relevant"] / judged.where(judged > 0)).astype(float)
+    flags = [[flag for flag, on in ((UNANSWERED, row.answered == 0),
+                                    (TOO_BROAD, judgments is not None and row.non_relevant > row.relevant)) if on]
+             for row in table.itertuples()]
+    return table.assign(flags=[",".join(f) for f in flags])
+
+
+def too_broad(summary: pd.DataFrame, grades: pd.DataFrame, judgments: Qrels, tau: float, rel_level: float = 1,
+              examples: int = EXAMPLES) -> pd.DataFrame:
+    """The questions flagged too broad in ``summary`` (:func:`question_summary` with judgments),
+    most non-relevant answering passages first, then lowest precision, then bank order; with up to
+    ``examples`` of those non-relevant passages (highest grade first, then by id)."""
+    broad = summary[summary["flags"].str.split(",").map(lambda flags: TOO_BROAD in flags)]
+    broad = broad.assign(order=broad.index).sort_values(["non_relevant", "precision", "order"],
+                                                        ascending=[False, True, True], kind="stable")
+    wrong = grades[(grades["grade"] >= tau) & (official_labels(grades, judgments) < rel_level)]
+    wrong = wrong.sort_values(["grade", "passage_id"], ascending=[False, True], kind="stable")
+    shown = wrong.groupby(["query_id", "question_id"])["passage_id"].agg(lambda ids: " ".join(ids.iloc[:examples]))
+    broad["non_relevant_examples"] = [shown.get((q, question), "")
+                                      for q, question in zip(broad["query_id"], broad["question_id"])]
+    return broad[TOO_BROAD_COLUMNS].reset_index(drop=True)
+
+
+def unanswered(summary: pd.DataFrame) -> pd.DataFrame:
+    """The questions of ``summary`` that no graded passage answers, in bank order."""
+    return summary[summary["answered"] == 0][UNANSWERED_COLUMNS].reset_index(drop=True)
+
+
+def gaps(grades: pd.DataFrame, questions: pd.DataFrame, judgments: Qrels, tau: float,
+         rel_level: float = 1) -> pd.DataFrame:
+    """Officially relevant passages (≥ ``rel_level``) graded for their query whose best grade over
+    the query's questions is below ``tau``: :data:`GAP_COLUMNS` (``text`` empty; the job fills it),
+    highest official grade first, then lowest best grade, then query and passage id. ``grades``
+    carry ``order`` (:func:`exam_grades`): of equally graded questions, the first in the bank is best."""
+    if grades.empty:
+        return _empty(GAP_COLUMNS)
+    best = (grades.sort_values(["query_id", "passage_id", "grade", "order"], ascending=[True, True, False, True],
+                               kind="stable")
+            .drop_duplicates(["query_id", "passage_id"]))
+    best = best.assign(official=official_labels(best, judgments))
+    gap = best[(best["official"] >= rel_level) & (best["grade"] < tau)]
+    texts = questions.set_index(["query_id", "question_id"])["text"]
+    gap = gap.assign(official=_integral(gap["official"]), best_grade=_integral(gap["grade"]),
+                     best_question=gap["question_id"],
+                     best_question_text=[texts.get((q, question), "")
+                                         for q, question in zip(gap["query_id"], gap["question_id"])],
+                     text="")
+    gap = gap.sort_values(["official", "best_grade", "query_id", "passage_id"], ascending=[False, True, True, True],
+                          kind="stable")
+    return gap[GAP_COLUMNS].reset_index(drop=True)
+
+
+def relevant_ungraded(grades: pd.DataFrame, judgments: Qrels, query_ids: Iterable[str], rel_level: float = 1) -> int:
+    """How many officially relevant passages of ``query_ids`` have no grade (were not pooled)."""
+    graded = set(zip(grades["query_id"], grades["passage_id"]))
+    return sum(1 for q in query_ids for pid, label in judgments.get(q, {}).items()
+               if label >= rel_level and (q, pid) not in graded)
+
+
+def answer_methods() -> list[str]:
+    """The grading methods whose stored ``answer`` is an answer to the question (checked against a key)."""
+    from exampp.grading.registry import methods
+
+    return [name for name, cls in methods().items() if {"answers", "choices"} & set(cls.needs)]
+
+
+def answers_note(method_id: str) -> str | None:
+    """None when ``method_id``'s grades keep extracted answers, else why there are none to group."""
+    from exampp.grading.registry import stored_method
+
+    known = stored_method(method_id)
+    if known is not None and known.name in answer_methods():
+        return None
+    kind = "is not known here" if known is None else f"({known.name}) keeps no extracted answers"
+    return (f"{method_id} {kind}: answers are grouped for methods that extract one "
+            f"({', '.join(answer_methods())})")
+
+
+def group_answers(grades: pd.DataFrame, questions: pd.DataFrame, tau: float, examples: int = EXAMPLES) -> pd.DataFrame:
+    """Each question's extracted answers grouped by their normalised form: :data:`ANSWER_COLUMNS`.
+
+    ``answer`` is the group's most frequent spelling (the first seen on a tie), ``count`` how many
+    passages gave it, ``answered`` how many of those are graded ≥ ``tau``, ``passages`` up to
+    ``examples`` of their ids. Empty and unanswerable answers ("unanswerable", "no answer", ...)
+    form one group, :data:`NO_ANSWER`. Questions in bank order, groups most frequent first, then by answer."""
+    from exampp.grading.parsing import is_unanswerable
+    from exampp.grading.verify import normalize
+
+    def key(spelling: str) -> str:
+        # An answer of stopwords only ("Because") normalises to nothing: it stays itself, lower-cased.
+        return "" if not spelling or is_unanswerable(spelling) else normalize(spelling) or spelling.lower()
+
+    if grades.empty:
+        return _empty(ANSWER_COLUMNS)
+    spelling = grades["answer"].fillna("").astype(str).str.strip()
+    g = grades.assign(spelling=spelling, normalized=spelling.map(key), hit=grades["grade"] >= tau)
+    g = g.sort_values(["order", "passage_id"], kind="stable")
+    table = g.groupby(["order", "query_id", "question_id", "normalized"], sort=False).agg(
+        count=("passage_id", "size"), answered=("hit", "sum"),
+        passages=("passage_id", lambda ids: " ".join(ids.iloc[:examples])),
+        answer=("spelling", lambda s: Counter(s).most_common(1)[0][0]),  # Counter keeps first-seen order on ties
+    ).reset_index()
+    table["answer"] = table["answer"].where(table["normalized"] != "", NO_ANSWER)
+    texts = questions.set_index(["query_id", "question_id"])["text"]
+    table["question"] = [texts.get(key, "") for key in zip(table["query_id"], table["question_id"])]
+    table = table.sort_values(["order", "count", "answer"], ascending=[True, False, True], kind="stable")
+    return table[ANSWER_COLUMNS].reset_index(drop=True)
+
+
+# -- the edges: what the workspace holds -----------------------------------------------------
+
+
+def _exam(ws: Workspace, bank: PathLike | None, grades: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
+    """``query_id, question_id, text`` of the exam in bank order: ``bank``, else the workspace's
+    bank, else the graded question ids (their ids stand in for texts); and the query titles, from
+    the bank, else the workspace's topics."""
+    from exampp.collection.question_bank import read_question_bank
+    from exampp.collection.topics import read_topics
+
+    titles = {qid: topic.text for qid, topic in read_topics(ws.topics).items()} if ws.topics.exists() else {}
+    if bank is not None or ws.question_bank.exists():
+        read = read_question_bank(bank if bank is not None else ws.question_bank)
+        exam = pd.DataFrame([(q.query_id, q.question_id, q.text) for q in read], columns=QUESTION_COLUMNS)
+        return exam, {**titles, **read.query_texts}
+    pairs = grades[["query_id", "question_id"]].drop_duplicates().sort_values(["query_id", "question_id"])
+    return pairs.assign(text=pairs["question_id"]).reset_index(drop=True), titles
+
+
+def _texts(ws: Workspace, corpus: PathLike | None, ids: Sequence[str] | set[str]) -> dict[str, str]:
+    """The texts of passages ``ids`` from ``corpus``, else the workspace's corpus; none without one."""
+    from exampp.collection.corpus import open_corpus
+
+    source = corpus if corpus is not None else ws.corpus if ws.corpus.exists() else None
+    if source is None or not ids:
+        return {}
+    return open_corpus(source).get_many(sorted(ids))
+
+
+def _integral(values: pd.Series) -> pd.Series:
+    """Whole numbers as integers (official and self-rating grades print as 3, not 3.0)."""
+    return values.astype(int) if values.notna().all() and (values % 1 == 0).all() else values.astype(float)
+
+
+def _empty(columns: Sequence[str]) -> pd.DataFrame:
+    return pd.DataFrame(columns=list(columns))
