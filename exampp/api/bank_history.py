@@ -28,6 +28,7 @@ import pandas as pd
 
 from exampp.api import Warn, python_warning
 from exampp.collection.bank_history import (
+    CHANGE_KINDS,
     BankHistory,
     Change,
     HistoryError,
@@ -319,10 +320,10 @@ def bank_log(bank: PathLike, *, question_id: str | None = None, warn: Warn = pyt
             per = counts.setdefault(number, {})
             per[change.kind] = per.get(change.kind, 0) + 1
     rows = [{"version": v.number, "time": v.time, "user": v.user, "operation": v.operation,
-             **{kind: counts.get(v.number, {}).get(kind, 0) for kind in _KINDS}, "questions": v.questions,
+             **{kind: counts.get(v.number, {}).get(kind, 0) for kind in CHANGE_KINDS}, "questions": v.questions,
              "active": v.active, "reason": v.reason, "summary": v.summary}
             for v in versions if ids is None or v.number in counts]
-    columns = ["version", "time", "user", "operation", *_KINDS, "questions", "active", "reason", "summary"]
+    columns = ["version", "time", "user", "operation", *CHANGE_KINDS, "questions", "active", "reason", "summary"]
     return pd.DataFrame(rows, columns=columns).astype({"questions": "Int64", "active": "Int64"})
 
 
@@ -349,7 +350,6 @@ def bank_changes(bank: PathLike, *, version: int | None = None, question_id: str
     return pd.DataFrame(rows, columns=columns)
 
 
-_KINDS = ("added", "removed", "edited", "disabled", "enabled")
 
 
 # -- choosing questions --------------------------------------------------------------------------
@@ -559,6 +559,6 @@ def _which(questions: Sequence[Question]) -> str:
 
 def _counts(changes: Sequence[Change]) -> str:
     """``2 added, 1 edited``: how many questions each kind of change touched."""
-    per = {kind: sum(c.kind == kind for c in changes) for kind in _KINDS}
+    per = {kind: sum(c.kind == kind for c in changes) for kind in CHANGE_KINDS}
     said = ", ".join(f"{n} {kind}" for kind, n in per.items() if n)
     return said or "no question changed"
