@@ -5,11 +5,13 @@ store, and derives EXAM labels, EXAM-Qrels and the EXAM-Cover leaderboard, retur
 :class:`GradeResult`. :class:`GradeJob` is the same job for a workspace: settings from arguments,
 else from the workspace's ``exampp.toml``, else the defaults; it reads the inputs (before any
 model loads, so that input errors come first), opens the backend, grades, and writes
-``qrels/exam.qrels`` (and the reference tool's graded JSONL when asked).
+``qrels/exam.qrels`` (and the reference tool's graded JSONL when asked). :meth:`GradeJob.open`
+is the job up to the grading, writing nothing: other jobs grade other banks in it.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ from exampp.grading.runner import Exam, GradingSummary, build_exam, grade_pool, 
 from exampp.llm.backend import BackendSpec, Usage
 from exampp.pool import Pool, build_pool
 from exampp.store import GradeStore
+from exampp.workspace import Workspace
 
 
 class NothingToGrade(ExamppError, ValueError):
@@ -157,11 +160,11 @@ class GradeJob:
             return None
         return BackendSpec(name, self.model, dict(self.backend_options), dict(self.backend_defaults))
 
-    def run(self) -> GradeResult:
-        """Do the job: read the inputs, open the backend, grade, score, write the qrels."""
-        from exampp.collection.qrels import write_qrels
-        from exampp.workspace import Workspace
-
+    @contextmanager
+    def open(self) -> Iterator["OpenGradeJob"]:
+        """The job ready to grade, without writing anything: the inputs read (input errors first),
+        the backend open and the store open, closed when the block ends. ``exampp grade`` grades
+        the configured bank in it; ``exampp bank impact`` grades two banks in the same one."""
         from exampp.grading.registry import check_backend
 
         method = self.grading_method()
@@ -175,23 +178,27 @@ class GradeJob:
             raise NothingToGrade("no question bank: give --bank (or keep one at WORKSPACE/question_banks/questions.jsonl)")
         backend = spec.open() if spec is not None else None
         try:
-            grader = method.bind(backend)
             with GradeStore(self.store or ws.store) as store:
-                result = grade_collection(runs, corpora, grader, store, bank, topics, depth=self.depth, tau=self.tau,
-                                          min_grade=self.min_grade, strict=self.strict, chunk_size=self.chunk_size,
-                                          progress=self.progress)
-                records = pool_records(store, result.pool, result.exam, result.method_id) \
-                    if self.export_reference else []
+                yield OpenGradeJob(self, ws, method, runs, corpora, bank, topics, method.bind(backend), store)
         finally:
             if backend is not None:
                 backend.close()
-        write_qrels(result.qrels, ws.exam_qrels)
-        written = [ws.exam_qrels]
+
+    def run(self) -> GradeResult:
+        """Do the job: read the inputs, open the backend, grade, score, write the qrels."""
+        from exampp.collection.qrels import write_qrels
+
+        with self.open() as job:
+            result = job.grade(job.bank)
+            records = pool_records(job.store, result.pool, result.exam, result.method_id) \
+                if self.export_reference else []
+        write_qrels(result.qrels, job.workspace.exam_qrels)
+        written = [job.workspace.exam_qrels]
         if self.export_reference:
             from exampp.collection.reference_grades import reference_queries, write_reference_grades
 
-            rated = {result.method_id: method.top_grade > 1}  # the format's is_self_rated: 0-5 self-ratings
-            write_reference_grades(reference_queries(result.pool.passages, records, runs=runs.values(),
+            rated = {result.method_id: job.method.top_grade > 1}  # the format's is_self_rated: 0-5 self-ratings
+            write_reference_grades(reference_queries(result.pool.passages, records, runs=job.runs.values(),
                                                      self_rated=rated),
                                    self.export_reference)
             written.append(Path(self.export_reference))
@@ -230,6 +237,29 @@ class GradeJob:
 
 
 _JOB_FIELDS = frozenset(GradeJob.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
+class OpenGradeJob:
+    """A :class:`GradeJob` inside :meth:`GradeJob.open`: its inputs read, its grader bound, its store open."""
+
+    job: GradeJob
+    workspace: Workspace
+    method: GradingMethod
+    runs: dict[str, Run]
+    corpora: list[Corpus]
+    bank: QuestionBank | None  # the configured bank
+    topics: dict[str, Topic] | None
+    grader: BoundGrader
+    store: GradeStore
+
+    def grade(self, bank: QuestionBank | None) -> GradeResult:
+        """Grade the pool against ``bank`` (only the pairs the store lacks) and score, with the job's
+        settings; writes nothing but grades into the store."""
+        job = self.job
+        return grade_collection(self.runs, self.corpora, self.grader, self.store, bank, self.topics, depth=job.depth,
+                                tau=job.tau, min_grade=job.min_grade, strict=job.strict, chunk_size=job.chunk_size,
+                                progress=job.progress)
 
 
 def _existing(given: str | None, default: Path) -> str | None:
