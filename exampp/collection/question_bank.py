@@ -11,24 +11,27 @@ exampp's own format is JSONL with one question per line::
 ``prompt`` id and version, ``temperature``, ``date``), for an exam question its source document,
 Bloom levels and question word. A ``disabled`` question stays in the bank (and its history) but
 is left out when the bank is read for grading and scoring.
-The reference tool's formats are read and written by :mod:`exampp.collection.reference_bank`.
+The reference tool's formats are read and written by :mod:`exampp.collection.reference_bank`,
+hand-written banks by :mod:`~exampp.collection.tsv_bank` (``query_id<TAB>question[<TAB>answer...]``)
+and :mod:`~exampp.collection.choice_bank` (multiple choice with answer keys), textbook exams by
+:mod:`~exampp.collection.tqa_bank` (TQA's JSON).
 """
 from __future__ import annotations
 
 import hashlib
 import itertools
 import json
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from exampp.collection.ids import check_id, check_query_id
-from exampp.collection.io import PathLike, atomic_write, display_name, iter_json_lines
+from exampp.collection.io import PathLike, atomic_write, display_name, first_nonblank, iter_lines, json_lines
 from exampp.collection.topics import Subtopic, Topic
 from exampp.errors import InputError
 
-READ_FORMATS = ("auto", "exampp", "reference", "reference-nuggets", "car")
-WRITE_FORMATS = ("exampp", "reference", "reference-nuggets", "car")
+READ_FORMATS = ("auto", "exampp", "reference", "reference-nuggets", "car", "choices", "tsv", "tqa")
+WRITE_FORMATS = ("exampp", "reference", "reference-nuggets", "car", "choices", "tsv", "tqa")
 
 
 def question_id_for(query_id: str, text: str) -> str:
@@ -151,33 +154,65 @@ class QuestionBank:
         return f"QuestionBank({len(self)} questions over {len(self.query_ids())} queries)"
 
 
+@dataclass(frozen=True)
+class BankFile:
+    """A question bank as read from one file, with where each question was read."""
+
+    bank: QuestionBank  # every question, disabled ones included
+    lines: dict[str, int | None]  # question id -> the line it was read from (None where unknown)
+    dropped: int = 0  # questions left out on reading (blank text, exact repeats, TQA's defects)
+    format: str = ""  # the format read (what "auto" recognised)
+
+
 def read_question_bank(path: PathLike, format: str = "auto", *, disabled: bool = False) -> QuestionBank:
     """Read a question bank (gz or plain); disabled questions only with ``disabled``.
 
     Formats: ``exampp`` (one question per line), ``reference`` / ``reference-nuggets`` (the
     reference tool's bank: one line per query or query facet holding ``questions`` or
     ``items``), ``car`` (one question per line with ``qid``, ``question``, ``choices``,
-    ``correctKey``, ``correct``). ``auto`` recognises them from the first line.
+    ``correctKey``, ``correct``), ``choices`` (one question per line with ``query_id``,
+    ``question``, ``choices``, ``correct_key``), ``tsv`` (``query_id<TAB>question[<TAB>answer...]``),
+    ``tqa`` (the TQA dataset's JSON list of lessons). ``auto`` recognises them from the first
+    non-blank line: a JSON object is one of the JSONL formats (by its fields), ``[`` starts TQA's
+    JSON, anything else is TSV.
     """
-    from exampp.collection import reference_bank  # it builds on the types above
+    bank = load_question_bank(path, format).bank
+    return bank if disabled else bank.enabled()
+
+
+def load_question_bank(path: PathLike, format: str = "auto") -> BankFile:
+    """Read a question bank with its disabled questions, keeping each question's line number
+    (for messages about it) and the format read."""
+    from exampp.collection import choice_bank, reference_bank, tqa_bank, tsv_bank  # they build on the types above
 
     if format not in READ_FORMATS:
         raise ValueError(f"unknown question bank format {format!r}; expected one of {', '.join(READ_FORMATS)}")
     name = display_name(path)
-    records = iter_json_lines(path)
-    if format == "auto":
-        first = next(records, None)
-        if first is None:
-            raise InputError(name, None, "empty question bank")
-        format = _detect_format(first[1], name, first[0])
-        records = itertools.chain([first], records)
-    if format in ("reference", "reference-nuggets"):
-        bank = reference_bank.read_reference_records(records, name)
-    elif format == "car":
-        bank = reference_bank.read_car_records(records, name)
+    first, lines = first_nonblank(iter_lines(path))
+    if first is None:
+        raise InputError(name, None, "empty question bank")
+    start = first.lstrip()
+    if format == "auto" and not start.startswith("{"):
+        format = "tqa" if start.startswith("[") else "tsv"
+    if format == "tsv":
+        read = tsv_bank.read_tsv(lines, name)
+    elif format == "tqa":
+        read = tqa_bank.read_tqa(lines, name)
     else:
-        bank = _read_exampp_records(records, name)
-    return bank if disabled else bank.enabled()
+        records = json_lines(lines, name)
+        if format == "auto":  # a JSON object: its fields say which of the JSONL formats
+            lineno, record = next(records)
+            format = _detect_format(record, name, lineno)
+            records = itertools.chain([(lineno, record)], records)
+        if format in ("reference", "reference-nuggets"):
+            read = reference_bank.read_reference_records(records, name)
+        elif format == "car":
+            read = reference_bank.read_car_records(records, name)
+        elif format == "choices":
+            read = choice_bank.read_choice_records(records, name)
+        else:
+            read = read_question_records(records, name)
+    return replace(read, format=format)
 
 
 def write_question_bank(bank: QuestionBank, path: PathLike, format: str = "exampp") -> None:
@@ -186,21 +221,32 @@ def write_question_bank(bank: QuestionBank, path: PathLike, format: str = "examp
     ``reference`` writes one line per (query, facet) with ``items`` (questions) and
     ``reference-nuggets`` the same with nugget fields; fields those formats lack are kept in
     each item's ``info`` so that reading the file back gives the same bank. ``car`` leaves out
-    ``source`` and cannot hold more than one answer.
+    ``source`` and cannot hold more than one answer. ``choices`` holds every field. ``tsv`` and
+    ``tqa`` hold less (see their modules); what would read back as another question (a
+    different id, lost choices) raises ValueError, and nothing is written.
     """
-    from exampp.collection import reference_bank  # it builds on the types above
+    from exampp.collection import choice_bank, reference_bank, tqa_bank, tsv_bank  # they build on the types above
 
     if format not in WRITE_FORMATS:
         raise ValueError(f"unknown question bank format {format!r}; expected one of {', '.join(WRITE_FORMATS)}")
-    if format == "exampp":
-        lines: Iterable[dict[str, Any]] = (_exampp_record(q, bank.query_texts.get(q.query_id)) for q in bank)
-    elif format == "car":
-        lines = reference_bank.car_records(bank)
+    chunks: Iterable[str]
+    if format == "tsv":
+        chunks = tsv_bank.tsv_lines(bank)
+    elif format == "tqa":
+        chunks = [tqa_bank.tqa_document(bank)]
     else:
-        lines = reference_bank.reference_records(bank, nuggets=format == "reference-nuggets")
+        if format == "exampp":
+            lines: Iterable[dict[str, Any]] = (_exampp_record(q, bank.query_texts.get(q.query_id)) for q in bank)
+        elif format == "car":
+            lines = reference_bank.car_records(bank)
+        elif format == "choices":
+            lines = choice_bank.choice_records(bank)
+        else:
+            lines = reference_bank.reference_records(bank, nuggets=format == "reference-nuggets")
+        chunks = (json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
     with atomic_write(path) as fh:
-        for line in lines:
-            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+        for chunk in chunks:
+            fh.write(chunk)
 
 
 def _detect_format(record: Any, path: str, lineno: int) -> str:
@@ -209,22 +255,30 @@ def _detect_format(record: Any, path: str, lineno: int) -> str:
             return "reference"
         if "qid" in record and "question" in record:
             return "car"
+        if "query_id" in record and "question" in record:
+            return "choices"
         if "query_id" in record and "text" in record:
             return "exampp"
     raise InputError(path, lineno, "not a question bank: expected an exampp question {\"query_id\", \"text\"}, "
-                                   "a reference bank line with \"questions\"/\"items\", or a CAR question "
-                                   "{\"qid\", \"question\"}")
+                                   "a reference bank line with \"questions\"/\"items\", a CAR question "
+                                   "{\"qid\", \"question\"}, or a multiple-choice question "
+                                   "{\"query_id\", \"question\", \"choices\", \"correct_key\"}")
 
 
 _EXAMPP_FIELDS = ("facet_id", "facet_text", "answers", "choices", "correct_choice", "source", "info", "disabled")
 
 
-def _read_exampp_records(records: Iterable[tuple[int, Any]], path: str) -> QuestionBank:
+def read_question_records(records: Iterable[tuple[int, Any]], path: str,
+                          parse: Callable[[Any], tuple[Question, str | None]] | None = None) -> BankFile:
+    """A bank from numbered records holding one question each: ``parse`` (default: the exampp
+    format's) gives the question and its query's text or raises ValueError; that, a repeated
+    question id or no question at all is an InputError naming the file (and line)."""
+    parse = parse or exampp_question
     bank = QuestionBank()
     first_line: dict[str, int] = {}
     for lineno, record in records:
         try:
-            question, query_text = _exampp_question(record)
+            question, query_text = parse(record)
             if question.question_id in bank:
                 raise ValueError(f"duplicate question id {question.question_id!r} "
                                  f"(first on line {first_line[question.question_id]})")
@@ -238,10 +292,11 @@ def _read_exampp_records(records: Iterable[tuple[int, Any]], path: str) -> Quest
             bank.query_texts.setdefault(question.query_id, query_text)
     if not len(bank):
         raise InputError(path, None, "empty question bank")
-    return bank
+    return BankFile(bank, dict(first_line))
 
 
-def _exampp_question(record: Any) -> tuple[Question, str | None]:
+def exampp_question(record: Any) -> tuple[Question, str | None]:
+    """The question of an exampp-format record, and its query's text (None when not given)."""
     if not isinstance(record, dict):
         raise ValueError(f"expected a question object, found {type(record).__name__}")
     for name in ("query_id", "text"):

@@ -20,26 +20,25 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import string
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from exampp.collection.question_bank import Question, QuestionBank
+from exampp.collection.choice_bank import CHOICE_KEYS as _CHOICE_KEYS  # TQA's answer-choice keys
+from exampp.collection.question_bank import BankFile, Question, QuestionBank
 from exampp.errors import InputError
 
 log = logging.getLogger(__name__)
 
 FACET_SEPARATOR = " / "  # the tool's query_text for a facet: "<title> / <facet text>"
 _EXTRA_FIELDS = ("answers", "choices", "correct_choice", "source", "disabled")  # kept in item "info" on export
-_CHOICE_KEYS = string.ascii_lowercase  # TQA's answer-choice keys
 
 
-def read_reference_records(records: Iterable[tuple[int, Any]], path: str) -> QuestionBank:
+def read_reference_records(records: Iterable[tuple[int, Any]], path: str) -> BankFile:
     """A bank from reference-tool bank lines (question or nugget items)."""
     return _read(records, path, _reference_line)
 
 
-def read_car_records(records: Iterable[tuple[int, Any]], path: str) -> QuestionBank:
+def read_car_records(records: Iterable[tuple[int, Any]], path: str) -> BankFile:
     """A bank from the CAR variant (one question per line)."""
 
     def line(record: Any) -> tuple[list[Question | None], str | None]:
@@ -49,7 +48,7 @@ def read_car_records(records: Iterable[tuple[int, Any]], path: str) -> QuestionB
     return _read(records, path, line)
 
 
-def _read(records: Iterable[tuple[int, Any]], path: str, parse_line) -> QuestionBank:
+def _read(records: Iterable[tuple[int, Any]], path: str, parse_line) -> BankFile:
     """Parse each line into questions (ValueError -> InputError naming the line) and collect them."""
     importer = _Importer(path)
     for lineno, record in records:
@@ -141,13 +140,13 @@ class _Importer:
         self.bank.add(question)
         self.first_line[question.question_id] = lineno
 
-    def finish(self) -> QuestionBank:
+    def finish(self) -> BankFile:
         if self.blank or self.repeats:
             log.warning("%s: dropped %d questions with blank text and %d exact repeats", self.path,
                         self.blank, self.repeats)
         if not len(self.bank):
             raise InputError(self.path, None, "empty question bank")
-        return self.bank
+        return BankFile(self.bank, dict(self.first_line), self.blank + self.repeats)
 
 
 def _reference_line(record: Any) -> tuple[list[Question | None], str | None]:
