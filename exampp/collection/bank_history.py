@@ -34,9 +34,9 @@ from typing import Any
 from exampp.collection.io import PathLike, json_lines
 from exampp.collection.question_bank import (
     QuestionBank,
-    _detect_format,
-    _exampp_record,
-    _read_exampp_records,
+    detect_format,
+    exampp_record,
+    read_question_records,
 )
 from exampp.errors import ExamppError, InputError
 
@@ -133,12 +133,12 @@ def bank_from_bytes(data: bytes, name: str) -> QuestionBank:
     first = next(records, None)
     if first is None:
         return QuestionBank()
-    found = _detect_format(first[1], name, first[0])
+    found = detect_format(first[1], name, first[0])
     if found != "exampp":
         raise InputError(name, None, f"a {found} question bank, not exampp's JSONL: only exampp banks are changed "
                                      f"with a history; run `exampp bank import` on it and change the imported bank")
     records_again = iter([first, *records])
-    return _read_exampp_records(records_again, name)
+    return read_question_records(records_again, name).bank
 
 
 def _numbered_lines(data: bytes, name: str) -> Iterator[tuple[int, str]]:
@@ -159,7 +159,7 @@ def _numbered_lines(data: bytes, name: str) -> Iterator[tuple[int, str]]:
 
 def question_records(bank: QuestionBank) -> dict[str, dict[str, Any]]:
     """Each question's full exampp record (as the bank file holds it), by question id."""
-    return {q.question_id: _exampp_record(q, bank.query_texts.get(q.query_id)) for q in bank}
+    return {q.question_id: exampp_record(q, bank.query_texts.get(q.query_id)) for q in bank}
 
 
 def diff_banks(old: QuestionBank, new: QuestionBank, renames: Mapping[str, str] | None = None) -> list[Change]:

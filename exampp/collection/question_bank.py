@@ -202,7 +202,7 @@ def load_question_bank(path: PathLike, format: str = "auto") -> BankFile:
         records = json_lines(lines, name)
         if format == "auto":  # a JSON object: its fields say which of the JSONL formats
             lineno, record = next(records)
-            format = _detect_format(record, name, lineno)
+            format = detect_format(record, name, lineno)
             records = itertools.chain([(lineno, record)], records)
         if format in ("reference", "reference-nuggets"):
             read = reference_bank.read_reference_records(records, name)
@@ -236,7 +236,7 @@ def write_question_bank(bank: QuestionBank, path: PathLike, format: str = "examp
         chunks = [tqa_bank.tqa_document(bank)]
     else:
         if format == "exampp":
-            lines: Iterable[dict[str, Any]] = (_exampp_record(q, bank.query_texts.get(q.query_id)) for q in bank)
+            lines: Iterable[dict[str, Any]] = (exampp_record(q, bank.query_texts.get(q.query_id)) for q in bank)
         elif format == "car":
             lines = reference_bank.car_records(bank)
         elif format == "choices":
@@ -249,7 +249,7 @@ def write_question_bank(bank: QuestionBank, path: PathLike, format: str = "examp
             fh.write(chunk)
 
 
-def _detect_format(record: Any, path: str, lineno: int) -> str:
+def detect_format(record: Any, path: str, lineno: int) -> str:
     if isinstance(record, dict):
         if "questions" in record or "items" in record:
             return "reference"
@@ -315,7 +315,7 @@ def exampp_question(record: Any) -> tuple[Question, str | None]:
     return question, query_text
 
 
-def _exampp_record(question: Question, query_text: str | None) -> dict[str, Any]:
+def exampp_record(question: Question, query_text: str | None) -> dict[str, Any]:
     record: dict[str, Any] = {"query_id": question.query_id, "question_id": question.question_id,
                               "text": question.text}
     optional = {"facet_id": question.facet_id, "facet_text": question.facet_text, "query_text": query_text,
