@@ -30,10 +30,12 @@ from openai_server import Fault, OpenAIServer, Seen
 DATE = "2026-01-02T03:04:05Z"
 TOPICS = [
     {"query_id": "Q1", "text": "coral reef bleaching", "subtopics": [
-        {"facet_id": "Q1.1", "text": "causes of coral bleaching"}, {"facet_id": "Q1.2", "text": "mass bleaching events"}]},
+        {"facet_id": "Q1.1", "text": "causes of coral bleaching"},
+        {"facet_id": "Q1.2", "text": "mass bleaching events"}]},
     {"query_id": "Q2", "text": "history of the printing press"},
 ]
-JSON_FORMAT = 'Give the question set in the following JSON format:\n```json\n{"questions":[question_text_1, question_text_2,...]}\n```'
+JSON_FORMAT = ('Give the question set in the following JSON format:\n'
+               '```json\n{"questions":[question_text_1, question_text_2,...]}\n```')
 
 
 def car_prompt(title: str, subtopic: str) -> str:
@@ -51,7 +53,8 @@ def query_prompt(title: str) -> str:
 
 CORRECTIVE = f"I could not find any questions in that answer. {JSON_FORMAT}"
 # what picks out each item's prompt (its first user message)
-CAUSES, MASS, PRESS = "subtopic 'causes of coral bleaching'", "subtopic 'mass bleaching events'", "'history of the printing press'"
+CAUSES, MASS = "subtopic 'causes of coral bleaching'", "subtopic 'mass bleaching events'"
+PRESS = "'history of the printing press'"
 
 
 class Replies:
@@ -340,12 +343,13 @@ def test_topics_that_grew_add_their_queries_to_the_bank(tmp_path, server, replie
                      PRESS: [fenced("Who printed the Gutenberg Bible?")]}
     output = tmp_path / "bank.jsonl"
     generate(tmp_path, server, topics=TOPICS[1:])
-    before = output.read_text(encoding="utf-8")
+    disabled = json.dumps(bank_lines(output)[0] | {"disabled": True}) + "\n"  # someone disabled it since
+    output.write_text(disabled, encoding="utf-8")
     server.reset()
     result, _ = generate(tmp_path, server)
     assert len(server.completions()) == 2 and (result.already, result.generated) == (1, 2)
     after = output.read_text(encoding="utf-8")
-    assert after.startswith(before)  # the earlier questions as they were, the new query's after them
+    assert after.startswith(disabled)  # the earlier questions as they were, the new query's after them
     assert texts(output) == ["Who printed the Gutenberg Bible?", "What triggers coral bleaching?",
                              "How often do they occur?"]
 
