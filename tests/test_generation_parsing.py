@@ -64,3 +64,38 @@ def test_near_duplicates_are_dropped_keeping_the_first():
     assert remove_near_duplicates(questions) == ["What causes coral bleaching?", "What causes coral bleaching in reefs?",
                                                  "How do reefs recover?"]
     assert remove_near_duplicates(questions, threshold=0.6) == ["What causes coral bleaching?", "How do reefs recover?"]
+
+
+VITAL, OKAY = ("Heat stress expels algae", "vital"), ("Bleached corals can recover", "okay")
+
+
+@pytest.mark.parametrize("answer, expected", [
+    # objects with their importance, as the nugget prompt asks (the label in any case; none given: None)
+    ('```json\n{"nuggets": [{"text": "Heat stress expels algae", "importance": "vital"}, '
+     '{"text": "Bleached corals can recover", "importance": "Okay"}, {"text": "Reefs are old"}]}\n```',
+     [VITAL, OKAY, ("Reefs are old", None)]),
+    # lists by importance, also under the nuggets key
+    ('{"vital": ["Heat stress expels algae"], "okay": ["Bleached corals can recover"]}', [VITAL, OKAY]),
+    ('{"nuggets": {"vital": ["Heat stress expels algae"], "okay": ["Bleached corals can recover"]}}', [VITAL, OKAY]),
+    # marks before or after a line's text
+    ("1. [vital] Heat stress expels algae\n2. Bleached corals can recover (okay)\n3. (VITAL) Reefs are old",
+     [VITAL, OKAY, ("Reefs are old", "vital")]),
+])
+def test_nuggets_keep_their_importance(answer, expected):
+    from exampp.generation.parsing import parse_nuggets
+
+    assert parse_nuggets(answer) == expected
+    assert parse_questions(answer) == [text for text, _ in expected]
+
+
+def test_an_importance_outside_the_labels_is_none():
+    from exampp.generation.parsing import parse_nuggets
+
+    assert parse_nuggets('[{"nugget_text": "A fact", "importance": "high"}, {"question_text": "Why?", "label": "vital"}]'
+                         ) == [("A fact", None), ("Why?", "vital")]
+
+
+def test_near_duplicates_of_questions_kept_before_are_dropped():
+    kept = ["What causes coral bleaching?"]
+    assert remove_near_duplicates(["what causes coral bleaching", "How do reefs recover?"], kept_before=kept) == [
+        "How do reefs recover?"]

@@ -60,6 +60,7 @@ class Journal:
 
     def __enter__(self) -> "Journal":
         fresh = not self.path.exists() or self.path.stat().st_size == 0
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = open(self.path, "a", encoding="utf-8")
         if fresh:
             self._append({"settings": self.settings})

@@ -6,8 +6,11 @@ cut off mid-way (a token limit), numbered or bulleted lines, and prose around an
 :func:`parse_questions` tries, in order: every fenced block, then the first JSON value in the text
 (prose after it is ignored), then the complete strings of truncated JSON, then list-like lines;
 the first that yields questions wins. An empty result means the answer held none: the caller asks
-again with a corrective message. :func:`remove_near_duplicates` drops questions that differ from
-an earlier one only in case, punctuation or a word or two.
+again with a corrective message. :func:`parse_nuggets` reads nuggets the same way, each with its
+importance where the answer gives one (AutoNuggetizer's ``vital``/``okay``: an object's
+``importance``, lists under ``vital`` and ``okay``, or a ``[vital]``/``(okay)`` mark on a line).
+:func:`remove_near_duplicates` drops questions that differ from an earlier one only in case,
+punctuation or a word or two.
 """
 from __future__ import annotations
 
@@ -19,7 +22,10 @@ from typing import Any
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _MARKER = re.compile(r"^\s*(?:[-*•·]|\(?\d{1,3}[.):]|\(?[a-zA-Z][.)]|Q\d{1,3}[.):]?)\s+(.*)$")
 _QUESTION_KEYS = ("questions", "question_set", "items", "nuggets")
-_TEXT_KEYS = ("question", "text", "nugget", "q")
+_TEXT_KEYS = ("question", "text", "nugget", "q", "question_text", "nugget_text")
+IMPORTANCE = ("vital", "okay")  # AutoNuggetizer's labels: a nugget an answer must have, or one good to have
+_IMPORTANCE_KEYS = ("importance", "label")
+_MARK = re.compile(r"^[\[(](vital|okay)[\])]\s*(.*)$|^(.*?)\s*[\[(](vital|okay)[\])]$", re.IGNORECASE | re.DOTALL)
 _WORD = re.compile(r"\w+")
 
 
@@ -31,33 +37,55 @@ def _clean(text: str) -> str:
     return text
 
 
-def _texts(items: Iterable[Any]) -> list[str]:
-    out = []
+Entry = tuple[str, str | None]  # an item's text and its importance (vital, okay) where given
+
+
+def _importance(value: Any) -> str | None:
+    return value.lower() if isinstance(value, str) and value.lower() in IMPORTANCE else None
+
+
+def _entries(items: Iterable[Any]) -> list[Entry]:
+    """Text and importance of each item: a string (perhaps marked [vital]), or an object holding them."""
+    out: list[Entry] = []
     for item in items:
+        importance = None
         if isinstance(item, dict):
+            keys = {k.lower(): k for k in item if isinstance(k, str)}
+            importance = next((_importance(item[keys[k]]) for k in _IMPORTANCE_KEYS if k in keys), None)
             item = next((item[k] for k in item if isinstance(k, str) and k.lower() in _TEXT_KEYS), None)
-        text = _clean(item) if isinstance(item, str) else ""
+        if not isinstance(item, str):
+            continue
+        text = _clean(item)
+        mark = _MARK.match(text) if importance is None else None
+        if mark:
+            importance = (mark.group(1) or mark.group(4)).lower()
+            text = _clean(mark.group(2) if mark.group(1) else mark.group(3))
         if text:
-            out.append(text)
+            out.append((text, importance))
     return out
 
 
-def _from_json(value: Any) -> list[str]:
-    """Questions of a parsed JSON value: a list, or an object holding one."""
+def _from_json(value: Any) -> list[Entry]:
+    """Entries of a parsed JSON value: a list, or an object holding one (or lists by importance)."""
     if isinstance(value, list):
-        return _texts(value)
+        return _entries(value)
     if isinstance(value, dict):
         for key, inner in value.items():
-            if isinstance(key, str) and key.lower() in _QUESTION_KEYS and isinstance(inner, list):
-                return _texts(inner)
+            if isinstance(key, str) and key.lower() in _QUESTION_KEYS and isinstance(inner, (list, dict)):
+                return _from_json(inner)
+        graded = [(key.lower(), inner) for key, inner in value.items()
+                  if isinstance(key, str) and key.lower() in IMPORTANCE and isinstance(inner, list)]
+        if graded:  # {"vital": [...], "okay": [...]}
+            return _entries({"text": item, "importance": key} if isinstance(item, str) else item
+                            for key, inner in graded for item in inner)
         lists = [inner for inner in value.values() if isinstance(inner, list)]
         if len(lists) == 1:  # one list under another name
-            return _texts(lists[0])
+            return _entries(lists[0])
     return []
 
 
-def _first_json(text: str) -> list[str]:
-    """The questions of the first JSON object or list in ``text`` (anything after it ignored)."""
+def _first_json(text: str) -> list[Entry]:
+    """The entries of the first JSON object or list in ``text`` (anything after it ignored)."""
     decoder = json.JSONDecoder()
     for match in re.finditer(r"[\[{]", text):
         try:
@@ -70,7 +98,7 @@ def _first_json(text: str) -> list[str]:
     return []
 
 
-def _truncated_json(text: str) -> list[str]:
+def _truncated_json(text: str) -> list[Entry]:
     """The complete elements (strings, or objects holding a question) of a JSON list cut off mid-way."""
     start = text.find("[")
     if start < 0 or "]" in text[start:]:
@@ -82,20 +110,21 @@ def _truncated_json(text: str) -> list[str]:
         try:
             item, at = decoder.raw_decode(text, at)
         except json.JSONDecodeError:  # the element cut off, or the end
-            return _texts(items)
+            return _entries(items)
         items.append(item)
 
 
-def _lines(text: str) -> list[str]:
+def _lines(text: str) -> list[Entry]:
     """Numbered or bulleted lines; else lines that end with a question mark."""
     marked = [m.group(1) for line in text.splitlines() if (m := _MARKER.match(line))]
     if marked:
-        return _texts(marked)
-    return _texts(line for line in text.splitlines() if line.strip().endswith("?"))
+        return _entries(marked)
+    return _entries(line for line in text.splitlines() if line.strip().endswith("?"))
 
 
-def parse_questions(text: str) -> list[str]:
-    """The questions in a generating LLM's answer, in order; [] when it holds none."""
+def parse_nuggets(text: str) -> list[Entry]:
+    """The items (questions or nuggets) in a generating LLM's answer, in order, each with its
+    importance (``vital``, ``okay`` or None); [] when it holds none."""
     for block in _FENCE.findall(text):
         found = _first_json(block) or _truncated_json(block) or _lines(block)
         if found:
@@ -103,15 +132,22 @@ def parse_questions(text: str) -> list[str]:
     return _first_json(text) or _truncated_json(text) or _lines(text)
 
 
+def parse_questions(text: str) -> list[str]:
+    """The questions in a generating LLM's answer, in order; [] when it holds none."""
+    return [question for question, _ in parse_nuggets(text)]
+
+
 def _words(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
 
-def remove_near_duplicates(questions: Sequence[str], threshold: float = 0.9) -> list[str]:
+def remove_near_duplicates(questions: Sequence[str], threshold: float = 0.9, *,
+                           kept_before: Iterable[str] = ()) -> list[str]:
     """``questions`` without those whose word set has a Jaccard similarity of at least ``threshold``
-    with an earlier kept one (equal word sets always: case and punctuation do not count)."""
+    with an earlier kept one, or with one of ``kept_before`` (questions kept already, e.g. for the
+    query's other subtopics); equal word sets always count: case and punctuation do not."""
     kept: list[str] = []
-    seen: list[frozenset[str]] = []
+    seen: list[frozenset[str]] = [words for words in map(_words, kept_before) if words]
     for question in questions:
         words = _words(question)
         if not words:

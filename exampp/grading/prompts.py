@@ -7,7 +7,8 @@ the ``{context}`` field is cut (wherever it stands in the template).
 
 A prompt variant is one entry: a self-rating variant in :data:`SELF_RATING_PROMPTS`
 (``self-rating(prompt=NAME)``), a direct-grading prompt in :data:`DIRECT_PROMPTS`
-(``direct:NAME``). Its grades are filed under its own name and version.
+(``direct:NAME``). Its grades are filed under its own name and version. The prompts that generate
+question banks are in :mod:`exampp.generation.prompts`.
 """
 from __future__ import annotations
 
@@ -40,16 +41,6 @@ ANSWER_VERIFICATION = Prompt("verify", "v1", (
 ))
 
 MULTIPLE_CHOICE = Prompt("multiple-choice", "v1", "Question: {question}\nContext: {context}\nAnswer:")
-
-QUESTION_GENERATION_FACET = Prompt("genq-facet", "v1", (
-    "Explore the connection between '{query_title}' with a specific focus on the subtopic '{query_subtopic}'. "
-    "Generate insightful questions that delve into advanced aspects of '{query_subtopic}', showcasing a deep "
-    "understanding of the subject matter. Avoid basic or introductory-level inquiries. Give the question set in "
-    "the following JSON format:\n"
-    "```json\n"
-    '{{"questions":[question_text_1, question_text_2,...]}}\n'
-    "```"
-))
 
 # --- direct-grading baselines: a passage judged against the query title, no questions ----------
 

@@ -1,0 +1,86 @@
+"""``exampp bank generate``: a question bank from a topics file, asked of a generating LLM."""
+from __future__ import annotations
+
+import click
+
+from exampp.cli.backend_options import backend_options
+
+
+@click.command()
+@click.argument("topics")
+@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
+              help="The question bank to write (exampp JSONL; .gz: gzipped). One that exists already keeps its "
+                   "questions: only what it lacks is asked, and added.")
+@click.option("--prompt", type=click.Choice(["auto", "facet", "query", "nuggets"]), default="auto", show_default=True,
+              help="auto: the EXAM++ facet prompt for each subtopic of a topic that has them, else the query "
+                   "prompt (about ten questions); facet / query: that prompt only; nuggets: short facts a relevant "
+                   "answer must contain, each marked vital or okay.")
+@backend_options(backend_help="[default: hf]",
+                 model_help="; required: a chat model that can write JSON (e.g. an instruction-tuned Llama or Qwen)")
+@click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Sampling temperature (0: greedy).")
+@click.option("--max-new-tokens", type=click.IntRange(min=1), default=1024, show_default=True,
+              help="Tokens an answer may have.")
+@click.option("--max-attempts", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Requests per query or subtopic: an answer without questions is followed by a corrective "
+                   "message in the same conversation.")
+@click.option("--max-questions", type=click.IntRange(min=1),
+              help="Keep at most this many questions per query or subtopic [default: all].")
+@click.option("--chunk-size", type=click.IntRange(min=1),
+              help="Queries or subtopics asked at once [default: --concurrency for openai, else 8].")
+@click.option("--progress/--no-progress", default=True, show_default=True,
+              help="Progress bar on a terminal (queries/s and an ETA).")
+def generate(topics, output, prompt, temperature, max_new_tokens, max_attempts, max_questions, chunk_size, progress,
+             backend, model, **backend_settings) -> None:
+    """Ask a generating LLM for the exam questions of every query of TOPICS (a topics file or
+    irds:<dataset-id>), or of every subtopic where topics have them, and write them to the bank
+    OUTPUT with ids <query_id>/<md5 of the text> and each question's provenance (model, prompt,
+    temperature, date).
+
+    Answers are read in whatever shape they come (fenced or bare JSON, a list, numbered lines,
+    prose around them); an answer without questions is asked again with a corrective message.
+    Near-duplicates within a query are dropped. Each answered query or subtopic goes to
+    OUTPUT.journal.jsonl at once: a stopped run, started again with the same command, asks only
+    what is left. A query or subtopic that gave no question is reported and asked again next time.
+
+    \b
+    Example:
+      exampp bank generate topics/topics.jsonl --backend openai --base-url http://localhost:8000/v1 \\
+                           --model meta-llama/Llama-3.1-8B-Instruct -o question_banks/generated.jsonl
+      exampp bank generate topics.tsv --model ~/models/qwen2.5-7b-instruct --device cuda --prompt nuggets \\
+                           -o nuggets.jsonl
+    """
+    from exampp.api.bank_generate import generate_bank
+    from exampp.generation.journal import journal_path
+    from exampp.generation.questions import Settings
+    from exampp.llm.backend import BackendError, BackendSpec
+
+    if not progress:
+        from exampp.llm.locate import quiet_loading
+
+        quiet_loading()
+    spec = BackendSpec(backend or "hf", model, backend_settings)
+    settings = Settings(max_new_tokens=max_new_tokens, temperature=temperature, max_attempts=max_attempts,
+                        max_questions=max_questions)
+    try:
+        result = generate_bank(topics, output, spec, prompt=prompt, settings=settings, chunk_size=chunk_size,
+                               progress=progress, warn=lambda line: click.echo(line, err=True))
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: what was answered is kept in {journal_path(output)}; the same command again "
+                   "goes on from there", err=True)
+        raise SystemExit(130) from None
+    except BackendError as exc:  # a server gone, a spent --max-requests budget...
+        if not journal_path(output).exists():
+            raise
+        raise BackendError(f"{exc} (what was answered is kept in {journal_path(output)}: the same command again "
+                           "goes on from there)") from None
+    items = result.generated + result.resumed + result.already + len(result.failed)
+    click.echo(f"{items} queries or subtopics: {result.generated} generated, {result.resumed} from an interrupted "
+               f"run, {result.already} already in the bank, {len(result.failed)} failed", err=True)
+    if result.written:
+        click.echo(f"wrote {len(result.bank)} questions ({result.new_questions} new) for "
+                   f"{len(result.bank.query_ids())} queries to {result.output}", err=True)
+    else:
+        click.echo(f"nothing new: {result.output} is as it was", err=True)
+    if result.usage.requests:
+        click.echo(f"generator: {result.usage}", err=True)
