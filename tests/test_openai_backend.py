@@ -348,7 +348,7 @@ def test_max_requests_stops_keeps_the_grades_and_a_rerun_continues(served, works
     budget = ["--chunk-size", "2", "--concurrency", "1", "--max-requests", "5"]
     line = _one_line_error(grade(workspace, tmp_path, *served_args(served, *budget)))
     assert line == ("Error: request budget spent: 4 of --max-requests 5 sent, and the next batch needs 2 (only 1 "
-                    "left); the grades so far are kept: run again to go on")
+                    "left); what is done so far is kept: run again to go on")
     first = stored(tmp_path)[STORE_NAMES["self-rating"]]
     pairs = prompt_pairs()
     assert sorted(first) == sorted(pairs[prompt] for prompt in served.prompts())

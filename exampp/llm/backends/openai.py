@@ -223,8 +223,8 @@ class OpenAIBackend(Backend):
                 left = self.max_requests - self._reserved
                 raise BackendError(
                     f"request budget spent: {self._reserved} of --max-requests {self.max_requests} sent, and the "
-                    f"next batch needs {n} (only {left} left); the grades so far are kept: run again to go on"
-                    + (" (a smaller --chunk-size wastes less budget)" if n > self.max_requests else ""))
+                    f"next batch needs {n} (only {left} left); what is done so far is kept: run again to go on"
+                    + (" (smaller batches, --chunk-size or --concurrency, waste less budget)" if n > self.max_requests else ""))
             self._reserved += n
 
     # --- opening -------------------------------------------------------------------------------
