@@ -407,7 +407,7 @@ def test_generate_exam_end_to_end_with_a_malformed_reply_and_a_429(tmp_path):
                                  completion_tokens=result.usage.completion_tokens)
 
     # what came of it
-    assert result.documents == 5 and result.asked == 5
+    assert (result.documents, result.asked, result.asked_again) == (5, 5, 2)
     assert result.failures.to_dict("records") == [
         {"document_id": "broken", "problem": "no 'Question:' line", "answer": RETRIES["broken"]}]
     assert result.filters[["filter", "questions", "dropped", "kept"]].values.tolist() == [
@@ -601,6 +601,7 @@ def test_shipped_corpus_through_the_cli(tmp_path):
         ("lh-30", "not self-contained", None), ("lh-11", CLOSER_TO_DOCUMENT, "jaccard"),
         ("lh-17", CLOSER_TO_DOCUMENT, "jaccard"), ("lh-25", CLOSER_TO_DOCUMENT, "cosine"),
         ("lh-31", CLOSER_TO_DOCUMENT, "cosine"), ("lh-08", CLOSE_TO_KEY, "jaccard"), ("lh-16", CLOSE_TO_KEY, "cosine")]
+    assert (report["asked"], report["asked_again"]) == (36, 2)  # lh-22 mended when asked again, lh-27 not
     assert [f["document_id"] for f in report["failures"]] == ["lh-27"]
     # the model's keys lean to B; shuffled, every letter is the key of 26 / 4 questions, give or take one
     assert report["keys"] == [{"letter": "A", "generated": 4, "shuffled": 6}, {"letter": "B", "generated": 16, "shuffled": 6},

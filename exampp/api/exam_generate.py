@@ -79,6 +79,8 @@ class ExamResult:
     documents: int
     asked: int
     """Documents asked in this run (the others' answers came from the journal of a killed run)."""
+    asked_again: int
+    """Documents whose first answer could not be read, asked again with a corrective message."""
     failures: pd.DataFrame
     """document_id, problem, answer (the last one): documents without a readable question."""
     filters: pd.DataFrame
@@ -96,7 +98,8 @@ class ExamResult:
 
     def as_dict(self) -> dict[str, Any]:
         """Everything but the bank, JSON-ready (the report file; ``--format json``)."""
-        return {"documents": self.documents, "asked": self.asked, "questions": len(self.bank),
+        return {"documents": self.documents, "asked": self.asked, "asked_again": self.asked_again,
+                "questions": len(self.bank),
                 "usage": vars(self.usage), "filters": records(self.filters), "baselines": records(self.baselines),
                 "keys": records(self.keys), "dropped": records(self.dropped), "failures": records(self.failures),
                 "written": [str(path) for path in self.written]}
@@ -270,7 +273,8 @@ def _build_exam(documents: Sequence[Passage], entries: Mapping[str, dict[str, An
                  for c, q in zip(kept, shuffled)]
     bank = QuestionBank(questions, query_texts={q.query_id: q.text for q in questions})
     by_document = {c.document_id: c.question for c in candidates}
-    return ExamResult(bank, len(documents), 0, failures, _filter_table(len(documents), len(failures), steps),
+    asked_again = sum(len(entries[d.docid]["answers"]) > 1 for d in documents)
+    return ExamResult(bank, len(documents), 0, asked_again, failures, _filter_table(len(documents), len(failures), steps),
                       _dropped_table(steps, by_document), _baselines(generated, shuffled),
                       _keys(generated, shuffled), Usage())
 

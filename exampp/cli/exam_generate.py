@@ -92,7 +92,7 @@ def generate(corpus, output, task_domain, query_prefix, seed, temperature, max_n
     from_journal = result.documents - result.asked
     click.echo(f"{result.documents} documents: {result.asked} asked"
                + (f", {from_journal} answered before (journal)" if from_journal else "")
-               + f"; generator: {result.usage}", err=True)
+               + f", {result.asked_again} asked again after an unreadable answer; generator: {result.usage}", err=True)
     if fmt == "json":
         click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
     else:
