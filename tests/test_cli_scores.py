@@ -136,3 +136,16 @@ def test_leaderboard_excluding_every_run_is_a_usage_error(ws):
                  "--exclude", "A", "--exclude", "B")
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert result.output.splitlines()[-1] == "Error: --exclude leaves no run: it names every run read (A, B)"
+
+
+def test_method_by_name(tmp_path):
+    """--method takes a method's name when one stored method has it; two of that name must be told apart."""
+    ws = tiny_workspace(tmp_path, RATED, GRADES)
+    other = Method("self-rating", "other-model", "v1").method_id
+    by_id = run("cover", "-w", str(ws), "--method", RATED, "--format", "tsv").stdout
+    tiny_workspace(tmp_path, QA, QA_GRADES)
+    assert run("cover", "-w", str(ws), "--method", "self-rating", "--format", "tsv").stdout == by_id
+    tiny_workspace(tmp_path, other, GRADES)
+    twice = run("cover", "-w", str(ws), "--method", "self-rating")
+    assert twice.exit_code == 1
+    assert f"several methods named 'self-rating' (have: {other}, {RATED})" in twice.stderr

@@ -44,7 +44,8 @@ def as_workspace(workspace: Workspace | PathLike) -> Workspace:
 
 
 def stored_grades(workspace: Workspace | PathLike, method: str | None = None) -> StoredGrades:
-    """The grades of ``method`` (a store method id; None: the only method in the store)."""
+    """The grades of ``method``: a store method id, or a method name (``embedding``, ``self-rating``)
+    that names one of the store's methods; None: the only method in the store."""
     from exampp.store import GradeStore
 
     ws = as_workspace(workspace)
@@ -62,7 +63,11 @@ def stored_grades(workspace: Workspace | PathLike, method: str | None = None) ->
                                      f"(have: {', '.join(methods)})")
             method = methods[0]
         elif method not in methods:
-            raise WorkspaceError(f"{ws.store}: no grades for method {method!r} (have: {', '.join(methods)})")
+            named = [m for m in methods if m.split("|", 1)[0] == method]
+            if len(named) != 1:
+                what = "several methods named" if named else "no grades for method"
+                raise WorkspaceError(f"{ws.store}: {what} {method!r} (have: {', '.join(named or methods)})")
+            method = named[0]
         return StoredGrades(method, store.grades(method))
 
 
