@@ -38,7 +38,7 @@ from exampp.collection.bank_history import (
     diff_banks,
     history_path,
 )
-from exampp.collection.io import PathLike, atomic_write
+from exampp.collection.io import PathLike, atomic_write, open_input
 from exampp.collection.question_bank import Question, QuestionBank, question_id_for, write_question_bank
 from exampp.errors import InputError
 
@@ -393,14 +393,11 @@ def _ids(bank: QuestionBank) -> Iterable[str]:
 
 
 def _read_bank_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(path, None, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, None, "is a directory, expected a question bank file") from None
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    with open_input(path) as fh:
+        try:
+            return fh.read()
+        except OSError as exc:
+            raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
 
 
 def _bank_bytes_or_none(path: Path) -> bytes | None:

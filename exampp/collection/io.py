@@ -79,6 +79,25 @@ class _Prefixed(io.RawIOBase):
         return len(data)
 
 
+def open_input(source: PathLike) -> IO[bytes]:
+    """An input file opened for reading bytes; what keeps it from being read is an InputError."""
+    path = Path(source)
+    try:
+        raw = open(path, "rb")
+    except FileNotFoundError:
+        raise InputError(path, None, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, None, "is a directory, expected a file") from None
+    except OSError as exc:
+        raise InputError(path, None, f"cannot open: {exc.strerror or exc}") from None
+    except ValueError:  # no file name can hold a NUL byte
+        raise InputError(path, None, "cannot open: the file name contains a NUL byte") from None
+    if stat.S_ISDIR(os.fstat(raw.fileno()).st_mode):
+        raw.close()
+        raise InputError(path, None, "is a directory, expected a file")
+    return raw
+
+
 def _open_binary(source: PathLike) -> tuple[IO[bytes], IO[bytes] | None]:
     """The source opened once for reading, gunzipped when it starts with gzip's magic bytes,
     and the file to close afterwards (None for standard input, which is not ours to close)."""
@@ -86,21 +105,7 @@ def _open_binary(source: PathLike) -> tuple[IO[bytes], IO[bytes] | None]:
         raw: IO[bytes] = sys.stdin.buffer
         owned = None
     else:
-        path = Path(source)
-        try:
-            raw = open(path, "rb")
-        except FileNotFoundError:
-            raise InputError(path, None, "no such file") from None
-        except IsADirectoryError:
-            raise InputError(path, None, "is a directory, expected a file") from None
-        except OSError as exc:
-            raise InputError(path, None, f"cannot open: {exc.strerror or exc}") from None
-        except ValueError:  # no file name can hold a NUL byte
-            raise InputError(path, None, "cannot open: the file name contains a NUL byte") from None
-        if stat.S_ISDIR(os.fstat(raw.fileno()).st_mode):
-            raw.close()
-            raise InputError(path, None, "is a directory, expected a file")
-        owned = raw
+        raw = owned = open_input(source)
     try:
         start = raw.tell() if raw.seekable() else None  # stdin from a file need not start at 0
         head = raw.read(len(_GZIP_MAGIC))
