@@ -44,6 +44,16 @@ _EXPORTS = {
     "load_config": "exampp.config",
     "stored_grades": "exampp.api.workspace", "StoredGrades": "exampp.api.workspace",
     "WorkspaceError": "exampp.api.workspace",
+    # question banks
+    "generate_bank": "exampp.api.bank_generate", "generate_exam": "exampp.api.exam_generate",
+    "import_banks": "exampp.api.bank_io", "export_bank": "exampp.api.bank_io",
+    "load_question_bank": "exampp.collection.question_bank",
+    "review_bank": "exampp.api.bank_review", "write_bank_review": "exampp.api.bank_review",
+    "bank_impact": "exampp.api.bank_impact",
+    "add_questions": "exampp.api.bank_history", "remove_questions": "exampp.api.bank_history",
+    "edit_question": "exampp.api.bank_history", "set_disabled": "exampp.api.bank_history",
+    "restore_bank": "exampp.api.bank_history:restore", "bank_at_version": "exampp.api.bank_history",
+    "bank_log": "exampp.api.bank_history",
     # score jobs
     "cover": "exampp.api.scores", "CoverResult": "exampp.api.scores", "export_qrels": "exampp.api.scores",
     "measure_leaderboard": "exampp.api.scores", "NoRunLeft": "exampp.api.scores",
@@ -76,7 +86,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'exampp' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    module, _, attribute = module.partition(":")  # "module:attribute" where the names differ
+    value = getattr(importlib.import_module(module), attribute or name)
     globals()[name] = value
     return value
 
