@@ -203,25 +203,43 @@ def test_an_answer_without_questions_is_asked_again_in_the_same_conversation(tmp
     assert warnings == [] and result.usage.requests == 2
 
 
-def test_an_item_without_questions_fails_and_the_next_run_asks_only_it(tmp_path, server, replies):
+def journal_entries(output: Path) -> dict:
+    """The journal's items, each as its last line holds it."""
+    lines = [json.loads(line) for line in journal_path(output).read_text(encoding="utf-8").splitlines()[1:]]
+    return {line["key"]: line["value"] for line in lines}
+
+
+def test_a_failed_item_is_kept_not_asked_again_and_asked_again_with_retry_failed(tmp_path, server, replies):
     replies.table = {CAUSES: ["No questions here."], MASS: [fenced("How often do mass bleaching events occur?")],
                      PRESS: [fenced("Who printed the Gutenberg Bible?")]}
     result, warnings = generate(tmp_path, server, settings=Settings(max_attempts=2))
-    assert warnings == ["Q1 Q1.1: no question in 2 answers (the last: 'No questions here.'); it is asked again on "
-                        "the next run"]
-    assert [o.item.key for o in result.failed] == ["Q1 Q1.1"] and result.generated == 2
-    assert len(server.completions()) == 4  # twice the failing subtopic
+    assert warnings == ["Q1 Q1.1: no questions (2 answers, the last: 'No questions here.'); --retry-failed asks it "
+                        "again"]
+    assert [(o.key, o.problem, o.answers) for o in result.failed] == [
+        ("Q1 Q1.1", "no questions", ("No questions here.", "No questions here."))]
+    assert result.generated == 2 and len(server.completions()) == 4  # twice the failing subtopic
     assert texts(tmp_path / "bank.jsonl") == ["How often do mass bleaching events occur?",
                                               "Who printed the Gutenberg Bible?"]
+    # the journal stays, holding the failure and its answers
+    entry = journal_entries(tmp_path / "bank.jsonl")["Q1 Q1.1"]
+    assert (entry["problem"], entry["answers"], "value" in entry) == ("no questions", ["No questions here."] * 2, False)
+    # the same run again asks nothing: a deterministic model would answer the same way
     server.reset()
     replies.table[CAUSES] = [fenced("What triggers coral bleaching?")]
     again, warnings = generate(tmp_path, server, settings=Settings(max_attempts=2))
+    assert server.completions() == []
+    assert warnings == ["Q1 Q1.1: no questions (2 answers in an earlier run, the last: 'No questions here.'); "
+                        "--retry-failed asks it again"]
+    assert (again.generated, again.already, [o.key for o in again.failed], again.written) == (0, 2, ["Q1 Q1.1"], False)
+    # --retry-failed asks it, and only it
+    retried, warnings = generate(tmp_path, server, settings=Settings(max_attempts=2), retry_failed=True)
     assert [seen.prompt for seen in server.completions()] == [car_prompt("coral reef bleaching",
                                                                          "causes of coral bleaching")]
-    assert (again.generated, again.already, again.failed, again.new_questions, warnings) == (1, 2, (), 1, [])
-    # merged after its query's questions
+    assert (retried.generated, retried.already, retried.failed, retried.new_questions, warnings) == (1, 2, (), 1, [])
+    # merged after its query's questions; no failure left, no journal
     assert texts(tmp_path / "bank.jsonl") == ["How often do mass bleaching events occur?",
                                               "What triggers coral bleaching?", "Who printed the Gutenberg Bible?"]
+    assert not journal_path(tmp_path / "bank.jsonl").exists()
     # all there: nothing asked, the bank as it was
     server.reset()
     third, _ = generate(tmp_path, server, settings=Settings(max_attempts=2))
@@ -290,9 +308,16 @@ def test_near_duplicates_are_dropped_across_a_querys_subtopics(tmp_path, server,
     assert [(line["facet_id"], line["text"]) for line in bank_lines(tmp_path / "bank.jsonl")] == [
         ("Q1.1", "What causes coral bleaching?"), ("Q1.1", "Why does heat matter?"),
         ("Q1.2", "When was the first mass bleaching event?")]
-    assert warnings == ["Q1 Q1.3: every question was a near-duplicate of another of query Q1; nothing added (it is "
-                        "asked again on the next run)"]
-    assert result.new_questions == 3
+    assert warnings == ["Q1 Q1.3: every question was a near-duplicate of another of query Q1 (1 answer, the last: "
+                        "'Here you are: ```json {\"questions\": [\"Why does heat matter?\"]} ``` Anything else...'); "
+                        "--retry-failed asks it again"]  # the answer shown cut at 80 characters
+    assert result.new_questions == 3 and [o.key for o in result.failed] == ["Q1 Q1.3"]
+    # a failure like any other: kept, with its answer, and not asked again
+    assert journal_entries(tmp_path / "bank.jsonl")["Q1 Q1.3"]["problem"] == (
+        "every question was a near-duplicate of another of query Q1")
+    server.reset()
+    again, _ = generate(tmp_path, server, topics=topics)
+    assert server.completions() == [] and (again.already, len(again.failed)) == (2, 1)
 
 
 def test_max_questions_caps_each_item(tmp_path, server, replies):
@@ -313,7 +338,7 @@ def test_a_run_stopped_by_an_error_resumes_from_its_journal(tmp_path, server, re
     journal = journal_path(output)
     assert [json.loads(line).get("key") for line in journal.read_text().splitlines()] == [None, "Q1 Q1.1"]
     # another temperature may not go on with it
-    with pytest.raises(InputError, match=r"bank\.jsonl\.journal\.jsonl:1: an unfinished run with other settings "
+    with pytest.raises(InputError, match=r"bank\.jsonl\.journal\.jsonl:1: written by a run with other settings "
                                          r"\(temperature\)"):
         generate(tmp_path, server, settings=Settings(temperature=0.5))
     server.reset()
@@ -354,10 +379,19 @@ def test_topics_that_grew_add_their_queries_to_the_bank(tmp_path, server, replie
                              "How often do they occur?"]
 
 
-def test_no_question_at_all_writes_nothing(tmp_path, server, replies):
+def test_no_question_at_all_writes_nothing_and_keeps_the_failures(tmp_path, server, replies):
     with pytest.raises(NothingGenerated, match=r"^no item gave a question \(3 failed\): nothing written to "):
         generate(tmp_path, server, settings=Settings(max_attempts=1))
-    assert not (tmp_path / "bank.jsonl").exists() and not journal_path(tmp_path / "bank.jsonl").exists()
+    assert not (tmp_path / "bank.jsonl").exists()
+    assert sorted(journal_entries(tmp_path / "bank.jsonl")) == ["Q1 Q1.1", "Q1 Q1.2", "Q2"]
+    server.reset()
+    with pytest.raises(NothingGenerated):  # asked nothing
+        generate(tmp_path, server, settings=Settings(max_attempts=1))
+    assert server.completions() == []
+    replies.table = {PRESS: [fenced("Who printed the Gutenberg Bible?")]}
+    result, warnings = generate(tmp_path, server, settings=Settings(max_attempts=1), retry_failed=True)
+    assert len(server.completions()) == 3 and texts(tmp_path / "bank.jsonl") == ["Who printed the Gutenberg Bible?"]
+    assert [o.key for o in result.failed] == ["Q1 Q1.1", "Q1 Q1.2"] and len(warnings) == 2
 
 
 def test_input_errors_come_before_any_model(tmp_path):
@@ -471,6 +505,6 @@ def test_a_local_model_generates_retries_and_fails(tmp_path, tiny_t5_dir):
 
     assert bank_lines(output) == [line("Q2", "history of the printing press", "Who printed the first Bible?", 1),
                                   line("Q3", vaccines, "What do vaccines teach?", 2)]
-    assert [(o.item.key, o.answers) for o in result.failed] == [("Q4", ("Sorry.", "Sorry."))]
-    assert warnings == ["Q4: no question in 2 answers (the last: 'Sorry.'); it is asked again on the next run"]
+    assert [(o.key, o.answers) for o in result.failed] == [("Q4", ("Sorry.", "Sorry."))]
+    assert warnings == ["Q4: no questions (2 answers, the last: 'Sorry.'); --retry-failed asks it again"]
     assert model.usage.requests == 5

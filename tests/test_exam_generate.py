@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -22,11 +24,12 @@ import pytest
 from click.testing import CliRunner
 from scipy import stats
 
-from exampp.api.exam_generate import generate_exam
+from exampp.api.exam_generate import answers_path, generate_exam
 from exampp.cli import main
 from exampp.collection.corpus import MemoryCorpus
 from exampp.collection.question_bank import question_id_for, read_question_bank
 from exampp.collection.runs import RankedDoc, Run
+from exampp.errors import InputError
 from exampp.generation.exam import (
     CLOSE_TO_KEY,
     CLOSER_TO_DOCUMENT,
@@ -35,7 +38,7 @@ from exampp.generation.exam import (
     ExamQuestion,
     Thresholds,
     Unparseable,
-    corrective_conversation,
+    corrective,
     distractor_scores,
     filter_exam,
     fixed_answer_baseline,
@@ -146,11 +149,9 @@ def test_unparseable_answers_say_why(answer, problem):
         parse_exam_answer(answer)
 
 
-def test_corrective_conversation_repeats_the_exchange_and_names_the_problem():
-    conversation = corrective_conversation("PROMPT", "ANSWER", "no 'Question:' line")
-    assert conversation[:2] == (("user", "PROMPT"), ("assistant", "ANSWER"))
-    role, text = conversation[2]
-    assert role == "user"
+def test_the_corrective_message_names_the_problem():
+    # the conversation it goes in (prompt, answer, this message) is checked on the wire below
+    text = corrective("no 'Question:' line")
     assert text.startswith("Your answer could not be read: no 'Question:' line. Write the question again")
     assert text.endswith("Correct Answer: <the letter of the correct candidate>")
 
@@ -426,14 +427,15 @@ def test_generate_exam_end_to_end_with_a_malformed_reply_and_a_429(tmp_path):
         assert question.choices[question.correct_choice] == key
         assert question.source == "generated:canned+chat"
         info = dict(question.info)
-        assert len(info.pop("date")) == 10
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", info.pop("date"))
         assert info == {"document_id": question.query_id, "bloom": [], "question_word": word, "model": "canned+chat",
-                        "prompt": "exam-generation@v1", "temperature": 0.0}
+                        "prompt": "exam-generation@v1", "temperature": 0.0,
+                        "attempts": 2 if question.query_id == "fixed" else 1}
     assert sorted(key_distribution([ExamQuestion(q.text, q.choices, q.correct_choice) for q in bank]).values()) \
         == [0, 1, 1, 1]
     assert json.loads(report.read_text()) == json.loads(json.dumps(result.as_dict()))
     assert result.written == (output, report)
-    assert not journal_path(output).exists()  # the run is complete
+    assert answers_path(output).exists() and not journal_path(output).exists()  # the answers are kept
 
 
 def test_bloom_levels_and_question_word_are_stored(tmp_path):
@@ -467,7 +469,10 @@ SERVED = ["--model", "canned", "--base-url", "{url}"]
 @pytest.mark.parametrize("args, message", [
     (["--query-prefix", "#", *SERVED], "c.jsonl: query id (prefix + document id) '#good' starts with '#'"),
     (["--task-domain", " ", *SERVED], "Invalid value for --task-domain: must name what the corpus documents"),
-    (["--backend", "embedding"], "Error: exam generation needs a backend that can generate; backend SentenceEmbedder"),
+    (["--backend", "embedding"], "Error: exam generation needs a backend that can generate; backend embedding offers: "
+                                 "embed"),
+    (["--backend", "hf"], "Error: exam generation needs --model: a generating (chat) model; with --backend hf, a "
+                          "local model folder or HF hub id"),
     (["--device", "cpu", *SERVED], "Error: backend 'openai' takes no --device"),
 ])
 def test_bad_settings_are_one_line_errors_before_any_request(tmp_path, args, message):
@@ -485,22 +490,111 @@ def test_a_journal_of_other_settings_is_refused(tmp_path):
 
     corpus = write_corpus(tmp_path / "c.jsonl", {"good": DOCS["good"]})
     output = tmp_path / "exam.jsonl"
-    with Journal(output, {"prompt": "exam-generation@v1", "temperature": 0.7}):
+    with Journal(output, {"prompt": "exam-generation@v1", "temperature": 0.7}, name="answers"):
         pass
     with OpenAIServer(name="canned", reply=reply) as server:
         result = CliRunner().invoke(main, ["exam", "generate", str(corpus), "-o", str(output), "--task-domain", "x",
                                            "--model", "canned", "--base-url", server.url, "--no-cosine"])
         assert server.completions() == []
     assert result.exit_code == 1
-    assert f"Error: {journal_path(output)}:1: an unfinished run with other settings (correction, max_new_tokens, " \
-           "model, task_domain, temperature) left this journal" in result.output
+    assert f"Error: {answers_path(output)}:1: written by a run with other settings (backend, correction, " \
+           "max_attempts, max_new_tokens, model, task_domain, temperature); give those settings again" in result.output
+
+
+def test_a_rerun_asks_nothing_refilters_the_kept_answers_and_retries_failures_only_when_told(tmp_path):
+    corpus = write_corpus(tmp_path / "docs.jsonl", DOCS)
+    output = tmp_path / "exam.jsonl"
+    replies, retries = dict(REPLIES), dict(RETRIES)
+
+    def answer(seen) -> str:
+        first = seen.messages[0]["content"]
+        document = next(d for d, text in DOCS.items() if text[:20] in first)
+        return replies[document] if len(seen.messages) == 1 else retries[document]
+
+    def run(server, **kwargs):
+        return generate_exam(corpus, output, backend=BackendSpec("openai", "canned", {"base_url": server.url}),
+                             task_domain="the hub manual", embedding=None, progress=False, **kwargs)
+
+    with OpenAIServer(name="canned", reply=answer) as server:
+        first = run(server)
+        assert len(server.completions()) == 7 and first.asked == 5
+        lines = [json.loads(line) for line in answers_path(output).read_text(encoding="utf-8").splitlines()]
+        # as they were settled: the readable first answers, then the documents asked again
+        assert [line.get("key") for line in lines] == [None, "good", "vague", "letters", "fixed", "broken"]
+        stored = {line["key"]: line["value"] for line in lines[1:]}
+        assert stored["broken"]["answers"] == [REPLIES["broken"], RETRIES["broken"]]
+        assert stored["broken"]["problem"] == "no 'Question:' line"
+
+        # the same command again: no request, the same exam
+        server.reset()
+        same = run(server)
+        assert server.completions() == [] and (same.asked, same.reused, same.asked_again) == (0, 5, 2)
+        assert read_question_bank(output) == first.bank == same.bank
+
+        # other thresholds and another seed apply to the answers kept, without a request: a distractor
+        # sharing a word with the key ("the button", "m") now drops "fixed" and "letters"
+        generated = [ExamQuestion.from_dict(stored[d]["value"]) for d in ("good", "fixed", "letters")]
+        refiltered = run(server, seed=1, thresholds=Thresholds(jaccard_key=0.0))
+        assert server.completions() == []
+        assert refiltered.dropped[["document_id", "filter"]].values.tolist() == [
+            ["vague", "not self-contained"], ["fixed", CLOSE_TO_KEY], ["letters", CLOSE_TO_KEY]]
+        [question] = read_question_bank(output)
+        assert (question.choices, question.correct_choice) == (shuffle_choices(generated[:1], 1)[0].choices,
+                                                                shuffle_choices(generated[:1], 1)[0].key)
+
+        # a failed document is not asked again, even when the model would now answer it...
+        replies["broken"] = REPLIES["good"].replace("energy totals", "guest passes")
+        assert run(server).failures["document_id"].tolist() == ["broken"] and server.completions() == []
+        # ...but with retry_failed it is, and only it
+        retried = run(server, retry_failed=True)
+        assert [r.messages[0]["content"] for r in server.completions()] == [
+            EXAM_GENERATION.render(task_domain="the hub manual", context=DOCS["broken"])]
+        assert len(retried.failures) == 0 and "broken" in retried.bank.query_ids()
+        assert (retried.asked, retried.reused, retried.usage.requests) == (1, 4, 1)
+
+        # a document whose text changed is asked again: its kept answer is for another text
+        server.reset()
+        changed = {**DOCS, "letters": DOCS["letters"].replace("300 m", "350 m")}
+        write_corpus(corpus, changed)
+        again = run(server)
+        assert [r.prompt for r in server.completions()] == [
+            EXAM_GENERATION.render(task_domain="the hub manual", context=changed["letters"])]
+        assert again.asked == 1
+
+        # other generation settings are refused before any request
+        server.reset()
+        with pytest.raises(InputError, match=r"exam\.jsonl\.answers\.jsonl:1: written by a run with other "
+                                             r"settings \(max_attempts, temperature\)"):
+            run(server, temperature=0.5, max_attempts=3)
+        assert server.completions() == []
+
+
+def test_the_command_line_says_what_was_kept_and_what_failed(tmp_path):
+    corpus = write_corpus(tmp_path / "docs.jsonl", {"good": DOCS["good"], "broken": DOCS["broken"], "empty": " "})
+    output = tmp_path / "exam.jsonl"
+    args = ["exam", "generate", str(corpus), "-o", str(output), "--task-domain", "x", "--model", "canned",
+            "--no-cosine", "--no-progress", "--max-attempts", "3"]
+    with OpenAIServer(name="canned", reply=reply) as server:
+        first = CliRunner().invoke(main, [*args, "--base-url", server.url])
+        assert first.exit_code == 0, first.output
+        assert len(server.completions()) == 1 + 3  # good once; broken three times (--max-attempts 3)
+        server.reset()
+        again = CliRunner().invoke(main, [*args, "--base-url", server.url])
+        assert server.completions() == []
+    assert again.exit_code == 0, again.output
+    assert again.stderr.splitlines()[:2] == [
+        f"3 documents: 0 asked, 2 answered before (kept in {answers_path(output)}); 1 needed more than one request; "
+        "generator: 0 requests",
+        "1 document without a readable question, not asked again by the same command: --retry-failed asks them again"]
+    assert ("Documents without a readable question:\ndocument_id               problem\n"
+            "     broken   no 'Question:' line\n      empty the document is empty\n") in again.stdout
 
 
 # --- killed and resumed ---------------------------------------------------------------------------------
 
 
 def journaled(output: Path) -> list[str]:
-    path = journal_path(output)
+    path = answers_path(output)
     if not path.exists():
         return []
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[1:] if line.endswith("}")]
@@ -553,9 +647,12 @@ def test_killed_run_resumes_without_asking_a_finished_document_again(tmp_path):
     assert asked(second_run).isdisjoint(done)  # no finished document asked again
     assert asked(first_run) | asked(second_run) == set(docids)
     report = json.loads(resumed.stdout)
-    assert report["asked"] == len(docids) - len(done)
-    assert read_question_bank(output) == read_question_bank(reference)
-    assert not journal_path(output).exists()
+    assert (report["asked"], report["reused"]) == (len(docids) - len(done), len(done))
+
+    def undated(path: Path) -> list[dict]:
+        return [replace(q, info={k: v for k, v in q.info.items() if k != "date"}) for q in read_question_bank(path)]
+
+    assert undated(output) == undated(reference)
 
 
 # --- a tiny local model: random text, every answer unreadable -------------------------------------------

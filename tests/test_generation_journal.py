@@ -1,12 +1,13 @@
-"""The journal of a generation run: items kept as they finish, a line cut short by a kill dropped,
-another run's settings refused, the journal gone once the output is complete."""
+"""The journal of a generation run: items kept as they finish (an item recorded again: its last line
+counts), a line cut short by a kill dropped, another run's settings refused, an impossible name
+refused before anything is asked, the journal gone once the output is complete."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from exampp.errors import InputError
+from exampp.errors import InputError, OutputError
 from exampp.generation.journal import Journal, journal_path
 
 SETTINGS = {"model": "m", "prompts": {"facet": "genq-facet@v1"}, "temperature": 0.0}
@@ -64,8 +65,8 @@ def test_a_journal_of_other_settings_is_refused_naming_what_differs(tmp_path):
     with pytest.raises(InputError) as caught:
         Journal(output, other)
     assert str(caught.value) == (
-        f"{journal.path}:1: an unfinished run with other settings (max_questions, temperature) left this journal; "
-        "run it again with those settings, or delete the journal to start afresh")
+        f"{journal.path}:1: written by a run with other settings (max_questions, temperature); give those settings "
+        "again, or delete this file (or write another output) to start afresh")
     assert lines(journal.path)[1:] == [{"key": "Q1", "value": 1}]  # untouched
 
 
@@ -87,3 +88,22 @@ def test_remove_after_completion(tmp_path):
         journal.remove()
         assert not journal.path.exists()
     assert Journal(output, {"model": "another"}).done == {}  # a fresh start takes any settings
+
+
+def test_an_item_recorded_again_counts_as_its_last_line_says(tmp_path):
+    output = tmp_path / "exam.jsonl"
+    with Journal(output, SETTINGS, name="answers") as journal:
+        assert journal.path == tmp_path / "exam.jsonl.answers.jsonl" == journal_path(output, "answers")
+        journal.record("d1", {"problem": "no 'Question:' line"})
+        journal.record("d2", {"value": 2})
+        journal.record("d1", {"value": 1})  # asked again, and read this time
+    assert list(Journal(output, SETTINGS, name="answers").done.items()) == [("d1", {"value": 1}), ("d2", {"value": 2})]
+
+
+def test_a_name_that_cannot_be_a_file_is_refused_before_anything_is_asked(tmp_path):
+    with pytest.raises(OutputError, match="names a folder"):
+        Journal(f"{tmp_path}/", SETTINGS)
+    long = tmp_path / ("b" * 250)  # the output's name fits, the journal's (14 more characters) does not
+    with pytest.raises(OutputError, match=r"\.journal\.jsonl"):
+        Journal(long, SETTINGS)
+    assert list(tmp_path.iterdir()) == []

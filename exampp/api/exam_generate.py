@@ -6,13 +6,20 @@
     result.filters, result.baselines, result.keys      # DataFrames
     result.bank                                         # the exam written
 
-Each document is asked once with the exam prompt (:data:`~exampp.generation.exam.EXAM_GENERATION`);
-an answer that cannot be read is asked again once with a corrective message, then recorded as a
-failure. Every document's outcome (the question read, or the problem, with the raw answers) goes
-to the run's :class:`~exampp.generation.journal.Journal` as soon as its chunk is done, so a killed
-run started again asks only the documents not yet in it. The filters, the shuffle and the
-baselines are recomputed from the journal at the end: they are deterministic (``seed``), and
-changing their settings needs no new requests while the journal is there.
+Each document is asked with the exam prompt (:data:`~exampp.generation.exam.EXAM_GENERATION`)
+through :mod:`exampp.generation.asking`; an answer that cannot be read is asked again in the same
+conversation with a message naming the problem, up to ``max_attempts`` requests (default 2), then
+recorded as a failure. An empty document is a failure without a request.
+
+The answers are kept for good: every document's outcome (the question read, or the problem, with
+the raw answers) goes to ``OUTPUT.answers.jsonl`` as soon as it is settled, and the exam (the
+filters, the shuffle, the baselines) is computed from that file at the end of every run. So a
+killed run started again asks only the documents not yet in it; a run started again after a
+complete one asks nothing, and applies the filter thresholds and the seed given then to the
+answers kept (re-filtering needs no request); a failed document is asked again only with
+``retry_failed`` (a temperature-0 model answers the same way). The file records the generation
+settings (model, prompts, task domain, temperature, token and attempt limits) and refuses to be
+continued with others; the filters and the seed are not among them.
 
 The exam is an exampp question bank with ``choices`` and ``correct_choice``, one query per
 document: query id = ``query_prefix`` + document id, query text = the question. exampp grades a
@@ -22,14 +29,12 @@ key from what it retrieves) each question has to be a query of its own: the syst
 passages for these query ids, the ``multiple-choice`` grader asks whether a passage lets the
 judge pick the key, EXAM-Cover is the fraction of exam questions a system answers, and ``exampp
 irt`` fits one item per question. Each question's ``info`` holds its source document, Bloom
-levels, question word and provenance (model, prompt id@version, temperature, date).
+levels, question word and provenance (model, prompt id@version, temperature, date, attempts).
 """
 from __future__ import annotations
 
-import datetime
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -39,9 +44,10 @@ import pandas as pd
 from exampp.analysis.categories import bloom_levels, question_word
 from exampp.collection.corpus import Passage, open_corpus
 from exampp.collection.ids import check_query_id
-from exampp.collection.io import PathLike, atomic_write, check_output_name, display_name
+from exampp.collection.io import PathLike, atomic_write, display_name
 from exampp.collection.question_bank import Question, QuestionBank, question_id_for, write_question_bank
-from exampp.errors import InputError, OutputError
+from exampp.errors import InputError
+from exampp.generation.asking import Asking, Outcome, Task, ask_all, generator_identity, utc_now
 from exampp.generation.exam import (
     EXAM_CORRECTION,
     EXAM_GENERATION,
@@ -50,24 +56,28 @@ from exampp.generation.exam import (
     ExamQuestion,
     FilterStep,
     Thresholds,
-    Unparseable,
-    corrective_conversation,
+    corrective,
     filter_exam,
     fixed_answer_baseline,
     key_distribution,
     longest_answer_baseline,
-    parse_exam_answer,
+    read_exam_answer,
     shuffle_choices,
 )
-from exampp.generation.journal import Journal
-from exampp.llm.backend import Backend, BackendSpec, Capability, Usage
-from exampp.progress import progress_bar
+from exampp.generation.journal import Journal, journal_path
+from exampp.llm.backend import Backend, BackendSpec, Capability, Usage, backend_class, opened, require
 from exampp.report.records import json_value, records
 
 DEFAULT_MAX_NEW_TOKENS = 512  # a question, four choices and the explanations the prompt asks for
-DEFAULT_CHUNK = 8  # documents asked between two journal writes (the openai backend's default concurrency)
+DEFAULT_MAX_ATTEMPTS = 2  # the first request, and one more after an unreadable answer
 DEFAULT_DROP_FRACTION = 0.05  # what each distractor filter drops when its threshold is not given
 EMPTY_DOCUMENT = "the document is empty"
+ANSWERS = "answers"  # the answers are kept in OUTPUT.answers.jsonl
+
+
+def answers_path(output: PathLike) -> Path:
+    """Where the answers of the exam ``output`` are kept: ``OUTPUT.answers.jsonl``."""
+    return journal_path(output, ANSWERS)
 
 
 @dataclass(frozen=True)
@@ -78,7 +88,9 @@ class ExamResult:
     """The exam: the questions kept, choices shuffled (empty when none was kept)."""
     documents: int
     asked: int
-    """Documents asked in this run (the others' answers came from the journal of a killed run)."""
+    """Documents asked in this run."""
+    reused: int
+    """Documents whose answers came from the answers file (an earlier or a killed run), not asked again."""
     asked_again: int
     """Documents whose first answer could not be read, asked again with a corrective message."""
     failures: pd.DataFrame
@@ -98,8 +110,8 @@ class ExamResult:
 
     def as_dict(self) -> dict[str, Any]:
         """Everything but the bank, JSON-ready (the report file; ``--format json``)."""
-        return {"documents": self.documents, "asked": self.asked, "asked_again": self.asked_again,
-                "questions": len(self.bank),
+        return {"documents": self.documents, "asked": self.asked, "reused": self.reused,
+                "asked_again": self.asked_again, "questions": len(self.bank),
                 "usage": vars(self.usage), "filters": records(self.filters), "baselines": records(self.baselines),
                 "keys": records(self.keys), "dropped": records(self.dropped), "failures": records(self.failures),
                 "written": [str(path) for path in self.written]}
@@ -114,94 +126,61 @@ def generate_exam(
     seed: int = 0,
     temperature: float = 0.0,
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
-    chunk_size: int = DEFAULT_CHUNK,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    chunk_size: int | None = None,
+    retry_failed: bool = False,
     query_prefix: str = "",
     embedding: Backend | BackendSpec | None = BackendSpec("embedding"),
     drop_fraction: float = DEFAULT_DROP_FRACTION,
     thresholds: Thresholds = Thresholds(),
     report: PathLike | None = None,
     progress: bool = True,
+    now: Callable[[], str] = utc_now,
 ) -> ExamResult:
-    """Ask ``backend`` (a backend, or a spec opened and closed here) for one question per document of
-    ``corpus`` (a JSONL/TSV file, ``irds:`` or ``pyserini:`` source), filter them, shuffle their
-    choices and write the exam to ``output`` (an exampp bank; not written when no question is
-    kept), the result as JSON to ``report`` when given.
+    """Ask ``backend`` (a backend, or a spec opened here when something is to be asked, and closed)
+    for one question per document of ``corpus`` (a JSONL/TSV file, ``irds:`` or ``pyserini:``
+    source) that ``OUTPUT.answers.jsonl`` lacks, filter them all, shuffle their choices and write the
+    exam to ``output`` (an exampp bank; not written when no question is kept), the result as JSON
+    to ``report`` when given.
 
-    ``embedding``: the model of the cosine filters (None: Jaccard filters only). ``drop_fraction``:
-    what each distractor filter drops where ``thresholds`` fixes no threshold. ``seed``: the shuffle's.
+    ``max_attempts``: requests per document. ``chunk_size``: documents per batch [default: the
+    openai backend's concurrency, else 8]. ``retry_failed``: ask again the documents that failed
+    in an earlier run. ``embedding``: the model of the cosine filters (None: Jaccard filters
+    only). ``drop_fraction``: what each distractor filter drops where ``thresholds`` fixes no
+    threshold. ``seed``: the shuffle's. ``now`` gives the provenance date (UTC ISO).
     """
     if not task_domain.strip():
         raise ValueError("the task domain (what the corpus documents) must not be empty")
-    if chunk_size < 1:
+    if chunk_size is not None and chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1, not {chunk_size}")
+    asking = Asking(max_new_tokens, temperature, max_attempts)
     documents = _read_documents(corpus, query_prefix)
-    _prepare_output(output)
-    with _opened(backend) as generator:
-        generator.require(frozenset({Capability.GENERATE}), "exam generation")
-        settings = {"prompt": EXAM_GENERATION.prompt_id, "correction": EXAM_CORRECTION.prompt_id,
-                    "model": generator.name, "task_domain": task_domain, "temperature": temperature,
-                    "max_new_tokens": max_new_tokens}
-        journal = Journal(output, settings)
-        asked = _ask_all(generator, journal, documents, task_domain, temperature, max_new_tokens, chunk_size, progress)
-        with _opened(embedding) as embedder:
-            result = _build_exam(documents, {d.docid: journal.done[d.docid] for d in documents}, settings, embedder,
-                                 seed=seed, query_prefix=query_prefix, drop_fraction=drop_fraction,
-                                 thresholds=thresholds)
-        written = [Path(output)] if len(result.bank) else []
-        if len(result.bank):
-            write_question_bank(result.bank, output)
-        if report is not None:
-            written.append(Path(report))
-        result = replace(result, asked=asked, usage=generator.usage, written=tuple(written))
-        if report is not None:
-            with atomic_write(report) as fh:
-                fh.write(json.dumps(result.as_dict(), indent=2, ensure_ascii=False) + "\n")
-        journal.remove()  # the run is complete: every document's outcome is in the outputs
-        return result
-
-
-@contextmanager
-def _opened(backend: Backend | BackendSpec | None) -> Iterator[Backend | None]:
-    """The backend; one given as a spec is opened here and closed afterwards."""
-    if not isinstance(backend, BackendSpec):
-        yield backend
-        return
-    opened = backend.open()
-    try:
-        yield opened
-    finally:
-        opened.close()
-
-
-def _ask_all(generator: Backend, journal: Journal, documents: Sequence[Passage], task_domain: str,
-             temperature: float, max_new_tokens: int, chunk_size: int, progress: bool) -> int:
-    """Ask for the documents the journal lacks, ``chunk_size`` at a time, each chunk journaled as it
-    is done; returns how many were asked."""
-    with journal:
-        todo = [d for d in documents if d.docid not in journal.done]
-        bar = progress_bar(len(todo), progress, unit="doc", desc="exam")
-        try:
-            for start in range(0, len(todo), chunk_size):
-                chunk = todo[start:start + chunk_size]
-                for document, entry in zip(chunk, _ask(generator, chunk, task_domain, temperature, max_new_tokens)):
-                    journal.record(document.docid, entry)
-                if bar is not None:
-                    bar.update(len(chunk))
-        finally:
-            if bar is not None:
-                bar.close()
-    return len(todo)
-
-
-def _prepare_output(output: PathLike) -> None:
-    """Refuse an output that cannot be a file, and make its folder: the journal goes beside it from the start."""
-    try:
-        check_output_name(output)
-        Path(output).parent.mkdir(parents=True, exist_ok=True)
-    except ValueError as exc:
-        raise OutputError(output, str(exc)) from None
-    except OSError as exc:
-        raise OutputError(output, f"cannot make its folder: {exc.strerror or exc}") from None
+    if isinstance(embedding, BackendSpec):  # before any request
+        require(frozenset({Capability.EMBED}), backend_class(embedding.name).capabilities, "the cosine filters",
+                embedding.name)
+    elif embedding is not None:
+        embedding.require(frozenset({Capability.EMBED}), "the cosine filters")
+    settings = {**generator_identity(backend, "exam generation"), "prompt": EXAM_GENERATION.prompt_id,
+                "correction": EXAM_CORRECTION.prompt_id, "task_domain": task_domain, **asking.settings()}
+    journal = Journal(output, settings, name=ANSWERS)
+    run = ask_all(backend, journal, [Task(d.docid, d.text) for d in documents if d.text.strip()], read_exam_answer,
+                  corrective, asking, retry_failed=retry_failed, chunk_size=chunk_size, progress=progress,
+                  unit="doc", desc="exam", now=now,
+                  render=lambda generator, text: generator.fit(EXAM_GENERATION, context=text, task_domain=task_domain))
+    with opened(embedding) as embedder:
+        result = _build_exam(documents, run.outcomes, temperature, embedder, seed=seed, query_prefix=query_prefix,
+                             drop_fraction=drop_fraction, thresholds=thresholds)
+    written = [Path(output)] if len(result.bank) else []
+    if len(result.bank):
+        write_question_bank(result.bank, output)
+    if report is not None:
+        written.append(Path(report))
+    result = replace(result, asked=run.asked, reused=len(run.outcomes) - run.asked, usage=run.usage,
+                     written=tuple(written))
+    if report is not None:
+        with atomic_write(report) as fh:
+            fh.write(json.dumps(result.as_dict(), indent=2, ensure_ascii=False) + "\n")
+    return result
 
 
 def _read_documents(corpus: PathLike, query_prefix: str) -> list[Passage]:
@@ -216,77 +195,41 @@ def _read_documents(corpus: PathLike, query_prefix: str) -> list[Passage]:
     return documents
 
 
-def _ask(generator: Backend, documents: Sequence[Passage], task_domain: str, temperature: float,
-         max_new_tokens: int) -> list[dict[str, Any]]:
-    """Each document's journal entry: the question read (``question``) or why none could be
-    (``problem``), the answers received (``answers``: the first, and the one asked again), the date."""
-    date = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-    entries: list[dict[str, Any]] = [{"answers": [], "date": date} for _ in documents]
-    asked = [i for i, d in enumerate(documents) if d.text.strip()]
-    for i in set(range(len(documents))) - set(asked):
-        entries[i]["problem"] = EMPTY_DOCUMENT
-    prompts = {i: generator.fit(EXAM_GENERATION, context=documents[i].text, task_domain=task_domain) for i in asked}
-    again: list[int] = []
-    for i, answer in zip(asked, generator.generate([prompts[i] for i in asked], max_new_tokens=max_new_tokens,
-                                                    temperature=temperature)):
-        if _read(entries[i], answer):
-            again.append(i)
-    if again:  # one more try, in the same conversation, saying what was wrong
-        conversations = [corrective_conversation(prompts[i], entries[i]["answers"][0], entries[i]["problem"])
-                         for i in again]
-        for i, answer in zip(again, generator.generate(conversations, max_new_tokens=max_new_tokens,
-                                                       temperature=temperature)):
-            _read(entries[i], answer)
-    return entries
-
-
-def _read(entry: dict[str, Any], answer: str) -> bool:
-    """Record ``answer`` in ``entry``, with the question read from it or the problem; True when unreadable."""
-    entry["answers"].append(answer)
-    try:
-        entry["question"] = parse_exam_answer(answer).as_dict()
-    except Unparseable as problem:
-        entry["problem"] = str(problem)
-        return True
-    entry.pop("problem", None)
-    return False
-
-
-def _build_exam(documents: Sequence[Passage], entries: Mapping[str, dict[str, Any]], settings: Mapping[str, Any],
+def _build_exam(documents: Sequence[Passage], outcomes: Mapping[str, Outcome], temperature: float,
                 embedder: Backend | None, *, seed: int, query_prefix: str, drop_fraction: float,
                 thresholds: Thresholds) -> ExamResult:
-    """The exam from every document's journal entry: filters, shuffle, baselines, the bank."""
+    """The exam from every document's outcome (an empty document has none): filters, shuffle,
+    baselines, the bank."""
     texts = {d.docid: d.text for d in documents}
-    candidates = [Candidate(d.docid, ExamQuestion.from_dict(entries[d.docid]["question"]))
-                  for d in documents if entries[d.docid].get("question")]
+    settled = [(d.docid, outcomes.get(d.docid)) for d in documents]
+    candidates = [Candidate(docid, ExamQuestion.from_dict(o.value)) for docid, o in settled if o is not None and o.ok]
     failures = pd.DataFrame(
-        [(d.docid, entries[d.docid]["problem"], (entries[d.docid]["answers"] or [""])[-1])
-         for d in documents if not entries[d.docid].get("question")],
+        [(docid, EMPTY_DOCUMENT, "") if o is None else (docid, o.problem, o.answers[-1])
+         for docid, o in settled if o is None or not o.ok],
         columns=["document_id", "problem", "answer"])
-    if embedder is not None:
-        embedder.require(frozenset({Capability.EMBED}), "the cosine filters")
     kept, steps = filter_exam(candidates, texts, embed=embedder.embed if embedder is not None else None,
                               drop_fraction=drop_fraction, thresholds=thresholds)
     generated = [c.question for c in kept]
     shuffled = shuffle_choices(generated, seed)
-    questions = [_bank_question(c.document_id, q, entries[c.document_id], settings, query_prefix)
+    questions = [_bank_question(c.document_id, q, outcomes[c.document_id], temperature, query_prefix)
                  for c, q in zip(kept, shuffled)]
     bank = QuestionBank(questions, query_texts={q.query_id: q.text for q in questions})
     by_document = {c.document_id: c.question for c in candidates}
-    asked_again = sum(len(entries[d.docid]["answers"]) > 1 for d in documents)
-    return ExamResult(bank, len(documents), 0, asked_again, failures, _filter_table(len(documents), len(failures), steps),
-                      _dropped_table(steps, by_document), _baselines(generated, shuffled),
-                      _keys(generated, shuffled), Usage())
+    asked_again = sum(o.attempts > 1 for o in outcomes.values())
+    return ExamResult(bank, len(documents), 0, 0, asked_again, failures,
+                      _filter_table(len(documents), len(failures), steps), _dropped_table(steps, by_document),
+                      _baselines(generated, shuffled), _keys(generated, shuffled), Usage())
 
 
-def _bank_question(document_id: str, question: ExamQuestion, entry: Mapping[str, Any], settings: Mapping[str, Any],
+def _bank_question(document_id: str, question: ExamQuestion, outcome: Outcome, temperature: float,
                    query_prefix: str) -> Question:
     query_id = query_prefix + document_id
     info = {"document_id": document_id, "bloom": sorted(bloom_levels(question.question)),
-            "question_word": question_word(question.question), "model": settings["model"],
-            "prompt": settings["prompt"], "temperature": settings["temperature"], "date": entry["date"]}
+            "question_word": question_word(question.question), "model": outcome.model,
+            "prompt": EXAM_GENERATION.prompt_id, "temperature": temperature, "date": outcome.date,
+            "attempts": outcome.attempts}
     return Question(query_id, question_id_for(query_id, question.question), question.question,
-                    choices=question.choices, correct_choice=question.key, source=f"generated:{settings['model']}",
+                    choices=question.choices, correct_choice=question.key, source=f"generated:{outcome.model}",
                     info=info)
 
 

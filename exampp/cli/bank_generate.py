@@ -28,10 +28,13 @@ from exampp.cli.backend_options import backend_options
               help="Keep at most this many questions per query or subtopic [default: all].")
 @click.option("--chunk-size", type=click.IntRange(min=1),
               help="Queries or subtopics asked at once [default: --concurrency for openai, else 8].")
+@click.option("--retry-failed", is_flag=True,
+              help="Ask again the queries and subtopics that failed in an earlier run (kept in "
+                   "OUTPUT.journal.jsonl; without this flag they are not asked again).")
 @click.option("--progress/--no-progress", default=True, show_default=True,
-              help="Progress bar on a terminal (queries/s and an ETA).")
-def generate(topics, output, prompt, temperature, max_new_tokens, max_attempts, max_questions, chunk_size, progress,
-             backend, model, **backend_settings) -> None:
+              help="Progress bar on a terminal (queries or subtopics/s and an ETA).")
+def generate(topics, output, prompt, temperature, max_new_tokens, max_attempts, max_questions, chunk_size,
+             retry_failed, progress, backend, model, **backend_settings) -> None:
     """Ask a generating LLM for the exam questions of every query of TOPICS (a topics file or
     irds:<dataset-id>), or of every subtopic where topics have them, and write them to the bank
     OUTPUT with ids <query_id>/<md5 of the text> and each question's provenance (model, prompt,
@@ -39,9 +42,10 @@ def generate(topics, output, prompt, temperature, max_new_tokens, max_attempts, 
 
     Answers are read in whatever shape they come (fenced or bare JSON, a list, numbered lines,
     prose around them); an answer without questions is asked again with a corrective message.
-    Near-duplicates within a query are dropped. Each answered query or subtopic goes to
-    OUTPUT.journal.jsonl at once: a stopped run, started again with the same command, asks only
-    what is left. A query or subtopic that gave no question is reported and asked again next time.
+    Near-duplicates within a query are dropped. Each query or subtopic goes to
+    OUTPUT.journal.jsonl as soon as it is settled: a stopped run, started again with the same
+    command, asks only what is left. One that gave no question is reported, and kept in the
+    journal so that the same command again asks nothing: --retry-failed asks it again.
 
     \b
     Example:
@@ -53,7 +57,7 @@ def generate(topics, output, prompt, temperature, max_new_tokens, max_attempts, 
     from exampp.api.bank_generate import generate_bank
     from exampp.generation.journal import journal_path
     from exampp.generation.questions import Settings
-    from exampp.llm.backend import BackendError, BackendSpec
+    from exampp.llm.backend import BackendSpec
 
     if not progress:
         from exampp.llm.locate import quiet_loading
@@ -64,19 +68,16 @@ def generate(topics, output, prompt, temperature, max_new_tokens, max_attempts, 
                         max_questions=max_questions)
     try:
         result = generate_bank(topics, output, spec, prompt=prompt, settings=settings, chunk_size=chunk_size,
-                               progress=progress, warn=lambda line: click.echo(line, err=True))
+                               retry_failed=retry_failed, progress=progress,
+                               warn=lambda line: click.echo(line, err=True))
     except KeyboardInterrupt:
         click.echo(f"interrupted: what was answered is kept in {journal_path(output)}; the same command again "
                    "goes on from there", err=True)
         raise SystemExit(130) from None
-    except BackendError as exc:  # a server gone, a spent --max-requests budget...
-        if not journal_path(output).exists():
-            raise
-        raise BackendError(f"{exc} (what was answered is kept in {journal_path(output)}: the same command again "
-                           "goes on from there)") from None
     items = result.generated + result.resumed + result.already + len(result.failed)
     click.echo(f"{items} queries or subtopics: {result.generated} generated, {result.resumed} from an interrupted "
-               f"run, {result.already} already in the bank, {len(result.failed)} failed", err=True)
+               f"run, {result.already} already in the bank, {len(result.failed)} failed"
+               + (f" (kept in {journal_path(output)})" if result.failed else ""), err=True)
     if result.written:
         click.echo(f"wrote {len(result.bank)} questions ({result.new_questions} new) for "
                    f"{len(result.bank.query_ids())} queries to {result.output}", err=True)

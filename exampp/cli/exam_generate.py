@@ -25,8 +25,14 @@ _THRESHOLD = click.FloatRange(min=-1, max=1)
               help="Sampling temperature of the generator (0: greedy).")
 @click.option("--max-new-tokens", type=click.IntRange(min=1), default=512, show_default=True,
               help="Tokens the generator may write per answer.")
-@click.option("--chunk-size", type=click.IntRange(min=1), default=8, show_default=True,
-              help="Documents asked between two writes of the journal (what a killed run keeps).")
+@click.option("--max-attempts", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Requests per document: an answer that cannot be read is followed by a corrective message "
+                   "naming the problem, in the same conversation.")
+@click.option("--chunk-size", type=click.IntRange(min=1),
+              help="Documents asked at once [default: --concurrency for openai, else 8].")
+@click.option("--retry-failed", is_flag=True,
+              help="Ask again the documents that failed in an earlier run (kept in OUTPUT.answers.jsonl; without "
+                   "this flag they are not asked again).")
 @click.option("--drop-fraction", type=click.FloatRange(0, 1, max_open=True), default=0.05, show_default=True,
               help="What each distractor filter drops when its threshold is not given.")
 @click.option("--jaccard-margin", type=_THRESHOLD,
@@ -45,25 +51,30 @@ _THRESHOLD = click.FloatRange(min=-1, max=1)
               help="Also filter with embedding cosine (--no-cosine: n-gram Jaccard only).")
 @click.option("--report", type=_PATH, help="Write the filters, baselines, key positions, dropped questions and "
                                            "failures to this JSON file.")
-@click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on a terminal.")
-@backend_options(backend_help="[default: openai]", model_help="[required for openai]")
+@click.option("--progress/--no-progress", default=True, show_default=True,
+              help="Progress bar on a terminal (documents/s and an ETA).")
+@backend_options(backend_help="[default: openai]",
+                 model_help="; required: a chat model (for openai, the served model's name)")
 @format_option_of("text", "json", help="Output format (no tsv: the report is several tables; --report writes JSON).")
-def generate(corpus, output, task_domain, query_prefix, seed, temperature, max_new_tokens, chunk_size, drop_fraction,
-             jaccard_margin, cosine_margin, jaccard_threshold, cosine_threshold, embedding_model, cosine, report,
-             progress, fmt, backend, model, **backend_settings) -> None:
+def generate(corpus, output, task_domain, query_prefix, seed, temperature, max_new_tokens, max_attempts, chunk_size,
+             retry_failed, drop_fraction, jaccard_margin, cosine_margin, jaccard_threshold, cosine_threshold,
+             embedding_model, cosine, report, progress, fmt, backend, model, **backend_settings) -> None:
     """Generate a multiple-choice exam from CORPUS (JSONL/TSV documents, irds:<dataset-id> or
     pyserini:<index-dir>), one question per document, as Guinet et al. (2024) do.
 
     Each document is asked for a question with four candidates and the correct answer; an answer
-    that cannot be read is asked again once, then counted as a failure. Questions that are not
+    that cannot be read is asked again (--max-attempts), then counted as a failure. Questions that are not
     self-contained ("according to the documentation...") are dropped, then those with a
     distractor closer to the document than the key, then those with a distractor too close to
     the key (n-gram Jaccard and embedding cosine); each distractor filter drops about 5% unless
     its threshold is given. The choices are shuffled so that every letter is the key equally
     often, and the blind baselines (always the same letter, always the longest choice) are shown.
 
-    A killed run started again with the same settings asks only the documents it had not
-    finished (the journal OUTPUT.journal.jsonl keeps them until the exam is written).
+    Every document's answers are kept in OUTPUT.answers.jsonl as soon as they are read, and the
+    exam is computed from that file: a killed run started again asks only the documents it had not
+    finished; a run started again after a complete one asks nothing, and applies the thresholds and
+    the seed given then to the answers kept. A document that failed is asked again only with
+    --retry-failed.
 
     \b
     Example:
@@ -71,7 +82,7 @@ def generate(corpus, output, task_domain, query_prefix, seed, temperature, max_n
           --task-domain "the Larkspur Home Hub manual" \\
           --backend openai --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-7B-Instruct
     """
-    from exampp.api.exam_generate import generate_exam
+    from exampp.api.exam_generate import EMPTY_DOCUMENT, answers_path, generate_exam
     from exampp.generation.exam import Thresholds
     from exampp.llm.backend import BackendSpec
 
@@ -83,16 +94,25 @@ def generate(corpus, output, task_domain, query_prefix, seed, temperature, max_n
         from exampp.llm.locate import quiet_loading
 
         quiet_loading()
-    result = generate_exam(
-        corpus, output, backend=BackendSpec(backend or "openai", model, backend_settings), task_domain=task_domain,
-        seed=seed, temperature=temperature, max_new_tokens=max_new_tokens, chunk_size=chunk_size,
-        query_prefix=query_prefix, embedding=BackendSpec("embedding", embedding_model) if cosine else None,
-        drop_fraction=drop_fraction, report=report, progress=progress,
-        thresholds=Thresholds(jaccard_margin, cosine_margin, jaccard_threshold, cosine_threshold))
-    from_journal = result.documents - result.asked
+    try:
+        result = generate_exam(
+            corpus, output, backend=BackendSpec(backend or "openai", model, backend_settings),
+            task_domain=task_domain, seed=seed, temperature=temperature, max_new_tokens=max_new_tokens,
+            max_attempts=max_attempts, chunk_size=chunk_size, retry_failed=retry_failed, query_prefix=query_prefix,
+            embedding=BackendSpec("embedding", embedding_model) if cosine else None, drop_fraction=drop_fraction,
+            report=report, progress=progress,
+            thresholds=Thresholds(jaccard_margin, cosine_margin, jaccard_threshold, cosine_threshold))
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: what was answered is kept in {answers_path(output)}; the same command again "
+                   "goes on from there", err=True)
+        raise SystemExit(130) from None
     click.echo(f"{result.documents} documents: {result.asked} asked"
-               + (f", {from_journal} answered before (journal)" if from_journal else "")
-               + f", {result.asked_again} asked again after an unreadable answer; generator: {result.usage}", err=True)
+               + (f", {result.reused} answered before (kept in {answers_path(output)})" if result.reused else "")
+               + f"; {result.asked_again} needed more than one request; generator: {result.usage}", err=True)
+    retryable = int((result.failures["problem"] != EMPTY_DOCUMENT).sum())
+    if retryable:
+        click.echo(f"{retryable} document{'s' if retryable > 1 else ''} without a readable question, not asked again "
+                   "by the same command: --retry-failed asks them again", err=True)
     if fmt == "json":
         click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
     else:
@@ -109,7 +129,7 @@ def _print_text(result) -> None:
     filters["threshold"] = [f"{v:.4f}" if v == v and v is not None else "" for v in filters["threshold"]]
     emit(filters.fillna(""), "text")
     if len(result.failures):
-        click.echo("\nUnreadable answers (asked twice):")
+        click.echo("\nDocuments without a readable question:")
         emit(result.failures[["document_id", "problem"]], "text")
     if len(result.dropped):
         click.echo("\nQuestions dropped:")

@@ -1,8 +1,9 @@
 """Multiple-choice exams from a document corpus (Guinet et al., 2024, appendix A), as pure functions.
 
 One question per document, asked with :data:`EXAM_GENERATION` (DESIGN.md §2, verbatim). What comes
-back is read by :func:`parse_exam_answer`; an answer it cannot read is asked again once in the same
-conversation with :func:`corrective_conversation`. The questions read then go through, in order:
+back is read by :func:`parse_exam_answer`; an answer it cannot read is asked again in the same
+conversation with :func:`corrective`, which names the problem (:mod:`exampp.generation.asking`).
+The questions read then go through, in order:
 
 1. the self-contained filter (:func:`self_containment_problem`): a question that speaks of "the
    documentation / document / paper / article / research / study / text / passage / excerpt" (after
@@ -39,7 +40,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from exampp.llm.prompt import Conversation, Prompt
+from exampp.generation.asking import Unusable
+from exampp.llm.prompt import Prompt
 
 LETTERS = "ABCD"
 
@@ -93,7 +95,7 @@ class ExamQuestion:
         return cls(record["question"], tuple(record["choices"]), record["key"])
 
 
-class Unparseable(ValueError):
+class Unparseable(Unusable):
     """An answer that holds no question in the prompt's syntax; the message says what is wrong."""
 
 
@@ -209,9 +211,14 @@ def parse_exam_answer(text: str) -> ExamQuestion:
     return ExamQuestion(question_text, texts, _resolve_key(key, texts))
 
 
-def corrective_conversation(prompt: str, answer: str, problem: str) -> Conversation:
-    """The conversation that asks again after an unreadable ``answer`` to ``prompt``."""
-    return (("user", prompt), ("assistant", answer), ("user", EXAM_CORRECTION.render(problem=problem)))
+def read_exam_answer(answer: str) -> dict:
+    """The question of ``answer`` as JSON (:meth:`ExamQuestion.as_dict`); :class:`Unparseable` saying why not."""
+    return parse_exam_answer(answer).as_dict()
+
+
+def corrective(problem: str) -> str:
+    """The user turn that asks again after an unreadable answer, naming its ``problem``."""
+    return EXAM_CORRECTION.render(problem=problem)
 
 
 # --- the self-contained filter --------------------------------------------------------------------

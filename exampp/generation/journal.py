@@ -1,13 +1,13 @@
-"""A generation run's journal: what is done so far, so that a killed run resumes without asking again.
+"""A generation run's journal: every item settled so far, so that a rerun does not ask it again.
 
 Generating a bank or an exam is one request (or a few) per query, subtopic or document, each worth
-keeping: the journal is a JSONL file beside the output (``OUTPUT.journal.jsonl``). Its first line
-holds the run's settings; each later line one finished item (``{"key": ..., "value": ...}``),
-appended and flushed to disk as soon as the item is done. A run started again with the same
-output reads the journal, skips the items in it and appends the rest; when the output has been
-written whole, the journal is removed. A last line cut short by a kill is dropped (its item is
-asked again). A journal written with other settings is refused: mixing two models' or two
-prompts' questions in one bank would be silent nonsense.
+keeping: the journal is a JSONL file beside the output (``OUTPUT.journal.jsonl``; an exam keeps
+its answers for good in ``OUTPUT.answers.jsonl``, the same format). Its first line holds the
+run's settings; each later line one settled item (``{"key": ..., "value": ...}``), appended and
+flushed to disk as soon as the item is settled; a key's last line is the one that counts (an item
+asked again). A last line cut short by a kill is dropped (its item is asked again). A journal
+written with other settings is refused: mixing two models' or two prompts' answers in one output
+would be silent nonsense.
 """
 from __future__ import annotations
 
@@ -17,19 +17,29 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from exampp.collection.io import PathLike
-from exampp.errors import InputError
+from exampp.collection.io import PathLike, check_output_name
+from exampp.errors import InputError, OutputError
 
 
-def journal_path(output: PathLike) -> Path:
-    return Path(f"{os.fspath(output)}.journal.jsonl")
+def journal_path(output: PathLike, name: str = "journal") -> Path:
+    """The journal of ``output``: ``OUTPUT.<name>.jsonl``."""
+    return Path(f"{os.fspath(output)}.{name}.jsonl")
 
 
 class Journal:
-    """Items done so far (key -> value, in order) for ``output``; use as a context manager."""
+    """Items settled so far (key -> value, in order) for ``output``, in ``OUTPUT.<name>.jsonl``;
+    append with :meth:`record` inside a ``with`` block (which makes the folder).
 
-    def __init__(self, output: PathLike, settings: Mapping[str, Any]):
-        self.path = journal_path(output)
+    Reading it checks the settings; OutputError at once when ``output`` or the journal cannot
+    name a file, so that nothing is asked for an output that cannot be written."""
+
+    def __init__(self, output: PathLike, settings: Mapping[str, Any], *, name: str = "journal"):
+        self.path = journal_path(output, name)
+        for path in (output, self.path):
+            try:
+                check_output_name(path)
+            except ValueError as exc:
+                raise OutputError(path, str(exc)) from None
         self.settings = dict(settings)
         self.done: dict[str, Any] = {}
         self._fh: IO[str] | None = None
@@ -47,12 +57,13 @@ class Journal:
         if not records:
             return
         lineno, header = records[0]
-        if header.get("settings") != json.loads(json.dumps(self.settings)):
-            differ = sorted(k for k in set(header.get("settings") or {}) | set(self.settings)
-                            if (header.get("settings") or {}).get(k) != self.settings.get(k))
+        stored = header.get("settings") if isinstance(header, dict) else None
+        if stored != json.loads(json.dumps(self.settings)):
+            stored = stored if isinstance(stored, dict) else {}
+            differ = sorted(k for k in set(stored) | set(self.settings) if stored.get(k) != self.settings.get(k))
             raise InputError(str(self.path), lineno,
-                             f"an unfinished run with other settings ({', '.join(differ)}) left this journal; "
-                             "run it again with those settings, or delete the journal to start afresh")
+                             f"written by a run with other settings ({', '.join(differ)}); give those settings "
+                             "again, or delete this file (or write another output) to start afresh")
         for lineno, record in records[1:]:
             if not isinstance(record, dict) or "key" not in record:
                 raise InputError(str(self.path), lineno, "not a journal entry")
@@ -60,8 +71,11 @@ class Journal:
 
     def __enter__(self) -> "Journal":
         fresh = not self.path.exists() or self.path.stat().st_size == 0
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(self.path, "a", encoding="utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = open(self.path, "a", encoding="utf-8")
+        except OSError as exc:
+            raise OutputError(self.path, f"cannot write: {exc.strerror or exc}") from None
         if fresh:
             self._append({"settings": self.settings})
         return self
@@ -72,7 +86,7 @@ class Journal:
             self._fh = None
 
     def record(self, key: str, value: Any) -> None:
-        """Keep one finished item, on disk before this returns."""
+        """Keep one settled item (replacing what the journal held of it), on disk before this returns."""
         self.done[key] = value
         self._append({"key": key, "value": value})
 
@@ -83,7 +97,7 @@ class Journal:
         os.fsync(self._fh.fileno())
 
     def remove(self) -> None:
-        """The output is complete: the journal has served."""
+        """The output holds everything the journal did: the journal has served."""
         self.__exit__()
         self.path.unlink(missing_ok=True)
 

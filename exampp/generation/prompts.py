@@ -88,7 +88,9 @@ class PromptChoice:
         ids = {"facet": self.facet, "query": self.query, "corrective": CORRECTIVE}
         return {role: prompt.prompt_id for role, prompt in ids.items() if prompt is not None}
 
-    def corrective(self) -> str:
+    def corrective(self, problem: str = "") -> str:
+        """The corrective turn after an unusable answer: the same whatever its ``problem`` (none, or
+        nothing readable)."""
         return CORRECTIVE.render(items=self.items, format=self.answer_format)
 
 

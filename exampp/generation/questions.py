@@ -1,14 +1,11 @@
-"""Asking a generating LLM for the questions (or nuggets) of each query or subtopic: the engine of
-``exampp bank generate``.
+"""The questions (or nuggets) of each query or subtopic, as ``exampp bank generate`` asks for them
+(with :mod:`exampp.generation.asking`) and puts them in a bank.
 
 An :class:`Item` is one request's worth: a query, or a query with one of its subtopics, with the
-prompt it is asked with (:func:`items_for`). :func:`ask` sends a batch of items to a backend at
-once (the ``openai`` backend runs them concurrently; ``hf`` batches them on the model), reads each
-answer (:func:`~exampp.generation.parsing.parse_nuggets`: fenced or bare JSON, a JSON list,
-numbered lines, prose around them), and asks again those whose answer held nothing usable, with
-the conversation so far (prompt, answer) and a corrective turn, up to ``max_attempts`` requests
-per item. Each item's :class:`Outcome` holds its questions without near-duplicates, at most
-``max_questions`` of them, or none when every attempt failed.
+prompt it is asked with (:func:`items_for`). :func:`reader` reads an answer
+(:func:`~exampp.generation.parsing.parse_nuggets`: fenced or bare JSON, a JSON list, numbered
+lines, prose around them) into its questions without near-duplicates; an answer without any is
+unusable, and asked again with the prompts' corrective turn.
 
 :func:`assemble` turns outcomes into bank questions: ids ``<query_id>/<md5(text)>``, the facet,
 ``source`` ``generated:<model>`` and the provenance in ``info`` (model, prompt id@version,
@@ -18,18 +15,17 @@ does not depend on the order in which items were answered or on a run being inte
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from exampp.collection.question_bank import Question, QuestionBank, question_id_for
 from exampp.collection.topics import Topic
 from exampp.errors import InputError
-from exampp.generation.parsing import Entry, parse_nuggets, remove_near_duplicates
+from exampp.generation.asking import Asking, Outcome, Task, Unusable
+from exampp.generation.parsing import parse_nuggets, remove_near_duplicates
 from exampp.generation.prompts import PromptChoice
-from exampp.llm.backend import Backend
-from exampp.llm.prompt import Conversation, Prompt
+from exampp.llm.prompt import Prompt
 
 
 @dataclass(frozen=True)
@@ -50,6 +46,11 @@ class Item:
         if self.facet_id is None:
             return self.prompt.render(query_title=self.query_text)
         return self.prompt.render(query_title=self.query_text, query_subtopic=self.facet_text or "")
+
+    @property
+    def task(self) -> Task:
+        """What is asked: the prompt, rendered (an answer journaled for another prompt is stale)."""
+        return Task(self.key, self.text())
 
 
 def item_key(query_id: str, facet_id: str | None) -> str:
@@ -74,99 +75,41 @@ def items_for(topics: Mapping[str, Topic], choice: PromptChoice, source: str = "
 
 
 @dataclass(frozen=True)
-class Settings:
-    """How items are asked: what goes into the journal's settings (with the model and prompts)."""
+class Settings(Asking):
+    """How items are asked (what goes into the journal's settings, with the model and prompts) and
+    ``max_questions``: at most this many questions per item, after near-duplicates are gone (applied
+    when the bank is assembled: it changes no answer)."""
 
-    max_new_tokens: int = 1024
-    temperature: float = 0.0
-    max_attempts: int = 3
-    max_questions: int | None = None  # per item, after near-duplicates are gone
+    max_questions: int | None = None
 
     def __post_init__(self) -> None:
-        if self.max_attempts < 1:
-            raise ValueError("max_attempts must be at least 1")
+        super().__post_init__()
         if self.max_questions is not None and self.max_questions < 1:
             raise ValueError("max_questions must be at least 1")
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """What asking one item gave: its questions (text, importance), or none after ``attempts`` failed
-    requests; ``date``: when the answer came (UTC); ``answers``: a failed item's answers, for the report."""
+def reader(choice: PromptChoice) -> Callable[[str], list[dict[str, str]]]:
+    """What :func:`~exampp.generation.asking.ask` reads an answer with: its questions (or nuggets),
+    near-duplicates within it dropped, as JSON (``{"text": ..., "importance": ...}``, importance
+    for nuggets only, where given); :class:`Unusable` when it holds none."""
 
-    item: Item
-    entries: tuple[Entry, ...]
-    attempts: int
-    date: str
-    answers: tuple[str, ...] = field(default=(), repr=False)
+    def read(answer: str) -> list[dict[str, str]]:
+        entries = parse_nuggets(answer)
+        if not choice.nuggets:
+            entries = [(text, None) for text, _ in entries]
+        first: dict[str, str | None] = {}
+        for text, importance in entries:
+            first.setdefault(text, importance)
+        kept = remove_near_duplicates([text for text, _ in entries])
+        if not kept:
+            raise Unusable(f"no {choice.items}")
+        return [{"text": text, **({"importance": first[text]} if first[text] else {})} for text in kept]
 
-    @property
-    def ok(self) -> bool:
-        return bool(self.entries)
-
-    def record(self) -> dict[str, Any]:
-        """The journal's value for a finished item."""
-        return {"questions": [{"text": t, **({"importance": i} if i else {})} for t, i in self.entries],
-                "attempts": self.attempts, "date": self.date}
-
-    @classmethod
-    def from_record(cls, item: Item, value: Any) -> "Outcome":
-        """An item's outcome from its journal value (a value of another shape: ValueError)."""
-        try:
-            entries = tuple((str(q["text"]), q.get("importance")) for q in value["questions"])
-            return cls(item, entries, int(value["attempts"]), str(value["date"]))
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"not a generated item: {exc}") from None
+    return read
 
 
-def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def usable(answer: str, settings: Settings, nuggets: bool) -> tuple[Entry, ...]:
-    """The questions of one answer: parsed, near-duplicates dropped, at most ``max_questions``;
-    importance kept for nuggets only."""
-    entries = parse_nuggets(answer)
-    if not nuggets:
-        entries = [(text, None) for text, _ in entries]
-    first = {}
-    for text, importance in entries:
-        first.setdefault(text, importance)
-    kept = remove_near_duplicates([text for text, _ in entries])[:settings.max_questions]
-    return tuple((text, first[text]) for text in kept)
-
-
-def ask(backend: Backend, items: Sequence[Item], choice: PromptChoice, settings: Settings, *,
-        now: Callable[[], str] = utc_now) -> Iterator[Outcome]:
-    """Ask ``items`` as one batch per attempt; yield each item's outcome as soon as it is settled
-    (usable answers after every round, failures after the last). A retry sends the conversation so
-    far: the prompt, each unusable answer, each followed by the corrective turn."""
-    corrective = choice.corrective()
-    first = [item.text() for item in items]
-    turns: list[tuple[tuple[str, str], ...]] = [() for _ in items]  # the turns after the first prompt
-    pending = list(range(len(items)))
-    for attempt in range(1, settings.max_attempts + 1):
-        prompts: list[str | Conversation] = [(("user", first[i]), *turns[i]) if turns[i] else first[i]
-                                             for i in pending]
-        replies = backend.generate(prompts, max_new_tokens=settings.max_new_tokens, temperature=settings.temperature)
-        still = []
-        for i, reply in zip(pending, replies, strict=True):
-            entries = usable(reply, settings, choice.nuggets)
-            if entries:
-                yield Outcome(items[i], entries, attempt, now())
-            else:
-                turns[i] += (("assistant", reply), ("user", corrective))
-                still.append(i)
-        pending = still
-        if not pending:
-            return
-    for i in pending:
-        yield Outcome(items[i], (), settings.max_attempts, now(), tuple(content for role, content in turns[i]
-                                                                        if role == "assistant"))
-
-
-def provenance(model: str, prompt: Prompt, temperature: float, outcome: Outcome) -> dict[str, Any]:
-    return {"model": model, "prompt": prompt.prompt_id, "temperature": temperature, "date": outcome.date,
+def provenance(prompt: Prompt, temperature: float, outcome: Outcome) -> dict[str, Any]:
+    return {"model": outcome.model, "prompt": prompt.prompt_id, "temperature": temperature, "date": outcome.date,
             "attempts": outcome.attempts}
 
 
@@ -177,30 +120,32 @@ class Assembled:
     empty: tuple[Item, ...]  # items whose every question was a near-duplicate of their query's others
 
 
-def assemble(outcomes: Iterable[Outcome], model: str, temperature: float,
-             existing: QuestionBank | None = None) -> Assembled:
+def assemble(answered: Iterable[tuple[Item, Outcome]], temperature: float, existing: QuestionBank | None = None,
+             max_questions: int | None = None) -> Assembled:
     """The bank: ``existing``'s questions (kept as they are, disabled ones too) with each query's new
-    questions after its own, queries new to it after them, in the order of ``outcomes``. A new
-    question that is a near-duplicate of one its query has already (in ``existing``, or from an
-    earlier item) is left out."""
+    questions after its own, queries new to it after them, in the order of ``answered`` (items
+    with their usable outcomes). An item gives its first ``max_questions`` questions [default:
+    all]; one that is a near-duplicate of a question its query has already (in ``existing``, or
+    from an earlier item) is left out."""
     by_query: dict[str, list[Question]] = {}
     query_texts = dict(existing.query_texts) if existing is not None else {}
     for question in existing or ():
         by_query.setdefault(question.query_id, []).append(question)
     new, empty = 0, []
-    for outcome in outcomes:
-        item = outcome.item
+    for item, outcome in answered:
         kept = by_query.setdefault(item.query_id, [])
         query_texts.setdefault(item.query_id, item.query_text)
-        info = provenance(model, item.prompt, temperature, outcome)
-        importance = dict(outcome.entries)
-        texts = remove_near_duplicates([text for text, _ in outcome.entries], kept_before=(q.text for q in kept))
+        info = provenance(item.prompt, temperature, outcome)
+        entries = outcome.value[:max_questions]
+        importance = {entry["text"]: entry.get("importance") for entry in entries}
+        texts = remove_near_duplicates([entry["text"] for entry in entries], kept_before=(q.text for q in kept))
         if not texts:
             empty.append(item)
         for text in texts:
             extra = {"importance": importance[text]} if importance[text] else {}
             kept.append(Question(item.query_id, question_id_for(item.query_id, text), text, facet_id=item.facet_id,
-                                 facet_text=item.facet_text, source=f"generated:{model}", info={**info, **extra}))
+                                 facet_text=item.facet_text, source=f"generated:{outcome.model}",
+                                 info={**info, **extra}))
             new += 1
     bank = QuestionBank((q for questions in by_query.values() for q in questions), query_texts=query_texts)
     return Assembled(bank, new, tuple(empty))

@@ -28,7 +28,8 @@ import inspect
 import math
 import pkgutil
 from abc import ABC
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -237,6 +238,17 @@ class BackendSpec:
             return backend_class(self.name).open(self.model, **given)
         except ImportError as exc:  # a package the backend imports on opening
             raise _missing_package(self.name, exc) from None
+
+
+@contextmanager
+def opened(backend: Backend | BackendSpec | None) -> Iterator[Backend | None]:
+    """``backend`` for a ``with`` block: a spec is opened here and closed when the block ends; an
+    open backend (the caller's to close) or None is what the block gets."""
+    if not isinstance(backend, BackendSpec):
+        yield backend
+        return
+    with backend.open() as opened_here:
+        yield opened_here
 
 
 def open_backend(name: str, model: str | None = None, **options: Any) -> Backend:
