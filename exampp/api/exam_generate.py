@@ -92,7 +92,8 @@ class ExamResult:
     reused: int
     """Documents whose answers came from the answers file (an earlier or a killed run), not asked again."""
     asked_again: int
-    """Documents whose first answer could not be read, asked again with a corrective message."""
+    """Documents whose first answer could not be read, asked again with a corrective message (in this run or
+    the one whose answers are kept)."""
     failures: pd.DataFrame
     """document_id, problem, answer (the last one): documents without a readable question."""
     filters: pd.DataFrame
@@ -162,8 +163,8 @@ def generate_exam(
         embedding.require(frozenset({Capability.EMBED}), "the cosine filters")
     settings = {**generator_identity(backend, "exam generation"), "prompt": EXAM_GENERATION.prompt_id,
                 "correction": EXAM_CORRECTION.prompt_id, "task_domain": task_domain, **asking.settings()}
-    journal = Journal(output, settings, name=ANSWERS)
-    run = ask_all(backend, journal, [Task(d.docid, d.text) for d in documents if d.text.strip()], read_exam_answer,
+    answers = Journal(output, settings, name=ANSWERS)  # checks the output's name, and the settings of kept answers
+    run = ask_all(backend, answers, [Task(d.docid, d.text) for d in documents if d.text.strip()], read_exam_answer,
                   corrective, asking, retry_failed=retry_failed, chunk_size=chunk_size, progress=progress,
                   unit="doc", desc="exam", now=now,
                   render=lambda generator, text: generator.fit(EXAM_GENERATION, context=text, task_domain=task_domain))

@@ -7,8 +7,8 @@ prompt it is asked with (:func:`items_for`). :func:`reader` reads an answer
 lines, prose around them) into its questions without near-duplicates; an answer without any is
 unusable, and asked again with the prompts' corrective turn.
 
-:func:`assemble` turns outcomes into bank questions: ids ``<query_id>/<md5(text)>``, the facet,
-``source`` ``generated:<model>`` and the provenance in ``info`` (model, prompt id@version,
+:func:`assemble` turns the items' usable outcomes into bank questions, at most ``max_questions``
+of an item's: ids ``<query_id>/<md5(text)>``, the facet, ``source`` ``generated:<model>`` and the provenance in ``info`` (model, prompt id@version,
 temperature, date, attempts; a nugget's importance). Near-duplicates of questions the query has
 already (an earlier subtopic's, or the bank's own) are dropped there, in item order, so the bank
 does not depend on the order in which items were answered or on a run being interrupted.
