@@ -7,10 +7,8 @@ import hashlib
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +23,7 @@ from exampp.generation.journal import journal_path
 from exampp.generation.prompts import QUESTIONS_FACET
 from exampp.generation.questions import Settings
 from exampp.llm.backend import BackendSpec
+from killing import kill_when
 from openai_server import Fault, OpenAIServer, Seen
 
 DATE = "2026-01-02T03:04:05Z"
@@ -436,16 +435,8 @@ def test_a_killed_run_resumes_without_asking_a_finished_item_again(tmp_path):
         args = [sys.executable, "-m", "exampp", *command, "--base-url", server.url, "-o", str(output)]
         process = subprocess.Popen(args, cwd=REPO, env=os.environ.copy(), stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 120
-        try:
-            while not journal.exists() or journal.read_text().count("\n") < 4:  # the settings and 3 items
-                assert process.poll() is None, "the run ended before it could be killed: " + process.stderr.read().decode()
-                assert time.monotonic() < deadline, "nothing journaled in time"
-                time.sleep(0.02)
-            process.send_signal(signal.SIGKILL)
-        finally:
-            process.kill()
-            process.wait()
+        # the settings line and 3 items
+        kill_when(process, lambda: journal.exists() and journal.read_text().count("\n") >= 4, "3 items journaled")
         assert not output.exists()
         done = [json.loads(line)["key"] for line in journal.read_text().splitlines()[1:] if line.endswith("}")]
         assert 3 <= len(done) < 24

@@ -12,10 +12,8 @@ import json
 import math
 import os
 import re
-import signal
 import subprocess
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -54,6 +52,7 @@ from exampp.generation.exam import (
 from exampp.generation.journal import journal_path
 from exampp.llm.backend import Backend, BackendSpec, Capability, Usage
 
+from killing import kill_when
 from openai_server import Fault, OpenAIServer, canned_replies
 
 REPO = Path(__file__).resolve().parents[1]
@@ -621,17 +620,7 @@ def test_killed_run_resumes_without_asking_a_finished_document_again(tmp_path):
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
         process = subprocess.Popen([sys.executable, "-m", "exampp", *cli_args(corpus, output, server.url)], cwd=REPO,
                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 120
-        try:
-            while len(journaled(output)) < 3:
-                assert process.poll() is None, "the run ended before it could be killed: " + process.stderr.read().decode()
-                assert time.monotonic() < deadline, "no document journaled in time"
-                time.sleep(0.02)
-            process.send_signal(signal.SIGKILL)
-        finally:
-            process.kill()
-            process.wait()
-        assert process.returncode == -signal.SIGKILL
+        kill_when(process, lambda: len(journaled(output)) >= 3, "3 documents journaled")
         done = journaled(output)
         assert 3 <= len(done) < len(docids) and not output.exists()
         first_run = [r.prompt for r in server.completions()]

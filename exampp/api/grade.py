@@ -29,7 +29,7 @@ from exampp.errors import ExamppError
 from exampp.grading.base import Grader
 from exampp.grading.method import BoundGrader, GradingMethod
 from exampp.grading.runner import Exam, GradingSummary, build_exam, grade_pool, pool_grades, pool_records
-from exampp.llm.backend import BackendSpec, Usage
+from exampp.llm.backend import BackendSpec, Usage, opened
 from exampp.pool import Pool, build_pool
 from exampp.store import GradeStore
 from exampp.workspace import Workspace
@@ -176,13 +176,8 @@ class GradeJob:
         runs, corpora, bank, topics = self._inputs(ws)
         if bank is None and not method.direct:
             raise NothingToGrade("no question bank: give --bank (or keep one at WORKSPACE/question_banks/questions.jsonl)")
-        backend = spec.open() if spec is not None else None
-        try:
-            with GradeStore(self.store or ws.store) as store:
-                yield OpenGradeJob(self, ws, method, runs, corpora, bank, topics, method.bind(backend), store)
-        finally:
-            if backend is not None:
-                backend.close()
+        with opened(spec) as backend, GradeStore(self.store or ws.store) as store:
+            yield OpenGradeJob(self, ws, method, runs, corpora, bank, topics, method.bind(backend), store)
 
     def run(self) -> GradeResult:
         """Do the job: read the inputs, open the backend, grade, score, write the qrels."""
