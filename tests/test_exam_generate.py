@@ -462,7 +462,7 @@ def test_an_empty_document_is_a_failure_not_a_request(tmp_path):
     assert [q.query_id for q in result.bank] == ["good"]
 
 
-SERVED = ["--model", "canned", "--base-url", "{url}"]
+SERVED = ["--backend", "openai", "--model", "canned", "--base-url", "{url}"]
 
 
 @pytest.mark.parametrize("args, message", [
@@ -493,7 +493,8 @@ def test_a_journal_of_other_settings_is_refused(tmp_path):
         pass
     with OpenAIServer(name="canned", reply=reply) as server:
         result = CliRunner().invoke(main, ["exam", "generate", str(corpus), "-o", str(output), "--task-domain", "x",
-                                           "--model", "canned", "--base-url", server.url, "--no-cosine"])
+                                           "--backend", "openai", "--model", "canned", "--base-url", server.url,
+                                           "--no-cosine"])
         assert server.completions() == []
     assert result.exit_code == 1
     assert f"Error: {answers_path(output)}:1: written by a run with other settings (backend, correction, " \
@@ -571,7 +572,7 @@ def test_a_rerun_asks_nothing_refilters_the_kept_answers_and_retries_failures_on
 def test_the_command_line_says_what_was_kept_and_what_failed(tmp_path):
     corpus = write_corpus(tmp_path / "docs.jsonl", {"good": DOCS["good"], "broken": DOCS["broken"], "empty": " "})
     output = tmp_path / "exam.jsonl"
-    args = ["exam", "generate", str(corpus), "-o", str(output), "--task-domain", "x", "--model", "canned",
+    args = ["exam", "generate", str(corpus), "-o", str(output), "--task-domain", "x", "--backend", "openai", "--model", "canned",
             "--no-cosine", "--no-progress", "--max-attempts", "3"]
     with OpenAIServer(name="canned", reply=reply) as server:
         first = CliRunner().invoke(main, [*args, "--base-url", server.url])

@@ -1,5 +1,6 @@
 """The options that choose and configure an LLM backend, shared by every command that opens one
-(``grade``, ``bank generate``, ``exam generate``); their values go to :class:`~exampp.llm.backend.BackendSpec`."""
+(``grade``, ``bank generate``, ``exam generate``; their values go to :class:`~exampp.llm.backend.BackendSpec`),
+and the options of the generation commands."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -47,6 +48,34 @@ def backend_options(*, backend_help: str, model_help: str, chat_note: str = "") 
                      help="openai: the served model's input length; passages are cut to fit (4 characters a token "
                           "without --tokenizer) [default: from --tokenizer's config; else prompts go as they are]."),
     ]
+
+    return _stacked(options)
+
+
+def generation_options(*, items: str, max_new_tokens: int, max_attempts: int, unusable: str, kept_in: str) -> Callable:
+    """Decorate a generation command with ``--temperature``, ``--max-new-tokens``, ``--max-attempts``,
+    ``--chunk-size`` and ``--retry-failed``. ``items``: what it asks for, plural ("documents");
+    ``unusable``: what the corrective message follows; ``kept_in``: the file that keeps failures."""
+    options = [
+        click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True,
+                     help="Sampling temperature of the generator (0: greedy)."),
+        click.option("--max-new-tokens", type=click.IntRange(min=1), default=max_new_tokens, show_default=True,
+                     help="Tokens the generator may write per answer."),
+        click.option("--max-attempts", type=click.IntRange(min=1), default=max_attempts, show_default=True,
+                     help=f"Requests per one of the {items}: {unusable} is followed by a corrective message in the "
+                          "same conversation."),
+        click.option("--chunk-size", type=click.IntRange(min=1),
+                     help=f"{items.capitalize()} asked at once [default: --concurrency for openai, else 8]."),
+        click.option("--retry-failed", is_flag=True,
+                     help=f"Ask again the {items} that failed in an earlier run (kept in {kept_in}; without this "
+                          "flag they are not asked again)."),
+    ]
+
+    return _stacked(options)
+
+
+def _stacked(options: list[Callable]) -> Callable:
+    """One decorator applying ``options`` in order (the first is the first in --help)."""
 
     def decorate(command: Callable) -> Callable:
         for option in reversed(options):

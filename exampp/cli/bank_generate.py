@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from exampp.cli.backend_options import backend_options
+from exampp.cli.backend_options import backend_options, generation_options
 
 
 @click.command()
@@ -17,20 +17,10 @@ from exampp.cli.backend_options import backend_options
                    "answer must contain, each marked vital or okay.")
 @backend_options(backend_help="[default: hf]",
                  model_help="; required: a chat model that can write JSON (e.g. an instruction-tuned Llama or Qwen)")
-@click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True,
-              help="Sampling temperature (0: greedy).")
-@click.option("--max-new-tokens", type=click.IntRange(min=1), default=1024, show_default=True,
-              help="Tokens an answer may have.")
-@click.option("--max-attempts", type=click.IntRange(min=1), default=3, show_default=True,
-              help="Requests per query or subtopic: an answer without questions is followed by a corrective "
-                   "message in the same conversation.")
+@generation_options(items="queries or subtopics", max_new_tokens=1024, max_attempts=3,
+                    unusable="an answer without questions", kept_in="OUTPUT.journal.jsonl")
 @click.option("--max-questions", type=click.IntRange(min=1),
               help="Keep at most this many questions per query or subtopic [default: all].")
-@click.option("--chunk-size", type=click.IntRange(min=1),
-              help="Queries or subtopics asked at once [default: --concurrency for openai, else 8].")
-@click.option("--retry-failed", is_flag=True,
-              help="Ask again the queries and subtopics that failed in an earlier run (kept in "
-                   "OUTPUT.journal.jsonl; without this flag they are not asked again).")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Progress bar on a terminal (queries or subtopics/s and an ETA).")
 def generate(topics, output, prompt, temperature, max_new_tokens, max_attempts, max_questions, chunk_size,

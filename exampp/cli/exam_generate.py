@@ -5,7 +5,7 @@ import json
 
 import click
 
-from exampp.cli.backend_options import backend_options
+from exampp.cli.backend_options import backend_options, generation_options
 from exampp.cli.output import emit, format_option_of
 
 _PATH = click.Path(dir_okay=False)
@@ -21,18 +21,8 @@ _THRESHOLD = click.FloatRange(min=-1, max=1)
                    "TASK_DOMAIN: ...', e.g. 'the Larkspur Home Hub manual'.")
 @click.option("--query-prefix", default="", help="Put before each document id to make its question's query id.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the shuffle of the choices.")
-@click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True,
-              help="Sampling temperature of the generator (0: greedy).")
-@click.option("--max-new-tokens", type=click.IntRange(min=1), default=512, show_default=True,
-              help="Tokens the generator may write per answer.")
-@click.option("--max-attempts", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Requests per document: an answer that cannot be read is followed by a corrective message "
-                   "naming the problem, in the same conversation.")
-@click.option("--chunk-size", type=click.IntRange(min=1),
-              help="Documents asked at once [default: --concurrency for openai, else 8].")
-@click.option("--retry-failed", is_flag=True,
-              help="Ask again the documents that failed in an earlier run (kept in OUTPUT.answers.jsonl; without "
-                   "this flag they are not asked again).")
+@generation_options(items="documents", max_new_tokens=512, max_attempts=2,
+                    unusable="an answer that cannot be read", kept_in="OUTPUT.answers.jsonl")
 @click.option("--drop-fraction", type=click.FloatRange(0, 1, max_open=True), default=0.05, show_default=True,
               help="What each distractor filter drops when its threshold is not given.")
 @click.option("--jaccard-margin", type=_THRESHOLD,
@@ -53,7 +43,7 @@ _THRESHOLD = click.FloatRange(min=-1, max=1)
                                            "failures to this JSON file.")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Progress bar on a terminal (documents/s and an ETA).")
-@backend_options(backend_help="[default: openai]",
+@backend_options(backend_help="[default: hf]",
                  model_help="; required: a chat model (for openai, the served model's name)")
 @format_option_of("text", "json", help="Output format (no tsv: the report is several tables; --report writes JSON).")
 def generate(corpus, output, task_domain, query_prefix, seed, temperature, max_new_tokens, max_attempts, chunk_size,
@@ -96,7 +86,7 @@ def generate(corpus, output, task_domain, query_prefix, seed, temperature, max_n
         quiet_loading()
     try:
         result = generate_exam(
-            corpus, output, backend=BackendSpec(backend or "openai", model, backend_settings),
+            corpus, output, backend=BackendSpec(backend or "hf", model, backend_settings),
             task_domain=task_domain, seed=seed, temperature=temperature, max_new_tokens=max_new_tokens,
             max_attempts=max_attempts, chunk_size=chunk_size, retry_failed=retry_failed, query_prefix=query_prefix,
             embedding=BackendSpec("embedding", embedding_model) if cosine else None, drop_fraction=drop_fraction,
