@@ -8,7 +8,8 @@ calibration pairs only (:func:`exampp.grading.calibration.fit_thresholds`); ever
 and leaderboard figure is computed on the held-out queries only.
 
 Embeddings of the distinct texts are cached in ``out/embedding-cache/`` (gitignored), keyed
-by model and texts, with the time they took, so reruns are fast.
+by model and texts, with the time they took, so reruns are fast. ``benchmarks/cascade.py``
+studies the grading cascade's first stages on the same data and split (:func:`load_dl19`).
 
 Usage (from the repository root):
     python benchmarks/calibrate_embedding.py [--data ../shared/data/dl19] [--seed 19]
@@ -21,6 +22,7 @@ import json
 import random
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -28,13 +30,13 @@ import pandas as pd
 
 from exampp.analysis.correlation import correlate
 from exampp.collection.qrels import Qrels
-from exampp.collection.question_bank import read_question_bank
+from exampp.collection.question_bank import QuestionBank, read_question_bank
 from exampp.collection.reference_grades import read_reference_grades
 from exampp.collection.runs import Run
 from exampp.grading.calibration import apply_thresholds, binary_kappa, fit_thresholds, weighted_kappa
 from exampp.grading.methods.embedding import DEFAULT_THRESHOLDS
 from exampp.llm.backends.embedding import SentenceEmbedder
-from exampp.importer import build_run, collect
+from exampp.importer import Collected, build_run, collect
 from exampp.scoring import exam_cover, exam_labels, exam_qrels, leaderboard, summarize
 
 REPO = Path(__file__).resolve().parents[1]
@@ -86,17 +88,47 @@ def boards(runs: Mapping[str, Run], grades: pd.DataFrame, questions: dict[str, l
     return {"Cover@20": cover.to_dict(), "P@20": precision.to_dict()}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+@dataclass(frozen=True)
+class DL19:
+    """The DL19 reference data as pairs with their FLAN-T5-large grade and question–passage cosine,
+    the embeddings of every distinct text, and the query split."""
+
+    collected: Collected
+    bank: QuestionBank
+    pairs: pd.DataFrame  # query_id, passage_id, question_id, flan (grade), cosine; passage, question (texts)
+    embedder: SentenceEmbedder
+    vectors: dict[str, np.ndarray]  # text -> unit-length embedding (float64)
+    calibration: list[str]
+    held_out: list[str]
+
+    def embed(self, texts: list[str], cache: Path) -> np.ndarray:
+        """Rows of embeddings of ``texts`` (more texts, e.g. queries, cached alongside)."""
+        missing = sorted(set(texts) - set(self.vectors))
+        if missing:
+            matrix, _, _ = cached_embeddings(self.embedder, missing, cache)
+            self.vectors.update(zip(missing, matrix.astype(np.float64)))
+        return np.stack([self.vectors[t] for t in texts])
+
+    def held_out_runs(self) -> tuple[dict[str, Run], Qrels]:
+        """The track's runs (without the late run) and official qrels, cut to the held-out queries."""
+        held = set(self.held_out)
+        runs = restrict_runs({name: build_run(name, r)[0] for name, r in self.collected.rankings.items()
+                              if name != LATE_RUN}, held)
+        return runs, {q: docs for q, docs in self.collected.qrels.items() if q in held}
+
+
+def add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every DL19 calibration script takes: data, cache, split, embedding device."""
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "dl19")
     parser.add_argument("--cache", type=Path, default=REPO / "out" / "embedding-cache")
     parser.add_argument("--seed", type=int, default=19)
     parser.add_argument("--calibration-queries", type=int, default=20)
-    parser.add_argument("--tau", type=int, nargs="+", default=[4], help="EXAM thresholds for the leaderboards")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--batch-size", type=int, default=None)
-    args = parser.parse_args()
 
+
+def load_dl19(args: argparse.Namespace) -> DL19:
+    """Read DL19, embed its texts (cached), print the timing and the split."""
     graded_path = args.data / GRADED
     collected = collect(read_reference_grades(graded_path), graded_path)
     bank = read_question_bank(args.data / BANK)
@@ -105,22 +137,22 @@ def main() -> None:
         [(g.query_id, g.passage_id, g.question_id, int(g.grade)) for g in collected.grades],
         columns=["query_id", "passage_id", "question_id", "flan"],
     )
-    passage_text = [collected.passages[q][p] for q, p in zip(pairs["query_id"], pairs["passage_id"])]
-    pair_question_text = [question_text[q] for q in pairs["question_id"]]
+    pairs["passage"] = [collected.passages[q][p] for q, p in zip(pairs["query_id"], pairs["passage_id"])]
+    pairs["question"] = [question_text[q] for q in pairs["question_id"]]
 
     # Embed every distinct text once; the cosine of a pair is the dot product of its rows.
     kwargs = {} if args.batch_size is None else {"batch_size": args.batch_size}
-    grader = SentenceEmbedder(device=args.device, **kwargs)
-    texts = sorted(set(passage_text) | set(pair_question_text))
-    matrix, seconds, cached = cached_embeddings(grader, texts, args.cache)
+    embedder = SentenceEmbedder(device=args.device, **kwargs)
+    texts = sorted(set(pairs["passage"]) | set(pairs["question"]))
+    matrix, seconds, cached = cached_embeddings(embedder, texts, args.cache)
     start = time.perf_counter()
     row = {text: i for i, text in enumerate(texts)}
     vectors = matrix.astype(np.float64)
     pairs["cosine"] = np.einsum(
-        "ij,ij->i", vectors[[row[t] for t in passage_text]], vectors[[row[t] for t in pair_question_text]]
+        "ij,ij->i", vectors[[row[t] for t in pairs["passage"]]], vectors[[row[t] for t in pairs["question"]]]
     )
     seconds += time.perf_counter() - start
-    print(f"model {grader.name} on {args.device}, batch size {grader.batch_size}")
+    print(f"model {embedder.name} on {args.device}, batch size {embedder.batch_size}")
     print(f"embedded {len(texts)} distinct texts for {len(pairs)} pairs in {seconds:.1f} s: "
           f"{len(pairs) / seconds:.0f} pairs/s, {len(texts) / seconds:.1f} texts/s"
           + (" (timing from the run that filled the cache)" if cached else ""))
@@ -129,6 +161,16 @@ def main() -> None:
     print(f"\nsplit (seed {args.seed}): {len(calibration)} calibration, {len(held_out)} held-out queries")
     print("calibration:", " ".join(calibration))
     print("held-out:   ", " ".join(held_out))
+    return DL19(collected, bank, pairs, embedder, dict(zip(texts, vectors)), calibration, held_out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_data_arguments(parser)
+    parser.add_argument("--tau", type=int, nargs="+", default=[4], help="EXAM thresholds for the leaderboards")
+    args = parser.parse_args()
+    dl19 = load_dl19(args)
+    pairs, calibration, held_out = dl19.pairs, dl19.calibration, dl19.held_out
 
     on_calibration = pairs[pairs["query_id"].isin(calibration)]
     fitted = fit_thresholds(on_calibration["cosine"].to_numpy(), on_calibration["flan"].to_numpy(), LEVELS)
@@ -153,9 +195,7 @@ def main() -> None:
     }).reindex(range(LEVELS + 1)).fillna(0)
     print("\ngrade distribution on held-out pairs\n" + distribution.T.round(3).to_string())
 
-    held = set(held_out)
-    runs = restrict_runs({name: build_run(name, r)[0] for name, r in collected.rankings.items() if name != LATE_RUN}, held)
-    official: Qrels = {q: docs for q, docs in collected.qrels.items() if q in held}
+    runs, official = dl19.held_out_runs()
     ndcg = leaderboard(runs, official, ["nDCG@10"])["nDCG@10"].to_dict()
     questions = test.groupby("query_id")["question_id"].unique().map(list).to_dict()
     print(f"\nleaderboard correlations on the {len(held_out)} held-out queries, {len(runs)} runs "

@@ -52,6 +52,8 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "batch_size": ((int,), "pairs per forward pass"),
     "tau": ((int, float), "grade at which a question counts as answered (EXAM-Cover)"),
     "min_grade": ((int, float), "grade from which qrels labels are 1 (binary qrels)"),
+    "cascade": ((str,), "grading cascade: first stage and target recall, e.g. embedding:0.95"),
+    "cascade_threshold": ((int, float), "the cascade's threshold on its first stage's score, instead of a recall"),
 }
 # options passed to the backend; one that a backend does not take is left out when it comes from the file
 BACKEND_KEYS = ("device", "dtype", "batch_size", "base_url", "api_key_env", "tokenizer", "max_input_tokens", "endpoint",

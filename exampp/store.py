@@ -14,6 +14,14 @@ Several processes grading into one store split the work: a process claims the pa
 about to grade (:meth:`GradeStore.claim`), others skip pairs claimed by a live process, and a
 grade committed releases its claim. A killed process's claims count as stale at once on its
 own machine (its pid is gone) and after their expiry elsewhere.
+
+Cascaded pairs (:mod:`exampp.grading.cascade`): a pair that a cheap first stage ruled out is
+stored with grade 0 and marked in the ``cascaded`` table with the stage's id and its score. A run
+with the same stage and a threshold above that score counts it as graded; any other run (without
+the cascade, or with a lower threshold) counts it as missing and grades it, and the grade it
+stores removes the mark. Schema version 2 adds that table: a version-1 reader would take the
+cascaded zeros for real grades, so a version-1 store stays version 1 (still readable by older
+exampp) until a cascaded pair is first stored in it, which upgrades it to 2 in the same transaction.
 """
 from __future__ import annotations
 
@@ -35,12 +43,20 @@ from exampp.collection.io import PathLike
 from exampp.errors import InputError, OutputError
 from exampp.grades import Grade, text_hash
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # 1: no cascaded pairs (upgraded to 2 when the first is stored)
 # Pairs a process is grading now (added to version-1 stores when they are opened).
 _CLAIMS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS claims (
     method INTEGER NOT NULL, passage_hash BLOB NOT NULL, question_hash BLOB NOT NULL,
     owner TEXT NOT NULL, expires REAL NOT NULL,
+    PRIMARY KEY (method, passage_hash, question_hash)) WITHOUT ROWID;
+"""
+# Pairs a cascade's first stage ruled out (stored with grade 0): by which stage, at what score.
+_CASCADED_SCHEMA = """
+CREATE TABLE IF NOT EXISTS cascaded (
+    method INTEGER NOT NULL, passage_hash BLOB NOT NULL, question_hash BLOB NOT NULL,
+    stage TEXT NOT NULL, score REAL NOT NULL,
     PRIMARY KEY (method, passage_hash, question_hash)) WITHOUT ROWID;
 """
 # A claim outlives a crash on another machine for this long (on this one, a dead pid frees it).
@@ -63,7 +79,7 @@ CREATE TABLE IF NOT EXISTS grades (
     method INTEGER NOT NULL REFERENCES methods (id), passage_hash BLOB NOT NULL, question_hash BLOB NOT NULL,
     grade REAL NOT NULL, answer TEXT, probabilities TEXT,
     PRIMARY KEY (method, passage_hash, question_hash)) WITHOUT ROWID;
-""" + _CLAIMS_SCHEMA
+""" + _CLAIMS_SCHEMA + _CASCADED_SCHEMA
 
 GRADE_COLUMNS = ["query_id", "passage_id", "question_id", "method_id", "grade", "answer"]
 
@@ -96,6 +112,14 @@ def _alive(owner: str) -> bool:
 
 def _blobs(keys: Sequence[Key]) -> list[bytes]:
     return [bytes.fromhex(h) for key in keys for h in key]
+
+
+class CascadeMark(NamedTuple):
+    """Which cascaded pairs a run counts as graded: those ruled out by ``stage`` with a score
+    below ``threshold`` (a pair is sent to the LLM when its score reaches the threshold)."""
+
+    stage: str
+    threshold: float
 
 
 class HashedGrade(NamedTuple):
@@ -152,8 +176,9 @@ class GradeStore:
         version = self._schema_version()
         if version is None:
             version = self._create_schema()
-        if version != SCHEMA_VERSION:
-            raise InputError(self.path, None, f"grade store schema version {version}, this exampp reads {SCHEMA_VERSION}")
+        if version not in READABLE_VERSIONS:
+            raise InputError(self.path, None, f"grade store schema version {version}, this exampp reads "
+                                              f"{' and '.join(map(str, READABLE_VERSIONS))}")
         if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'claims'").fetchone() is None:
             with self._transaction():
                 self._db.execute(_CLAIMS_SCHEMA)
@@ -269,19 +294,45 @@ class GradeStore:
                     yield (keys[g.method_id], bytes.fromhex(passage_hash), bytes.fromhex(question_hash),
                            float(g.grade), g.answer, probabilities)
 
-            # A graded pair is nobody's to grade any more: its claim goes (when there are claims
-            # at all: an import has none, and millions of grades).
-            claimed = db.execute("SELECT 1 FROM claims LIMIT 1").fetchone() is not None
-            stored = list(rows()) if claimed else rows()
+            # A graded pair is nobody's to grade any more: its claim goes, and a grade replacing a
+            # cascaded 0 its mark (when there are claims or marks at all: an import has none, and
+            # millions of grades).
+            clear = [table for table in ("claims", "cascaded") if self._any(table)]
+            stored = list(rows()) if clear else rows()
             db.executemany(
                 "INSERT OR REPLACE INTO grades (method, passage_hash, question_hash, grade, answer, probabilities)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 stored,
             )
-            if claimed:
-                db.executemany("DELETE FROM claims WHERE method = ? AND passage_hash = ? AND question_hash = ?",
+            for table in clear:
+                db.executemany(f"DELETE FROM {table} WHERE method = ? AND passage_hash = ? AND question_hash = ?",
                                (row[:3] for row in stored))
         return written
+
+    def put_cascaded(self, stage: str, grades: Iterable[tuple[HashedGrade, float]]) -> int:
+        """Store the grades of pairs the first stage ``stage`` ruled out (grade 0), each marked
+        with its score, in one transaction; a version-1 store becomes version 2. Returns the
+        number of grades written."""
+        grades = list(grades)
+        with self._transaction() as db:
+            if self._schema_version() == 1:
+                db.execute(_CASCADED_SCHEMA)
+                db.execute("UPDATE schema_version SET version = 2")
+            written = self.put_many(hashed for hashed, _ in grades)
+            methods = {g.method_id: self._method_key(g.method_id) for (g, _, _), _ in grades}
+            db.executemany(
+                "INSERT OR REPLACE INTO cascaded (method, passage_hash, question_hash, stage, score)"
+                " VALUES (?, ?, ?, ?, ?)",
+                ((methods[g.method_id], bytes.fromhex(p), bytes.fromhex(q), stage, float(score))
+                 for (g, p, q), score in grades),
+            )
+        return written
+
+    def _any(self, table: str) -> bool:
+        """Whether ``table`` exists and has a row (a version-1 store has no ``cascaded`` table)."""
+        if self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is None:
+            return False
+        return self._db.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None
 
     def _rows(self, table: str, extra: str, method: int, keys: Sequence[Key]) -> Iterator[tuple]:
         """Rows ``(passage_hash, question_hash, *extra columns)`` of ``table`` for these keys of a
@@ -295,28 +346,35 @@ class GradeStore:
                 [method, *_blobs(chunk)],
             )
 
-    def _graded(self, method: int, keys: Sequence[Key]) -> set[Key]:
-        """Which of ``keys`` the method (by its number) has grades for."""
-        return {(p.hex(), q.hex()) for p, q in self._rows("grades", "", method, keys)}
+    def _graded(self, method: int, keys: Sequence[Key], cascade: CascadeMark | None) -> set[Key]:
+        """Which of ``keys`` the method (by its number) has grades for that count: every grade,
+        except the cascaded ones that ``cascade`` does not accept (all of them without a cascade)."""
+        graded = {(p.hex(), q.hex()) for p, q in self._rows("grades", "", method, keys)}
+        if graded and self._any("cascaded"):
+            graded -= {(p.hex(), q.hex()) for p, q, stage, score in self._rows("cascaded", ", stage, score", method, keys)
+                       if cascade is None or stage != cascade.stage or score >= cascade.threshold}
+        return graded
 
-    def missing(self, method_id: str, pairs: Iterable[Key]) -> list[Key]:
+    def missing(self, method_id: str, pairs: Iterable[Key], cascade: CascadeMark | None = None) -> list[Key]:
         """The ``(passage_hash, question_hash)`` pairs that ``method_id`` has not graded yet,
-        in input order, each once."""
+        in input order, each once; cascaded pairs count as graded only when ``cascade`` accepts them."""
         todo = list(dict.fromkeys(pairs))
         method = self._method_key(method_id)
         if method is None:
             return todo
-        found = self._graded(method, todo)
+        found = self._graded(method, todo, cascade)
         return [pair for pair in todo if pair not in found]
 
-    def claim(self, method_id: str, keys: Sequence[Key], owner: str, seconds: float = CLAIM_SECONDS) -> list[Key]:
-        """Of ``keys``, those that are neither graded nor claimed by another live process, now
-        claimed by ``owner`` for ``seconds`` (in input order); all in one transaction."""
+    def claim(self, method_id: str, keys: Sequence[Key], owner: str, seconds: float = CLAIM_SECONDS,
+              cascade: CascadeMark | None = None) -> list[Key]:
+        """Of ``keys``, those that are neither graded (as :meth:`missing` counts with ``cascade``)
+        nor claimed by another live process, now claimed by ``owner`` for ``seconds`` (in input
+        order); all in one transaction."""
         keys = list(dict.fromkeys(keys))
         now = time.time()
         with self._transaction() as db:
             method = self._method_key(method_id, create=True)
-            graded = self._graded(method, keys)
+            graded = self._graded(method, keys, cascade)
             alive = functools.cache(_alive)  # one look per owner, not per claimed pair
             taken = {(p.hex(), q.hex()) for p, q, other, expires in self._rows("claims", ", owner, expires", method, keys)
                      if other != owner and expires > now and alive(other)}

@@ -220,7 +220,8 @@ def test_config_paths_are_relative_to_the_file_and_sources_kept(write, tmp_path)
     ('depth = 20\n\n  grade = "qa"\n', 3, "unknown key 'grade'; known keys: topics, bank, corpus, responses, grader, "
                                           "backend, model, base_url, api_key_env, tokenizer, max_input_tokens, endpoint, "
                                           "concurrency, max_requests, timeout, max_retries, depth, "
-                                          "workspace, store, device, dtype, batch_size, tau, min_grade"),
+                                          "workspace, store, device, dtype, batch_size, tau, min_grade, cascade, "
+                                          "cascade_threshold"),
     ('[options]\nname = "qa"\n', 1, "unknown key 'options'"),
     ('tau = 4\ndepth = "20"\n', 2, "key 'depth' (top-k passages of each run to pool) must be an integer, found '20'"),
     ('tau = true\n', 1, "key 'tau' (grade at which a question counts as answered (EXAM-Cover)) must be a number"),

@@ -27,9 +27,18 @@ from exampp.collection.runs import Run, check_judged
 from exampp.collection.topics import Topic
 from exampp.errors import ExamppError
 from exampp.grading.base import Grader
+from exampp.grading.cascade import BACKEND as CASCADE_BACKEND, CascadeSpec, open_cascade
 from exampp.grading.method import BoundGrader, GradingMethod
-from exampp.grading.runner import Exam, GradingSummary, build_exam, grade_pool, pool_grades, pool_records
-from exampp.llm.backend import BackendSpec, Usage, opened
+from exampp.grading.runner import (
+    Exam,
+    GradingSummary,
+    build_exam,
+    grade_pool,
+    pool_grades,
+    pool_records,
+    query_texts,
+)
+from exampp.llm.backend import Backend, BackendSpec, Usage, opened
 from exampp.pool import Pool, build_pool
 from exampp.store import GradeStore
 from exampp.workspace import Workspace
@@ -72,11 +81,16 @@ def grade_collection(
     strict: bool = False,
     chunk_size: int = defaults.CHUNK,
     progress: bool = True,
+    cascade: CascadeSpec | None = None,
+    cascade_backend: Backend | BackendSpec | None = None,
 ) -> GradeResult:
     """The main job in one call: pool the top-``depth`` passages of ``runs``, grade every pair the
     store lacks, and score. ``tau`` defaults to the method's (4 for 0-5 self-ratings, 1 for 0/1
     grades); ``min_grade`` makes the qrels binary. ``strict`` turns the warnings (run queries
     without exam questions, pooled passages without text) into :class:`~exampp.errors.InputError`.
+    ``cascade``: send the grader only the pairs a first stage cannot rule out (at ``tau``; see
+    :mod:`exampp.grading.cascade`), embedding with ``cascade_backend`` (default: the packaged
+    all-MiniLM-L6-v2); the query texts it needs come from ``topics``, else the bank.
     """
     from exampp.grading.registry import default_tau
     from exampp.scoring import exam_cover, exam_labels, exam_qrels, summarize
@@ -87,7 +101,10 @@ def grade_collection(
         raise NothingToGrade(f"grader {grader.name!r} has nothing to grade: it needs {needs}")
     warnings = check_judged(runs, exam.questions, "the exam (question bank)", strict)
     pool = build_pool(runs, corpus, depth, query_ids=exam.questions, strict=strict)
-    summary = grade_pool(pool, exam, grader, store, chunk_size=chunk_size, progress=progress)
+    exam_texts = {qid: [q.text for q in exam.questions[qid]] for qid in pool.passages}
+    with open_cascade(cascade, cascade_backend, exam_texts, query_texts(bank, topics),
+                      default_tau(grader.method.method_id) if tau is None else tau) as first_stage:
+        summary = grade_pool(pool, exam, grader, store, chunk_size=chunk_size, progress=progress, cascade=first_stage)
     grades = pool_grades(store, pool, exam, summary.method_id)
     questions = exam.question_ids()
     labels = exam_labels(grades, questions)
@@ -127,6 +144,8 @@ class GradeJob:
     strict: bool = False
     export_reference: str | None = None
     progress: bool = True
+    cascade: str | None = None  # embedding:RECALL (see exampp.grading.cascade)
+    cascade_threshold: float | None = None  # the first stage's threshold, instead of a target recall
 
     @classmethod
     def configure(cls, config: PathLike | None = None, workspace: PathLike | None = None, **settings: Any) -> "GradeJob":
@@ -172,12 +191,30 @@ class GradeJob:
         if spec is not None:  # what can be checked without reading or opening anything, first
             check_backend(method, spec.name)
             _check_device(spec.option("device"))
+        cascade = self.cascade_spec(method)
         ws = Workspace.at(self.workspace)
         runs, corpora, bank, topics = self._inputs(ws)
         if bank is None and not method.direct:
             raise NothingToGrade("no question bank: give --bank (or keep one at WORKSPACE/question_banks/questions.jsonl)")
-        with opened(spec) as backend, GradeStore(self.store or ws.store) as store:
-            yield OpenGradeJob(self, ws, method, runs, corpora, bank, topics, method.bind(backend), store)
+        with opened(spec) as backend, opened(self.cascade_backend_spec(spec) if cascade else None) as embedder, \
+                GradeStore(self.store or ws.store) as store:
+            yield OpenGradeJob(self, ws, method, runs, corpora, bank, topics, method.bind(backend), store,
+                               cascade, embedder)
+
+    def cascade_spec(self, method: GradingMethod) -> CascadeSpec | None:
+        """The cascade asked for, checked against the job's τ (CascadeError when it has no calibration)."""
+        cascade = CascadeSpec.parse(self.cascade, self.cascade_threshold)
+        if cascade is not None:
+            cascade.cut(cascade.stage(method.tau if self.tau is None else self.tau))
+        return cascade
+
+    def cascade_backend_spec(self, spec: BackendSpec | None) -> BackendSpec:
+        """The first stage's embedder: on the grader's device when one is named, else on the GPU
+        when torch sees one (it must keep pace with the LLM), else on the CPU."""
+        from exampp.llm.device import resolve_device
+
+        device = (spec.option("device") if spec is not None else None) or "auto"
+        return BackendSpec(CASCADE_BACKEND, None, {"device": str(resolve_device(device))})
 
     def run(self) -> GradeResult:
         """Do the job: read the inputs, open the backend, grade, score, write the qrels."""
@@ -247,6 +284,8 @@ class OpenGradeJob:
     topics: dict[str, Topic] | None
     grader: BoundGrader
     store: GradeStore
+    cascade: CascadeSpec | None = None
+    cascade_backend: Backend | None = None  # the cascade's embedder, open
 
     def grade(self, bank: QuestionBank | None) -> GradeResult:
         """Grade the pool against ``bank`` (only the pairs the store lacks) and score, with the job's
@@ -254,7 +293,7 @@ class OpenGradeJob:
         job = self.job
         return grade_collection(self.runs, self.corpora, self.grader, self.store, bank, self.topics, depth=job.depth,
                                 tau=job.tau, min_grade=job.min_grade, strict=job.strict, chunk_size=job.chunk_size,
-                                progress=job.progress)
+                                progress=job.progress, cascade=self.cascade, cascade_backend=self.cascade_backend)
 
 
 def _existing(given: str | None, default: Path) -> str | None:

@@ -62,6 +62,14 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
                                               "[default: graded labels].")
 @click.option("--chunk-size", type=click.IntRange(min=1), default=CHUNK, show_default=True,
               help="Pairs graded between two commits to the store.")
+@click.option("--cascade", metavar="embedding:RECALL",
+              help="Send the LLM only the pairs a cheap first stage (sentence embeddings, offline) cannot rule out; "
+                   "the rest get grade 0, marked in the store so that a run without --cascade grades them. RECALL: "
+                   "the share of the pairs the LLM grades >= tau to keep (0.8, 0.9, 0.95, 0.98 or 0.99; thresholds "
+                   "calibrated on DL19 for tau 3, 4, 5).")
+@click.option("--cascade-threshold", type=float,
+              help="The cascade's threshold on its first stage's score (log-odds of grade >= tau), "
+                   "instead of a target recall; implies --cascade embedding.")
 @click.option("--strict", is_flag=True, help="Pooled passages without text and run queries without exam "
                                              "questions are errors (default: warnings; they are left out).")
 @click.option("--export-reference", type=_PATH,
@@ -88,6 +96,7 @@ def grade(runs, config_path, grader, workspace, progress, fmt, output, **setting
                          --model google/flan-t5-large
       exampp grade runs/ --responses responses/rag-answers.jsonl --min-grade 4 --format tsv -o cover.tsv
       exampp grade runs/ --export-reference out/example/graded.jsonl.gz
+      exampp grade runs/ --grader self-rating --cascade embedding:0.95   # LLM calls only where needed
     """
     from exampp.api.grade import GradeJob
 

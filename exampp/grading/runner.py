@@ -14,6 +14,10 @@ chunk in flight and the same command resumes.
 Several processes may grade into one store at once: each claims a chunk in the store before
 grading it and skips pairs another live process has claimed, then waits for those to be
 committed, so that no pair is graded twice and each process ends with every grade.
+
+With a cascade (:mod:`exampp.grading.cascade`), a first stage scores each chunk before the grader
+sees it; the pairs it rules out are stored with grade 0, marked as cascaded, and count as graded
+only for a run with the same cascade (a run without it grades them).
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from exampp.collection.question_bank import Question, QuestionBank
 from exampp.collection.topics import Topic
 from exampp.grades import Grade
 from exampp.grading.base import DIRECT_QUESTION_ID, Grader, Pair
+from exampp.grading.cascade import Cascade
 from exampp.defaults import CHUNK as DEFAULT_CHUNK
 from exampp.pool import Pool
 from exampp.progress import progress_bar
@@ -58,6 +63,7 @@ class GradingSummary:
     queries_without_questions: int  # pooled queries with no exam question
     seconds: float
     concurrent: int = 0  # pairs another process graded into the store meanwhile
+    cascaded: int = 0  # distinct pairs the cascade's first stage ruled out now: grade 0, no grader call
 
     @property
     def pairs_per_second(self) -> float:
@@ -65,7 +71,10 @@ class GradingSummary:
 
     def __str__(self) -> str:
         rate = f" in {self.seconds:.1f} s ({self.pairs_per_second:.1f} pairs/s)" if self.graded else ""
-        text = f"{self.pairs} pairs: {self.graded} new pairs graded{rate}, {self.reused} reused from the store"
+        text = f"{self.pairs} pairs: {self.graded} new pairs graded{rate}, "
+        if self.cascaded:
+            text += f"{self.cascaded} ruled out by the cascade (grade 0; LLM calls saved), "
+        text += f"{self.reused} reused from the store"
         if self.shared:
             text += f", {self.shared} shared a grade with an identical pair"
         if self.concurrent:
@@ -77,16 +86,21 @@ class GradingSummary:
         return text + (f"; skipped: {', '.join(parts)}" if parts else "")
 
 
+def query_texts(bank: QuestionBank | None = None, topics: Mapping[str, Topic | str] | None = None) -> dict[str, str]:
+    """Each query's title where known: from ``topics``, else the bank's query text."""
+    titles = {qid: t if isinstance(t, str) else t.text for qid, t in (topics or {}).items()}
+    for qid, text in (bank.query_texts if bank is not None else {}).items():
+        titles.setdefault(qid, text)
+    return titles
+
+
 def build_exam(grader: Grader, bank: QuestionBank | None = None,
                topics: Mapping[str, Topic | str] | None = None) -> Exam:
     """The exam ``grader`` grades against: the bank's questions it can use, or, for a direct
     grader, one question per query whose title is known (id ``"direct"``, text = the title from
     ``topics``, else the bank's query text)."""
     if grader.direct:
-        titles = {qid: t if isinstance(t, str) else t.text for qid, t in (topics or {}).items()}
-        for qid, text in (bank.query_texts if bank is not None else {}).items():
-            titles.setdefault(qid, text)
-        return Exam({qid: [Question(qid, DIRECT_QUESTION_ID, text)] for qid, text in titles.items()})
+        return Exam({qid: [Question(qid, DIRECT_QUESTION_ID, text)] for qid, text in query_texts(bank, topics).items()})
     if bank is None:
         raise ValueError(f"grader {grader.name!r} needs a question bank")
     questions: dict[str, list[Question]] = {}
@@ -117,8 +131,10 @@ def grade_pool(
     *,
     chunk_size: int = DEFAULT_CHUNK,
     progress: bool = True,
+    cascade: Cascade | None = None,
 ) -> GradingSummary:
-    """Grade every pair of ``pool`` x ``exam`` that ``store`` lacks, committing chunk by chunk."""
+    """Grade every pair of ``pool`` x ``exam`` that ``store`` lacks, committing chunk by chunk;
+    with a ``cascade``, only the pairs its first stage sends (it rules out the rest: grade 0)."""
     if chunk_size < 1:
         raise ValueError("chunk_size must be >= 1")
     start = time.perf_counter()
@@ -130,7 +146,8 @@ def grade_pool(
     pairs = build_pairs(pool, exam)
     keys = [(passage_hashes[p.query_id][p.passage_id], question_hashes[p.query_id, p.question.question_id])
             for p in pairs]
-    todo = set(store.missing(method_id, keys))
+    mark = cascade.mark if cascade is not None else None
+    todo = set(store.missing(method_id, keys, mark))
     # One representative pair per missing content key; the others share its grade.
     first: dict[tuple[str, str], Pair] = {}
     for pair, key in zip(pairs, keys):
@@ -143,22 +160,23 @@ def grade_pool(
     pending = sum(key in todo for key in keys)
     bar = progress_bar(len(work), progress, unit="pair", desc="grading")
     owner = claimant()
-    graded = 0
+    graded = ruled_out = 0
     try:
         while work:
             others: list[tuple[tuple[str, str], Pair]] = []  # claimed by another process
             for begin in range(0, len(work), chunk_size):
                 chunk = work[begin:begin + chunk_size]
-                mine = set(store.claim(method_id, [key for key, _ in chunk], owner))
+                mine = set(store.claim(method_id, [key for key, _ in chunk], owner, cascade=mark))
                 others += [item for item in chunk if item[0] not in mine]
                 chunk = [item for item in chunk if item[0] in mine]
                 if chunk:
-                    _grade_chunk(grader, store, chunk, method_id)
-                    graded += len(chunk)
+                    sent = _grade_chunk(grader, store, chunk, method_id, cascade)
+                    graded += sent
+                    ruled_out += len(chunk) - sent
                 if bar is not None:
                     bar.update(len(chunk))
             # What others claimed: wait until it is committed, or claim it once their claims lapse.
-            left = set(store.missing(method_id, [key for key, _ in others]))
+            left = set(store.missing(method_id, [key for key, _ in others], mark))
             work = [item for item in others if item[0] in left]
             if work:
                 time.sleep(_WAIT_SECONDS)
@@ -171,26 +189,40 @@ def grade_pool(
         method_id=method_id,
         pairs=len(pairs),
         graded=graded,
-        concurrent=distinct - graded,
+        concurrent=distinct - graded - ruled_out,
         shared=pending - distinct,
         reused=len(pairs) - pending,
         missing_passages=pool.missing_count,
         skipped_questions=exam.skipped_questions,
         queries_without_questions=sum(qid not in exam.questions for qid in pool.passages),
         seconds=time.perf_counter() - start,
+        cascaded=ruled_out,
     )
 
 
-def _grade_chunk(grader: Grader, store: GradeStore, chunk: list[tuple[tuple[str, str], Pair]], method_id: str) -> None:
-    """Grade one chunk and commit its grades in one transaction."""
-    judgments = grader.grade([pair for _, pair in chunk])
-    if len(judgments) != len(chunk):
-        raise RuntimeError(f"grader {grader.name!r} returned {len(judgments)} judgments for {len(chunk)} pairs")
-    store.put_many(
-        HashedGrade(Grade(p.query_id, p.passage_id, p.question.question_id, j.grade, method_id,
-                          j.answer, j.probabilities), key[0], key[1])
-        for (key, p), j in zip(chunk, judgments)
-    )
+def _grade_chunk(grader: Grader, store: GradeStore, chunk: list[tuple[tuple[str, str], Pair]], method_id: str,
+                 cascade: Cascade | None = None) -> int:
+    """Grade one chunk, the pairs the cascade sends (all without one), and commit its grades, the
+    cascaded ones too, in one transaction. Returns the number of pairs the grader graded."""
+    sent, ruled_out = chunk, []
+    if cascade is not None:
+        scores = cascade.scores([pair for _, pair in chunk])
+        ruled_out = [(item, score) for item, score in zip(chunk, scores) if score < cascade.threshold]
+        sent = [item for item, score in zip(chunk, scores) if not score < cascade.threshold]  # NaN: the LLM decides
+    judgments = grader.grade([pair for _, pair in sent]) if sent else []
+    if len(judgments) != len(sent):
+        raise RuntimeError(f"grader {grader.name!r} returned {len(judgments)} judgments for {len(sent)} pairs")
+    with store.batch():
+        store.put_many(
+            HashedGrade(Grade(p.query_id, p.passage_id, p.question.question_id, j.grade, method_id,
+                              j.answer, j.probabilities), key[0], key[1])
+            for (key, p), j in zip(sent, judgments)
+        )
+        if ruled_out:
+            store.put_cascaded(cascade.mark.stage, (
+                (HashedGrade(Grade(p.query_id, p.passage_id, p.question.question_id, 0.0, method_id), *key), score)
+                for (key, p), score in ruled_out))
+    return len(sent)
 
 
 def _member(pool: Pool, exam: Exam) -> Callable[[str, str, str], bool]:
