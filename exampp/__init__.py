@@ -41,7 +41,7 @@ _EXPORTS = {
     "grade_pool": "exampp.grading.runner", "build_exam": "exampp.grading.runner",
     "make_grader": "exampp.grading.registry", "parse_method": "exampp.grading.registry",
     "GradingMethod": "exampp.grading.method", "open_backend": "exampp.llm.backend", "Backend": "exampp.llm.backend",
-    "load_config": "exampp.config",
+    "load_config": "exampp.config", "CascadeSpec": "exampp.grading.cascade",
     "stored_grades": "exampp.api.workspace", "StoredGrades": "exampp.api.workspace",
     "WorkspaceError": "exampp.api.workspace",
     # question banks
