@@ -58,10 +58,12 @@ grade, the tokens of the generated answer (end-of-sequence included) where it ge
 tests/test_benchmark_flops.py checks the formula against a hand count and the hooks against
 ``torch.utils.flop_counter.FlopCounterMode`` on a small model.
 
-**MFU** (model FLOP/s utilisation) = exampp's useful FLOPs / its wall time / the device's peak: on
-CPU the peak is measured (best of 5 fp32 2048×2048 matrix products at the thread count used); on
-CUDA it is the dense bf16 peak of the device by name (H100 SXM and H200 989 TFLOP/s, H100 PCIe 756,
-A100 312), measured with a bf16 matrix product for other devices.
+**MFU** (model FLOP/s utilisation) = exampp's useful FLOPs / its wall time / the device's peak in
+exampp's dtype: on CPU the peak is measured (best of 5 2048×2048 matrix products at the thread count
+used); on CUDA in bf16 it is the dense bf16 peak of the device by name (H100 SXM and H200 989
+TFLOP/s, H100 PCIe 756, A100 312), measured with 8192×8192 products for other devices and dtypes.
+``--dtype`` runs exampp in another dtype than ``exampp grade``'s default (e.g. ``bf16`` on a CPU
+with AMX); the reference way stays in fp32, as the workbench ran.
 
 **Memory.** On CPU the peak resident set size while grading (the high-water mark is reset after
 loading and warming up where Linux allows it, so it is the loaded model plus the grading's working
@@ -74,7 +76,8 @@ otherwise (the agreement is printed; tests/test_self_rating.py pins fast path ==
 
 Usage (from the repository root):
     python benchmarks/grading.py --quick   # FLAN-T5-base shape, 20 pairs: about a minute on 2 CPU cores
-    python benchmarks/grading.py [--shapes base,large] [--pairs 200] [--large-pairs 100] [--repeat 1] [--threads N]
+    python benchmarks/grading.py [--shapes base,large] [--pairs 200] [--large-pairs 100] [--repeat 1]
+                                 [--dtype auto] [--threads N] [--device cpu|cuda]
 ``--quick`` ends with one JSON line: ``{"baseline_pairs_per_s", "exampp_pairs_per_s", "speedup", "mfu"}``.
 """
 from __future__ import annotations
@@ -107,7 +110,7 @@ from exampp.collection.reference_grades import read_reference_grades  # noqa: E4
 from exampp.grading.base import Pair  # noqa: E402
 from exampp.grading.parsing import parse_self_rating  # noqa: E402
 from exampp.grading.prompts import SELF_RATING  # noqa: E402
-from exampp.llm.backends.hf import HFBackend  # noqa: E402
+from exampp.llm.backends.hf import HFBackend, resolve_dtype  # noqa: E402
 
 SHARED = Path(os.environ.get("EXAMPP_SHARED", REPO.parent / "shared"))
 TOKENIZER = SHARED / "models" / "t5-tokenizer"
@@ -237,16 +240,17 @@ def _inputs(args, kwargs) -> torch.Tensor:
 
 # --- the device ---------------------------------------------------------------------------------
 
-def peak_flops(device: torch.device) -> tuple[float, str]:
-    """The device's peak FLOP/s and where the figure comes from."""
+def peak_flops(device: torch.device, dtype: torch.dtype) -> tuple[float, str]:
+    """The device's peak FLOP/s in ``dtype`` and where the figure comes from."""
+    kind = str(dtype).removeprefix("torch.")
     if device.type == "cuda":
         name = torch.cuda.get_device_name(device)
-        for key, peak in BF16_PEAKS:
+        for key, peak in BF16_PEAKS if dtype == torch.bfloat16 else ():
             if key in name:
                 return peak, f"{name}, dense bf16 from the data sheet"
-        return _matmul_peak(device, torch.bfloat16, 8192), f"{name}, measured bf16 8192² matrix products"
-    return (_matmul_peak(device, torch.float32, 2048),
-            f"CPU, measured fp32 2048² matrix products, {torch.get_num_threads()} threads")
+        return _matmul_peak(device, dtype, 8192), f"{name}, measured {kind} 8192² matrix products"
+    return (_matmul_peak(device, dtype, 2048),
+            f"CPU, measured {kind} 2048² matrix products, {torch.get_num_threads()} threads")
 
 
 def _matmul_peak(device: torch.device, dtype: torch.dtype, size: int, runs: int = 5) -> float:
@@ -289,7 +293,7 @@ class Measured:
                 since = "grading"
             except OSError:
                 since = "process start"
-            self.memory = {"kind": f"RSS peak since {since}", "loaded": _rss()}
+            self.memory = {"kind": f"RSS peak since {since}", "loaded": _memory("VmRSS")}
         self._wall, self._cpu = time.perf_counter(), time.process_time()
         return self
 
@@ -300,17 +304,23 @@ class Measured:
         if self.device.type == "cuda":
             self.memory["peak"] = torch.cuda.max_memory_allocated(self.device)
         else:
-            self.memory["peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kB on Linux
+            self.memory["peak"] = _memory("VmHWM")
 
     def summary(self) -> dict:
         return {"seconds": self.seconds, "cores": self.cores, "memory": self.memory}
 
 
-def _rss() -> int:
+def _memory(field: str) -> int:
+    """Bytes of this process's resident set (``VmRSS``) or its high-water mark (``VmHWM``) from /proc.
+    Not getrusage's ru_maxrss: on Linux it keeps the peak of the process that spawned this one.
+    Without /proc: ru_maxrss, the process's whole peak."""
     try:
-        return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) * 1024  # kB
     except OSError:
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 if sys.platform == "darwin" else 1024)
 
 
 # --- the two ways (each in a worker process) ----------------------------------------------------
@@ -353,7 +363,7 @@ def run_reference(model_dir: Path, pairs: list[Pair], device: torch.device) -> d
             "grades": [parse_self_rating(t) for t in texts]}
 
 
-def run_exampp(model_dir: Path, pairs: list[Pair], device: torch.device) -> dict:
+def run_exampp(model_dir: Path, pairs: list[Pair], device: torch.device, dtype: str) -> dict:
     from exampp.grading.registry import make_grader
     from exampp.grading.runner import Exam, grade_pool
     from exampp.pool import Pool
@@ -366,7 +376,7 @@ def run_exampp(model_dir: Path, pairs: list[Pair], device: torch.device) -> dict
         questions.setdefault(p.query_id, {})[p.question.question_id] = p.question
     pool = Pool(None, passages, {}, {})
     exam = Exam({qid: list(qs.values()) for qid, qs in questions.items()})
-    with make_grader("self-rating", "hf", model=str(model_dir), device=str(device)) as grader, \
+    with make_grader("self-rating", "hf", model=str(model_dir), device=str(device), dtype=dtype) as grader, \
             tempfile.TemporaryDirectory() as tmp:
         backend = grader.backend
         grader.grade(pairs[:2])  # warm-up
@@ -394,8 +404,11 @@ def worker(args: argparse.Namespace) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     pairs = dl19_pairs(args.data, args.pairs, args.seed)
-    run = {"reference": run_reference, "exampp": run_exampp}[args.worker]
-    result = run(args.model_dir, pairs, torch.device(args.device))
+    device = torch.device(args.device)
+    if args.worker == "reference":
+        result = run_reference(args.model_dir, pairs, device)
+    else:
+        result = run_exampp(args.model_dir, pairs, device, args.dtype)
     args.result.write_text(json.dumps(result), encoding="utf-8")
 
 
@@ -424,7 +437,7 @@ def run_way(way: str, folder: Path, args: argparse.Namespace, pairs: int) -> dic
     result = folder.parent / f"{folder.name}-{way}.json"
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", way, "--model-dir", str(folder),
                "--result", str(result), "--data", str(args.data), "--pairs", str(pairs), "--seed", str(args.seed),
-               "--device", args.device]
+               "--device", args.device, "--dtype", args.dtype]
     if args.threads:
         command += ["--threads", str(args.threads)]
     subprocess.run(command, check=True)
@@ -487,6 +500,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=19, help="seed of the passage draw")
     parser.add_argument("--data", type=Path, default=SHARED / "data" / "dl19", help="folder of the DL19 files")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--dtype", default="auto",
+                        help="exampp's dtype (auto, as exampp grade: fp32 on CPU, bf16 on GPU; or bf16, fp32); "
+                             "the peak for MFU is taken in it")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each way (alternating); the fastest counts")
     parser.add_argument("--worker", choices=("reference", "exampp"), help=argparse.SUPPRESS)
@@ -503,7 +519,7 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    peak, where = peak_flops(device)
+    peak, where = peak_flops(device, resolve_dtype(args.dtype, device))
     print(f"# self-rating throughput, pairs/s (higher is better); torch {torch.__version__}, transformers "
           f"{transformers.__version__}, device {args.device}, {torch.get_num_threads()} threads, load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; peak {peak / 1e9:,.0f} GFLOP/s ({where})")
