@@ -13,7 +13,7 @@ Compute does not depend on weight values, but decoding length does: random weigh
 to the length limit, so each model is first made to answer like FLAN-T5 (one of "0".."5" or "no",
 chosen by the prompt, then end-of-sequence; ``tests/tiny_models.make_rater``, fitted on the first
 question of 32 passages of the same draw, so that answers vary between passages and between
-questions, with sharpness 32 so that the answer never hinges on rounding), then saved; both ways
+questions, with sharpness 32 so that fp32 rounding, batched or not, does not decide an answer), then saved; both ways
 load the saved model, so they grade with the same weights.
 
 **The two ways**, each in a process of its own (so that their peak memory is their own), each
@@ -71,8 +71,10 @@ memory; elsewhere the process's whole peak); on CUDA ``torch.cuda.max_memory_all
 grading. The resident size of the loaded model before grading is shown beside it.
 
 **Grades.** exampp's greedy grades are compared with the reference way's beam-search grades on the
-same pairs; on models made to answer in one token they agree unless beam search ranks the answers
-otherwise (the agreement is printed; tests/test_self_rating.py pins fast path == generation).
+same pairs (the agreement is printed; tests/test_self_rating.py pins fast path == generation). On
+these models, which answer in one token, they agree in fp32 unless beam search ranks the answers
+otherwise; in bf16 some grades move (the rater's answer follows one direction of the hidden state,
+which bf16 rounding shifts), which says nothing about how often FLAN-T5's own grades would.
 
 Usage (from the repository root):
     python benchmarks/grading.py --quick   # FLAN-T5-base shape, 20 pairs: about a minute on 2 CPU cores
@@ -462,9 +464,9 @@ def bench(label: str, n: int, args: argparse.Namespace, peak: float, tmp: Path) 
         for way, done in runs.items():
             done.append(run_way(way, folder, args, n))
     ref, ours = (min(done, key=lambda r: r["seconds"]) for done in runs.values())
-    rows = [(f"(a) reference: {ref['what']}, batch 1, beam 5, fp32", ref),
-            (f"(b) exampp: {ours['what']}", ours)]
+    rows = [("(a) reference", ref), ("(b) exampp", ours)]
     width = max(len(name) for name, _ in rows)
+    print(f"(a) {ref['what']}, batch 1, beam 5, fp32\n(b) {ours['what']}")
     print(f"{'way':<{width}}  {'pairs/s':>8}  {'× (a)':>6}  {'GFLOP/pair':>10}  {'GFLOP/s':>8}  {'cores':>5}  "
           f"{'peak memory':>11}  {'loaded':>9}")
     for name, r in rows:
