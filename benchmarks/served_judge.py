@@ -22,13 +22,27 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # the tiny model and the test server live with the tests
 
-from grading_throughput import example_pairs  # noqa: E402  # the same pairs as the throughput benchmark
 from openai_server import OpenAIServer  # noqa: E402
 from tiny_models import build_t5, t5_tokenizer_dir  # noqa: E402
 
+from exampp.collection.corpus import read_passages  # noqa: E402
+from exampp.collection.question_bank import read_question_bank  # noqa: E402
+from exampp.collection.runs import read_run  # noqa: E402
 from exampp.grading.base import Pair  # noqa: E402
 from exampp.grading.registry import make_grader  # noqa: E402
 from exampp.llm.backend import open_backend  # noqa: E402
+
+
+def example_pairs(n: int, depth: int = 10) -> list[Pair]:
+    """``n`` pairs spread evenly over all (top-``depth`` bm25 passage, question of its query) pairs."""
+    passages = read_passages(REPO / "corpus" / "passages.jsonl")
+    questions = read_question_bank(REPO / "question_banks" / "questions.jsonl").by_query()
+    run = read_run(REPO / "runs" / "bm25.run")
+    every = [Pair(qid, doc.docid, passages[doc.docid], question)
+             for qid, ranking in run.rankings.items() for doc in ranking[:depth] if doc.docid in passages
+             for question in questions.get(qid, [])]
+    step = max(1, len(every) // n)
+    return every[::step][:n]
 
 
 def timed_grades(backend, pairs: list[Pair]) -> tuple[list, float]:

@@ -2,7 +2,8 @@
 :meth:`exampp.llm.backends.hf.HFBackend.load`.
 
 - :func:`build_t5`: a FLAN-T5-shaped seq2seq model (gated-gelu, untied head, vocab 32128) with the
-  real T5 tokenizer from ``../shared/models/t5-tokenizer``.
+  real T5 tokenizer from ``../shared/models/t5-tokenizer`` (:func:`save_t5` saves one built and
+  edited in memory, e.g. with FLAN-T5-base's or -large's shape).
 - :func:`build_causal`: a tiny GPT-2-config causal LM with the same tokenizer.
 - :func:`steer`: edits the output-embedding rows of chosen tokens so that greedy decoding of chosen
   prompts yields chosen token sequences (random weights otherwise decide nothing useful).
@@ -31,12 +32,14 @@ def t5_tokenizer_dir() -> Path:
 
 
 FLAN_T5_BASE_SHAPE = {"d_model": 768, "d_ff": 2048, "d_kv": 64, "num_layers": 12, "num_heads": 12}
+FLAN_T5_LARGE_SHAPE = {"d_model": 1024, "d_ff": 2816, "d_kv": 64, "num_layers": 24, "num_heads": 16}
 
 
 def t5_model(*, d_model: int = 64, d_ff: int = 128, d_kv: int = 32, num_layers: int = 1, num_heads: int = 2,
              seed: int = 0):
     """A random-weight FLAN-T5-shaped model (``num_layers`` encoder and decoder layers, gated-gelu, a head
-    of its own, vocab 32128), in eval mode. FLAN-T5-base's shape is :data:`FLAN_T5_BASE_SHAPE`."""
+    of its own, vocab 32128), in eval mode. FLAN-T5-base's and FLAN-T5-large's shapes are
+    :data:`FLAN_T5_BASE_SHAPE` and :data:`FLAN_T5_LARGE_SHAPE`."""
     from transformers import T5Config, T5ForConditionalGeneration
 
     config = T5Config(
@@ -53,9 +56,14 @@ def t5_model(*, d_model: int = 64, d_ff: int = 128, d_kv: int = 32, num_layers: 
 
 def build_t5(path: Path, tokenizer_dir: Path, **shape) -> Path:
     """Save a :func:`t5_model` (``shape``: its keyword arguments) and the tokenizer to ``path``; returns ``path``."""
+    return save_t5(t5_model(**shape), path, tokenizer_dir)
+
+
+def save_t5(model, path: Path, tokenizer_dir: Path) -> Path:
+    """Save a :func:`t5_model` (edited or not) with the tokenizer to ``path``, as FLAN-T5 is saved; returns ``path``."""
     from transformers import AutoTokenizer
 
-    t5_model(**shape).save_pretrained(path)
+    model.save_pretrained(path)
     # transformers 5 forces tie_word_embeddings=True into T5 configs and unties on loading when the
     # checkpoint holds a separate head, as FLAN-T5's does; write the flag as FLAN-T5's config has it.
     config_file = path / "config.json"
