@@ -18,6 +18,7 @@ and :mod:`~exampp.collection.choice_bank` (multiple choice with answer keys), te
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -30,8 +31,8 @@ from exampp.collection.io import PathLike, atomic_write, display_name, first_non
 from exampp.collection.topics import Subtopic, Topic
 from exampp.errors import InputError
 
-READ_FORMATS = ("auto", "exampp", "reference", "reference-nuggets", "car", "choices", "tsv", "tqa")
 WRITE_FORMATS = ("exampp", "reference", "reference-nuggets", "car", "choices", "tsv", "tqa")
+READ_FORMATS = ("auto", *WRITE_FORMATS)
 
 
 def question_id_for(query_id: str, text: str) -> str:
@@ -183,8 +184,6 @@ def read_question_bank(path: PathLike, format: str = "auto", *, disabled: bool =
 def load_question_bank(path: PathLike, format: str = "auto") -> BankFile:
     """Read a question bank with its disabled questions, keeping each question's line number
     (for messages about it) and the format read."""
-    from exampp.collection import choice_bank, reference_bank, tqa_bank, tsv_bank  # they build on the types above
-
     if format not in READ_FORMATS:
         raise ValueError(f"unknown question bank format {format!r}; expected one of {', '.join(READ_FORMATS)}")
     name = display_name(path)
@@ -194,25 +193,15 @@ def load_question_bank(path: PathLike, format: str = "auto") -> BankFile:
     start = first.lstrip()
     if format == "auto" and not start.startswith("{"):
         format = "tqa" if start.startswith("[") else "tsv"
-    if format == "tsv":
-        read = tsv_bank.read_tsv(lines, name)
-    elif format == "tqa":
-        read = tqa_bank.read_tqa(lines, name)
-    else:
-        records = json_lines(lines, name)
-        if format == "auto":  # a JSON object: its fields say which of the JSONL formats
-            lineno, record = next(records)
-            format = detect_format(record, name, lineno)
-            records = itertools.chain([(lineno, record)], records)
-        if format in ("reference", "reference-nuggets"):
-            read = reference_bank.read_reference_records(records, name)
-        elif format == "car":
-            read = reference_bank.read_car_records(records, name)
-        elif format == "choices":
-            read = choice_bank.read_choice_records(records, name)
-        else:
-            read = read_question_records(records, name)
-    return replace(read, format=format)
+    formats = _formats()
+    if format != "auto" and not formats[format].jsonl:
+        return replace(formats[format].read(lines, name), format=format)
+    records = json_lines(lines, name)
+    if format == "auto":  # a JSON object: its fields say which of the JSONL formats
+        lineno, record = next(records)
+        format = detect_format(record, name, lineno)
+        records = itertools.chain([(lineno, record)], records)
+    return replace(formats[format].read(records, name), format=format)
 
 
 def write_question_bank(bank: QuestionBank, path: PathLike, format: str = "exampp") -> None:
@@ -225,28 +214,42 @@ def write_question_bank(bank: QuestionBank, path: PathLike, format: str = "examp
     ``tqa`` hold less (see their modules); what would read back as another question (a
     different id, lost choices) raises ValueError, and nothing is written.
     """
-    from exampp.collection import choice_bank, reference_bank, tqa_bank, tsv_bank  # they build on the types above
-
     if format not in WRITE_FORMATS:
         raise ValueError(f"unknown question bank format {format!r}; expected one of {', '.join(WRITE_FORMATS)}")
-    chunks: Iterable[str]
-    if format == "tsv":
-        chunks = tsv_bank.tsv_lines(bank)
-    elif format == "tqa":
-        chunks = [tqa_bank.tqa_document(bank)]
-    else:
-        if format == "exampp":
-            lines: Iterable[dict[str, Any]] = (exampp_record(q, bank.query_texts.get(q.query_id)) for q in bank)
-        elif format == "car":
-            lines = reference_bank.car_records(bank)
-        elif format == "choices":
-            lines = choice_bank.choice_records(bank)
-        else:
-            lines = reference_bank.reference_records(bank, nuggets=format == "reference-nuggets")
-        chunks = (json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    written = _formats()[format]
+    chunks = written.write(bank)
+    if written.jsonl:
+        chunks = (json.dumps(record, ensure_ascii=False) + "\n" for record in chunks)
     with atomic_write(path) as fh:
         for chunk in chunks:
             fh.write(chunk)
+
+
+@dataclass(frozen=True)
+class _Format:
+    """How a format is read and written. A JSONL format (``jsonl``) reads numbered JSON records
+    and writes records, one a line; the others read numbered lines and write text."""
+
+    read: Callable[[Iterable[tuple[int, Any]], str], BankFile]
+    write: Callable[[QuestionBank], Iterable[Any]]
+    jsonl: bool = True
+
+
+def _formats() -> dict[str, _Format]:
+    """Every format of :data:`WRITE_FORMATS` by name."""
+    from exampp.collection import choice_bank, reference_bank, tqa_bank, tsv_bank  # they build on the types above
+
+    return {
+        "exampp": _Format(read_question_records,
+                          lambda bank: (exampp_record(q, bank.query_texts.get(q.query_id)) for q in bank)),
+        "reference": _Format(reference_bank.read_reference_records, reference_bank.reference_records),
+        "reference-nuggets": _Format(reference_bank.read_reference_records,
+                                     functools.partial(reference_bank.reference_records, nuggets=True)),
+        "car": _Format(reference_bank.read_car_records, reference_bank.car_records),
+        "choices": _Format(choice_bank.read_choice_records, choice_bank.choice_records),
+        "tsv": _Format(tsv_bank.read_tsv, tsv_bank.tsv_lines, jsonl=False),
+        "tqa": _Format(tqa_bank.read_tqa, lambda bank: [tqa_bank.tqa_document(bank)], jsonl=False),
+    }
 
 
 def detect_format(record: Any, path: str, lineno: int) -> str:
