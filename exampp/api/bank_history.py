@@ -350,8 +350,6 @@ def bank_changes(bank: PathLike, *, version: int | None = None, question_id: str
     return pd.DataFrame(rows, columns=columns)
 
 
-
-
 # -- choosing questions --------------------------------------------------------------------------
 
 

@@ -16,9 +16,10 @@ from dataclasses import dataclass, replace
 
 from exampp.api import Warn, python_warning
 from exampp.collection import tqa_bank, tsv_bank
+from exampp.collection.choice_bank import choice_problem
 from exampp.collection.io import PathLike, display_name
 from exampp.collection.question_bank import Question, QuestionBank, load_question_bank, write_question_bank
-from exampp.collection.topics import Topic
+from exampp.collection.topics import Topic, read_topics
 from exampp.errors import InputError, OutputError
 
 
@@ -87,8 +88,6 @@ def import_banks(
     read) checks query and facet ids, and gives queries and facets without a text theirs. A
     question id in two files is kept once when the questions are the same, an error otherwise.
     """
-    from exampp.collection.topics import read_topics
-
     if topics is None or isinstance(topics, Mapping):
         known, topics_name = topics, "given"
     else:
@@ -174,8 +173,6 @@ def _imported(question: Question, source: str | None, query_prefix: str) -> Ques
 
 def _check_choices(question: Question) -> None:
     """ValueError for choices unfit for multiple-choice grading."""
-    from exampp.collection.choice_bank import choice_problem
-
     problem = choice_problem(question)
     if problem is not None:
         raise ValueError(f"question {question.question_id!r} {problem}")

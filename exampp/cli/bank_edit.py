@@ -48,7 +48,7 @@ def _report(result) -> None:
 @click.option("--source", default="manual", show_default=True,
               help="Where the questions come from (also given to questions from --from that name none).")
 @click.option("--from", "from_file", type=FILE,
-              help="Add the questions of this bank (exampp, reference or CAR format; ids as the file gives).")
+              help="Add the questions of this bank (any format `bank import` reads; ids as the file gives).")
 @reason_option
 @to_option
 def add(bank, query_id, texts, answers, facet_id, facet_text, source, from_file, reason, to) -> None:
