@@ -264,3 +264,9 @@ def test_chat_models_are_another_judge_and_answer_afresh(tiny_causal_dir):
     assert chat.count_tokens("Rate it.") == len(expected)
     off = HFBackend(str(tiny_causal_dir), raw.tokenizer, raw.model, raw.device, chat=False)
     assert (off.name, off.format("Rate it.")) == (str(tiny_causal_dir), "Rate it.")
+    # A conversation goes in as format renders it: every turn in the template, or the turns' texts a blank line apart.
+    turns = (("user", "Rate it."), ("assistant", "Five."), ("user", "Only a digit."))
+    templated = "<user>Rate it.</user><user>Five.</user><user>Only a digit.</user><assistant>"
+    assert (chat.format(turns), off.format(turns)) == (templated, "Rate it.\n\nFive.\n\nOnly a digit.")
+    assert chat._encode([turns]) == [raw.tokenizer(templated, add_special_tokens=False)["input_ids"]]
+    assert off._encode([turns]) == [raw.tokenizer("Rate it.\n\nFive.\n\nOnly a digit.")["input_ids"]]

@@ -124,6 +124,26 @@ def test_a_backend_lacking_a_capability_is_refused_before_grading():
     assert grader.method == Method("self-rating", "text-only", "self-rating@v1")
 
 
+def test_a_grader_closes_only_the_backend_it_opened(monkeypatch):
+    from exampp.grading.registry import make_grader
+    from exampp.llm.backend import BackendSpec
+
+    class Closing(_TextOnly):
+        closed = 0
+
+        def close(self):
+            self.closed += 1
+
+    given, opened_here = Closing(), Closing()
+    with make_grader("self-rating", given) as grader:
+        assert grader.backend is given
+    assert given.closed == 0  # the caller's to close
+    monkeypatch.setattr(BackendSpec, "open", lambda spec: opened_here)
+    with make_grader("self-rating", BackendSpec("openai", "m")) as grader:
+        assert grader.backend is opened_here
+    assert opened_here.closed == 1
+
+
 def test_list_graders_prints_every_method_with_its_parameters():
     result = CliRunner().invoke(main, ["grade", "--list-graders"])
     assert result.exit_code == 0

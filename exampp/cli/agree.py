@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from exampp.cli.output import FILE, format_option, one_stdin, output_option, render, write_output
+from exampp.report.records import records
 
 if TYPE_CHECKING:
     from exampp.api.agreement import LabelAgreement
@@ -50,7 +51,7 @@ def _json(result: LabelAgreement, exam: str, official: str) -> dict[str, Any]:
     return {
         "exam": exam, "official": official, "rel_level": result.rel_level,
         "n_pairs": pairs.common, "only_in_exam": pairs.only_exam, "only_in_official": pairs.only_official,
-        "thresholds": json.loads(render(result.kappas.reset_index(), "json")),
+        "thresholds": records(result.kappas.reset_index()),
         "graded": [{"exam": as_label(e), "official": as_label(o), "count": int(graded.at[e, o])}
                    for e in graded.index for o in graded.columns],
     }

@@ -19,7 +19,7 @@ from exampp.cli.output import (
     write_output,
 )
 from exampp.defaults import DECIMALS
-from exampp.report.records import json_value
+from exampp.report.records import json_value, records
 
 if TYPE_CHECKING:
     from exampp.api.leaderboards import LeaderboardCorrelation, LeaderboardSource
@@ -134,9 +134,9 @@ def _json(report: LeaderboardCorrelation, show: bool) -> dict[str, Any]:
         "decimals": report.decimals,
     }
     if show:
-        out["leaderboards"] = json.loads(render(report.side_by_side().reset_index(), "json"))
+        out["leaderboards"] = records(report.side_by_side().reset_index())
     if queries is not None:
-        out["per_query"] = json.loads(render(queries.per_query.reset_index(), "json"))
+        out["per_query"] = records(queries.per_query.reset_index())
         out["per_query_summary"] = {
             stat: {k: json_value(float(v)) for k, v in row.items()} for stat, row in queries.summary.iterrows()
         }

@@ -123,9 +123,10 @@ class GradingMethod(ABC):
     def grade(self, backend: Backend | None, pairs: Sequence[Pair]) -> list[Judgment]:
         """Judgments in the order of ``pairs``, asking ``backend`` only through its interface."""
 
-    def bind(self, backend: Backend | None) -> "BoundGrader":
-        """This method with the backend that runs it: what the runner drives."""
-        return BoundGrader(self, backend)
+    def bind(self, backend: Backend | None, *, owned: bool = False) -> "BoundGrader":
+        """This method with the backend that runs it: what the runner drives. ``owned``: the
+        grader closes the backend when it is closed (else the backend is the caller's to close)."""
+        return BoundGrader(self, backend, owned=owned)
 
     # --- names ---------------------------------------------------------------------------------
 
@@ -190,7 +191,7 @@ def split_name(text: str) -> tuple[str, str | None, dict[str, str]]:
 class BoundGrader(Grader):
     """A grading method bound to the backend that runs it (None for a method without a model)."""
 
-    def __init__(self, grading_method: GradingMethod, backend: Backend | None) -> None:
+    def __init__(self, grading_method: GradingMethod, backend: Backend | None, *, owned: bool = False) -> None:
         if backend is None:
             if grading_method.default_backend is not None:
                 raise MethodError(f"method {grading_method} needs a backend")
@@ -198,6 +199,7 @@ class BoundGrader(Grader):
             backend.require(grading_method.requires, f"method {grading_method}")
         self.grading_method = grading_method
         self.backend = backend
+        self.owned = owned
         self.name = str(grading_method)
         self.direct = grading_method.direct
 
@@ -213,8 +215,8 @@ class BoundGrader(Grader):
         return self.grading_method.usable(question)
 
     def close(self) -> None:
-        """Release the backend (connections, worker threads)."""
-        if self.backend is not None:
+        """Release the backend (connections, worker threads) where it is the grader's own."""
+        if self.owned and self.backend is not None:
             self.backend.close()
 
     def __enter__(self) -> "BoundGrader":

@@ -113,7 +113,7 @@ def make_grader(method: str | GradingMethod, backend: Backend | BackendSpec | st
     check_backend(grading_method, spec.name)
     opened = spec.open()
     try:
-        return grading_method.bind(opened)
+        return grading_method.bind(opened, owned=True)
     except BaseException:
         opened.close()
         raise

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 
-from exampp.llm.prompt import Prompt
+from exampp.llm.prompt import Conversation, Prompt, as_messages
 
 CHARS_PER_TOKEN = 4  # the usual estimate for English text under BPE/SentencePiece vocabularies
 _T5_FAMILY = frozenset({"t5", "mt5", "umt5"})
@@ -60,10 +60,9 @@ def tokenizer_prefix(tokenizer, text: str) -> Callable[[int], str]:
     return prefix
 
 
-def chat_format(tokenizer, prompt: str) -> str:
-    """The prompt as one user turn in the tokenizer's chat template, ready for the answer."""
-    return tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
-                                         add_generation_prompt=True)
+def chat_format(tokenizer, prompt: str | Conversation) -> str:
+    """The prompt (a text: one user turn; or a conversation) in the tokenizer's chat template, ready for the answer."""
+    return tokenizer.apply_chat_template(as_messages(prompt), tokenize=False, add_generation_prompt=True)
 
 
 def count_tokens(tokenizer, text: str, *, chat: bool = False) -> int:

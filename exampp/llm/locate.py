@@ -51,8 +51,14 @@ class ModelSource:
         try:
             yield
         except (OSError, ValueError) as error:  # huggingface_hub's errors subclass these too
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise ModelLoadError(f"cannot load {self.kind} {self.name_or_path!r}: {reason}. {self.remedy}") from error
+            raise ModelLoadError(f"cannot load {self.kind} {self.name_or_path!r}: {error_reason(error)}. "
+                                 f"{self.remedy}") from error
+
+
+def error_reason(error: BaseException) -> str:
+    """What a loader's error says, on one line: its first line, or its type's name when it says nothing."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def looks_like_path(spec: str) -> bool:

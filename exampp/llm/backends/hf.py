@@ -30,7 +30,7 @@ from exampp.llm.batching import Batcher, auto_batch_size
 from exampp.llm.device import resolve_device
 from exampp.llm.fitting import chat_format, count_tokens, fit_prompt, max_input_tokens, tokenizer_prefix
 from exampp.llm.locate import locate_model
-from exampp.llm.prompt import Conversation, Prompt, as_messages, as_text
+from exampp.llm.prompt import Conversation, Prompt, as_text
 
 _DTYPES = {
     "float32": torch.float32, "fp32": torch.float32,
@@ -120,9 +120,10 @@ class HFBackend(Backend):
         """Tokens of ``text`` as a model input, special tokens (and the chat format) included."""
         return count_tokens(self.tokenizer, text, chat=self.chat)
 
-    def format(self, prompt: str) -> str:
-        """The prompt as the model reads it: wrapped as one user turn for chat models."""
-        return chat_format(self.tokenizer, prompt) if self.chat else prompt
+    def format(self, prompt: str | Conversation) -> str:
+        """The prompt as the model reads it: in the chat template for chat models, else its text
+        (a conversation's turns one after another)."""
+        return chat_format(self.tokenizer, prompt) if self.chat else as_text(prompt)
 
     def fit(self, prompt: Prompt, *, context: str, **fields: str) -> str:
         """``prompt`` rendered with ``fields``, its context cut (token-wise, at the end) so the whole
@@ -144,9 +145,7 @@ class HFBackend(Backend):
                  temperature: float = 0.0, num_beams: int = 1) -> list[str]:
         """Generated text per prompt (a text or a conversation), decoded without special tokens: greedy
         by default, sampled at ``temperature`` > 0 (torch's random state), beam search with ``num_beams`` > 1."""
-        options: dict[str, Any] = {"max_new_tokens": max_new_tokens, "num_beams": num_beams, "do_sample": False}
-        if temperature > 0:
-            options.update(do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
+        options = _generation_options(max_new_tokens, temperature, num_beams)
         return self._map(lambda batch: self._generate_batch(batch, options), prompts)
 
     def first_token_or_generate(self, prompts: Sequence[str], generate_if: Callable[[torch.Tensor], torch.Tensor], *,
@@ -156,7 +155,7 @@ class HFBackend(Backend):
 
         One pass per batch: a seq2seq model's generation reuses the encoder output of the first step.
         """
-        options = {"max_new_tokens": max_new_tokens, "num_beams": 1, "do_sample": False}
+        options = _generation_options(max_new_tokens)
         return self._map(lambda batch: self._first_token_or_generate_batch(batch, generate_if, options), prompts)
 
     def next_token_labels(self, prompts: Sequence[str], labels: Labels, *,
@@ -202,19 +201,14 @@ class HFBackend(Backend):
     def _encode(self, prompts: Sequence[str | Conversation]) -> list[list[int]]:
         if not prompts:
             return []
-        if self.chat:  # the template writes the special tokens itself
-            texts = [self.tokenizer.apply_chat_template(as_messages(p), tokenize=False, add_generation_prompt=True)
-                     for p in prompts]
-            ids = self.tokenizer(texts, truncation=True, add_special_tokens=False,
-                                 max_length=self.max_input_tokens)["input_ids"]
-        else:
-            ids = self.tokenizer([as_text(p) for p in prompts], truncation=True,
-                                 max_length=self.max_input_tokens)["input_ids"]
+        # A chat template writes the special tokens itself.
+        ids = self.tokenizer([self.format(p) for p in prompts], truncation=True, add_special_tokens=not self.chat,
+                             max_length=self.max_input_tokens)["input_ids"]
         self.usage.requests += len(ids)
         self.usage.prompt_tokens += sum(map(len, ids))
         return ids
 
-    def _map(self, fn, prompts: Sequence[str]) -> list:
+    def _map(self, fn, prompts: Sequence[str | Conversation]) -> list:
         ids = self._encode(prompts)
         return self.batcher.map(fn, ids, [len(x) for x in ids])
 
@@ -307,6 +301,15 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
         return _DTYPES[dtype]
     except KeyError:
         raise ModelLoadError(f"unknown dtype {dtype!r}: use auto or one of {', '.join(_DTYPES)}") from None
+
+
+def _generation_options(max_new_tokens: int, temperature: float = 0.0, num_beams: int = 1) -> dict[str, Any]:
+    """``generate``'s options: greedy, sampled at ``temperature`` > 0 (the whole distribution), beam
+    search with ``num_beams`` > 1."""
+    options: dict[str, Any] = {"max_new_tokens": max_new_tokens, "num_beams": num_beams, "do_sample": False}
+    if temperature > 0:
+        options.update(do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
+    return options
 
 
 def _positions(mask: torch.Tensor) -> torch.Tensor:

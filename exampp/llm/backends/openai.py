@@ -1,8 +1,9 @@
 """OpenAI-compatible servers (``--backend openai``): vLLM, Ollama, TGI, llama.cpp, OpenAI, Azure, OpenRouter...
 
 :class:`OpenAIBackend` talks to a server through the official ``openai`` SDK, one request per prompt:
-the chat endpoint (``/chat/completions``, the prompt as one user message) or the completions
-endpoint (``/completions``, the raw prompt), greedy (temperature 0).
+the chat endpoint (``/chat/completions``, a prompt as one user message, a conversation as its
+turns) or the completions endpoint (``/completions``, the raw prompt, a conversation's turns as
+one text), greedy (temperature 0) unless :meth:`OpenAIBackend.generate` is given a temperature.
 
 Label log-probabilities come from the first generated token's top alternatives (``top_logprobs``,
 :data:`~exampp.defaults.TOP_LOGPROBS` of them, the most servers give) and are computed as the local
@@ -16,7 +17,8 @@ Requests run ``concurrency`` at a time in a thread pool, results in input order.
 what is worth retrying. :attr:`usage` counts the completion requests (not the model list asked for
 at opening), the HTTP attempts beyond the first of each (retries) and the tokens the server reports;
 ``max_requests`` caps the completion requests, refusing a batch that would go past it before any of
-it is sent. The judge's identity (:attr:`name`) is the served model's name. The API key is read
+it is sent. The judge's identity (:attr:`name`) is the served model's name, with ``+chat`` on the
+chat endpoint (the server's chat template renders the prompts there). The API key is read
 from an environment variable and kept nowhere else: not in messages, method ids or the store.
 """
 from __future__ import annotations
@@ -33,6 +35,7 @@ import openai
 from exampp.defaults import TOP_LOGPROBS
 from exampp.llm import fitting
 from exampp.llm.backend import Backend, BackendError, Capability, Labels, NextToken, Usage, next_token_scores
+from exampp.llm.locate import error_reason
 from exampp.llm.prompt import Conversation, Prompt, as_messages, as_text
 
 ENDPOINTS = ("chat", "completions")
@@ -261,8 +264,7 @@ class OpenAIBackend(Backend):
             config = AutoConfig.from_pretrained(path, local_files_only=True) if (path / "config.json").is_file() \
                 else None
         except (OSError, ValueError) as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise BackendError(f"cannot load the tokenizer in {path}: {reason}") from None
+            raise BackendError(f"cannot load the tokenizer in {path}: {error_reason(exc)}") from None
         limit = max_input_tokens or fitting.max_input_tokens(config, tokenizer)
         if limit is None:
             raise BackendError(f"the tokenizer in {path} names no input length: give max_input_tokens")
