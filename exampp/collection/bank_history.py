@@ -19,7 +19,6 @@ it finds it (see :mod:`exampp.api.bank_history`).
 """
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
@@ -31,7 +30,7 @@ from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
 
-from exampp.collection.io import PathLike, json_lines
+from exampp.collection.io import InputLines, PathLike, json_lines
 from exampp.collection.question_bank import (
     QuestionBank,
     detect_format,
@@ -129,7 +128,7 @@ def bank_from_bytes(data: bytes, name: str) -> QuestionBank:
 
     Only exampp's own format can be changed with a history: a reference or CAR bank is refused.
     """
-    records = json_lines(_numbered_lines(data, name), name)
+    records = json_lines(InputLines(name, data=data), name)
     first = next(records, None)
     if first is None:
         return QuestionBank()
@@ -139,22 +138,6 @@ def bank_from_bytes(data: bytes, name: str) -> QuestionBank:
                                      f"with a history; run `exampp bank import` on it and change the imported bank")
     records_again = iter([first, *records])
     return read_question_records(records_again, name).bank
-
-
-def _numbered_lines(data: bytes, name: str) -> Iterator[tuple[int, str]]:
-    """As :class:`exampp.collection.io.InputLines` numbers a file's lines, from bytes in memory."""
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(name, None, f"corrupt or truncated gzip data ({exc})") from None
-    for lineno, raw in enumerate(data.split(b"\n"), 1):
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(name, lineno, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column "
-                                           f"{exc.start + 1})") from None
-        yield lineno, line.rstrip("\r")
 
 
 def question_records(bank: QuestionBank) -> dict[str, dict[str, Any]]:

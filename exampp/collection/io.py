@@ -106,6 +106,11 @@ def _open_binary(source: PathLike) -> tuple[IO[bytes], IO[bytes] | None]:
         owned = None
     else:
         raw = owned = open_input(source)
+    return _gunzipped(raw, owned, display_name(source)), owned
+
+
+def _gunzipped(raw: IO[bytes], owned: IO[bytes] | None, name: str) -> IO[bytes]:
+    """``raw`` read through gzip when it starts with gzip's magic bytes (``owned`` is closed on an error)."""
     try:
         start = raw.tell() if raw.seekable() else None  # stdin from a file need not start at 0
         head = raw.read(len(_GZIP_MAGIC))
@@ -117,10 +122,10 @@ def _open_binary(source: PathLike) -> tuple[IO[bytes], IO[bytes] | None]:
     except OSError as exc:
         if owned is not None:
             owned.close()
-        raise InputError(display_name(source), None, f"cannot read: {exc.strerror or exc}") from None
+        raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
     if head == _GZIP_MAGIC:
         stream = gzip.GzipFile(fileobj=stream, mode="rb")
-    return stream, owned
+    return stream
 
 
 class InputLines:
@@ -130,9 +135,14 @@ class InputLines:
     Use as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, source: PathLike):
+    def __init__(self, source: PathLike, *, data: bytes | None = None):
+        """``data``: the input's bytes, already in memory (``source`` then only names it)."""
         self.name = display_name(source)
-        self._stream, self._owned = _open_binary(source)
+        if data is None:
+            self._stream, self._owned = _open_binary(source)
+        else:
+            self._owned = io.BytesIO(data)
+            self._stream = _gunzipped(self._owned, self._owned, self.name)
         self.lineno = 0
 
     def __enter__(self) -> "InputLines":
