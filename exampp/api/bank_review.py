@@ -145,13 +145,13 @@ def write_bank_review(review: BankReview, folder: PathLike, *, title: str | None
     missing), each file replaced atomically; returns the names written (:data:`FILES`)."""
     from exampp.collection.io import atomic_write
     from exampp.report.bank_review import review_html
+    from exampp.report.records import write_tsv
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     tables = (review.too_broad, review.unanswered, review.gaps, review.answers, review.questions)
     for name, table in zip(FILES, tables):
-        with atomic_write(out / name) as fh:
-            table.to_csv(fh, sep="\t", index=False, lineterminator="\n")
+        write_tsv(table, out / name)
     with atomic_write(out / "review.html") as fh:
         fh.write(review_html(review, title=title))
     return list(FILES)

@@ -7,7 +7,7 @@ import click
 import pandas as pd
 
 from exampp.defaults import DEPTH
-from exampp.report.records import records
+from exampp.report.records import records, tsv
 
 FORMATS = ("text", "tsv", "json")
 
@@ -40,7 +40,7 @@ def render(table: pd.DataFrame, fmt: str, *, decimals: int = 4) -> str:
     if fmt == "json":
         return json.dumps(records(table), indent=2)
     if fmt == "tsv":
-        return table.to_csv(sep="\t", index=False, lineterminator="\n").rstrip("\n")
+        return tsv(table).rstrip("\n")
     return table.to_string(index=False, float_format=lambda v: f"{v:.{decimals}f}")
 
 
