@@ -159,7 +159,7 @@ def bank_impact(
         after = opened.grade(new)
         before = opened.grade(opened.bank)
     return compare(before, after, opened.bank, new, opened.runs, measures, min_grade=job.min_grade,
-                   old_bank=str(old_bank or job.bank or opened.workspace.question_bank),
+                   old_bank=str(job.bank or opened.workspace.question_bank),
                    new_bank="(given)" if isinstance(new_bank, QuestionBank) else str(new_bank))
 
 

@@ -35,6 +35,20 @@ depth_option = click.option(
 )
 
 
+def check_method(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """The callback of a command's ``--grader``: a method name that does not parse is a usage
+    error, before anything is read."""
+    if value is not None:
+        from exampp.grading.method import MethodError
+        from exampp.grading.registry import parse_method
+
+        try:
+            parse_method(value)
+        except MethodError as exc:
+            raise click.BadParameter(str(exc)) from None
+    return value
+
+
 def render(table: pd.DataFrame, fmt: str, *, decimals: int = 4) -> str:
     """A DataFrame as text (aligned, rounded), TSV (full precision) or JSON (list of records)."""
     if fmt == "json":
