@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from exampp import defaults
-from exampp.api.workspace import given_or_existing
+from exampp.api.workspace import given_or_existing, workspace_bank
 from exampp.collection.corpus import Corpus
 from exampp.collection.io import PathLike
 from exampp.collection.qrels import Qrels
@@ -239,7 +239,6 @@ class GradeJob:
 
     def _inputs(self, ws) -> tuple[dict[str, Run], list[Corpus], QuestionBank | None, dict[str, Topic] | None]:
         from exampp.collection.corpus import open_corpus
-        from exampp.collection.question_bank import read_question_bank
         from exampp.collection.runs import read_runs
         from exampp.collection.topics import read_topics
         from exampp.errors import InputError
@@ -263,10 +262,8 @@ class GradeJob:
             raise NothingToGrade("no runs: give run files or folders (or --responses)")
         if not corpora:
             raise NothingToGrade("no passage texts: give --corpus (or --responses)")
-        bank = given_or_existing(self.bank, ws.question_bank)
         topics = given_or_existing(self.topics, ws.topics)
-        return (runs, corpora, read_question_bank(bank) if bank is not None else None,
-                read_topics(topics) if topics is not None else None)
+        return runs, corpora, workspace_bank(ws, self.bank), read_topics(topics) if topics is not None else None
 
 
 _JOB_FIELDS = frozenset(GradeJob.__dataclass_fields__)
