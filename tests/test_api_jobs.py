@@ -146,6 +146,18 @@ def test_correlate_a_file_with_a_computed_leaderboard_warns_and_excludes(write):
                         for name, line in (("r1", 3), ("r2", 3), ("r3", 3))]
 
 
+def test_two_measures_on_the_same_qrels_read_and_warn_once(write):
+    runs, _, _ = _collection(write)
+    q1_only = write("q1.qrels", "q1 0 d1 1\nq1 0 d2 1\nq1 0 d3 0\nq1 0 d4 0\n")
+    warnings: list[str] = []
+    result = correlate_leaderboards(QrelsMeasure(q1_only, "P@1"), QrelsMeasure(q1_only, "P@2"), runs=runs,
+                                    warn=warnings.append)
+    # q1: r1 ranks d1 d2 (both relevant), r2 d3 d4 (neither), r3 d1 d3
+    assert result.board_a == {"r1": 1.0, "r2": 0.0, "r3": 1.0} and result.board_b == {"r1": 1.0, "r2": 0.0, "r3": 0.5}
+    assert warnings == [f"{runs}/{name}.run:{line}: warning: query 'q2' not in {q1_only}, left out"
+                        for name, line in (("r1", 3), ("r2", 3), ("r3", 3))]
+
+
 def test_correlate_leaderboards_errors(write):
     runs, official, _ = _collection(write)
     two = LeaderboardFile(write("two.tsv", "r1 1\nr2 2\n"))

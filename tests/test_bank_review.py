@@ -238,9 +238,14 @@ def test_cli_writes_the_tables_and_the_page(rated, tmp_path):
 def test_write_bank_review_replaces_files(rated, tmp_path):
     out = tmp_path / "again"
     review = review_bank(rated, rel_level=2)
-    assert write_bank_review(review, out) == write_bank_review(review, out)
-    assert sorted(p.name for p in out.iterdir()) == sorted(["too-broad.tsv", "unanswered.tsv", "gaps.tsv",
-                                                            "answers.tsv", "questions.tsv", "review.html"])
+    names = write_bank_review(review, out)
+    assert names == ["too-broad.tsv", "unanswered.tsv", "gaps.tsv", "answers.tsv", "questions.tsv", "review.html"]
+    written = {name: (out / name).read_text() for name in names}
+    for name in names:  # a stale copy of every file is replaced
+        (out / name).write_text("stale\n")
+    assert write_bank_review(review, out) == names
+    assert {name: (out / name).read_text() for name in names} == written
+    assert sorted(p.name for p in out.iterdir()) == sorted(names)  # no temporary file left behind
 
 
 @pytest.mark.shared

@@ -159,7 +159,7 @@ def bank_impact(
         after = opened.grade(new)
         before = opened.grade(opened.bank)
     return compare(before, after, opened.bank, new, opened.runs, measures, min_grade=job.min_grade,
-                   old_bank=str(old_bank or job.bank or opened.workspace.question_bank),
+                   old_bank=str(job.bank or opened.workspace.question_bank),
                    new_bank="(given)" if isinstance(new_bank, QuestionBank) else str(new_bank))
 
 
@@ -267,13 +267,12 @@ def write_impact_tables(impact: BankImpact, folder: PathLike) -> list[str]:
     """Write ``labels.tsv`` (the labels that change), ``systems.tsv`` (the per-query scores that
     change), ``leaderboard.tsv`` (every run before and after, with ranks) and ``correlation.tsv``
     to ``folder`` (made if missing), each replaced atomically. Returns the names written."""
-    from exampp.collection.io import atomic_write
+    from exampp.report.records import write_tsv
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     tables = {"labels.tsv": impact.labels, "systems.tsv": impact.changed_scores(),
               "leaderboard.tsv": impact.leaderboards, "correlation.tsv": impact.correlations}
     for name, table in tables.items():
-        with atomic_write(out / name) as fh:
-            table.to_csv(fh, sep="\t", index=False, lineterminator="\n")
+        write_tsv(table, out / name)
     return list(tables)

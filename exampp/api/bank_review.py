@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from exampp.api.workspace import WorkspaceError, as_workspace, stored_grades
+from exampp.api.workspace import WorkspaceError, as_workspace, given_or_existing, stored_grades, workspace_bank
 from exampp.collection.io import PathLike
 from exampp.collection.qrels import Qrels
 from exampp.workspace import Workspace
@@ -120,15 +120,14 @@ def review_bank(
                              "questions: there is no bank to review")
     tau = stored.default_tau if tau is None else tau
     questions, query_texts = _exam(ws, bank, stored.grades)
-    grades = exam_grades(stored.grades, questions)
-    if official is None and ws.official_qrels.exists():
-        official = ws.official_qrels
+    official = given_or_existing(official, ws.official_qrels)
     judgments = read_qrels(official) if official is not None else None
 
     judged = judgments is not None
-    summary = question_summary(grades, questions, tau, judgments, rel_level)
-    broad = too_broad(summary, grades, judgments, tau, rel_level) if judged else _empty(TOO_BROAD_COLUMNS)
-    gap = gaps(grades, questions, judgments, tau, rel_level) if judged else _empty(GAP_COLUMNS)
+    grades = exam_grades(stored.grades, questions, judgments)
+    summary = question_summary(grades, questions, tau, rel_level)
+    broad = too_broad(summary, grades, tau, rel_level) if judged else _empty(TOO_BROAD_COLUMNS)
+    gap = gaps(grades, questions, tau, rel_level) if judged else _empty(GAP_COLUMNS)
     note = answers_note(stored.method_id)
     grouped = _empty(ANSWER_COLUMNS) if note else group_answers(grades, questions, tau)
     named = set(gap["passage_id"]) | {pid for ids in broad["non_relevant_examples"] for pid in ids.split()}
@@ -145,13 +144,13 @@ def write_bank_review(review: BankReview, folder: PathLike, *, title: str | None
     missing), each file replaced atomically; returns the names written (:data:`FILES`)."""
     from exampp.collection.io import atomic_write
     from exampp.report.bank_review import review_html
+    from exampp.report.records import write_tsv
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     tables = (review.too_broad, review.unanswered, review.gaps, review.answers, review.questions)
     for name, table in zip(FILES, tables):
-        with atomic_write(out / name) as fh:
-            table.to_csv(fh, sep="\t", index=False, lineterminator="\n")
+        write_tsv(table, out / name)
     with atomic_write(out / "review.html") as fh:
         fh.write(review_html(review, title=title))
     return list(FILES)
@@ -160,11 +159,13 @@ def write_bank_review(review: BankReview, folder: PathLike, *, title: str | None
 # -- the pure computations -------------------------------------------------------------------
 
 
-def exam_grades(grades: pd.DataFrame, questions: pd.DataFrame) -> pd.DataFrame:
+def exam_grades(grades: pd.DataFrame, questions: pd.DataFrame, judgments: Qrels | None = None) -> pd.DataFrame:
     """The grades of the exam's questions (the store may hold grades of questions since removed),
-    with ``order``: the question's place in the exam, for ties and bank order."""
+    with ``order``: the question's place in the exam, for ties and bank order; with ``judgments``
+    also ``official``: the passage's official grade (:func:`official_labels`), looked up once here."""
     order = questions[["query_id", "question_id"]].assign(order=np.arange(len(questions)))
-    return grades.merge(order, on=["query_id", "question_id"], how="inner")
+    graded = grades.merge(order, on=["query_id", "question_id"], how="inner")
+    return graded if judgments is None else graded.assign(official=official_labels(graded, judgments))
 
 
 def official_labels(grades: pd.DataFrame, judgments: Qrels) -> pd.Series:
@@ -173,17 +174,18 @@ def official_labels(grades: pd.DataFrame, judgments: Qrels) -> pd.Series:
                      index=grades.index, dtype=float)
 
 
-def question_summary(grades: pd.DataFrame, questions: pd.DataFrame, tau: float, judgments: Qrels | None = None,
-                     rel_level: float = 1) -> pd.DataFrame:
+def question_summary(grades: pd.DataFrame, questions: pd.DataFrame, tau: float, rel_level: float = 1) -> pd.DataFrame:
     """Per exam question (``questions``: ``query_id, question_id, text`` in bank order): passages
-    ``graded``, ``answered`` (grade ≥ ``tau``), ``best_grade``; with ``judgments`` also how many
-    answering passages are officially ``relevant`` (≥ ``rel_level``), ``non_relevant``,
-    ``unjudged``, and ``precision`` = relevant / (relevant + non_relevant); then ``flags``."""
+    ``graded``, ``answered`` (grade ≥ ``tau``), ``best_grade``; where ``grades`` carry ``official``
+    (:func:`exam_grades` with judgments) also how many answering passages are officially
+    ``relevant`` (≥ ``rel_level``), ``non_relevant``, ``unjudged``, and ``precision`` =
+    relevant / (relevant + non_relevant); then ``flags``."""
+    has_official = "official" in grades
     g = grades.assign(answered=grades["grade"] >= tau)
     keys = ["query_id", "question_id"]
     columns = {"graded": ("grade", "size"), "answered": ("answered", "sum"), "best_grade": ("grade", "max")}
-    if judgments is not None:
-        label = official_labels(g, judgments)
+    if has_official:
+        label = g["official"]
         g = g.assign(relevant=g["answered"] & (label >= rel_level), non_relevant=g["answered"] & (label < rel_level))
         columns.update(relevant=("relevant", "sum"), non_relevant=("non_relevant", "sum"))
     per = g.groupby(keys).agg(**columns).reset_index() if len(g) else pd.DataFrame(columns=keys + list(columns))
@@ -191,25 +193,26 @@ def question_summary(grades: pd.DataFrame, questions: pd.DataFrame, tau: float, 
     counts = [c for c in columns if c != "best_grade"]
     table[counts] = table[counts].fillna(0).astype(int)
     table["best_grade"] = table["best_grade"].astype(float)
-    if judgments is not None:
+    if has_official:
         table["unjudged"] = table["answered"] - table["relevant"] - table["non_relevant"]
         judged = table["relevant"] + table["non_relevant"]
         table["precision"] = (table["relevant"] / judged.where(judged > 0)).astype(float)
     flags = [[flag for flag, on in ((UNANSWERED, row.answered == 0),
-                                    (TOO_BROAD, judgments is not None and row.non_relevant > row.relevant)) if on]
+                                    (TOO_BROAD, has_official and row.non_relevant > row.relevant)) if on]
              for row in table.itertuples()]
     return table.assign(flags=[",".join(f) for f in flags])
 
 
-def too_broad(summary: pd.DataFrame, grades: pd.DataFrame, judgments: Qrels, tau: float, rel_level: float = 1,
+def too_broad(summary: pd.DataFrame, grades: pd.DataFrame, tau: float, rel_level: float = 1,
               examples: int = EXAMPLES) -> pd.DataFrame:
     """The questions flagged too broad in ``summary`` (:func:`question_summary` with judgments),
     most non-relevant answering passages first, then lowest precision, then bank order; with up to
-    ``examples`` of those non-relevant passages (highest grade first, then by id)."""
+    ``examples`` of those non-relevant passages (highest grade first, then by id). ``grades``
+    carry ``official`` (:func:`exam_grades` with judgments)."""
     broad = summary[summary["flags"].str.split(",").map(lambda flags: TOO_BROAD in flags)]
     broad = broad.assign(order=broad.index).sort_values(["non_relevant", "precision", "order"],
                                                         ascending=[False, True, True], kind="stable")
-    wrong = grades[(grades["grade"] >= tau) & (official_labels(grades, judgments) < rel_level)]
+    wrong = grades[(grades["grade"] >= tau) & (grades["official"] < rel_level)]
     wrong = wrong.sort_values(["grade", "passage_id"], ascending=[False, True], kind="stable")
     shown = wrong.groupby(["query_id", "question_id"])["passage_id"].agg(lambda ids: " ".join(ids.iloc[:examples]))
     broad["non_relevant_examples"] = [shown.get((q, question), "")
@@ -222,18 +225,17 @@ def unanswered(summary: pd.DataFrame) -> pd.DataFrame:
     return summary[summary["answered"] == 0][UNANSWERED_COLUMNS].reset_index(drop=True)
 
 
-def gaps(grades: pd.DataFrame, questions: pd.DataFrame, judgments: Qrels, tau: float,
-         rel_level: float = 1) -> pd.DataFrame:
+def gaps(grades: pd.DataFrame, questions: pd.DataFrame, tau: float, rel_level: float = 1) -> pd.DataFrame:
     """Officially relevant passages (≥ ``rel_level``) graded for their query whose best grade over
     the query's questions is below ``tau``: :data:`GAP_COLUMNS` (``text`` empty; the job fills it),
     highest official grade first, then lowest best grade, then query and passage id. ``grades``
-    carry ``order`` (:func:`exam_grades`): of equally graded questions, the first in the bank is best."""
+    carry ``order`` and ``official`` (:func:`exam_grades` with judgments): of equally graded
+    questions, the first in the bank is best."""
     if grades.empty:
         return _empty(GAP_COLUMNS)
     best = (grades.sort_values(["query_id", "passage_id", "grade", "order"], ascending=[True, True, False, True],
                                kind="stable")
             .drop_duplicates(["query_id", "passage_id"]))
-    best = best.assign(official=official_labels(best, judgments))
     gap = best[(best["official"] >= rel_level) & (best["grade"] < tau)]
     texts = questions.set_index(["query_id", "question_id"])["text"]
     gap = gap.assign(official=_integral(gap["official"]), best_grade=_integral(gap["grade"]),
@@ -310,12 +312,11 @@ def _exam(ws: Workspace, bank: PathLike | None, grades: pd.DataFrame) -> tuple[p
     """``query_id, question_id, text`` of the exam in bank order: ``bank``, else the workspace's
     bank, else the graded question ids (their ids stand in for texts); and the query titles, from
     the bank, else the workspace's topics."""
-    from exampp.collection.question_bank import read_question_bank
     from exampp.collection.topics import read_topics
 
     titles = {qid: topic.text for qid, topic in read_topics(ws.topics).items()} if ws.topics.exists() else {}
-    if bank is not None or ws.question_bank.exists():
-        read = read_question_bank(bank if bank is not None else ws.question_bank)
+    read = workspace_bank(ws, bank)
+    if read is not None:
         exam = pd.DataFrame([(q.query_id, q.question_id, q.text) for q in read], columns=QUESTION_COLUMNS)
         return exam, {**titles, **read.query_texts}
     pairs = grades[["query_id", "question_id"]].drop_duplicates().sort_values(["query_id", "question_id"])
@@ -326,7 +327,7 @@ def _texts(ws: Workspace, corpus: PathLike | None, ids: Sequence[str] | set[str]
     """The texts of passages ``ids`` from ``corpus``, else the workspace's corpus; none without one."""
     from exampp.collection.corpus import open_corpus
 
-    source = corpus if corpus is not None else ws.corpus if ws.corpus.exists() else None
+    source = given_or_existing(corpus, ws.corpus)
     if source is None or not ids:
         return {}
     return open_corpus(source).get_many(sorted(ids))

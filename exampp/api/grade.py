@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from exampp import defaults
+from exampp.api.workspace import given_or_existing, workspace_bank
 from exampp.collection.corpus import Corpus
 from exampp.collection.io import PathLike
 from exampp.collection.qrels import Qrels
@@ -238,14 +239,13 @@ class GradeJob:
 
     def _inputs(self, ws) -> tuple[dict[str, Run], list[Corpus], QuestionBank | None, dict[str, Topic] | None]:
         from exampp.collection.corpus import open_corpus
-        from exampp.collection.question_bank import read_question_bank
         from exampp.collection.runs import read_runs
         from exampp.collection.topics import read_topics
         from exampp.errors import InputError
 
         runs = read_runs(list(self.runs) or [ws.runs]) if self.runs or ws.runs.is_dir() else {}
         corpora: list[Corpus] = []
-        corpus = _existing(self.corpus, ws.corpus)
+        corpus = given_or_existing(self.corpus, ws.corpus)
         if corpus is not None:
             corpora.append(open_corpus(corpus))
         if self.responses is not None:
@@ -262,10 +262,8 @@ class GradeJob:
             raise NothingToGrade("no runs: give run files or folders (or --responses)")
         if not corpora:
             raise NothingToGrade("no passage texts: give --corpus (or --responses)")
-        bank = _existing(self.bank, ws.question_bank)
-        topics = _existing(self.topics, ws.topics)
-        return (runs, corpora, read_question_bank(bank) if bank is not None else None,
-                read_topics(topics) if topics is not None else None)
+        topics = given_or_existing(self.topics, ws.topics)
+        return runs, corpora, workspace_bank(ws, self.bank), read_topics(topics) if topics is not None else None
 
 
 _JOB_FIELDS = frozenset(GradeJob.__dataclass_fields__)
@@ -294,13 +292,6 @@ class OpenGradeJob:
         return grade_collection(self.runs, self.corpora, self.grader, self.store, bank, self.topics, depth=job.depth,
                                 tau=job.tau, min_grade=job.min_grade, strict=job.strict, chunk_size=job.chunk_size,
                                 progress=job.progress, cascade=self.cascade, cascade_backend=self.cascade_backend)
-
-
-def _existing(given: str | None, default: Path) -> str | None:
-    """The given path, else the workspace's default file when it exists."""
-    if given is not None:
-        return given
-    return str(default) if default.exists() else None
 
 
 def _check_device(device: str | None) -> None:

@@ -31,7 +31,7 @@ from exampp.collection.question_bank import QuestionBank
 from exampp.collection.response_matrix import Responses
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
 from exampp.errors import ExamppError
-from exampp.report.records import json_value
+from exampp.report.records import json_value, write_tsv
 from exampp.report.records import records as table_records
 from exampp.workspace import Workspace
 
@@ -240,25 +240,18 @@ def write_irt_outputs(result: IRTResult, folder: PathLike, bank: QuestionBank | 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     information = information_table(result.items)
-    _write_tsv(result.items, out / "items.tsv")
+    write_tsv(result.items, out / "items.tsv")
     _write_json(records(result.items), out / "items.json")
-    _write_tsv(result.systems, out / "systems.tsv")
-    _write_tsv(information, out / "information.tsv")
+    write_tsv(result.systems, out / "systems.tsv")
+    write_tsv(information, out / "information.tsv")
     written = ["items.tsv", "items.json", "systems.tsv", "information.tsv"]
     if result.component_effects is not None:
-        _write_tsv(result.component_effects, out / "components.tsv")
+        write_tsv(result.component_effects, out / "components.tsv")
         written.append("components.tsv")
     if result.pruning is not None:
-        _write_tsv(result.pruning.table(), out / "pruning.tsv")
+        write_tsv(result.pruning.table(), out / "pruning.tsv")
         written += ["pruning.tsv", _write_kept(result.pruning.kept, bank, out)]
     return written + _plots(out, result, information)
-
-
-def _write_tsv(table: pd.DataFrame, path: Path) -> None:
-    from exampp.collection.io import atomic_write
-
-    with atomic_write(path) as fh:
-        table.to_csv(fh, sep="\t", index=False, lineterminator="\n")
 
 
 def _write_json(value: Any, path: Path) -> None:

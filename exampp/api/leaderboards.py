@@ -113,7 +113,7 @@ def correlate_leaderboards(
 
     _check_sources(a, b, runs, per_query)
     boards = _Boards(runs, depth, strict, warn)
-    board_a, board_b = boards.board(0, a), boards.board(1, b)
+    board_a, board_b = boards.board(a), boards.board(b)
     try:
         result = correlate(board_a, board_b, exclude=exclude, decimals=decimals)
     except ValueError as exc:  # an excluded run in neither leaderboard
@@ -121,7 +121,7 @@ def correlate_leaderboards(
     if result.n_systems < 2:
         raise CorrelationError(f"{result.n_systems} run(s) in common, need at least 2; only in A: "
                                f"{short_list(result.only_in_first)}; only in B: {short_list(result.only_in_second)}")
-    queries = per_query_correlation(boards.per_query(0, a), boards.per_query(1, b), exclude=exclude,
+    queries = per_query_correlation(boards.per_query(a), boards.per_query(b), exclude=exclude,
                                     decimals=decimals) if per_query else None
     return LeaderboardCorrelation(a, b, board_a, board_b, result, queries, tuple(exclude), decimals)
 
@@ -152,28 +152,29 @@ def _check_sources(a: LeaderboardSource, b: LeaderboardSource, runs: RunsSource 
 
 
 class _Boards:
-    """Leaderboards of sources; the runs read once, each side's qrels read and checked once."""
+    """Leaderboards of sources; the runs read once, each qrels read and checked once (both sides
+    may compute their measures on the same qrels)."""
 
     def __init__(self, runs: RunsSource | None, depth: int | None, strict: bool, warn: Warn):
         self._source, self._depth, self._strict, self._warn = runs, depth, strict, warn
         self._runs: dict[str, Run] | None = None
-        self._qrels: dict[int, Qrels] = {}
+        self._qrels: dict[str, Qrels] = {}
 
-    def board(self, side: int, source: LeaderboardSource) -> dict[str, float]:
+    def board(self, source: LeaderboardSource) -> dict[str, float]:
         if isinstance(source, LeaderboardFile):
             from exampp.collection.leaderboard import read_leaderboard
 
             return read_leaderboard(source.path, column=source.column, ranks=source.ranks)
         from exampp.scoring import leaderboard
 
-        return leaderboard(self.runs(), self.judgments(side, source), [source.measure], self._depth)[
+        return leaderboard(self.runs(), self.judgments(source), [source.measure], self._depth)[
             source.measure].to_dict()
 
-    def per_query(self, side: int, source: QrelsMeasure) -> pd.DataFrame:
+    def per_query(self, source: QrelsMeasure) -> pd.DataFrame:
         """Run x query table of the measure."""
         from exampp.scoring import per_query_measures
 
-        values = per_query_measures(self.runs(), self.judgments(side, source), [source.measure], self._depth)
+        values = per_query_measures(self.runs(), self.judgments(source), [source.measure], self._depth)
         return values.pivot(index="run", columns="query_id", values="value")
 
     def runs(self) -> dict[str, Run]:
@@ -181,12 +182,13 @@ class _Boards:
             self._runs = read_runs_source(self._source)
         return self._runs
 
-    def judgments(self, side: int, source: QrelsMeasure) -> Qrels:
-        if side not in self._qrels:
+    def judgments(self, source: QrelsMeasure) -> Qrels:
+        key = str(source.qrels)
+        if key not in self._qrels:
             from exampp.collection.qrels import read_qrels
             from exampp.collection.runs import check_judged
 
-            self._qrels[side] = read_qrels(source.qrels)
-            for line in check_judged(self.runs(), self._qrels[side], source.qrels, self._strict):
+            self._qrels[key] = read_qrels(source.qrels)
+            for line in check_judged(self.runs(), self._qrels[key], source.qrels, self._strict):
                 self._warn(line)
-        return self._qrels[side]
+        return self._qrels[key]

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
 from exampp.collection.io import PathLike
+from exampp.collection.question_bank import QuestionBank
 from exampp.collection.runs import Run
 from exampp.errors import ExamppError
 from exampp.workspace import Workspace
@@ -71,16 +73,27 @@ def stored_grades(workspace: Workspace | PathLike, method: str | None = None) ->
         return StoredGrades(method, store.grades(method))
 
 
+def given_or_existing(given: PathLike | None, default: Path) -> PathLike | None:
+    """The given path, else the workspace's ``default`` file when it exists; None when neither."""
+    if given is not None:
+        return given
+    return str(default) if default.exists() else None
+
+
+def workspace_bank(workspace: Workspace | PathLike, bank: PathLike | None = None) -> QuestionBank | None:
+    """``bank`` (a path, ``-`` for standard input) read, else the workspace's bank; None when there
+    is neither."""
+    from exampp.collection.question_bank import read_question_bank
+
+    path = given_or_existing(bank, as_workspace(workspace).question_bank)
+    return read_question_bank(path) if path is not None else None
+
+
 def workspace_exam(workspace: Workspace | PathLike, bank: PathLike | None = None) -> dict[str, list[str]] | None:
     """Question ids per query from ``bank`` (a path, ``-`` for standard input), else from the
     workspace's bank; None when there is neither."""
-    from exampp.collection.question_bank import read_question_bank
-
-    ws = as_workspace(workspace)
-    if bank is None and not ws.question_bank.exists():
-        return None
-    path = bank if bank is not None else ws.question_bank
-    return read_question_bank(path).question_ids()
+    read = workspace_bank(workspace, bank)
+    return read.question_ids() if read is not None else None
 
 
 def question_facets(workspace: Workspace | PathLike, bank: PathLike | None = None) -> Mapping[str, str | None]:

@@ -7,9 +7,8 @@ import json
 import click
 
 from exampp.cli.backend_options import backend_options
-from exampp.cli.grade import _check_method
 from exampp.cli.measures import check_measures
-from exampp.cli.output import FILE, format_option, one_stdin, output_option, render, write_output
+from exampp.cli.output import FILE, check_method, format_option, one_stdin, output_option, render, write_output
 
 _PATH = click.Path(dir_okay=False)
 
@@ -23,7 +22,7 @@ _PATH = click.Path(dir_okay=False)
               help="Config file, as for exampp grade [default: WORKSPACE/exampp.toml with -w, else ./exampp.toml].")
 @click.option("--workspace", "-w", type=click.Path(file_okay=False),
               help="Workspace folder (grades.sqlite, runs/) [default: the config file's folder, else .].")
-@click.option("--grader", "--method", "grader", callback=_check_method,
+@click.option("--grader", "--method", "grader", callback=check_method,
               help="Grading method, as for exampp grade [default: the config's, else self-rating].")
 @backend_options(backend_help="[default: the method's]", model_help="[default: the method's]")
 @click.option("--depth", "-k", type=click.IntRange(min=1), help="Pool and score the top-k passages [default: 20].")

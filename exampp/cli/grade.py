@@ -4,23 +4,10 @@ from __future__ import annotations
 import click
 
 from exampp.cli.backend_options import backend_options
-from exampp.cli.output import emit, format_option, one_stdin, output_option
+from exampp.cli.output import check_method, emit, format_option, one_stdin, output_option
 from exampp.defaults import CHUNK
 
 _PATH = click.Path(dir_okay=False)
-
-
-def _check_method(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    """A method name that does not parse is a usage error, before anything is read."""
-    if value is not None:
-        from exampp.grading.method import MethodError
-        from exampp.grading.registry import parse_method
-
-        try:
-            parse_method(value)
-        except MethodError as exc:
-            raise click.BadParameter(str(exc)) from None
-    return value
 
 
 def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -37,7 +24,7 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
               help="Config file [default: WORKSPACE/exampp.toml with -w, else ./exampp.toml; "
                    "none when absent]. Flags override its keys.")
-@click.option("--grader", "--method", "grader", callback=_check_method,
+@click.option("--grader", "--method", "grader", callback=check_method,
               help="Grading method with its parameters, e.g. self-rating, qa(verify=llm), direct:thomas, embedding "
                    "(offline) [default: self-rating]. --list-graders shows them all.")
 @click.option("--list-graders", is_flag=True, expose_value=False, is_eager=True, callback=_list_graders,

@@ -7,7 +7,7 @@ import click
 import pandas as pd
 
 from exampp.defaults import DEPTH
-from exampp.report.records import records
+from exampp.report.records import records, tsv
 
 FORMATS = ("text", "tsv", "json")
 
@@ -35,12 +35,26 @@ depth_option = click.option(
 )
 
 
+def check_method(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """The callback of a command's ``--grader``: a method name that does not parse is a usage
+    error, before anything is read."""
+    if value is not None:
+        from exampp.grading.method import MethodError
+        from exampp.grading.registry import parse_method
+
+        try:
+            parse_method(value)
+        except MethodError as exc:
+            raise click.BadParameter(str(exc)) from None
+    return value
+
+
 def render(table: pd.DataFrame, fmt: str, *, decimals: int = 4) -> str:
     """A DataFrame as text (aligned, rounded), TSV (full precision) or JSON (list of records)."""
     if fmt == "json":
         return json.dumps(records(table), indent=2)
     if fmt == "tsv":
-        return table.to_csv(sep="\t", index=False, lineterminator="\n").rstrip("\n")
+        return tsv(table).rstrip("\n")
     return table.to_string(index=False, float_format=lambda v: f"{v:.{decimals}f}")
 
 
