@@ -204,13 +204,7 @@ class OpenAIServer:
                                       "token_logprobs": [logprob for _, logprob, _ in entries],
                                       "top_logprobs": [dict(alternatives) for _, _, alternatives in entries],
                                       "text_offset": offsets}
-        if chat:
-            choice["message"] = {"role": "assistant", "content": text}
-            return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": self.name,
-                    "choices": [choice], "usage": usage}
-        choice["text"] = text
-        return {"id": "cmpl-test", "object": "text_completion", "created": 0, "model": self.name,
-                "choices": [choice], "usage": usage}
+        return _envelope(self.name, text, chat, choice, usage)
 
 
 def _payload(name: str, text: str, chat: bool, body: dict[str, Any]) -> dict:
@@ -218,14 +212,16 @@ def _payload(name: str, text: str, chat: bool, body: dict[str, Any]) -> dict:
     prompt = " ".join(m["content"] for m in body["messages"]) if chat else body["prompt"]
     usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split()),
              "total_tokens": len(prompt.split()) + len(text.split())}
-    choice: dict[str, Any] = {"index": 0, "finish_reason": "stop", "logprobs": None}
+    return _envelope(name, text, chat, {"index": 0, "finish_reason": "stop", "logprobs": None}, usage)
+
+
+def _envelope(name: str, text: str, chat: bool, choice: dict[str, Any], usage: dict[str, int]) -> dict:
+    """The response body of a chat completion (the text as the assistant's message) or a completion."""
     if chat:
-        choice["message"] = {"role": "assistant", "content": text}
         return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": name,
-                "choices": [choice], "usage": usage}
-    choice["text"] = text
+                "choices": [{**choice, "message": {"role": "assistant", "content": text}}], "usage": usage}
     return {"id": "cmpl-test", "object": "text_completion", "created": 0, "model": name,
-            "choices": [choice], "usage": usage}
+            "choices": [{**choice, "text": text}], "usage": usage}
 
 
 def canned_replies(path: str) -> Callable[[Seen], str]:

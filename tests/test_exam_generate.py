@@ -50,7 +50,7 @@ from exampp.generation.exam import (
     shuffle_choices,
 )
 from exampp.generation.journal import journal_path
-from exampp.llm.backend import Backend, BackendSpec, Capability, Usage
+from exampp.llm.backend import Backend, BackendError, BackendSpec, Capability, Usage
 
 from killing import kill_when
 from openai_server import Fault, OpenAIServer, canned_replies
@@ -482,6 +482,19 @@ def test_bad_settings_are_one_line_errors_before_any_request(tmp_path, args, mes
                                            *(a.format(url=server.url) for a in args)])
         assert server.completions() == []
     assert result.exit_code != 0 and message in result.output and "Traceback" not in result.output
+
+
+def test_an_embedding_backend_that_cannot_embed_is_refused_before_any_request(tmp_path):
+    corpus = write_corpus(tmp_path / "c.jsonl", {"good": DOCS["good"]})
+    with OpenAIServer(name="canned", reply=reply) as server:
+        generator = BackendSpec("openai", "canned", {"base_url": server.url})
+        for embedding, named in ((BackendSpec("hf"), "hf"), (KeyReader({}), r"KeyReader \(key-reader\)")):
+            with pytest.raises(BackendError, match=f"^the cosine filters needs a backend that can embed; "
+                                                   f"backend {named} offers: "):
+                generate_exam(corpus, tmp_path / "exam.jsonl", backend=generator, task_domain="x",
+                              embedding=embedding, progress=False)
+        assert server.completions() == []
+    assert list(tmp_path.iterdir()) == [corpus]
 
 
 def test_a_journal_of_other_settings_is_refused(tmp_path):

@@ -114,3 +114,12 @@ def test_a_backend_error_while_asking_says_where_the_answers_are(tmp_path):
         ask_all(Scripted(answer), journal, [Task("first", "first"), Task("second", "second")], read, corrective,
                 Asking(), chunk_size=1, progress=False)
     assert [key for key, _ in entries(journal)] == ["first"]
+
+
+def test_a_chunk_size_below_1_is_refused_before_anything_is_asked(tmp_path):
+    backend = Scripted(lambda p: "1")
+    for size in (0, -1):
+        with pytest.raises(ValueError, match=f"^chunk_size must be at least 1, not {size}$"):
+            ask_all(backend, Journal(tmp_path / "out.jsonl", {}), [Task("a", "a")], read, corrective, Asking(),
+                    chunk_size=size, progress=False)
+    assert backend.batches == [] and not (tmp_path / "out.jsonl.journal.jsonl").exists()

@@ -94,8 +94,7 @@ def generate_bank(
         return GenerationResult(existing, output, 0, 0, len(items), (), 0, False, Usage())
     journal = Journal(output, {**identity, "prompts": choice.prompt_ids(), **settings.settings()})
     run = ask_all(backend, journal, [item.task for item in todo], reader(choice), choice.corrective, settings,
-                  retry_failed=retry_failed, chunk_size=chunk_size, progress=progress, unit="item", desc="generating",
-                  now=now)
+                  retry_failed=retry_failed, chunk_size=chunk_size, progress=progress, now=now)
     settled = dict(run.outcomes)
     assembled = assemble([(item, settled[item.key]) for item in todo if settled[item.key].ok],  # topics' order
                          settings.temperature, existing, settings.max_questions)

@@ -47,7 +47,16 @@ from exampp.collection.ids import check_query_id
 from exampp.collection.io import PathLike, atomic_write, display_name
 from exampp.collection.question_bank import Question, QuestionBank, question_id_for, write_question_bank
 from exampp.errors import InputError
-from exampp.generation.asking import Asking, Outcome, Task, ask_all, generator_identity, utc_now
+from exampp.generation.asking import (
+    Asking,
+    Outcome,
+    Run,
+    Task,
+    ask_all,
+    generator_identity,
+    require_capability,
+    utc_now,
+)
 from exampp.generation.exam import (
     EXAM_CORRECTION,
     EXAM_GENERATION,
@@ -65,7 +74,7 @@ from exampp.generation.exam import (
     shuffle_choices,
 )
 from exampp.generation.journal import Journal, journal_path
-from exampp.llm.backend import Backend, BackendSpec, Capability, Usage, backend_class, opened, require
+from exampp.llm.backend import Backend, BackendSpec, Capability, Usage, opened
 from exampp.report.records import json_value, records
 
 DEFAULT_MAX_NEW_TOKENS = 512  # a question, four choices and the explanations the prompt asks for
@@ -152,15 +161,10 @@ def generate_exam(
     """
     if not task_domain.strip():
         raise ValueError("the task domain (what the corpus documents) must not be empty")
-    if chunk_size is not None and chunk_size < 1:
-        raise ValueError(f"chunk_size must be at least 1, not {chunk_size}")
     asking = Asking(max_new_tokens, temperature, max_attempts)
     documents = _read_documents(corpus, query_prefix)
-    if isinstance(embedding, BackendSpec):  # before any request
-        require(frozenset({Capability.EMBED}), backend_class(embedding.name).capabilities, "the cosine filters",
-                embedding.name)
-    elif embedding is not None:
-        embedding.require(frozenset({Capability.EMBED}), "the cosine filters")
+    if embedding is not None:  # before any request
+        require_capability(embedding, Capability.EMBED, "the cosine filters")
     settings = {**generator_identity(backend, "exam generation"), "prompt": EXAM_GENERATION.prompt_id,
                 "correction": EXAM_CORRECTION.prompt_id, "task_domain": task_domain, **asking.settings()}
     answers = Journal(output, settings, name=ANSWERS)  # checks the output's name, and the settings of kept answers
@@ -169,15 +173,12 @@ def generate_exam(
                   unit="doc", desc="exam", now=now,
                   render=lambda generator, text: generator.fit(EXAM_GENERATION, context=text, task_domain=task_domain))
     with opened(embedding) as embedder:
-        result = _build_exam(documents, run.outcomes, temperature, embedder, seed=seed, query_prefix=query_prefix,
+        result = _build_exam(documents, run, temperature, embedder, seed=seed, query_prefix=query_prefix,
                              drop_fraction=drop_fraction, thresholds=thresholds)
-    written = [Path(output)] if len(result.bank) else []
+    written = ([Path(output)] if len(result.bank) else []) + ([Path(report)] if report is not None else [])
+    result = replace(result, written=tuple(written))
     if len(result.bank):
         write_question_bank(result.bank, output)
-    if report is not None:
-        written.append(Path(report))
-    result = replace(result, asked=run.asked, reused=len(run.outcomes) - run.asked, usage=run.usage,
-                     written=tuple(written))
     if report is not None:
         with atomic_write(report) as fh:
             fh.write(json.dumps(result.as_dict(), indent=2, ensure_ascii=False) + "\n")
@@ -196,11 +197,11 @@ def _read_documents(corpus: PathLike, query_prefix: str) -> list[Passage]:
     return documents
 
 
-def _build_exam(documents: Sequence[Passage], outcomes: Mapping[str, Outcome], temperature: float,
-                embedder: Backend | None, *, seed: int, query_prefix: str, drop_fraction: float,
-                thresholds: Thresholds) -> ExamResult:
-    """The exam from every document's outcome (an empty document has none): filters, shuffle,
-    baselines, the bank."""
+def _build_exam(documents: Sequence[Passage], run: Run, temperature: float, embedder: Backend | None, *,
+                seed: int, query_prefix: str, drop_fraction: float, thresholds: Thresholds) -> ExamResult:
+    """The exam from every document's outcome in ``run`` (an empty document has none): filters,
+    shuffle, baselines, the bank."""
+    outcomes = run.outcomes
     texts = {d.docid: d.text for d in documents}
     settled = [(d.docid, outcomes.get(d.docid)) for d in documents]
     candidates = [Candidate(docid, ExamQuestion.from_dict(o.value)) for docid, o in settled if o is not None and o.ok]
@@ -217,18 +218,16 @@ def _build_exam(documents: Sequence[Passage], outcomes: Mapping[str, Outcome], t
     bank = QuestionBank(questions, query_texts={q.query_id: q.text for q in questions})
     by_document = {c.document_id: c.question for c in candidates}
     asked_again = sum(o.attempts > 1 for o in outcomes.values())
-    return ExamResult(bank, len(documents), 0, 0, asked_again, failures,
+    return ExamResult(bank, len(documents), run.asked, len(outcomes) - run.asked, asked_again, failures,
                       _filter_table(len(documents), len(failures), steps), _dropped_table(steps, by_document),
-                      _baselines(generated, shuffled), _keys(generated, shuffled), Usage())
+                      _baselines(generated, shuffled), _keys(generated, shuffled), run.usage)
 
 
 def _bank_question(document_id: str, question: ExamQuestion, outcome: Outcome, temperature: float,
                    query_prefix: str) -> Question:
     query_id = query_prefix + document_id
     info = {"document_id": document_id, "bloom": sorted(bloom_levels(question.question)),
-            "question_word": question_word(question.question), "model": outcome.model,
-            "prompt": EXAM_GENERATION.prompt_id, "temperature": temperature, "date": outcome.date,
-            "attempts": outcome.attempts}
+            "question_word": question_word(question.question), **outcome.provenance(EXAM_GENERATION, temperature)}
     return Question(query_id, question_id_for(query_id, question.question), question.question,
                     choices=question.choices, correct_choice=question.key, source=f"generated:{outcome.model}",
                     info=info)

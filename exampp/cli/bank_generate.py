@@ -45,6 +45,7 @@ def generate(topics, output, prompt, temperature, max_new_tokens, max_attempts, 
                            -o nuggets.jsonl
     """
     from exampp.api.bank_generate import generate_bank
+    from exampp.generation.asking import kept_in
     from exampp.generation.journal import journal_path
     from exampp.generation.questions import Settings
     from exampp.llm.backend import BackendSpec
@@ -61,8 +62,7 @@ def generate(topics, output, prompt, temperature, max_new_tokens, max_attempts, 
                                retry_failed=retry_failed, progress=progress,
                                warn=lambda line: click.echo(line, err=True))
     except KeyboardInterrupt:
-        click.echo(f"interrupted: what was answered is kept in {journal_path(output)}; the same command again "
-                   "goes on from there", err=True)
+        click.echo(f"interrupted: {kept_in(journal_path(output))}", err=True)
         raise SystemExit(130) from None
     items = result.generated + result.resumed + result.already + len(result.failed)
     click.echo(f"{items} queries or subtopics: {result.generated} generated, {result.resumed} from an interrupted "

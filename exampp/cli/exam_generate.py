@@ -73,6 +73,7 @@ def generate(corpus, output, task_domain, query_prefix, seed, temperature, max_n
           --backend openai --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-7B-Instruct
     """
     from exampp.api.exam_generate import EMPTY_DOCUMENT, answers_path, generate_exam
+    from exampp.generation.asking import kept_in
     from exampp.generation.exam import Thresholds
     from exampp.llm.backend import BackendSpec
 
@@ -93,8 +94,7 @@ def generate(corpus, output, task_domain, query_prefix, seed, temperature, max_n
             report=report, progress=progress,
             thresholds=Thresholds(jaccard_margin, cosine_margin, jaccard_threshold, cosine_threshold))
     except KeyboardInterrupt:
-        click.echo(f"interrupted: what was answered is kept in {answers_path(output)}; the same command again "
-                   "goes on from there", err=True)
+        click.echo(f"interrupted: {kept_in(answers_path(output))}", err=True)
         raise SystemExit(130) from None
     click.echo(f"{result.documents} documents: {result.asked} asked"
                + (f", {result.reused} answered before (kept in {answers_path(output)})" if result.reused else "")

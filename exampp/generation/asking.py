@@ -22,6 +22,7 @@ import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from exampp.errors import InputError
@@ -36,7 +37,7 @@ from exampp.llm.backend import (
     opened,
     require,
 )
-from exampp.llm.prompt import Conversation
+from exampp.llm.prompt import Conversation, Prompt
 from exampp.progress import progress_bar
 
 T = TypeVar("T")
@@ -148,6 +149,11 @@ class Outcome:
     def attempts(self) -> int:
         return len(self.answers)
 
+    def provenance(self, prompt: Prompt, temperature: float) -> dict[str, Any]:
+        """What a question made from this outcome records of its making (its ``info``)."""
+        return {"model": self.model, "prompt": prompt.prompt_id, "temperature": temperature, "date": self.date,
+                "attempts": self.attempts}
+
     def entry(self, digest: str) -> dict[str, Any]:
         """The journal's value: the outcome, and the digest of the text it was asked for."""
         settled = {"value": self.value} if self.ok else {"problem": self.problem}
@@ -202,10 +208,12 @@ def ask_all(generator: Backend | BackendSpec, journal: Journal, tasks: Sequence[
             progress: bool = True, unit: str = "item", desc: str = "generating",
             now: Callable[[], str] = utc_now) -> Run:
     """Settle every task: from ``journal``, or by asking ``generator`` (a spec: opened only when
-    something is to be asked, and closed) ``chunk_size`` tasks at a time [default: the openai
-    backend's concurrency, else 8], each outcome journaled at once. ``render(backend, text)``:
-    a task's prompt [default: its text]. ``read`` must return JSON values. A BackendError while
+    something is to be asked, and closed) ``chunk_size`` (at least 1) tasks at a time [default:
+    the openai backend's concurrency, else 8], each outcome journaled at once. ``render(backend,
+    text)``: a task's prompt [default: its text]. ``read`` must return JSON values. A BackendError while
     asking (a server gone, a spent request budget) says where the answers are kept."""
+    if chunk_size is not None and chunk_size < 1:
+        raise ValueError(f"chunk_size must be at least 1, not {chunk_size}")
     outcomes: dict[str, Outcome] = {}
     for task in tasks:
         outcome = journaled(journal, task)
@@ -233,7 +241,7 @@ def ask_all(generator: Backend | BackendSpec, journal: Journal, tasks: Sequence[
                         if bar is not None:
                             bar.update(1)
             except BackendError as exc:
-                raise BackendError(f"{exc} ({kept_in(journal)})") from None
+                raise BackendError(f"{exc} ({kept_in(journal.path)})") from None
             finally:
                 if bar is not None:
                     bar.close()
@@ -241,9 +249,9 @@ def ask_all(generator: Backend | BackendSpec, journal: Journal, tasks: Sequence[
     return Run({t.key: outcomes[t.key] for t in tasks}, len(todo), usage)
 
 
-def kept_in(journal: Journal) -> str:
-    """Where a stopped run's answers are, and what to do."""
-    return f"what was answered is kept in {journal.path}: the same command again goes on from there"
+def kept_in(journal: Path) -> str:
+    """Where a stopped run's answers are (its ``journal`` file), and what to do."""
+    return f"what was answered is kept in {journal}: the same command again goes on from there"
 
 
 _MODEL_HELP = {"hf": "a local model folder or HF hub id", "openai": "the served model's name"}
@@ -254,11 +262,19 @@ def generator_identity(generator: Backend | BackendSpec, who: str) -> dict[str, 
     asks nothing checks it without loading a model): the backend and the model asked for (an open
     backend: its class and name). BackendError, before anything is opened, when it cannot
     generate or no model is named: generation wants a capable chat model, not a backend's default."""
+    require_capability(generator, Capability.GENERATE, who)
     if isinstance(generator, Backend):
-        generator.require(frozenset({Capability.GENERATE}), who)
         return {"backend": type(generator).__name__, "model": generator.name}
-    require(frozenset({Capability.GENERATE}), backend_class(generator.name).capabilities, who, generator.name)
     if not generator.model:
         raise BackendError(f"{who} needs --model: a generating (chat) model; with --backend {generator.name}, "
                            f"{_MODEL_HELP.get(generator.name, 'the model to open')}")
     return {"backend": generator.name, "model": generator.model}
+
+
+def require_capability(backend: Backend | BackendSpec, capability: Capability, who: str) -> None:
+    """BackendError naming ``who`` unless ``backend`` (open, or a spec: checked without opening it) can
+    do ``capability``."""
+    if isinstance(backend, Backend):
+        backend.require(frozenset({capability}), who)
+    else:
+        require(frozenset({capability}), backend_class(backend.name).capabilities, who, backend.name)

@@ -259,14 +259,21 @@ def _multiset_jaccard(a: Counter, b: Counter) -> float:
     return sum((a & b).values()) / union if union else 0.0
 
 
+def _windows(reference: str, n: int) -> list[Counter]:
+    """The words of each n-word window of ``reference`` (one window when it is shorter than n)."""
+    tokens = word_tokens(reference)
+    return [Counter(tokens[i:i + n]) for i in range(max(len(tokens) - n + 1, 1))]
+
+
+def _best_jaccard(words: Counter, windows: Sequence[Counter]) -> float:
+    return max(_multiset_jaccard(words, window) for window in windows)
+
+
 def ngram_jaccard(text: str, reference: str, n: int) -> float:
     """How closely ``reference`` contains ``text``: the highest Jaccard similarity between the words
     of ``text`` and those of an n-word window (n-gram) of ``reference``, words counted with their
     multiplicity (|A ∩ B| / |A ∪ B| of multisets). A reference shorter than n is one window."""
-    words = Counter(word_tokens(text))
-    tokens = word_tokens(reference)
-    windows = range(max(len(tokens) - n + 1, 1))
-    return max(_multiset_jaccard(words, Counter(tokens[i:i + n])) for i in windows)
+    return _best_jaccard(Counter(word_tokens(text)), _windows(reference, n))
 
 
 def distractor_scores(to_document: Sequence[float], to_key: Sequence[float], key: int) -> tuple[float, float]:
@@ -280,9 +287,11 @@ def distractor_scores(to_document: Sequence[float], to_key: Sequence[float], key
 def jaccard_scores(question: ExamQuestion, document: str) -> tuple[float, float]:
     """:func:`distractor_scores` with n-gram Jaccard, n = :func:`ngram_size` of the question's choices."""
     n = ngram_size(question.choices)
-    key = question.choices[question.key]
-    return distractor_scores([ngram_jaccard(c, document, n) for c in question.choices],
-                             [ngram_jaccard(c, key, n) for c in question.choices], question.key)
+    words = [Counter(word_tokens(c)) for c in question.choices]
+    # each reference's windows made once for the four choices
+    document_windows, key_windows = _windows(document, n), _windows(question.choices[question.key], n)
+    return distractor_scores([_best_jaccard(w, document_windows) for w in words],
+                             [_best_jaccard(w, key_windows) for w in words], question.key)
 
 
 def cosine_scores(question: ExamQuestion, document: np.ndarray, choices: np.ndarray) -> tuple[float, float]:

@@ -8,16 +8,16 @@ lines, prose around them) into its questions without near-duplicates; an answer 
 unusable, and asked again with the prompts' corrective turn.
 
 :func:`assemble` turns the items' usable outcomes into bank questions, at most ``max_questions``
-of an item's: ids ``<query_id>/<md5(text)>``, the facet, ``source`` ``generated:<model>`` and the provenance in ``info`` (model, prompt id@version,
-temperature, date, attempts; a nugget's importance). Near-duplicates of questions the query has
-already (an earlier subtopic's, or the bank's own) are dropped there, in item order, so the bank
-does not depend on the order in which items were answered or on a run being interrupted.
+of an item's: ids ``<query_id>/<md5(text)>``, the facet, ``source`` ``generated:<model>`` and the
+provenance in ``info`` (model, prompt id@version, temperature, date, attempts; a nugget's
+importance). Near-duplicates of questions the query has already (an earlier subtopic's, or the
+bank's own) are dropped there, in item order, so the bank does not depend on the order in which
+items were answered or on a run being interrupted.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from exampp.collection.question_bank import Question, QuestionBank, question_id_for
 from exampp.collection.topics import Topic
@@ -42,15 +42,12 @@ class Item:
     def key(self) -> str:
         return item_key(self.query_id, self.facet_id)
 
-    def text(self) -> str:
-        if self.facet_id is None:
-            return self.prompt.render(query_title=self.query_text)
-        return self.prompt.render(query_title=self.query_text, query_subtopic=self.facet_text or "")
-
     @property
     def task(self) -> Task:
         """What is asked: the prompt, rendered (an answer journaled for another prompt is stale)."""
-        return Task(self.key, self.text())
+        if self.facet_id is None:
+            return Task(self.key, self.prompt.render(query_title=self.query_text))
+        return Task(self.key, self.prompt.render(query_title=self.query_text, query_subtopic=self.facet_text or ""))
 
 
 def item_key(query_id: str, facet_id: str | None) -> str:
@@ -108,11 +105,6 @@ def reader(choice: PromptChoice) -> Callable[[str], list[dict[str, str]]]:
     return read
 
 
-def provenance(prompt: Prompt, temperature: float, outcome: Outcome) -> dict[str, Any]:
-    return {"model": outcome.model, "prompt": prompt.prompt_id, "temperature": temperature, "date": outcome.date,
-            "attempts": outcome.attempts}
-
-
 @dataclass(frozen=True)
 class Assembled:
     bank: QuestionBank
@@ -135,7 +127,7 @@ def assemble(answered: Iterable[tuple[Item, Outcome]], temperature: float, exist
     for item, outcome in answered:
         kept = by_query.setdefault(item.query_id, [])
         query_texts.setdefault(item.query_id, item.query_text)
-        info = provenance(item.prompt, temperature, outcome)
+        info = outcome.provenance(item.prompt, temperature)
         entries = outcome.value[:max_questions]
         importance = {entry["text"]: entry.get("importance") for entry in entries}
         texts = remove_near_duplicates([entry["text"] for entry in entries], kept_before=(q.text for q in kept))
