@@ -72,14 +72,13 @@ def responses_from_workspace(workspace: Workspace | PathLike, method: str | None
     grades (qa, multiple-choice). The exam is the workspace's question bank, else the graded questions.
     """
     from exampp.analysis.irt.responses import responses_from_grades
-    from exampp.api.workspace import as_workspace, stored_grades, workspace_runs
-    from exampp.collection.question_bank import read_question_bank
+    from exampp.api.workspace import as_workspace, stored_grades, workspace_bank, workspace_runs
     from exampp.scoring import exam_cover, questions_by_query, summarize
 
     ws = as_workspace(workspace)
     stored = stored_grades(ws, method)
     tau = stored.default_tau if tau is None else tau
-    bank = read_question_bank(ws.question_bank) if ws.question_bank.exists() else None
+    bank = workspace_bank(ws)
     exam = (bank.question_ids() if bank else {}) or questions_by_query(stored.grades)  # the bank read once
     runs = workspace_runs(ws, runs)
     responses = responses_from_grades(stored.grades, runs, exam, tau=tau, depth=depth)
