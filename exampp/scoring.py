@@ -19,6 +19,7 @@ from exampp.collection.qrels import Qrels, as_label, check_integer_labels
 from exampp.collection.runs import Ranked, Restart, Run, check_unique_name
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
 from exampp.errors import ExamppError
+
 # Means are rounded before ranking: two systems with the same per-query values in another
 # order must tie exactly, and float summation order would otherwise break such ties.
 SCORE_DECIMALS = 12
