@@ -270,6 +270,17 @@ def test_store_marks_accepts_and_unmarks_cascaded_pairs(tmp_path):
     assert rows == [("S", -1.0)]
 
 
+def test_store_looks_a_method_up_once_per_write_not_once_per_cascaded_pair(tmp_path):
+    def lookups(n: int) -> int:
+        with GradeStore(tmp_path / f"g{n}.sqlite") as store:
+            seen: list[str] = []
+            store._db.set_trace_callback(seen.append)
+            store.put_cascaded("S", [(keyed(f"p{i}", "a", 0.0), -3.0) for i in range(n)])
+        return sum("FROM methods" in statement for statement in seen)
+
+    assert lookups(100) == lookups(1) > 0
+
+
 def test_a_version_1_store_opens_and_becomes_version_2_with_its_first_cascaded_pair(tmp_path):
     path = tmp_path / "grades.sqlite"
     shutil.copy(REPO / "tests" / "data" / "grades-e1d8380-embedding-depth2.sqlite", path)
