@@ -35,7 +35,8 @@ from exampp.store import CascadeMark
 
 STAGE_NAME = "embedding"  # the first stage --cascade names
 BACKEND = "embedding"  # the backend that embeds for it unless another is given
-STAGE_VERSION = "embedding-logistic@v1"  # in the id its marks carry: bump it when FEATURES or STAGES change
+# In the id its marks carry: bump it when FEATURES or STAGES change (tests/test_cascade.py pins them).
+STAGE_VERSION = "embedding-logistic@v1"
 FEATURES = ("question-passage cosine", "passage-query cosine", "question-query cosine",
             "best question-passage cosine of the passage", "log(1 + passage words)")
 
