@@ -154,7 +154,7 @@ class FirstStage:
         return f"{STAGE_VERSION}:tau={self.tau}"
 
 
-# Fitted on FLAN-T5-large self-ratings of the 92,600 DL19 pairs of 20 queries (seed 19) by
+# Fitted on FLAN-T5-large self-ratings of the 39,400 DL19 pairs of 20 queries (seed 19; of 92,600 in all) by
 #   python benchmarks/cascade.py
 # per τ: weights of FEATURES and bias; per target recall of the pairs graded >= τ, the threshold
 # (recall_threshold on those pairs, rounded down to 4 decimals, so the recall there is reached).
