@@ -319,7 +319,7 @@ class GradeStore:
                 db.execute(_CASCADED_SCHEMA)
                 db.execute("UPDATE schema_version SET version = 2")
             written = self.put_many(hashed for hashed, _ in grades)
-            methods = {g.method_id: self._method_key(g.method_id) for (g, _, _), _ in grades}
+            methods = {m: self._method_key(m) for m in {g.method_id for (g, _, _), _ in grades}}  # one look each
             db.executemany(
                 "INSERT OR REPLACE INTO cascaded (method, passage_hash, question_hash, stage, score)"
                 " VALUES (?, ?, ?, ?, ?)",

@@ -2,6 +2,7 @@
 the store (marked, accepted, regraded) and in the runner, and ``exampp grade --cascade``."""
 from __future__ import annotations
 
+import hashlib
 import math
 import shutil
 import sqlite3
@@ -19,6 +20,7 @@ from exampp.grades import Grade, text_hash
 from exampp.grading.base import Pair
 from exampp.grading.cascade import (
     FEATURES,
+    STAGE_VERSION,
     STAGES,
     Cascade,
     CascadeError,
@@ -109,6 +111,14 @@ def test_shipped_stages_send_more_pairs_the_higher_the_recall():
         assert stage.tau == tau and len(stage.model.weights) == len(FEATURES)
         recalls = sorted(stage.thresholds)
         assert [stage.thresholds[r] for r in recalls] == sorted(stage.thresholds.values(), reverse=True)
+
+
+def test_shipped_stages_are_the_ones_their_version_names():
+    """A store's marks name STAGE_VERSION, not the weights: other FEATURES or STAGES under the same
+    version would read the old scores against the new thresholds. Changing them (re-running
+    benchmarks/cascade.py) means a new STAGE_VERSION, and this digest with it."""
+    digest = hashlib.sha256(repr((FEATURES, STAGES)).encode()).hexdigest()[:16]
+    assert (STAGE_VERSION, digest) == ("embedding-logistic@v1", "5dd93a3bce1714e6")
 
 
 # --- features and a toy first stage -------------------------------------------------------------
@@ -268,6 +278,17 @@ def test_store_marks_accepts_and_unmarks_cascaded_pairs(tmp_path):
         assert store.grades(METHOD)["grade"].tolist() == [5.0, 4.0, 0.0]
         rows = store._db.execute("SELECT stage, score FROM cascaded").fetchall()
     assert rows == [("S", -1.0)]
+
+
+def test_store_looks_a_method_up_once_per_write_not_once_per_cascaded_pair(tmp_path):
+    def lookups(n: int) -> int:
+        with GradeStore(tmp_path / f"g{n}.sqlite") as store:
+            seen: list[str] = []
+            store._db.set_trace_callback(seen.append)
+            store.put_cascaded("S", [(keyed(f"p{i}", "a", 0.0), -3.0) for i in range(n)])
+        return sum("FROM methods" in statement for statement in seen)
+
+    assert lookups(100) == lookups(1) > 0
 
 
 def test_a_version_1_store_opens_and_becomes_version_2_with_its_first_cascaded_pair(tmp_path):
