@@ -33,7 +33,7 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "corpus": ((str,), "passage corpus: file, irds:<dataset-id> or pyserini:<index-dir>"),
     "responses": ((str,), "generated responses (RAG answers) to segment and grade"),
     "grader": ((str,), "grading method, e.g. self-rating, qa(verify=llm), direct:thomas"),
-    "backend": ((str,), "backend: hf, openai, embedding, extractive [default: the method's]"),
+    "backend": ((str,), "backend: hf, openai, vllm, embedding, extractive [default: the method's]"),
     "model": ((str,), "model name or path (for openai: the served model's name)"),
     "base_url": ((str,), "OpenAI-compatible server's URL, e.g. http://localhost:8000/v1"),
     "api_key_env": ((str,), "environment variable holding the server's API key"),
@@ -44,6 +44,9 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "max_requests": ((int,), "requests a job may send at most"),
     "timeout": ((int, float), "seconds before a request is retried"),
     "max_retries": ((int,), "retries of a request"),
+    "gpu_memory_utilization": ((int, float), "vllm: share of each GPU's memory for weights and KV cache"),
+    "tensor_parallel_size": ((int,), "vllm: GPUs to split the model over"),
+    "max_model_len": ((int,), "vllm: context length (prompt and output) the engine plans for"),
     "depth": ((int,), "top-k passages of each run to pool"),
     "workspace": ((str,), "workspace folder (grade store, qrels/)"),
     "store": ((str,), "grade store file"),
@@ -57,7 +60,8 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
 }
 # options passed to the backend; one that a backend does not take is left out when it comes from the file
 BACKEND_KEYS = ("device", "dtype", "batch_size", "base_url", "api_key_env", "tokenizer", "max_input_tokens", "endpoint",
-                "concurrency", "max_requests", "timeout", "max_retries")
+                "concurrency", "max_requests", "timeout", "max_retries", "gpu_memory_utilization",
+                "tensor_parallel_size", "max_model_len")
 PATH_KEYS = ("topics", "bank", "corpus", "responses", "workspace", "store", "tokenizer")
 _SOURCE_PREFIXES = ("irds:", "pyserini:")
 _TOML_LINE = re.compile(r"at line (\d+)")

@@ -16,16 +16,18 @@ def backend_options(*, backend_help: str, model_help: str, chat_note: str = "") 
     ``backend_help``/``model_help`` say the command's defaults."""
     options = [
         click.option("--backend", help=f"Where the model runs: {', '.join(backend_names())}; hf: local HuggingFace, "
-                                       f"openai: any OpenAI-compatible server {backend_help}."),
+                                       "openai: any OpenAI-compatible server, vllm: vLLM's offline engine on your GPUs "
+                                       f"{backend_help}."),
         click.option("--model", help="hf: a local model folder (a path: absolute, ./..., ~/... or existing) or HF hub "
-                                     "id, read from the local HF cache when the hub cannot be reached; openai: the "
-                                     f"served model's name {model_help}."),
+                                     "id, read from the local HF cache when the hub cannot be reached; vllm: the same, "
+                                     f"a causal LM; openai: the served model's name {model_help}."),
         click.option("--device", help="auto (CUDA when torch sees a GPU, else the CPU), cpu, cuda or cuda:N "
                                       "[default: auto; the embedding backend: cpu]."),
         click.option("--chat/--no-chat", default=None,
-                     help="hf: wrap prompts in the model's chat template [default: when a decoder-only model has "
+                     help="hf, vllm: wrap prompts in the model's chat template [default: when a decoder-only model has "
                           f"one].{chat_note}"),
-        click.option("--dtype", help="Weights' dtype, e.g. bfloat16, float32 [default: bf16 on GPU, fp32 on CPU]."),
+        click.option("--dtype", help="Weights' dtype, e.g. bfloat16, float32 [default: bf16 on GPU, fp32 on CPU; "
+                                     "vllm: the checkpoint's, fp16 for fp32]."),
         click.option("--batch-size", type=click.IntRange(min=1),
                      help="Prompts per forward pass [default: from free memory]."),
         click.option("--base-url", help="openai: the server's URL, e.g. http://localhost:8000/v1 (vLLM, Ollama, "
@@ -47,6 +49,13 @@ def backend_options(*, backend_help: str, model_help: str, chat_note: str = "") 
         click.option("--max-input-tokens", type=click.IntRange(min=1),
                      help="openai: the served model's input length; passages are cut to fit (4 characters a token "
                           "without --tokenizer) [default: from --tokenizer's config; else prompts go as they are]."),
+        click.option("--gpu-memory-utilization", type=click.FloatRange(min=0, max=1, min_open=True),
+                     help="vllm: share of each GPU's memory for weights and KV cache [default: 0.9]."),
+        click.option("--tensor-parallel-size", type=click.IntRange(min=1),
+                     help="vllm: GPUs to split the model over [default: 1]."),
+        click.option("--max-model-len", type=click.IntRange(min=1),
+                     help="vllm: context length (prompt and answer) the engine plans for; passages are cut to fit "
+                          "[default: the model's]."),
     ]
 
     return _stacked(options)

@@ -17,7 +17,7 @@ CHARS_PER_TOKEN = 4  # the usual estimate for English text under BPE/SentencePie
 _T5_FAMILY = frozenset({"t5", "mt5", "umt5"})
 _T5_MAX_INPUT = 512  # what the T5 family was trained on (relative positions set no hard limit)
 _SANE_MAX_LENGTH = 1_000_000  # tokenizers without a limit report ~1e30
-_CAUSAL_OUTPUT_ROOM = 64  # positions a causal LM keeps free after the prompt for generated tokens
+CAUSAL_OUTPUT_ROOM = 64  # positions a causal LM keeps free after the prompt for generated tokens
 
 
 def fit_prompt(prompt: Prompt, context: str, fields: Mapping[str, str], *, max_tokens: int,
@@ -94,5 +94,5 @@ def max_input_tokens(config, tokenizer) -> int | None:
             return None
         limit = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None) or 512
     if config is not None and not config.is_encoder_decoder:
-        limit -= _CAUSAL_OUTPUT_ROOM
+        limit -= CAUSAL_OUTPUT_ROOM
     return limit

@@ -25,12 +25,13 @@ from transformers.modeling_outputs import BaseModelOutput
 
 from exampp.defaults import LLM_MODEL, TOP_LOGPROBS
 from exampp.errors import ModelLoadError
-from exampp.llm.backend import Backend, Capability, Labels, NextToken, Usage, next_token_scores
+from exampp.llm.backend import Capability, Labels, NextToken, Usage
 from exampp.llm.batching import Batcher, auto_batch_size
 from exampp.llm.device import resolve_device
-from exampp.llm.fitting import chat_format, count_tokens, fit_prompt, max_input_tokens, tokenizer_prefix
+from exampp.llm.fitting import max_input_tokens
 from exampp.llm.locate import locate_model
-from exampp.llm.prompt import Conversation, Prompt, as_text
+from exampp.llm.prompt import Conversation
+from exampp.llm.tokenized import TokenizedBackend
 
 _DTYPES = {
     "float32": torch.float32, "fp32": torch.float32,
@@ -47,28 +48,18 @@ _GREEDY_NEUTRAL = frozenset({
 })
 
 
-class HFBackend(Backend):
+class HFBackend(TokenizedBackend):
     """A loaded model with its tokenizer, device and batching policy. Build it with :meth:`load`."""
 
     capabilities = frozenset({Capability.GENERATE, Capability.LABEL_LOGPROBS, Capability.CONTINUATION})
 
     def __init__(self, name: str, tokenizer, model, device: torch.device, batch_size: int | None = None,
                  chat: bool | None = None) -> None:
-        self.tokenizer = tokenizer
         self.model = model
         self.device = device
         self.usage = Usage()
-        self.is_encoder_decoder = bool(model.config.is_encoder_decoder)
-        has_template = bool(getattr(tokenizer, "chat_template", None))
-        if chat and (self.is_encoder_decoder or not has_template):
-            raise ModelLoadError(f"model {name!r} has no chat template: leave out --chat")
-        self.chat = has_template and not self.is_encoder_decoder if chat is None else chat
-        # The judge's identity: prompts rendered through a chat template are another judge's input.
-        self.name = f"{name}+chat" if self.chat else name
-        # A decoder-only model continues "Answer:" with a space-led token; a seq2seq decoder or a chat
-        # model's reply starts afresh.
-        self.answer_lead = " " if not (self.is_encoder_decoder or self.chat) else ""
-        self.max_input_tokens = max_input_tokens(model.config, tokenizer)
+        self.read_prompts(name, tokenizer, encoder_decoder=bool(model.config.is_encoder_decoder), chat=chat,
+                          max_input_tokens=max_input_tokens(model.config, tokenizer))
         if tokenizer.pad_token is None:  # GPT-2 style tokenizers: pad with end-of-text (masked anyway)
             tokenizer.pad_token = tokenizer.eos_token
         if not self.is_encoder_decoder:
@@ -80,7 +71,6 @@ class HFBackend(Backend):
             {} if self.is_encoder_decoder or "logits_to_keep" not in inspect.signature(model.forward).parameters
             else {"logits_to_keep": 1}
         )
-        self._token_texts: dict[int, str] = {}  # token id -> its text as generated output decodes it
 
     @classmethod
     def open(cls, model: str | None = None, *, device: str = "auto", dtype: str = "auto",
@@ -113,23 +103,6 @@ class HFBackend(Backend):
         """True when greedy generation's first token is the argmax of :meth:`first_token_logprobs`:
         the model's generation config adds nothing that changes the first step's distribution."""
         return set(self.model.generation_config.to_diff_dict()) <= _GREEDY_NEUTRAL
-
-    # --- prompts ---------------------------------------------------------------------------
-
-    def count_tokens(self, text: str) -> int:
-        """Tokens of ``text`` as a model input, special tokens (and the chat format) included."""
-        return count_tokens(self.tokenizer, text, chat=self.chat)
-
-    def format(self, prompt: str | Conversation) -> str:
-        """The prompt as the model reads it: in the chat template for chat models, else its text
-        (a conversation's turns one after another)."""
-        return chat_format(self.tokenizer, prompt) if self.chat else as_text(prompt)
-
-    def fit(self, prompt: Prompt, *, context: str, **fields: str) -> str:
-        """``prompt`` rendered with ``fields``, its context cut (token-wise, at the end) so the whole
-        prompt fits :attr:`max_input_tokens`. Only the context is cut; a context that fits is kept as is."""
-        return fit_prompt(prompt, context, fields, max_tokens=self.max_input_tokens, count=self.count_tokens,
-                          prefix=tokenizer_prefix(self.tokenizer, context))
 
     # --- inference -------------------------------------------------------------------------
 
@@ -172,17 +145,10 @@ class HFBackend(Backend):
         results = self.first_token_or_generate(prompts, no_label, max_new_tokens=max_new_tokens)
         return [self._label_scores(row, labels, text) for row, text in results]
 
-    def token_text(self, token_id: int) -> str:
-        """A token's text as generated output decodes it (special tokens and ids beyond the vocabulary: "")."""
-        text = self._token_texts.get(token_id)
-        if text is None:
-            text = self._token_texts[token_id] = self.tokenizer.decode([token_id], skip_special_tokens=True)
-        return text
-
     def _label_scores(self, logprobs: torch.Tensor, labels: Labels, text: str | None) -> NextToken:
         top = torch.topk(logprobs, min(TOP_LOGPROBS, len(logprobs)))
-        ranked = [(self.token_text(t), v) for v, t in zip(top.values.tolist(), top.indices.tolist())]
-        return next_token_scores(ranked, ranked[0][0], labels, text)
+        ranked = list(zip(top.indices.tolist(), top.values.tolist()))
+        return self.token_scores(ranked, ranked[0][0], labels, text)
 
     def continuation_logprobs(self, prompts: Sequence[str], continuations: Sequence[str]) -> list[tuple[float, int]]:
         """Per (prompt, continuation): the summed log-probability of the continuation's tokens given the
@@ -197,16 +163,6 @@ class HFBackend(Backend):
         return self.batcher.map(self._continuation_batch, items, lengths)
 
     # --- batches ---------------------------------------------------------------------------
-
-    def _encode(self, prompts: Sequence[str | Conversation]) -> list[list[int]]:
-        if not prompts:
-            return []
-        # A chat template writes the special tokens itself.
-        ids = self.tokenizer([self.format(p) for p in prompts], truncation=True, add_special_tokens=not self.chat,
-                             max_length=self.max_input_tokens)["input_ids"]
-        self.usage.requests += len(ids)
-        self.usage.prompt_tokens += sum(map(len, ids))
-        return ids
 
     def _map(self, fn, prompts: Sequence[str | Conversation]) -> list:
         ids = self._encode(prompts)
