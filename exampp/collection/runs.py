@@ -114,29 +114,21 @@ def _ranking(docs: Mapping[str, float]) -> list[RankedDoc]:
     return trec_order(RankedDoc(docid, score) for docid, score in docs.items())
 
 
-def read_run(path: PathLike, name: str | None = None) -> Run:
+def read_run(path: PathLike, name: str | None = None, depth: int | None = None) -> Run:
     """Read a TREC run file (plain or gzipped, ``-`` for standard input; ``#`` lines are comments).
 
-    The run's name is its runid column (the first one seen) unless ``name`` is given.
+    The run's name is its runid column (the first one seen) unless ``name`` is given. ``depth``
+    keeps each query's top-``depth`` documents only: a run file grouped by query is then read
+    in the memory of one query plus what is kept.
     """
-    shown = display_name(path)
-    per_query: dict[str, dict[str, float]] = {}
-    lines: dict[str, int] = {}
-    tag: str | None = None
-    with InputLines(path) as source:
-        for line in _run_lines(source, shown):
-            lineno, qid, _, _, runid = line
-            docs = per_query.get(qid)
-            if docs is None:
-                docs = per_query[qid] = {}
-                lines[qid] = lineno
-            _add(docs, line, shown)
-            if tag is None:
-                tag = runid
-    if not per_query:
-        raise InputError(shown, None, "empty run: no result lines")
-    rankings = {q: _ranking(per_query.pop(q)) for q in list(per_query)}
-    return Run(name or tag or shown, rankings, shown if is_stdio(path) else Path(path), lines)
+    source = RunFile(path)
+    rankings: dict[str, list[RankedDoc]] = {}
+    for block in source.blocks():
+        if isinstance(block, Restart):
+            rankings.clear()
+        else:
+            rankings[block[0]] = block[1][:depth]
+    return Run(name or source.name, rankings, source.path, source.lines)
 
 
 class RunFile:
@@ -257,14 +249,15 @@ def run_paths(source: PathLike | Iterable[PathLike]) -> list[Path | str]:
     return paths
 
 
-def read_runs(source: PathLike | Iterable[PathLike]) -> dict[str, Run]:
-    """Read a directory of runs, or a list of run files/directories, keyed by run name.
+def read_runs(source: PathLike | Iterable[PathLike], depth: int | None = None) -> dict[str, Run]:
+    """Read a directory of runs, or a list of run files/directories, keyed by run name (each
+    query's top-``depth`` documents only, when given: see :func:`read_run`).
 
     Two files with the same runid are an error: the leaderboard would silently merge them.
     """
     runs: dict[str, Run] = {}
     for path in run_paths(source):
-        run = read_run(path)
+        run = read_run(path, depth=depth)
         check_unique_name(runs, run)
         runs[run.name] = run
     return runs
