@@ -94,3 +94,15 @@ def test_invalid_utf8_is_named_by_line(tmp_path: Path):
     path.write_bytes(b"q1 Q0 d1 1 1 s\nq1 Q0 d\xff 2 1 s\n")
     with pytest.raises(InputError, match=r"r\.run:2: not valid UTF-8 \(byte 0xff at column 8\)"):
         read_run(path)
+
+
+def test_rankings_with_many_ties_are_in_trec_eval_order(tmp_path: Path):
+    import random
+
+    from exampp.collection.runs import RankedDoc, trec_order
+
+    rng = random.Random(7)
+    docs = {f"d{rng.randrange(10**6)}": rng.choice([1.0, 0.5, -0.0, 0.0, 2.0, rng.random()]) for _ in range(300)}
+    path = tmp_path / "ties.run"
+    path.write_text("".join(f"q Q0 {d} 0 {s!r} s\n" for d, s in docs.items()))
+    assert read_run(path).rankings["q"] == trec_order(RankedDoc(d, s) for d, s in docs.items())

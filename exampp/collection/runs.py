@@ -11,6 +11,7 @@ query as runs are written (a run that is not, or a pipe that cannot be read agai
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import math
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
@@ -148,7 +149,7 @@ def _fast_lines(data: bytes, first: int) -> _Lines | None:
         return None
     count = data.count(b"\n") + (not data.endswith(b"\n"))
     try:
-        frame = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, dtype=str, na_filter=False,
+        frame = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, dtype=object, na_filter=False,
                             quoting=csv.QUOTE_NONE, engine="c")
     except (ValueError, pd.errors.ParserError):  # a line with more columns than the first
         return None
@@ -195,6 +196,9 @@ def _segments(qids: list[str]) -> Iterator[tuple[str, int, int]]:
     return ((qids[start], start, end) for start, end in zip(cuts, cuts[1:]))
 
 
+_ranked_doc = functools.partial(tuple.__new__, RankedDoc)  # RankedDoc((docid, score)) without Python-level __new__
+
+
 class _Docs:
     """One query's documents as they are read; a docid twice is an error naming its second line."""
 
@@ -220,9 +224,23 @@ class _Docs:
         self.scores += lines.scores[start:end]
 
     def ranking(self) -> list[RankedDoc]:
-        """trec_eval's order (as :func:`trec_order`): (score, docid) pairs are unique, so sorting
-        them descending is that order."""
-        return [RankedDoc(docid, score) for score, docid in sorted(zip(self.scores, self.docids), reverse=True)]
+        """trec_eval's order (as :func:`trec_order`): score descending, then equal scores by
+        docid descending."""
+        import numpy as np
+
+        if not self.docids:
+            return []
+        scores = np.array(self.scores)
+        order = np.argsort(-scores, kind="stable")
+        ranked = scores[order]
+        order = order.tolist()
+        ties = np.flatnonzero(ranked[1:] == ranked[:-1]).tolist()  # i: ranks i and i + 1 have one score
+        starts = [i for k, i in enumerate(ties) if k == 0 or ties[k - 1] != i - 1]
+        ends = [i + 2 for k, i in enumerate(ties) if k == len(ties) - 1 or ties[k + 1] != i + 1]
+        for start, end in zip(starts, ends):  # each stretch of equal scores: docids descending
+            order[start:end] = sorted(order[start:end], key=self.docids.__getitem__, reverse=True)
+        docids = [self.docids[i] for i in order]
+        return list(map(_ranked_doc, zip(docids, [self.scores[i] for i in order])))
 
 
 def read_run(path: PathLike, name: str | None = None, depth: int | None = None) -> Run:
