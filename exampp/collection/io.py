@@ -175,12 +175,39 @@ class InputLines:
             if not data:
                 return
             self.lineno += 1
+            yield self.lineno, decode_line(data, self.name, self.lineno)
+
+    @property
+    def plain_file(self) -> bool:
+        """Whether the input is a regular file read as it is (not gzipped, not a pipe): what
+        :meth:`chunks` reads."""
+        return self._owned is not None and self._stream is self._owned and self._owned.seekable()
+
+    def chunks(self, size: int = 1 << 22) -> Iterator[tuple[int, bytes]]:
+        """The rest of a :attr:`plain_file` in pieces of about ``size`` bytes that end with a line:
+        ``(number of the piece's first line, bytes)``; :func:`decode_line` decodes a line of it
+        as iterating would."""
+        while True:
             try:
-                line = data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(self.name, self.lineno,
-                                 f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {exc.start + 1})") from None
-            yield self.lineno, line.rstrip("\r\n")
+                data = self._stream.read(size)
+                if data and not data.endswith(b"\n"):
+                    data += self._stream.readline()
+            except OSError as exc:
+                raise InputError(self.name, self.lineno or None, f"cannot read: {exc}") from None
+            if not data:
+                return
+            first = self.lineno + 1
+            self.lineno += data.count(b"\n") + (not data.endswith(b"\n"))
+            yield first, data
+
+
+def decode_line(data: bytes, name: str, lineno: int) -> str:
+    """A line's bytes as text without its line break; invalid UTF-8 is an InputError at ``name:lineno``."""
+    try:
+        line = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(name, lineno, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {exc.start + 1})") from None
+    return line.rstrip("\r\n")
 
 
 def iter_lines(source: PathLike) -> Iterator[tuple[int, str]]:

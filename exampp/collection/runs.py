@@ -10,14 +10,17 @@ query as runs are written (a run that is not, or a pipe that cannot be read agai
 """
 from __future__ import annotations
 
+import csv
+import functools
+import io
 import math
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from exampp.collection.ids import check_id, check_query_id, line_problem
-from exampp.collection.io import InputLines, PathLike, atomic_write, display_name, is_stdio
+from exampp.collection.io import InputLines, PathLike, atomic_write, decode_line, display_name, is_stdio
 from exampp.errors import InputError
 
 RUN_SUFFIXES = (".gz", ".run", ".txt", ".trec", ".tsv")
@@ -103,40 +106,158 @@ def _run_lines(lines: Iterable[tuple[int, str]], name: str) -> Iterator[_Line]:
         yield lineno, cols[0], cols[2], score, cols[5]
 
 
-def _add(docs: dict[str, float], line: _Line, name: str) -> None:
-    lineno, qid, docid, score, _ = line
-    if docid in docs:
-        raise InputError(name, lineno, f"duplicate docid {docid!r} in query {qid!r}")
-    docs[docid] = score
+class _Lines(NamedTuple):
+    """Consecutive result lines of a run file, column by column."""
+
+    linenos: Sequence[int]
+    qids: list[str]
+    docids: list[str]
+    scores: list[float]
+    runids: list[str]
 
 
-def _ranking(docs: Mapping[str, float]) -> list[RankedDoc]:
-    return trec_order(RankedDoc(docid, score) for docid, score in docs.items())
+# Bytes a piece of a run file may hold to be read by pandas' C parser: printable ASCII but '#'
+# (a comment line), the space, the tab and the newline. Anything else goes the plain way, line
+# by line, so that what is read, and each error's message and line, stay the same.
+_FAST_BYTES = bytes(range(0x20, 0x7F)).replace(b"#", b"") + b"\t\n"
+_BATCH = 1 << 16  # result lines handed on together by the plain way
+_CHUNK = 1 << 22  # bytes of a run file parsed at a time
 
 
-def read_run(path: PathLike, name: str | None = None) -> Run:
+def _result_lines(source: InputLines, name: str) -> Iterator[_Lines]:
+    """The result lines of a run file in pieces: a regular file (not gzipped) with pandas' C
+    parser, a piece at a time, each piece it cannot vouch for (comments, blank lines, other
+    bytes, a missing or bad column) and every other input with :func:`_run_lines`."""
+    if not source.plain_file:
+        yield from _batches(_run_lines(source, name))
+        return
+    for first, data in source.chunks(_CHUNK):
+        fast = _fast_lines(data, first)
+        if fast is not None:
+            yield fast
+        else:
+            lines = (decode_line(line, name, n) for n, line in enumerate(data.splitlines(keepends=True), first))
+            yield from _batches(_run_lines(enumerate(lines, first), name))
+
+
+def _fast_lines(data: bytes, first: int) -> _Lines | None:
+    """Result lines of ``data`` (whole lines, the first numbered ``first``) read as
+    :func:`_run_lines` reads them, or None when that cannot be vouched for."""
+    import pandas as pd
+
+    if data.translate(None, _FAST_BYTES):
+        return None
+    count = data.count(b"\n") + (not data.endswith(b"\n"))
+    try:
+        frame = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, dtype=object, na_filter=False,
+                            quoting=csv.QUOTE_NONE, engine="c")
+    except (ValueError, pd.errors.ParserError):  # a line with more columns than the first
+        return None
+    # One row per line (no blank line skipped), six columns, none missing on a shorter line.
+    if frame.shape != (count, 6) or frame[5].isna().any() or (frame[5] == "").any():
+        return None
+    try:
+        scores = list(map(float, frame[4]))  # exactly as the plain way converts them
+    except ValueError:
+        return None
+    if any(score != score for score in scores):  # NaN
+        return None
+    return _Lines(range(first, first + count), frame[0].tolist(), frame[2].tolist(), scores, frame[5].tolist())
+
+
+def _batches(lines: Iterable[_Line]) -> Iterator[_Lines]:
+    """Lines in :class:`_Lines` pieces; the lines before an error are handed on before it is raised."""
+    batch: list[_Line] = []
+    try:
+        for line in lines:
+            batch.append(line)
+            if len(batch) >= _BATCH:
+                yield _columns(batch)
+                batch = []
+    except InputError:
+        if batch:
+            yield _columns(batch)
+        raise
+    if batch:
+        yield _columns(batch)
+
+
+def _columns(batch: list[_Line]) -> _Lines:
+    linenos, qids, docids, scores, runids = zip(*batch)
+    return _Lines(linenos, list(qids), list(docids), list(scores), list(runids))
+
+
+def _segments(qids: list[str]) -> Iterator[tuple[str, int, int]]:
+    """``(qid, start, end)`` of each run of equal consecutive query ids."""
+    import numpy as np
+
+    ids = np.array(qids, dtype=object)
+    cuts = [0, *(np.flatnonzero(ids[1:] != ids[:-1]) + 1).tolist(), len(qids)]
+    return ((qids[start], start, end) for start, end in zip(cuts, cuts[1:]))
+
+
+_ranked_doc = functools.partial(tuple.__new__, RankedDoc)  # RankedDoc((docid, score)) without Python-level __new__
+
+
+class _Docs:
+    """One query's documents as they are read; a docid twice is an error naming its second line."""
+
+    def __init__(self) -> None:
+        self.docids: list[str] = []
+        self.scores: list[float] = []
+        self._seen: set[str] = set()
+
+    def __bool__(self) -> bool:
+        return bool(self.docids)
+
+    def add(self, lines: _Lines, start: int, end: int, qid: str, name: str) -> None:
+        docids = lines.docids[start:end]
+        new = set(docids)
+        if len(new) != len(docids) or not self._seen.isdisjoint(new):
+            seen = set(self._seen)
+            for lineno, docid in zip(lines.linenos[start:end], docids):
+                if docid in seen:
+                    raise InputError(name, lineno, f"duplicate docid {docid!r} in query {qid!r}")
+                seen.add(docid)
+        self._seen |= new
+        self.docids += docids
+        self.scores += lines.scores[start:end]
+
+    def ranking(self) -> list[RankedDoc]:
+        """trec_eval's order (as :func:`trec_order`): score descending, then equal scores by
+        docid descending."""
+        import numpy as np
+
+        if not self.docids:
+            return []
+        scores = np.array(self.scores)
+        order = np.argsort(-scores, kind="stable")
+        ranked = scores[order]
+        order = order.tolist()
+        ties = np.flatnonzero(ranked[1:] == ranked[:-1]).tolist()  # i: ranks i and i + 1 have one score
+        starts = [i for k, i in enumerate(ties) if k == 0 or ties[k - 1] != i - 1]
+        ends = [i + 2 for k, i in enumerate(ties) if k == len(ties) - 1 or ties[k + 1] != i + 1]
+        for start, end in zip(starts, ends):  # each stretch of equal scores: docids descending
+            order[start:end] = sorted(order[start:end], key=self.docids.__getitem__, reverse=True)
+        docids = [self.docids[i] for i in order]
+        return list(map(_ranked_doc, zip(docids, [self.scores[i] for i in order])))
+
+
+def read_run(path: PathLike, name: str | None = None, depth: int | None = None) -> Run:
     """Read a TREC run file (plain or gzipped, ``-`` for standard input; ``#`` lines are comments).
 
-    The run's name is its runid column (the first one seen) unless ``name`` is given.
+    The run's name is its runid column (the first one seen) unless ``name`` is given. ``depth``
+    keeps each query's top-``depth`` documents only: a run file grouped by query is then read
+    in the memory of one query plus what is kept.
     """
-    shown = display_name(path)
-    per_query: dict[str, dict[str, float]] = {}
-    lines: dict[str, int] = {}
-    tag: str | None = None
-    with InputLines(path) as source:
-        for line in _run_lines(source, shown):
-            lineno, qid, _, _, runid = line
-            docs = per_query.get(qid)
-            if docs is None:
-                docs = per_query[qid] = {}
-                lines[qid] = lineno
-            _add(docs, line, shown)
-            if tag is None:
-                tag = runid
-    if not per_query:
-        raise InputError(shown, None, "empty run: no result lines")
-    rankings = {q: _ranking(per_query.pop(q)) for q in list(per_query)}
-    return Run(name or tag or shown, rankings, shown if is_stdio(path) else Path(path), lines)
+    source = RunFile(path)
+    rankings: dict[str, list[RankedDoc]] = {}
+    for block in source.blocks():
+        if isinstance(block, Restart):
+            rankings.clear()
+        else:
+            rankings[block[0]] = block[1][:depth]
+    return Run(name or source.name, rankings, source.path, source.lines)
 
 
 class RunFile:
@@ -180,32 +301,32 @@ class RunFile:
               hold: bool) -> Iterator[Block]:
         # Every query's documents are read and checked (a repeated docid is an error, as in
         # read_run); only the wanted ones are handed out.
-        held: dict[str, dict[str, float]] = {}
+        held: dict[str, _Docs] = {}
         current: str | None = None
-        docs: dict[str, float] = {}
+        docs = _Docs()
 
-        def wanted(qid: str | None, docs: dict[str, float]) -> bool:
+        def wanted(qid: str | None, docs: _Docs) -> bool:
             return qid is not None and bool(docs) and (queries is None or qid in queries)
 
-        for line in _run_lines(source, shown):
-            lineno, qid, _, _, runid = line
+        for lines in _result_lines(source, shown):
             if self.name is None:
-                self.name = runid
-            if qid != current:
-                if qid in self.lines and not hold:
-                    raise _Ungrouped
-                if not hold and wanted(current, docs):
-                    yield current, _ranking(docs)
-                current, docs = qid, held.setdefault(qid, {}) if hold else {}
-                self.lines.setdefault(qid, lineno)
-            _add(docs, line, shown)
+                self.name = lines.runids[0]
+            for qid, start, end in _segments(lines.qids):
+                if qid != current:
+                    if qid in self.lines and not hold:
+                        raise _Ungrouped
+                    if not hold and wanted(current, docs):
+                        yield current, docs.ranking()
+                    current, docs = qid, held.setdefault(qid, _Docs()) if hold else _Docs()
+                    self.lines.setdefault(qid, lines.linenos[start])
+                docs.add(lines, start, end, qid, shown)
         if hold:
             for qid in list(held):  # each query's documents go as its ranking is handed out
                 docs = held.pop(qid)
                 if wanted(qid, docs):
-                    yield qid, _ranking(docs)
+                    yield qid, docs.ranking()
         elif wanted(current, docs):
-            yield current, _ranking(docs)
+            yield current, docs.ranking()
 
 
 class _Ungrouped(Exception):
@@ -257,14 +378,15 @@ def run_paths(source: PathLike | Iterable[PathLike]) -> list[Path | str]:
     return paths
 
 
-def read_runs(source: PathLike | Iterable[PathLike]) -> dict[str, Run]:
-    """Read a directory of runs, or a list of run files/directories, keyed by run name.
+def read_runs(source: PathLike | Iterable[PathLike], depth: int | None = None) -> dict[str, Run]:
+    """Read a directory of runs, or a list of run files/directories, keyed by run name (each
+    query's top-``depth`` documents only, when given: see :func:`read_run`).
 
     Two files with the same runid are an error: the leaderboard would silently merge them.
     """
     runs: dict[str, Run] = {}
     for path in run_paths(source):
-        run = read_run(path)
+        run = read_run(path, depth=depth)
         check_unique_name(runs, run)
         runs[run.name] = run
     return runs

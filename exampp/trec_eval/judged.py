@@ -6,6 +6,7 @@ relevance level act on all measures alike.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 from dataclasses import dataclass
 
 NONPOOL = -1
@@ -49,7 +50,8 @@ class JudgedRanking:
 def judge(docids: Sequence[str], judgments: Mapping[str, int], settings: Settings) -> JudgedRanking:
     """Join a ranking (in trec_eval order, already cut to ``-M``) with one query's judgments."""
     level = settings.relevance_level
-    rels = [_relevance(judgments.get(docid)) for docid in docids]
+    relevance = {docid: _relevance(grade) for docid, grade in judgments.items()}  # the judged few, once
+    rels = list(map(relevance.get, docids, repeat(NONPOOL)))
     if settings.judged_only:
         rels = [r for r in rels if r >= 0]
     rel_levels = [0] * (max(judgments.values(), default=-1) + 1)
