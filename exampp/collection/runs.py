@@ -144,6 +144,7 @@ def _result_lines(source: InputLines, name: str) -> Iterator[_Lines]:
 def _fast_lines(data: bytes, first: int) -> _Lines | None:
     """Result lines of ``data`` (whole lines, the first numbered ``first``) read as
     :func:`_run_lines` reads them, or None when that cannot be vouched for."""
+    import numpy as np
     import pandas as pd
 
     if data.translate(None, _FAST_BYTES):
@@ -161,7 +162,7 @@ def _fast_lines(data: bytes, first: int) -> _Lines | None:
         scores = list(map(float, frame[4]))  # exactly as the plain way converts them
     except ValueError:
         return None
-    if any(score != score for score in scores):  # NaN
+    if np.isnan(np.array(scores)).any():
         return None
     return _Lines(range(first, first + count), frame[0].tolist(), frame[2].tolist(), scores, frame[5].tolist())
 
