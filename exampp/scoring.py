@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from exampp.collection.qrels import Qrels, as_label, check_integer_labels
@@ -87,10 +88,10 @@ def facet_labels(grades: pd.DataFrame, facet_of: Mapping[str, str | None]) -> Qr
 def _restrict(grades: pd.DataFrame, questions: Mapping[str, Collection[str]] | None) -> pd.DataFrame:
     if questions is None:
         return grades
-    allowed = {(q, qu) for q, ids in questions.items() for qu in ids}
-    # .tolist(): iterating a pandas (Arrow) string column item by item is several times slower
-    keep = [(q, qu) in allowed for q, qu in zip(grades["query_id"].tolist(), grades["question_id"].tolist())]
-    return grades.loc[keep]  # not grades[keep]: an empty list there selects no columns
+    allowed = pd.MultiIndex.from_tuples([(q, qu) for q, ids in questions.items() for qu in ids],
+                                        names=["query_id", "question_id"])
+    keep = pd.MultiIndex.from_frame(grades[["query_id", "question_id"]]).isin(allowed)
+    return grades.loc[keep]  # not grades[keep]: an empty mask there selects no columns
 
 
 def answered_questions(grades: pd.DataFrame, tau: float) -> dict[tuple[str, str], frozenset[str]]:
@@ -126,25 +127,48 @@ def exam_cover(
 
     Returns columns ``run, query_id, covered, total, cover`` (covered/total are integer counts).
     """
+    _check_grades(grades)
     if questions is None:
         questions = questions_by_query(grades)
-    answered = answered_questions(_restrict(grades, questions), tau)
-    pooled: dict[str, set[str]] = defaultdict(set)
+        hits = grades[grades["grade"] >= tau]  # every question is in the exam: nothing to restrict
+    else:
+        hits = _restrict(grades[grades["grade"] >= tau], questions)
+    masks = _answer_masks(hits)
+    qids = sorted(questions)
+    covered = {(name, qid): _covered_mask(runs[name], qid, depth, masks.get(qid, {})) for name in runs for qid in qids}
+    pooled: dict[str, int] = defaultdict(int)
     if normalized:
-        for run in runs.values():
-            for qid in questions:
-                for doc in run.top(qid, depth):
-                    pooled[qid] |= answered.get((qid, doc.docid), frozenset())
+        for (_, qid), mask in covered.items():
+            pooled[qid] |= mask
     rows = []
     for name in sorted(runs):
-        run = runs[name]
-        for qid in sorted(questions):
-            total = len(pooled[qid]) if normalized else len(questions[qid])
-            covered: set[str] = set()
-            for doc in run.top(qid, depth):
-                covered |= answered.get((qid, doc.docid), frozenset())
-            rows.append((name, qid, len(covered), total, len(covered) / total if total else 0.0))
+        for qid in qids:
+            total = pooled[qid].bit_count() if normalized else len(questions[qid])
+            count = covered[name, qid].bit_count()
+            rows.append((name, qid, count, total, count / total if total else 0.0))
     return pd.DataFrame(rows, columns=["run", "query_id", "covered", "total", "cover"])
+
+
+def _answer_masks(hits: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """query -> passage -> the questions it answers as a bit set (bit i: the query's i-th
+    question), so that a ranking's distinct answered questions are an OR and a bit count."""
+    masks: dict[str, dict[str, int]] = {}
+    for qid, group in hits.groupby("query_id", sort=False):
+        passage_codes, passages = pd.factorize(group["passage_id"])
+        question_codes, questions = pd.factorize(group["question_id"])
+        answers = np.zeros((len(passages), len(questions)), dtype=bool)
+        answers[passage_codes, question_codes] = True
+        packed = np.packbits(answers, axis=1)
+        masks[qid] = {passage: int.from_bytes(row.tobytes(), "big") for passage, row in zip(passages.tolist(), packed)}
+    return masks
+
+
+def _covered_mask(run: Run, qid: str, depth: int | None, masks: Mapping[str, int]) -> int:
+    """The questions the run's top-``depth`` passages for ``qid`` answer, as a bit set."""
+    covered = 0
+    for doc in run.top(qid, depth):
+        covered |= masks.get(doc.docid, 0)
+    return covered
 
 
 def summarize(per_query: pd.DataFrame, value: str = "cover") -> pd.DataFrame:

@@ -106,3 +106,13 @@ def test_rankings_with_many_ties_are_in_trec_eval_order(tmp_path: Path):
     path = tmp_path / "ties.run"
     path.write_text("".join(f"q Q0 {d} 0 {s!r} s\n" for d, s in docs.items()))
     assert read_run(path).rankings["q"] == trec_order(RankedDoc(d, s) for d, s in docs.items())
+
+
+@pytest.mark.parametrize("depth", [None, 0, 1, 2, 3, 5, -1])
+def test_read_run_depth_keeps_the_top_of_the_whole_ranking(tmp_path, depth):
+    # ties across the cut: the kept documents are the whole ranking's first ones (docid descending)
+    path = tmp_path / "r.run"
+    path.write_text("q1 Q0 a 1 1.0 r\nq1 Q0 c 2 2.0 r\nq1 Q0 b 3 1.0 r\nq1 Q0 d 4 1.0 r\nq2 Q0 x 1 0.5 r\n")
+    whole = read_run(path)
+    assert read_run(path, depth=depth).rankings == {q: docs[:depth] for q, docs in whole.rankings.items()}
+    assert [d.docid for d in whole.rankings["q1"]] == ["c", "d", "b", "a"]

@@ -14,6 +14,7 @@ import csv
 import functools
 import io
 import math
+import operator
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,6 +144,7 @@ def _result_lines(source: InputLines, name: str) -> Iterator[_Lines]:
 def _fast_lines(data: bytes, first: int) -> _Lines | None:
     """Result lines of ``data`` (whole lines, the first numbered ``first``) read as
     :func:`_run_lines` reads them, or None when that cannot be vouched for."""
+    import numpy as np
     import pandas as pd
 
     if data.translate(None, _FAST_BYTES):
@@ -160,7 +162,7 @@ def _fast_lines(data: bytes, first: int) -> _Lines | None:
         scores = list(map(float, frame[4]))  # exactly as the plain way converts them
     except ValueError:
         return None
-    if any(score != score for score in scores):  # NaN
+    if np.isnan(np.array(scores)).any():
         return None
     return _Lines(range(first, first + count), frame[0].tolist(), frame[2].tolist(), scores, frame[5].tolist())
 
@@ -223,9 +225,9 @@ class _Docs:
         self.docids += docids
         self.scores += lines.scores[start:end]
 
-    def ranking(self) -> list[RankedDoc]:
+    def ranking(self, depth: int | None = None) -> list[RankedDoc]:
         """trec_eval's order (as :func:`trec_order`): score descending, then equal scores by
-        docid descending."""
+        docid descending; the first ``depth`` documents only, when given."""
         import numpy as np
 
         if not self.docids:
@@ -239,8 +241,11 @@ class _Docs:
         ends = [i + 2 for k, i in enumerate(ties) if k == len(ties) - 1 or ties[k + 1] != i + 1]
         for start, end in zip(starts, ends):  # each stretch of equal scores: docids descending
             order[start:end] = sorted(order[start:end], key=self.docids.__getitem__, reverse=True)
-        docids = [self.docids[i] for i in order]
-        return list(map(_ranked_doc, zip(docids, [self.scores[i] for i in order])))
+        order = order[:depth]
+        if len(order) < 2:  # itemgetter of one index gives the item, not a tuple
+            return [RankedDoc(self.docids[i], self.scores[i]) for i in order]
+        pick = operator.itemgetter(*order)
+        return list(map(_ranked_doc, zip(pick(self.docids), pick(self.scores))))
 
 
 def read_run(path: PathLike, name: str | None = None, depth: int | None = None) -> Run:
@@ -252,11 +257,11 @@ def read_run(path: PathLike, name: str | None = None, depth: int | None = None) 
     """
     source = RunFile(path)
     rankings: dict[str, list[RankedDoc]] = {}
-    for block in source.blocks():
+    for block in source.blocks(depth=depth):
         if isinstance(block, Restart):
             rankings.clear()
         else:
-            rankings[block[0]] = block[1][:depth]
+            rankings[block[0]] = block[1]
     return Run(name or source.name, rankings, source.path, source.lines)
 
 
@@ -278,17 +283,18 @@ class RunFile:
     def query_ids(self) -> list[str]:
         return sorted(self.lines)
 
-    def blocks(self, queries: Collection[str] | None = None) -> Iterator[Block | Restart]:
-        """Each query's ranking in trec_eval order (only those in ``queries`` when given), as
-        soon as the file moves on to another query; :data:`RESTART` when it comes back to a
-        query it had left, after which every ranking follows again, whole."""
+    def blocks(self, queries: Collection[str] | None = None, depth: int | None = None) -> Iterator[Block | Restart]:
+        """Each query's ranking in trec_eval order (only those in ``queries`` when given; its
+        top ``depth`` only, when given), as soon as the file moves on to another query;
+        :data:`RESTART` when it comes back to a query it had left, after which every ranking
+        follows again, whole."""
         shown = display_name(self._source)
         with InputLines(self._source) as source:
             hold = not source.rewind()  # a pipe: a ranking is only known complete at the end
             while True:
                 self.lines = {}
                 try:
-                    yield from self._read(source, shown, queries, hold)
+                    yield from self._read(source, shown, queries, hold, depth)
                     break
                 except _Ungrouped:
                     source.rewind()
@@ -298,7 +304,7 @@ class RunFile:
             raise InputError(shown, None, "empty run: no result lines")
 
     def _read(self, source: InputLines, shown: str, queries: Collection[str] | None,
-              hold: bool) -> Iterator[Block]:
+              hold: bool, depth: int | None) -> Iterator[Block]:
         # Every query's documents are read and checked (a repeated docid is an error, as in
         # read_run); only the wanted ones are handed out.
         held: dict[str, _Docs] = {}
@@ -316,7 +322,7 @@ class RunFile:
                     if qid in self.lines and not hold:
                         raise _Ungrouped
                     if not hold and wanted(current, docs):
-                        yield current, docs.ranking()
+                        yield current, docs.ranking(depth)
                     current, docs = qid, held.setdefault(qid, _Docs()) if hold else _Docs()
                     self.lines.setdefault(qid, lines.linenos[start])
                 docs.add(lines, start, end, qid, shown)
@@ -324,9 +330,9 @@ class RunFile:
             for qid in list(held):  # each query's documents go as its ranking is handed out
                 docs = held.pop(qid)
                 if wanted(qid, docs):
-                    yield qid, docs.ranking()
+                    yield qid, docs.ranking(depth)
         elif wanted(current, docs):
-            yield current, docs.ranking()
+            yield current, docs.ranking(depth)
 
 
 class _Ungrouped(Exception):

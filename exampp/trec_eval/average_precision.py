@@ -1,8 +1,10 @@
 """Average-precision measures: map, gm_map, map_cut and infAP."""
 from __future__ import annotations
 
+import numpy as np
+
 from exampp.trec_eval.judged import NONPOOL, UNJUDGED, JudgedRanking, Settings
-from exampp.trec_eval.measure import Averaging, Measure, ParamKind, Params, geometric_log, ratio
+from exampp.trec_eval.measure import Averaging, Measure, ParamKind, Params, cumulative, geometric_log, ratio
 from exampp.trec_eval.precision import CUTOFFS
 
 INFAP_EPSILON = 0.00001
@@ -10,20 +12,15 @@ INFAP_EPSILON = 0.00001
 
 def _precision_sums(j: JudgedRanking, level: int) -> list[float]:
     """sums[k] = sum of the precisions at the relevant documents among the first k retrieved."""
-    sums = [0.0]
-    rel_so_far = 0
-    for i, rel in enumerate(j.rels):
-        if rel >= level:
-            rel_so_far += 1
-            sums.append(sums[-1] + rel_so_far / (i + 1))
-        else:
-            sums.append(sums[-1])
-    return sums
+    relevant = j.rel_array >= level
+    rel_so_far = np.cumsum(relevant)
+    precisions = np.where(relevant, rel_so_far / np.arange(1, j.num_ret + 1), 0.0)  # int / int, as Python divides
+    return cumulative(precisions).tolist()
 
 
 def average_precision(j: JudgedRanking, level: int) -> float:
     """AP over all relevant documents (unretrieved ones count 0); 0 when none is retrieved."""
-    if not any(rel >= level for rel in j.rels):
+    if not (j.rel_array >= level).any():
         return 0.0
     return ratio(_precision_sums(j, level)[-1], j.num_rel)
 

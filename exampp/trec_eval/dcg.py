@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from math import log2
 
+import numpy as np
+
 from exampp.trec_eval.gains import IdealWalk, gain_of, setup_gains
 from exampp.trec_eval.judged import JudgedRanking, Settings
-from exampp.trec_eval.measure import Measure, ParamKind, Params, ratio
+from exampp.trec_eval.measure import Measure, ParamKind, Params, cumulative, discounts, ratio
 from exampp.trec_eval.precision import CUTOFFS
 
 
@@ -45,9 +47,8 @@ def _ideal_dcg(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
 
 def _ndcg_cut(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
     """nDCG at each cutoff: DCG of the top k over the ideal ranking's DCG of the top k."""
-    dcg = [0.0]
-    for i, rel in enumerate(j.rels):
-        dcg.append(dcg[-1] + rel / log2(i + 2) if rel > 0 else dcg[-1])
+    rels = j.rel_array
+    dcg = cumulative(np.where(rels > 0, rels / discounts(j.num_ret), 0.0)).tolist()
     ideal = IdealWalk(setup_gains((), j))
     ideal_dcg = [0.0]
     while ideal.step() > 0.0 and len(ideal_dcg) <= p.values[-1]:

@@ -6,8 +6,11 @@ relevance level act on all measures alike.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cached_property
 from itertools import repeat
 from dataclasses import dataclass
+
+import numpy as np
 
 NONPOOL = -1
 """Relevance of a retrieved document absent from the qrels (trec_eval's RELVALUE_NONPOOL)."""
@@ -42,6 +45,11 @@ class JudgedRanking:
     @property
     def num_ret(self) -> int:
         return len(self.rels)
+
+    @cached_property
+    def rel_array(self) -> np.ndarray:
+        """``rels`` as a numpy array (made once, shared by the vectorised measures)."""
+        return np.array(self.rels, dtype=np.int64)
 
     def level_count(self, grade: int) -> int:
         return self.rel_levels[grade] if 0 <= grade < len(self.rel_levels) else 0

@@ -4,6 +4,8 @@ Cutoffs beyond the retrieved list count the missing ranks as nonrelevant (m_P.c 
 """
 from __future__ import annotations
 
+import numpy as np
+
 from exampp.trec_eval.judged import JudgedRanking, Settings
 from exampp.trec_eval.measure import Measure, ParamKind, Params, relevant_prefix_counts
 
@@ -65,10 +67,8 @@ def _rprec_mult(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
 
 
 def _recip_rank(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
-    for i, rel in enumerate(j.rels):
-        if rel >= s.relevance_level:
-            return [1.0 / (i + 1)]
-    return [0.0]
+    relevant = np.flatnonzero(j.rel_array >= s.relevance_level)
+    return [1.0 / (int(relevant[0]) + 1)] if relevant.size else [0.0]
 
 
 P = Measure("P", _precision, ParamKind.LONG_CUTOFFS, CUTOFFS)
