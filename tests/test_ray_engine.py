@@ -6,7 +6,10 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import re
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -30,6 +33,7 @@ from exampp.llm.backend import BackendSpec
 from exampp.store import GradeStore
 
 import fake_grader
+from killing import kill_when
 
 ray = pytest.importorskip("ray")
 from exampp.grading.ray_engine import RayEngine, RayEngineError  # noqa: E402
@@ -208,3 +212,39 @@ def test_without_ray_the_error_names_the_extra(tmp_path, monkeypatch):
                                        "-w", str(root / "ws"), "--engine", "ray", "--no-progress"])
     assert result.exit_code != 0
     assert "--engine ray needs the package ray: install the exampp extra 'ray'" in result.output
+
+
+def test_a_killed_driver_loses_no_committed_chunk_and_the_same_command_grades_only_the_rest(tmp_path, monkeypatch):
+    from exampp.grading import registry
+
+    registry.methods()
+    monkeypatch.setitem(registry._REGISTRY, "fake", fake_grader.FakeMethod)
+
+    def command(ws: Path) -> list[str]:
+        return ["grade", str(REPO / "runs"), "--config", str(REPO / "exampp.toml"), "--grader", "fake", "-w", str(ws),
+                "--chunk-size", "20", "--no-progress", "--engine", "ray", "--workers", "2"]
+
+    def committed(ws: Path) -> int:
+        if not (ws / "grades.sqlite").exists():
+            return 0
+        with GradeStore(ws / "grades.sqlite") as store:
+            return store.counts()["grades"]
+
+    reference = tmp_path / "reference"
+    result = CliRunner().invoke(main, command(reference)[:-4])  # one process
+    assert result.exit_code == 0, result.output
+    ws = tmp_path / "killed"
+    script = [sys.executable, fake_grader.__file__]
+    env = {**os.environ, "FAKE_GRADER_SLEEP": "0.3"}  # the workers inherit it from the driver's own Ray
+    process = subprocess.Popen(script + command(ws), cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    kill_when(process, lambda: committed(ws) >= 3 * 20, "3 chunks committed")
+    done = committed(ws)
+    assert 3 * 20 <= done < 2180 and done % 20 == 0  # whole chunks only
+
+    resumed = subprocess.run(script + command(ws), cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    pairs, new = map(int, re.search(r"(\d+) pairs: (\d+) new pairs graded", resumed.stderr).groups())
+    assert (pairs, new) == (2180, 2180 - done)
+    with GradeStore(ws / "grades.sqlite") as store, GradeStore(reference / "grades.sqlite") as expected:
+        assert list(store.records()) == list(expected.records())
+    assert resumed.stdout == result.stdout

@@ -111,7 +111,8 @@ class RayEngine:
             raise RayEngineError("--workers and threads per worker must be at least 1")
         if not ray.is_initialized():
             local = {} if self.address else {"num_cpus": max(os.cpu_count() or 1, (self.workers or 1) * (self.threads or 1))}
-            ray.init(address=self.address, include_dashboard=False, logging_level=logging.ERROR,
+            # "local": a Ray of this job's own, never one another job on this machine started.
+            ray.init(address=self.address or "local", include_dashboard=False, logging_level=logging.ERROR,
                      log_to_driver=False, **local)
             self._started = True
         try:
