@@ -260,3 +260,25 @@ def test_the_engine_settings_come_from_exampp_toml_unless_flags_say_otherwise(wr
     assert (job.engine, job.workers, job.ray_address) == ("ray", 3, "ray://head:10001")
     assert GradeJob.configure(config, engine="local", workers=1).engine == "local"
     assert GradeJob.configure(config, engine="local", workers=1).workers == 1
+
+
+def test_with_a_cascade_the_driver_rules_out_and_the_workers_grade_the_rest_as_in_one_process(tmp_path):
+    from exampp.grading.cascade import CascadeSpec
+
+    from exampp.collection.topics import read_topics
+
+    root = example(tmp_path)
+    runs, corpus, bank = collection(root)
+    topics = read_topics(root / "topics" / "topics.jsonl")
+    cascade = CascadeSpec.parse("embedding:0.95")
+    with GradeStore(tmp_path / "single.sqlite") as store:
+        single = grade_collection(runs, corpus, MarkedFake().bind(None), store, bank, topics, progress=False,
+                                  cascade=cascade)
+        expected = list(store.records())
+    with CountingStore(tmp_path / "ray.sqlite") as store, RayEngine(MarkedFake(), None, workers=2) as engine:
+        on_ray = grade_collection(runs, corpus, engine.grader, store, bank, topics, progress=False, cascade=cascade,
+                                  engine=engine, chunk_size=50)
+        assert list(store.records()) == expected
+    assert (on_ray.summary.graded, on_ray.summary.cascaded) == (single.summary.graded, single.summary.cascaded)
+    assert 0 < single.summary.cascaded < 2180 and single.summary.graded + single.summary.cascaded == 2180
+    assert len(store.committed) == 2180 and set(store.committed.values()) == {1}  # graded or ruled out, once
