@@ -9,7 +9,9 @@ Pairs with the same passage and question texts (e.g. one passage under two ids) 
 Work is graded in chunks, longest passages first (an out-of-memory shows up at once, and
 batches of similar length pad little), the pairs of one passage together. Each chunk is
 committed in one transaction as soon as it is graded, so a killed process loses at most the
-chunk in flight and the same command resumes.
+chunks in flight and the same command resumes. An engine (:mod:`exampp.grading.engine`) does the
+grading: the grader in this process, or model replicas on Ray workers; claims, the cascade and
+every commit stay here.
 
 Several processes may grade into one store at once: each claims a chunk in the store before
 grading it and skips pairs another live process has claimed, then waits for those to be
