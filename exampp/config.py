@@ -57,6 +57,9 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "min_grade": ((int, float), "grade from which qrels labels are 1 (binary qrels)"),
     "cascade": ((str,), "grading cascade: first stage and target recall, e.g. embedding:0.95"),
     "cascade_threshold": ((int, float), "the cascade's threshold on its first stage's score, instead of a recall"),
+    "engine": ((str,), "where the grader runs: local (this process) or ray (Ray workers)"),
+    "workers": ((int,), "Ray workers, one model replica each [default: one per GPU, else 1]"),
+    "ray_address": ((str,), "a running Ray cluster's address [default: start Ray on this machine]"),
 }
 # options passed to the backend; one that a backend does not take is left out when it comes from the file
 BACKEND_KEYS = ("device", "dtype", "batch_size", "base_url", "api_key_env", "tokenizer", "max_input_tokens", "endpoint",

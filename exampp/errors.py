@@ -34,6 +34,15 @@ class _Located(ExamppError):
             where = f"{where}:{self.line}"
         return f"{where}: {self.message}"
 
+    def __reduce__(self):  # pickled by its fields, not its args (a grading worker raises it to the driver)
+        return _rebuilt, (type(self), self.path, self.line, self.message)
+
+
+def _rebuilt(cls: type[_Located], path: str | None, line: int | None, message: str) -> _Located:
+    error = Exception.__new__(cls)
+    _Located.__init__(error, path, line, message)
+    return error
+
 
 class InputError(_Located, ValueError):
     """Bad user input: rendered as ``path:line: message`` (line omitted when unknown)."""

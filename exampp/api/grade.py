@@ -29,6 +29,7 @@ from exampp.collection.topics import Topic
 from exampp.errors import ExamppError
 from exampp.grading.base import Grader
 from exampp.grading.cascade import BACKEND as CASCADE_BACKEND, CascadeSpec, open_cascade
+from exampp.grading.engine import Engine
 from exampp.grading.method import BoundGrader, GradingMethod
 from exampp.grading.runner import (
     Exam,
@@ -43,6 +44,9 @@ from exampp.llm.backend import Backend, BackendSpec, Usage, opened
 from exampp.pool import Pool, build_pool
 from exampp.store import GradeStore
 from exampp.workspace import Workspace
+
+
+ENGINES = ("local", "ray")  # where the grader runs: this process, or Ray workers
 
 
 class NothingToGrade(ExamppError, ValueError):
@@ -84,6 +88,7 @@ def grade_collection(
     progress: bool = True,
     cascade: CascadeSpec | None = None,
     cascade_backend: Backend | BackendSpec | None = None,
+    engine: Engine | None = None,
 ) -> GradeResult:
     """The main job in one call: pool the top-``depth`` passages of ``runs``, grade every pair the
     store lacks, and score. ``tau`` defaults to the method's (4 for 0-5 self-ratings, 1 for 0/1
@@ -91,7 +96,9 @@ def grade_collection(
     without exam questions, pooled passages without text) into :class:`~exampp.errors.InputError`.
     ``cascade``: send the grader only the pairs a first stage cannot rule out (at ``tau``; see
     :mod:`exampp.grading.cascade`), embedding with ``cascade_backend`` (default: the packaged
-    all-MiniLM-L6-v2); the query texts it needs come from ``topics``, else the bank.
+    all-MiniLM-L6-v2); the query texts it needs come from ``topics``, else the bank. ``engine``:
+    where the grader runs (default: in this process; :class:`~exampp.grading.ray_engine.RayEngine`
+    grades on Ray workers, ``grader`` being its :attr:`~exampp.grading.ray_engine.RayEngine.grader`).
     """
     from exampp.grading.registry import default_tau
     from exampp.scoring import exam_cover, exam_labels, exam_qrels, summarize
@@ -105,7 +112,8 @@ def grade_collection(
     exam_texts = {qid: [q.text for q in exam.questions[qid]] for qid in pool.passages}
     with open_cascade(cascade, cascade_backend, exam_texts, query_texts(bank, topics),
                       default_tau(grader.method.method_id) if tau is None else tau) as first_stage:
-        summary = grade_pool(pool, exam, grader, store, chunk_size=chunk_size, progress=progress, cascade=first_stage)
+        summary = grade_pool(pool, exam, grader, store, chunk_size=chunk_size, progress=progress, cascade=first_stage,
+                             engine=engine)
     grades = pool_grades(store, pool, exam, summary.method_id)
     questions = exam.question_ids()
     labels = exam_labels(grades, questions)
@@ -147,6 +155,9 @@ class GradeJob:
     progress: bool = True
     cascade: str | None = None  # embedding:RECALL (see exampp.grading.cascade)
     cascade_threshold: float | None = None  # the first stage's threshold, instead of a target recall
+    engine: str = "local"  # local: grade in this process; ray: on Ray workers (exampp.grading.ray_engine)
+    workers: int | None = None  # Ray workers, one model replica each [default: one per GPU, else 1]
+    ray_address: str | None = None  # a running Ray cluster [default: start Ray on this machine]
 
     @classmethod
     def configure(cls, config: PathLike | None = None, workspace: PathLike | None = None, **settings: Any) -> "GradeJob":
@@ -189,18 +200,34 @@ class GradeJob:
 
         method = self.grading_method()
         spec = self.backend_spec(method)
+        if self.engine not in ENGINES:
+            raise ExamppError(f"engine {self.engine!r}: choose one of {', '.join(ENGINES)}")
         if spec is not None:  # what can be checked without reading or opening anything, first
             check_backend(method, spec.name)
-            _check_device(spec.option("device"))
+            if self.engine == "local":  # Ray workers may have devices this process lacks
+                _check_device(spec.option("device"))
         cascade = self.cascade_spec(method)
         ws = Workspace.at(self.workspace)
         runs, corpora, bank, topics = self._inputs(ws)
         if bank is None and not method.direct:
             raise NothingToGrade("no question bank: give --bank (or keep one at WORKSPACE/question_banks/questions.jsonl)")
-        with opened(spec) as backend, opened(self.cascade_backend_spec(spec) if cascade else None) as embedder, \
+        with self._grader(method, spec) as (grader, engine), \
+                opened(self.cascade_backend_spec(spec) if cascade else None) as embedder, \
                 GradeStore(self.store or ws.store) as store:
-            yield OpenGradeJob(self, ws, method, runs, corpora, bank, topics, method.bind(backend), store,
-                               cascade, embedder)
+            yield OpenGradeJob(self, ws, method, runs, corpora, bank, topics, grader, store, cascade, embedder, engine)
+
+    @contextmanager
+    def _grader(self, method: GradingMethod, spec: BackendSpec | None) -> Iterator[tuple[Grader, Engine | None]]:
+        """The grader and the engine that runs it: the method bound to a backend opened here, or
+        the Ray workers, each with its own backend (none is opened here)."""
+        if self.engine == "local":
+            with opened(spec) as backend:
+                yield method.bind(backend), None
+            return
+        from exampp.grading.ray_engine import RayEngine
+
+        with RayEngine(method, spec, workers=self.workers, address=self.ray_address) as engine:
+            yield engine.grader, engine
 
     def cascade_spec(self, method: GradingMethod) -> CascadeSpec | None:
         """The cascade asked for, checked against the job's τ (CascadeError when it has no calibration)."""
@@ -280,10 +307,11 @@ class OpenGradeJob:
     corpora: list[Corpus]
     bank: QuestionBank | None  # the configured bank
     topics: dict[str, Topic] | None
-    grader: BoundGrader
+    grader: Grader  # the method bound to its backend, or the Ray workers' (RayEngine.grader)
     store: GradeStore
     cascade: CascadeSpec | None = None
     cascade_backend: Backend | None = None  # the cascade's embedder, open
+    engine: Engine | None = None  # where the grader runs: None, in this process
 
     def grade(self, bank: QuestionBank | None) -> GradeResult:
         """Grade the pool against ``bank`` (only the pairs the store lacks) and score, with the job's
@@ -291,7 +319,8 @@ class OpenGradeJob:
         job = self.job
         return grade_collection(self.runs, self.corpora, self.grader, self.store, bank, self.topics, depth=job.depth,
                                 tau=job.tau, min_grade=job.min_grade, strict=job.strict, chunk_size=job.chunk_size,
-                                progress=job.progress, cascade=self.cascade, cascade_backend=self.cascade_backend)
+                                progress=job.progress, cascade=self.cascade, cascade_backend=self.cascade_backend,
+                                engine=self.engine)
 
 
 def _check_device(device: str | None) -> None:

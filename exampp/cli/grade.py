@@ -57,6 +57,14 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
 @click.option("--cascade-threshold", type=float,
               help="The cascade's threshold on its first stage's score (log-odds of grade >= tau), "
                    "instead of a target recall; implies --cascade embedding.")
+@click.option("--engine", type=click.Choice(["local", "ray"]),
+              help="Where the grader runs: local (this process) or ray (Ray workers, one model replica each; "
+                   "the extra 'ray') [default: local].")
+@click.option("--workers", type=click.IntRange(min=1),
+              help="With --engine ray: workers (model replicas) [default: one per GPU, else 1].")
+@click.option("--ray-address", metavar="ADDR",
+              help="With --engine ray: a running Ray cluster, e.g. ray://head:10001 or auto "
+                   "[default: start Ray on this machine].")
 @click.option("--strict", is_flag=True, help="Pooled passages without text and run queries without exam "
                                              "questions are errors (default: warnings; they are left out).")
 @click.option("--export-reference", type=_PATH,
@@ -84,6 +92,7 @@ def grade(runs, config_path, grader, workspace, progress, fmt, output, **setting
       exampp grade runs/ --responses responses/rag-answers.jsonl --min-grade 4 --format tsv -o cover.tsv
       exampp grade runs/ --export-reference out/example/graded.jsonl.gz
       exampp grade runs/ --grader self-rating --cascade embedding:0.95   # LLM calls only where needed
+      exampp grade runs/ --grader self-rating --engine ray --workers 2    # two model replicas on Ray
     """
     from exampp.api.grade import GradeJob
 

@@ -9,7 +9,9 @@ Pairs with the same passage and question texts (e.g. one passage under two ids) 
 Work is graded in chunks, longest passages first (an out-of-memory shows up at once, and
 batches of similar length pad little), the pairs of one passage together. Each chunk is
 committed in one transaction as soon as it is graded, so a killed process loses at most the
-chunk in flight and the same command resumes.
+chunks in flight and the same command resumes. An engine (:mod:`exampp.grading.engine`) does the
+grading: the grader in this process, or model replicas on Ray workers; claims, the cascade and
+every commit stay here.
 
 Several processes may grade into one store at once: each claims a chunk in the store before
 grading it and skips pairs another live process has claimed, then waits for those to be
@@ -22,7 +24,7 @@ only for a run with the same cascade (a run without it grades them).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import pandas as pd
@@ -30,14 +32,19 @@ import pandas as pd
 from exampp.collection.question_bank import Question, QuestionBank
 from exampp.collection.topics import Topic
 from exampp.grades import Grade
-from exampp.grading.base import DIRECT_QUESTION_ID, Grader, Pair
+from exampp.grading.base import DIRECT_QUESTION_ID, Grader, Judgment, Pair
 from exampp.grading.cascade import Cascade
+from exampp.grading.engine import Engine, LocalEngine
 from exampp.defaults import CHUNK as DEFAULT_CHUNK
 from exampp.pool import Pool
 from exampp.progress import progress_bar
 from exampp.store import GradeStore, HashedGrade, claimant
 
 _WAIT_SECONDS = 0.5  # between looks at pairs another process is grading
+
+Key = tuple[str, str]  # (passage text hash, question text hash): a pair's content
+# A chunk as the runner commits it: the pairs sent to the grader, those the cascade ruled out (with scores).
+Chunk = tuple[list[tuple[Key, Pair]], list[tuple[tuple[Key, Pair], float]]]
 
 
 @dataclass(frozen=True)
@@ -132,9 +139,12 @@ def grade_pool(
     chunk_size: int = DEFAULT_CHUNK,
     progress: bool = True,
     cascade: Cascade | None = None,
+    engine: Engine | None = None,
 ) -> GradingSummary:
     """Grade every pair of ``pool`` x ``exam`` that ``store`` lacks, committing chunk by chunk;
-    with a ``cascade``, only the pairs its first stage sends (it rules out the rest: grade 0)."""
+    with a ``cascade``, only the pairs its first stage sends (it rules out the rest: grade 0).
+    ``engine`` grades the chunks (default: ``grader`` in this process; see
+    :mod:`exampp.grading.engine`); claims, the cascade and every commit stay in this process."""
     if chunk_size < 1:
         raise ValueError("chunk_size must be >= 1")
     start = time.perf_counter()
@@ -149,7 +159,7 @@ def grade_pool(
     mark = cascade.mark if cascade is not None else None
     todo = set(store.missing(method_id, keys, mark))
     # One representative pair per missing content key; the others share its grade.
-    first: dict[tuple[str, str], Pair] = {}
+    first: dict[Key, Pair] = {}
     for pair, key in zip(pairs, keys):
         if key in todo:
             first.setdefault(key, pair)
@@ -160,21 +170,18 @@ def grade_pool(
     pending = sum(key in todo for key in keys)
     bar = progress_bar(len(work), progress, unit="pair", desc="grading")
     owner = claimant()
+    engine = engine if engine is not None else LocalEngine(grader)
     graded = ruled_out = 0
     try:
         while work:
-            others: list[tuple[tuple[str, str], Pair]] = []  # claimed by another process
-            for begin in range(0, len(work), chunk_size):
-                chunk = work[begin:begin + chunk_size]
-                mine = set(store.claim(method_id, [key for key, _ in chunk], owner, cascade=mark))
-                others += [item for item in chunk if item[0] not in mine]
-                chunk = [item for item in chunk if item[0] in mine]
-                if chunk:
-                    sent = _grade_chunk(grader, store, chunk, method_id, cascade)
-                    graded += sent
-                    ruled_out += len(chunk) - sent
+            others: list[tuple[Key, Pair]] = []  # claimed by another process
+            chunks = _claimed_chunks(work, chunk_size, store, method_id, owner, cascade, others)
+            for (sent, excluded), judgments in engine.grade(chunks):
+                _commit(store, sent, excluded, judgments, method_id, grader.name, cascade)
+                graded += len(sent)
+                ruled_out += len(excluded)
                 if bar is not None:
-                    bar.update(len(chunk))
+                    bar.update(len(sent) + len(excluded))
             # What others claimed: wait until it is committed, or claim it once their claims lapse.
             left = set(store.missing(method_id, [key for key, _ in others], mark))
             work = [item for item in others if item[0] in left]
@@ -200,18 +207,32 @@ def grade_pool(
     )
 
 
-def _grade_chunk(grader: Grader, store: GradeStore, chunk: list[tuple[tuple[str, str], Pair]], method_id: str,
-                 cascade: Cascade | None = None) -> int:
-    """Grade one chunk, the pairs the cascade sends (all without one), and commit its grades, the
-    cascaded ones too, in one transaction. Returns the number of pairs the grader graded."""
-    sent, ruled_out = chunk, []
-    if cascade is not None:
-        scores = cascade.scores([pair for _, pair in chunk])
-        ruled_out = [(item, score) for item, score in zip(chunk, scores) if score < cascade.threshold]
-        sent = [item for item, score in zip(chunk, scores) if not score < cascade.threshold]  # NaN: the LLM decides
-    judgments = grader.grade([pair for _, pair in sent]) if sent else []
+def _claimed_chunks(work: list[tuple[Key, Pair]], chunk_size: int, store: GradeStore, method_id: str, owner: str,
+                    cascade: Cascade | None, others: list[tuple[Key, Pair]]) -> Iterator[tuple[Chunk, list[Pair]]]:
+    """The chunks of ``work`` to grade, each claimed as the engine pulls it (the pairs another
+    process holds go to ``others``), split by the cascade: (pairs sent, pairs ruled out with their
+    scores), and the pairs the engine grades."""
+    mark = cascade.mark if cascade is not None else None
+    for begin in range(0, len(work), chunk_size):
+        chunk = work[begin:begin + chunk_size]
+        mine = set(store.claim(method_id, [key for key, _ in chunk], owner, cascade=mark))
+        others += [item for item in chunk if item[0] not in mine]
+        chunk = [item for item in chunk if item[0] in mine]
+        if not chunk:
+            continue
+        sent, ruled_out = chunk, []
+        if cascade is not None:
+            scores = cascade.scores([pair for _, pair in chunk])
+            ruled_out = [(item, score) for item, score in zip(chunk, scores) if score < cascade.threshold]
+            sent = [item for item, score in zip(chunk, scores) if not score < cascade.threshold]  # NaN: the LLM decides
+        yield (sent, ruled_out), [pair for _, pair in sent]
+
+
+def _commit(store: GradeStore, sent: list[tuple[Key, Pair]], ruled_out: list[tuple[tuple[Key, Pair], float]],
+            judgments: list[Judgment], method_id: str, grader: str, cascade: Cascade | None) -> None:
+    """Commit one chunk's grades, the cascaded ones too, in one transaction."""
     if len(judgments) != len(sent):
-        raise RuntimeError(f"grader {grader.name!r} returned {len(judgments)} judgments for {len(sent)} pairs")
+        raise RuntimeError(f"grader {grader!r} returned {len(judgments)} judgments for {len(sent)} pairs")
     with store.batch():
         store.put_many(
             HashedGrade(Grade(p.query_id, p.passage_id, p.question.question_id, j.grade, method_id,
@@ -222,7 +243,6 @@ def _grade_chunk(grader: Grader, store: GradeStore, chunk: list[tuple[tuple[str,
             store.put_cascaded(cascade.mark.stage, (
                 (HashedGrade(Grade(p.query_id, p.passage_id, p.question.question_id, 0.0, method_id), *key), score)
                 for (key, p), score in ruled_out))
-    return len(sent)
 
 
 def _member(pool: Pool, exam: Exam) -> Callable[[str, str, str], bool]:
