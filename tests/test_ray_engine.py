@@ -152,6 +152,8 @@ def test_an_llm_grader_on_two_ray_workers_gives_exactly_the_single_process_grade
     assert on_ray.summary.method_id == single.summary.method_id == f"self-rating|{tiny_t5_dir}|" + method.prompt_id
     assert on_ray.summary.graded == single.summary.graded == len(expected) == 6 * 10  # 6 queries x 10 questions
     assert len({g.answer for g in expected}) > 1  # the model's raw outputs, compared exactly
+    # What the judge used, summed over the chunks the workers handed back: the same prompts, the same tokens.
+    assert on_ray.usage == single.usage and single.usage.requests == 60 and single.usage.prompt_tokens > 60
 
 
 def test_a_worker_killed_mid_chunk_is_replaced_and_nothing_is_lost_or_committed_twice(tmp_path):
@@ -260,6 +262,16 @@ def test_the_engine_settings_come_from_exampp_toml_unless_flags_say_otherwise(wr
     assert (job.engine, job.workers, job.ray_address) == ("ray", 3, "ray://head:10001")
     assert GradeJob.configure(config, engine="local", workers=1).engine == "local"
     assert GradeJob.configure(config, engine="local", workers=1).workers == 1
+
+
+def test_ray_settings_without_the_ray_engine_are_refused(tmp_path):
+    root = example(tmp_path)
+    for flags in (["--workers", "2"], ["--ray-address", "auto"]):
+        result = CliRunner().invoke(main, ["grade", str(root / "runs"), "--config", str(root / "exampp.toml"),
+                                           "-w", str(root / "ws"), "--no-progress", *flags])
+        assert result.exit_code != 0
+        assert result.output.strip().splitlines()[-1] == (
+            "Error: --workers and --ray-address (workers, ray_address) are settings of --engine ray")
 
 
 def test_with_a_cascade_the_driver_rules_out_and_the_workers_grade_the_rest_as_in_one_process(tmp_path):

@@ -30,7 +30,7 @@ from exampp.errors import ExamppError
 from exampp.grading.base import Grader
 from exampp.grading.cascade import BACKEND as CASCADE_BACKEND, CascadeSpec, open_cascade
 from exampp.grading.engine import Engine
-from exampp.grading.method import BoundGrader, GradingMethod
+from exampp.grading.method import GradingMethod
 from exampp.grading.runner import (
     Exam,
     GradingSummary,
@@ -119,10 +119,8 @@ def grade_collection(
     labels = exam_labels(grades, questions)
     tau = default_tau(summary.method_id, grades) if tau is None else tau
     cover = exam_cover(runs, grades, questions, tau=tau, depth=depth)
-    backend = grader.backend if isinstance(grader, BoundGrader) else None
     return GradeResult(summary.method_id, exam, pool, summary, grades, labels, exam_qrels(labels, min_grade), tau,
-                       cover, summarize(cover), tuple(warnings) + tuple(pool.warnings()),
-                       backend.usage if backend is not None else None)
+                       cover, summarize(cover), tuple(warnings) + tuple(pool.warnings()), grader.usage)
 
 
 @dataclass(frozen=True)
@@ -202,6 +200,8 @@ class GradeJob:
         spec = self.backend_spec(method)
         if self.engine not in ENGINES:
             raise ExamppError(f"engine {self.engine!r}: choose one of {', '.join(ENGINES)}")
+        if self.engine == "local" and (self.workers is not None or self.ray_address is not None):
+            raise ExamppError("--workers and --ray-address (workers, ray_address) are settings of --engine ray")
         if spec is not None:  # what can be checked without reading or opening anything, first
             check_backend(method, spec.name)
             if self.engine == "local":  # Ray workers may have devices this process lacks

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from exampp.collection.question_bank import Question
 from exampp.collection.reference_grades import DIRECT_QUESTION_ID
 from exampp.grades import Method
+from exampp.llm.backend import Usage
 
 __all__ = ["DIRECT_QUESTION_ID", "Grader", "Judgment", "Pair"]
 
@@ -57,3 +58,8 @@ class Grader(ABC):
     def usable(self, question: Question) -> bool:
         """Whether this grader can grade ``question`` (it has the answer key or choices needed)."""
         return True
+
+    @property
+    def usage(self) -> Usage | None:
+        """What its model has consumed so far (requests, tokens); None where it has none."""
+        return None

@@ -23,7 +23,7 @@ from exampp.collection.question_bank import Question
 from exampp.errors import ExamppError
 from exampp.grades import Method
 from exampp.grading.base import Grader, Judgment, Pair
-from exampp.llm.backend import Backend, Capability
+from exampp.llm.backend import Backend, Capability, Usage
 
 _NAME = re.compile(r"\s*([a-z][a-z0-9_-]*)(?::([^()\s]+))?\s*(?:\((.*)\))?\s*", re.DOTALL)
 _TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
@@ -213,6 +213,10 @@ class BoundGrader(Grader):
 
     def usable(self, question: Question) -> bool:
         return self.grading_method.usable(question)
+
+    @property
+    def usage(self) -> Usage | None:
+        return self.backend.usage if self.backend is not None else None
 
     def close(self) -> None:
         """Release the backend (connections, worker threads) where it is the grader's own."""

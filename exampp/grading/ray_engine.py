@@ -26,7 +26,7 @@ import os
 import sys
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from exampp.collection.question_bank import Question
@@ -35,7 +35,7 @@ from exampp.grades import Method
 from exampp.grading.base import Grader, Judgment, Pair
 from exampp.grading.engine import Tag
 from exampp.grading.method import GradingMethod
-from exampp.llm.backend import BackendSpec
+from exampp.llm.backend import BackendSpec, Usage
 
 IN_FLIGHT = 2  # chunks queued per worker: the next is there when it finishes one
 MAX_DEATHS = 3  # deaths of the workers grading one chunk after which it is not sent again
@@ -74,8 +74,12 @@ class Worker:
             raise self.error
         return self.grader.method, os.getpid()
 
-    def grade(self, pairs: Sequence[Pair]) -> list[Judgment]:
-        return self.grader.grade(pairs)
+    def grade(self, pairs: Sequence[Pair]) -> tuple[list[Judgment], Usage | None]:
+        """The chunk's judgments, and what grading it cost the backend (None: no backend)."""
+        backend = self.grader.backend
+        before = replace(backend.usage) if backend is not None else None
+        judgments = self.grader.grade(pairs)
+        return judgments, backend.usage - before if backend is not None else None
 
 
 @dataclass
@@ -102,6 +106,7 @@ class RayEngine:
     actors: list[Any] = field(default_factory=list, init=False, repr=False)
     pids: list[int] = field(default_factory=list, init=False, repr=False)  # each worker's process id
     method_id: Method | None = field(default=None, init=False)
+    usage: Usage | None = field(default=None, init=False)  # the workers' backends' of the chunks handed back
     _started: bool = field(default=False, init=False, repr=False)
     _options: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
@@ -204,7 +209,7 @@ class RayEngine:
             [done], _ = ray.wait(list(flight), num_returns=1)
             task = flight.pop(done)
             try:
-                judgments = self._get(done)
+                judgments, used = self._get(done)
             except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
                 self._replace(task.slot, task.worker)
                 task.deaths += 1
@@ -214,6 +219,8 @@ class RayEngine:
                                          f"The last: {str(exc).splitlines()[0]}") from None
                 again.append(task)
             else:
+                if used is not None:
+                    self.usage = used if self.usage is None else self.usage + used
                 yield task.tag, judgments
 
     def _replace(self, slot: int, dead: Any) -> None:
@@ -244,3 +251,8 @@ class RemoteGrader(Grader):
 
     def usable(self, question: Question) -> bool:
         return self.engine.method.usable(question)
+
+    @property
+    def usage(self) -> Usage | None:
+        """The workers' backends' usage, summed over the chunks they handed back."""
+        return self.engine.usage

@@ -30,7 +30,7 @@ import pkgutil
 from abc import ABC
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -102,6 +102,12 @@ class Usage:
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(*(a + b for a, b in zip(astuple(self), astuple(other))))
+
+    def __sub__(self, other: "Usage") -> "Usage":
+        return Usage(*(a - b for a, b in zip(astuple(self), astuple(other))))
 
     def __str__(self) -> str:
         text = f"{self.requests} requests" + (f" ({self.retries} retried)" if self.retries else "")
