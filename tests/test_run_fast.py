@@ -116,3 +116,18 @@ def test_read_run_depth_keeps_the_top_of_the_whole_ranking(tmp_path, depth):
     whole = read_run(path)
     assert read_run(path, depth=depth).rankings == {q: docs[:depth] for q, docs in whole.rankings.items()}
     assert [d.docid for d in whole.rankings["q1"]] == ["c", "d", "b", "a"]
+
+
+@pytest.mark.parametrize("chunk", [1 << 22, 1])
+def test_a_carriage_return_ends_no_line_on_the_way_a_plain_file_falls_back_to(tmp_path: Path, monkeypatch, chunk):
+    # A piece with a bare \r goes the plain way; its lines end at \n only, as in a gzipped file or a pipe.
+    monkeypatch.setattr(runs_module, "_CHUNK", chunk)
+    data = b"q1 Q0 d1 0 0.0 sysA\rq1 Q0 d2 0 0.0 sysA\n"
+    (tmp_path / "r.run").write_bytes(data)
+    (tmp_path / "r.run.gz").write_bytes(gzip.compress(data))
+    errors = []
+    for path in (tmp_path / "r.run", tmp_path / "r.run.gz"):
+        with pytest.raises(InputError) as caught:
+            read_run(path)
+        errors.append(str(caught.value).split(":", 1)[1])
+    assert errors[0] == errors[1] == "1: character U+000D at column 20: a line break inside a line (lines end with \\n)"

@@ -137,7 +137,7 @@ def _result_lines(source: InputLines, name: str) -> Iterator[_Lines]:
         if fast is not None:
             yield fast
         else:
-            lines = (decode_line(line, name, n) for n, line in enumerate(data.splitlines(keepends=True), first))
+            lines = (decode_line(line, name, n) for n, line in enumerate(io.BytesIO(data).readlines(), first))  # lines end at \n only, as iterating reads them
             yield from _batches(_run_lines(enumerate(lines, first), name))
 
 
