@@ -97,7 +97,8 @@ class HFBackend(Backend):
         )
         self._token_texts: dict[int, str] = {}  # token id -> its text as generated output decodes it
         self._ids: OrderedDict[str, list[int]] = OrderedDict()  # a prompt (as counted) -> its token ids
-        self._prefixes = functools.lru_cache(maxsize=_KEPT_PASSAGES)(lambda text: tokenizer_prefix(tokenizer, text))
+        self._prefixes = functools.lru_cache(maxsize=_KEPT_PASSAGES)(
+            lambda text: tokenizer_prefix(self.tokenizer, text))
 
     def _batcher(self, batch_size: int | None, max_batch_tokens: int | None) -> Batcher:
         """A batch size given alone is a plain count; a token budget given caps padded tokens (at
