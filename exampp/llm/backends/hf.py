@@ -293,15 +293,16 @@ class HFBackend(Backend):
         return torch.full((n, 1), start, dtype=torch.long, device=self.device)
 
     def _first_step(self, input_ids: torch.Tensor, mask: torch.Tensor):
-        """First-token log-probabilities ``[b, vocab]`` (float32) and, for seq2seq, the encoder output."""
+        """First-token log-probabilities ``[b, vocab]`` (float32) and, for seq2seq, the encoder output.
+        No key/value cache: a generation that follows starts its own (it would only be copied here)."""
         if self.is_encoder_decoder:
             encoded = self.model.get_encoder()(input_ids=input_ids, attention_mask=mask)
-            logits = self.model(encoder_outputs=encoded, attention_mask=mask,
+            logits = self.model(encoder_outputs=encoded, attention_mask=mask, use_cache=False,
                                 decoder_input_ids=self._decoder_start(len(input_ids))).logits[:, -1]
         else:
             encoded = None
             logits = self.model(input_ids=input_ids, attention_mask=mask, position_ids=_positions(mask),
-                                **self._keep_last_logits).logits[:, -1]
+                                use_cache=False, **self._keep_last_logits).logits[:, -1]
         return torch.log_softmax(logits.float(), dim=-1), encoded
 
     @torch.inference_mode()
