@@ -83,7 +83,8 @@ FLAN-T5's own grades would.
 Usage (from the repository root):
     python benchmarks/grading.py --quick   # FLAN-T5-base shape, 20 pairs: about a minute on 2 CPU cores
     python benchmarks/grading.py [--shapes base,large] [--pairs 200] [--large-pairs 100] [--repeat 1]
-                                 [--dtype auto|bf16|int8] [--compile] [--threads N] [--device cpu|cuda]
+                                 [--dtype auto|bf16|int8] [--compile] [--max-batch-tokens N] [--threads N]
+                                 [--device cpu|cuda]
 ``--quick`` ends with one JSON line: ``{"baseline_pairs_per_s", "exampp_pairs_per_s", "speedup", "mfu"}``,
 with ``"fp32_agreement", "fp32_pairs_per_s"`` where (c) ran.
 """
@@ -370,7 +371,8 @@ def run_reference(model_dir: Path, pairs: list[Pair], device: torch.device) -> d
             "grades": [parse_self_rating(t) for t in texts]}
 
 
-def run_exampp(model_dir: Path, pairs: list[Pair], device: torch.device, dtype: str, compile: bool = False) -> dict:
+def run_exampp(model_dir: Path, pairs: list[Pair], device: torch.device, dtype: str, compile: bool = False,
+               max_batch_tokens: int | None = None) -> dict:
     from exampp.grading.registry import make_grader
     from exampp.grading.runner import Exam, grade_pool
     from exampp.pool import Pool
@@ -384,7 +386,7 @@ def run_exampp(model_dir: Path, pairs: list[Pair], device: torch.device, dtype: 
     pool = Pool(None, passages, {}, {})
     exam = Exam({qid: list(qs.values()) for qid, qs in questions.items()})
     with make_grader("self-rating", "hf", model=str(model_dir), device=str(device), dtype=dtype,
-                     compile=compile) as grader, \
+                     compile=compile, max_batch_tokens=max_batch_tokens) as grader, \
             tempfile.TemporaryDirectory() as tmp:
         backend = grader.backend
         grader.grade(pairs[:2])  # warm-up
@@ -419,9 +421,9 @@ def worker(args: argparse.Namespace) -> None:
     if args.worker == "reference":
         result = run_reference(args.model_dir, pairs, device)
     elif args.worker == "exampp-fp32":
-        result = run_exampp(args.model_dir, pairs, device, "fp32")
+        result = run_exampp(args.model_dir, pairs, device, "fp32", max_batch_tokens=args.max_batch_tokens)
     else:
-        result = run_exampp(args.model_dir, pairs, device, args.dtype, args.compile)
+        result = run_exampp(args.model_dir, pairs, device, args.dtype, args.compile, args.max_batch_tokens)
     args.result.write_text(json.dumps(result), encoding="utf-8")
 
 
@@ -455,6 +457,8 @@ def run_way(way: str, folder: Path, args: argparse.Namespace, pairs: int) -> dic
         command += ["--threads", str(args.threads)]
     if args.compile:
         command.append("--compile")
+    if args.max_batch_tokens:
+        command += ["--max-batch-tokens", str(args.max_batch_tokens)]
     subprocess.run(command, check=True)
     return json.loads(result.read_text(encoding="utf-8"))
 
@@ -534,6 +538,8 @@ def main() -> None:
                              "dynamic quantisation on CPU); the peak for MFU is taken in it (int8: the fp32 peak). "
                              "Other than fp32, exampp also runs in fp32 and its grades are compared")
     parser.add_argument("--compile", action="store_true", help="exampp's model torch.compile'd (compiling is timed)")
+    parser.add_argument("--max-batch-tokens", type=int, default=None,
+                        help="exampp's token budget per batch (default: the hf backend's, 4096 on CPU)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each way (alternating); the fastest counts")
     parser.add_argument("--worker", choices=("reference", "exampp", "exampp-fp32"), help=argparse.SUPPRESS)

@@ -193,3 +193,8 @@ def test_int8_quantises_the_linear_layers_and_grades(three_layer_t5):
     pairs = [Pair("Q1", f"p{i}", text, Question("Q1", "Q1/a", "Why do corals bleach?")) for i, text in enumerate(TRICKY)]
     grades = [j.grade for j in SelfRating().bind(model).grade(pairs)]
     assert all(g in {0.0, 1.0, 2.0, 3.0, 4.0, 5.0} for g in grades)
+
+
+def test_a_model_without_relative_attention_bias_keeps_its_attention(tiny_causal_dir):
+    model = HFBackend.load(str(tiny_causal_dir))
+    assert model.model.config._attn_implementation == "sdpa"

@@ -37,9 +37,10 @@ def fuse_gelu(model: nn.Module) -> int:
 
 
 def share_position_bias(model) -> bool:
-    """Switch a model that runs T5-style attention (a ``position_bias``) on SDPA to
-    :data:`SDPA_SHARED_BIAS`; False (nothing changed) for a model on another implementation."""
-    if getattr(model.config, "_attn_implementation", None) != "sdpa":
+    """Switch a model with T5-style relative attention bias running on SDPA to :data:`SDPA_SHARED_BIAS`;
+    False (nothing changed) for other models and other attention implementations."""
+    if getattr(model.config, "_attn_implementation", None) != "sdpa" or not any(
+            hasattr(m, "relative_attention_bias") for m in model.modules()):
         return False
     _register()
     model.set_attn_implementation(SDPA_SHARED_BIAS)
