@@ -198,3 +198,16 @@ def test_int8_quantises_the_linear_layers_and_grades(three_layer_t5):
 def test_a_model_without_relative_attention_bias_keeps_its_attention(tiny_causal_dir):
     model = HFBackend.load(str(tiny_causal_dir))
     assert model.model.config._attn_implementation == "sdpa"
+
+
+def test_the_new_options_reach_the_hf_backend_and_others_refuse_them(tiny_t5_dir):
+    from exampp.llm.backend import BackendError, BackendSpec
+
+    threads = torch.get_num_threads()
+    try:
+        backend = BackendSpec("hf", str(tiny_t5_dir), {"threads": 1, "max_batch_tokens": 500, "compile": None}).open()
+        assert torch.get_num_threads() == 1 and backend.batcher.max_tokens == 500
+    finally:
+        torch.set_num_threads(threads)
+    with pytest.raises(BackendError, match="backend 'openai' takes no --threads"):
+        BackendSpec("openai", "m", {"threads": 2}).given()
