@@ -33,8 +33,8 @@ warmed up on a pair or two before the clock starts:
     grades are parsed from the text as exampp's slow path parses them;
 (b) exampp's engine: ``exampp.grading.runner.grade_pool`` (chunks of 128 pairs, longest passages
     first, committed to a grade store) with the ``self-rating`` grader on the ``hf`` backend opened as
-    ``exampp grade`` opens it (dtype auto: fp32 on CPU, bf16 on GPU; batch size auto: 16 on CPU,
-    from free memory on GPU); its fast path reads the grade off the first decoder step and generates
+    ``exampp grade`` opens it (dtype auto: fp32 on CPU, bf16 on GPU; batches by token budget: 4096
+    padded tokens on CPU, from free memory on GPU); its fast path reads the grade off the first decoder step and generates
     (greedy) only where the most likely first token is no grade.
 
 **FLOPs.** Counted as multiply-adds × 2 of the matrix products (norms, softmax and activations are
@@ -63,7 +63,9 @@ exampp's dtype: on CPU the peak is measured (best of 5 2048×2048 matrix product
 used); on CUDA in bf16 it is the dense bf16 peak of the device by name (H100 SXM and H200 989
 TFLOP/s, H100 PCIe 756, A100 312), measured with 8192×8192 products for other devices and dtypes.
 ``--dtype`` runs exampp in another dtype than ``exampp grade``'s default (e.g. ``bf16`` on a CPU
-with AMX); the reference way stays in fp32, as the workbench ran.
+with AMX, ``int8``: the linear layers dynamically quantised, MFU then against the fp32 peak);
+``--compile`` runs it ``torch.compile``'d (compilation counts in its time). The reference way stays
+in fp32, as the workbench ran; where exampp does not run as fp32 eager, it also runs so, as (c).
 
 **Memory.** On CPU the peak resident set size while grading (the high-water mark is reset after
 loading and warming up where Linux allows it, so it is the loaded model plus the grading's working
@@ -73,14 +75,18 @@ grading. The resident size of the loaded model before grading is shown beside it
 **Grades.** exampp's greedy grades are compared with the reference way's beam-search grades on the
 same pairs (the agreement is printed; tests/test_self_rating.py pins fast path == generation). On
 these models, which answer in one token, they agree in fp32 unless beam search ranks the answers
-otherwise; in bf16 some grades move (the rater's answer follows one direction of the hidden state,
-which bf16 rounding shifts), which says nothing about how often FLAN-T5's own grades would.
+otherwise. With (c), exampp's grades are also compared with its own fp32 grades on the same pairs
+(reported, not required to agree); in bf16 or int8 some grades move (the rater's answer follows
+one direction of the hidden state, which rounding shifts), which says nothing about how often
+FLAN-T5's own grades would.
 
 Usage (from the repository root):
     python benchmarks/grading.py --quick   # FLAN-T5-base shape, 20 pairs: about a minute on 2 CPU cores
     python benchmarks/grading.py [--shapes base,large] [--pairs 200] [--large-pairs 100] [--repeat 1]
-                                 [--dtype auto] [--threads N] [--device cpu|cuda]
-``--quick`` ends with one JSON line: ``{"baseline_pairs_per_s", "exampp_pairs_per_s", "speedup", "mfu"}``.
+                                 [--dtype auto|bf16|int8] [--compile] [--max-batch-tokens N] [--threads N]
+                                 [--device cpu|cuda]
+``--quick`` ends with one JSON line: ``{"baseline_pairs_per_s", "exampp_pairs_per_s", "speedup", "mfu"}``,
+with ``"fp32_agreement", "fp32_pairs_per_s"`` where (c) ran.
 """
 from __future__ import annotations
 
@@ -365,7 +371,8 @@ def run_reference(model_dir: Path, pairs: list[Pair], device: torch.device) -> d
             "grades": [parse_self_rating(t) for t in texts]}
 
 
-def run_exampp(model_dir: Path, pairs: list[Pair], device: torch.device, dtype: str) -> dict:
+def run_exampp(model_dir: Path, pairs: list[Pair], device: torch.device, dtype: str, compile: bool = False,
+               max_batch_tokens: int | None = None) -> dict:
     from exampp.grading.registry import make_grader
     from exampp.grading.runner import Exam, grade_pool
     from exampp.pool import Pool
@@ -378,7 +385,8 @@ def run_exampp(model_dir: Path, pairs: list[Pair], device: torch.device, dtype: 
         questions.setdefault(p.query_id, {})[p.question.question_id] = p.question
     pool = Pool(None, passages, {}, {})
     exam = Exam({qid: list(qs.values()) for qid, qs in questions.items()})
-    with make_grader("self-rating", "hf", model=str(model_dir), device=str(device), dtype=dtype) as grader, \
+    with make_grader("self-rating", "hf", model=str(model_dir), device=str(device), dtype=dtype,
+                     compile=compile, max_batch_tokens=max_batch_tokens) as grader, \
             tempfile.TemporaryDirectory() as tmp:
         backend = grader.backend
         grader.grade(pairs[:2])  # warm-up
@@ -397,7 +405,10 @@ def run_exampp(model_dir: Path, pairs: list[Pair], device: torch.device, dtype: 
             # The fast path's grade is known after one step; a generated answer took its tokens and end-of-sequence.
             steps = 1 if grade.probabilities is not None else len(backend.tokenizer(grade.answer or "")["input_ids"])
             useful += greedy_flops(shape, backend.count_tokens(prompt), steps)
-        what = f"grade_pool, self-rating fast path, {backend.model.dtype}, batch size {backend.batcher.batch_size}"
+        batcher = backend.batcher
+        kind = "int8 (dynamic quantisation)" if dtype == "int8" else str(backend.model.dtype)
+        what = (f"grade_pool, self-rating fast path, {kind}{', compiled' if compile else ''}, batches of at most "
+                f"{batcher.batch_size} prompts" + (f" and {batcher.max_tokens} padded tokens" if batcher.max_tokens else ""))
         return {"what": what, **measured.summary(), "executed_flops": meter.flops, "useful_flops": useful,
                 "grades": [g.grade for g in grades], "read": sum(g.probabilities is not None for g in grades)}
 
@@ -409,8 +420,10 @@ def worker(args: argparse.Namespace) -> None:
     device = torch.device(args.device)
     if args.worker == "reference":
         result = run_reference(args.model_dir, pairs, device)
+    elif args.worker == "exampp-fp32":
+        result = run_exampp(args.model_dir, pairs, device, "fp32", max_batch_tokens=args.max_batch_tokens)
     else:
-        result = run_exampp(args.model_dir, pairs, device, args.dtype)
+        result = run_exampp(args.model_dir, pairs, device, args.dtype, args.compile, args.max_batch_tokens)
     args.result.write_text(json.dumps(result), encoding="utf-8")
 
 
@@ -442,6 +455,10 @@ def run_way(way: str, folder: Path, args: argparse.Namespace, pairs: int) -> dic
                "--device", args.device, "--dtype", args.dtype]
     if args.threads:
         command += ["--threads", str(args.threads)]
+    if args.compile:
+        command.append("--compile")
+    if args.max_batch_tokens:
+        command += ["--max-batch-tokens", str(args.max_batch_tokens)]
     subprocess.run(command, check=True)
     return json.loads(result.read_text(encoding="utf-8"))
 
@@ -460,13 +477,16 @@ def bench(label: str, n: int, args: argparse.Namespace, peak: float, tmp: Path) 
           f"{min(lengths)}-{max(lengths)} (mean {sum(lengths) / len(lengths):.0f}); model prepared in "
           f"{time.perf_counter() - start:.0f} s", flush=True)
     runs: dict[str, list[dict]] = {"reference": [], "exampp": []}
+    if not plain_fp32(args):  # exampp's grades are compared with its own in fp32, on the same pairs
+        runs["exampp-fp32"] = []
     for _ in range(args.repeat):  # alternating, so that a busy spell of the machine hits both ways alike
         for way, done in runs.items():
             done.append(run_way(way, folder, args, n))
-    ref, ours = (min(done, key=lambda r: r["seconds"]) for done in runs.values())
-    rows = [("(a) reference", ref), ("(b) exampp", ours)]
+    ref, ours, *fp32 = (min(done, key=lambda r: r["seconds"]) for done in runs.values())
+    rows = [("(a) reference", ref), ("(b) exampp", ours)] + [("(c) exampp fp32", r) for r in fp32]
     width = max(len(name) for name, _ in rows)
-    print(f"(a) {ref['what']}, batch 1, beam 5, fp32\n(b) {ours['what']}")
+    print(f"(a) {ref['what']}, batch 1, beam 5, fp32\n(b) {ours['what']}"
+          + "".join(f"\n(c) {r['what']}" for r in fp32))
     print(f"{'way':<{width}}  {'pairs/s':>8}  {'× (a)':>6}  {'GFLOP/pair':>10}  {'GFLOP/s':>8}  {'cores':>5}  "
           f"{'peak memory':>11}  {'loaded':>9}")
     for name, r in rows:
@@ -483,9 +503,20 @@ def bench(label: str, n: int, args: argparse.Namespace, peak: float, tmp: Path) 
     print(f"grades: exampp == reference on {agree}/{len(pairs)} pairs; exampp read {ours['read']} from first-token "
           f"logits, generated {len(pairs) - ours['read']}; grade counts "
           f"{dict(sorted(Counter(int(g) for g in ours['grades']).items()))}", flush=True)
-    return {"baseline_pairs_per_s": round(len(pairs) / ref["seconds"], 3),
-            "exampp_pairs_per_s": round(len(pairs) / ours["seconds"], 3),
-            "speedup": round(ref["seconds"] / ours["seconds"], 2), "mfu": round(mfu, 4)}
+    figures = {"baseline_pairs_per_s": round(len(pairs) / ref["seconds"], 3),
+               "exampp_pairs_per_s": round(len(pairs) / ours["seconds"], 3),
+               "speedup": round(ref["seconds"] / ours["seconds"], 2), "mfu": round(mfu, 4)}
+    for r in fp32:
+        same = sum(a == b for a, b in zip(r["grades"], ours["grades"]))
+        print(f"grades: exampp ({args.dtype}{', compiled' if args.compile else ''}) == exampp fp32 on {same}/{len(pairs)} "
+              f"pairs; {r['seconds'] / ours['seconds']:.2f}× its speed", flush=True)
+        figures.update(fp32_agreement=round(same / len(pairs), 4), fp32_pairs_per_s=round(len(pairs) / r["seconds"], 3))
+    return figures
+
+
+def plain_fp32(args: argparse.Namespace) -> bool:
+    """Whether exampp runs as the reference way computes: fp32, eager."""
+    return not args.compile and args.dtype != "int8" and resolve_dtype(args.dtype, torch.device(args.device)) == torch.float32
 
 
 def _mib(size: int) -> str:
@@ -503,11 +534,15 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=SHARED / "data" / "dl19", help="folder of the DL19 files")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--dtype", default="auto",
-                        help="exampp's dtype (auto, as exampp grade: fp32 on CPU, bf16 on GPU; or bf16, fp32); "
-                             "the peak for MFU is taken in it")
+                        help="exampp's dtype (auto, as exampp grade: fp32 on CPU, bf16 on GPU; or bf16, fp32, int8: "
+                             "dynamic quantisation on CPU); the peak for MFU is taken in it (int8: the fp32 peak). "
+                             "Other than fp32, exampp also runs in fp32 and its grades are compared")
+    parser.add_argument("--compile", action="store_true", help="exampp's model torch.compile'd (compiling is timed)")
+    parser.add_argument("--max-batch-tokens", type=int, default=None,
+                        help="exampp's token budget per batch (default: the hf backend's, 4096 on CPU)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each way (alternating); the fastest counts")
-    parser.add_argument("--worker", choices=("reference", "exampp"), help=argparse.SUPPRESS)
+    parser.add_argument("--worker", choices=("reference", "exampp", "exampp-fp32"), help=argparse.SUPPRESS)
     parser.add_argument("--model-dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -521,7 +556,7 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    peak, where = peak_flops(device, resolve_dtype(args.dtype, device))
+    peak, where = peak_flops(device, torch.float32 if args.dtype == "int8" else resolve_dtype(args.dtype, device))
     print(f"# self-rating throughput, pairs/s (higher is better); torch {torch.__version__}, transformers "
           f"{transformers.__version__}, device {args.device}, {torch.get_num_threads()} threads, load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; peak {peak / 1e9:,.0f} GFLOP/s ({where})")
@@ -532,10 +567,12 @@ def main() -> None:
     if args.quick:
         print(json.dumps(results["base"]))
     elif len(results) > 1:
-        print("\n| shape | reference pairs/s | exampp pairs/s | speedup | exampp MFU |\n|---|---|---|---|---|")
+        fp32 = all("fp32_agreement" in r for r in results.values())
+        print("\n| shape | reference pairs/s | exampp pairs/s | speedup | exampp MFU |"
+              + (" grades == exampp fp32 |\n|---|---|---|---|---|---|" if fp32 else "\n|---|---|---|---|---|"))
         for label, r in results.items():
             print(f"| FLAN-T5-{label} | {r['baseline_pairs_per_s']:.3f} | {r['exampp_pairs_per_s']:.3f} | "
-                  f"{r['speedup']:.2f}× | {r['mfu']:.1%} |")
+                  f"{r['speedup']:.2f}× | {r['mfu']:.1%} |" + (f" {r['fp32_agreement']:.1%} |" if fp32 else ""))
 
 
 if __name__ == "__main__":

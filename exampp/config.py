@@ -53,6 +53,9 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "device": ((str,), "auto, cpu or cuda[:n]"),
     "dtype": ((str,), "model weights' dtype"),
     "batch_size": ((int,), "pairs per forward pass"),
+    "max_batch_tokens": ((int,), "hf: padded tokens per forward pass at most"),
+    "threads": ((int,), "hf: torch's CPU threads"),
+    "compile": ((bool,), "hf: torch.compile the model"),
     "tau": ((int, float), "grade at which a question counts as answered (EXAM-Cover)"),
     "min_grade": ((int, float), "grade from which qrels labels are 1 (binary qrels)"),
     "cascade": ((str,), "grading cascade: first stage and target recall, e.g. embedding:0.95"),
@@ -62,9 +65,9 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "ray_address": ((str,), "a running Ray cluster's address [default: start Ray on this machine]"),
 }
 # options passed to the backend; one that a backend does not take is left out when it comes from the file
-BACKEND_KEYS = ("device", "dtype", "batch_size", "base_url", "api_key_env", "tokenizer", "max_input_tokens", "endpoint",
-                "concurrency", "max_requests", "timeout", "max_retries", "gpu_memory_utilization",
-                "tensor_parallel_size", "max_model_len")
+BACKEND_KEYS = ("device", "dtype", "batch_size", "max_batch_tokens", "threads", "compile", "base_url", "api_key_env",
+                "tokenizer", "max_input_tokens", "endpoint", "concurrency", "max_requests", "timeout", "max_retries",
+                "gpu_memory_utilization", "tensor_parallel_size", "max_model_len")
 PATH_KEYS = ("topics", "bank", "corpus", "responses", "workspace", "store", "tokenizer")
 _SOURCE_PREFIXES = ("irds:", "pyserini:")
 _TOML_LINE = re.compile(r"at line (\d+)")
@@ -120,8 +123,9 @@ def read_config(path: PathLike) -> Config:
             raise InputError(path, _key_line(text, key),
                              f"unknown key {key!r}; known keys: {', '.join(KEYS)}")
         types, what = KEYS[key]
-        if isinstance(value, bool) or not isinstance(value, types):
-            kind = "a string" if str in types else "a number" if float in types else "an integer"
+        if isinstance(value, bool) is not (bool in types) or not isinstance(value, types):
+            kind = ("true or false" if bool in types else "a string" if str in types else "a number" if float in types
+                    else "an integer")
             raise InputError(path, _key_line(text, key), f"key {key!r} ({what}) must be {kind}, "
                                                          f"found {value!r}")
         if key in PATH_KEYS:

@@ -221,11 +221,13 @@ def test_config_paths_are_relative_to_the_file_and_sources_kept(write, tmp_path)
                                           "backend, model, base_url, api_key_env, tokenizer, max_input_tokens, endpoint, "
                                           "concurrency, max_requests, timeout, max_retries, gpu_memory_utilization, "
                                           "tensor_parallel_size, max_model_len, depth, "
-                                          "workspace, store, device, dtype, batch_size, tau, min_grade, cascade, "
+                                          "workspace, store, device, dtype, batch_size, max_batch_tokens, threads, compile, tau, "
+                                          "min_grade, cascade, "
                                           "cascade_threshold"),
     ('[options]\nname = "qa"\n', 1, "unknown key 'options'"),
     ('tau = 4\ndepth = "20"\n', 2, "key 'depth' (top-k passages of each run to pool) must be an integer, found '20'"),
     ('tau = true\n', 1, "key 'tau' (grade at which a question counts as answered (EXAM-Cover)) must be a number"),
+    ('compile = 1\n', 1, "key 'compile' (hf: torch.compile the model) must be true or false, found 1"),
     ('depth = 20\ngrader = \n', 2, "invalid TOML"),
 ])
 def test_bad_config_names_file_line_and_key(write, text, line, message):
@@ -242,7 +244,8 @@ def test_backend_options_from_the_config_apply_only_where_the_backend_takes_them
     path = write("ws/exampp.toml", 'grader = "embedding"\ndtype = "bf16"\ndevice = "cpu"\nbase_url = "http://x/v1"\n')
     job = GradeJob.configure(path, batch_size=3)
     assert job.method == "embedding" and job.backend_options["batch_size"] == 3
-    assert job.backend_defaults == {"device": "cpu", "dtype": "bf16", "base_url": "http://x/v1",
+    assert job.backend_defaults == {"device": "cpu", "dtype": "bf16", "max_batch_tokens": None, "threads": None,
+                                    "compile": None, "base_url": "http://x/v1",
                                     "api_key_env": None, "tokenizer": None, "max_input_tokens": None,
                                     "endpoint": None, "concurrency": None, "max_requests": None, "timeout": None,
                                     "max_retries": None, "gpu_memory_utilization": None,

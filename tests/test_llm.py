@@ -9,7 +9,7 @@ from exampp.grading.prompts import SELF_RATING
 from exampp.errors import ModelLoadError
 from exampp.llm.backends.hf import HFBackend
 from exampp.llm.batching import Batcher
-from exampp.llm.batching import CPU_BATCH_SIZE, auto_batch_size, length_order
+from exampp.llm.batching import CPU_BATCH_SIZE, CPU_BATCH_TOKENS, CPU_MAX_BATCH, auto_batch_size, length_order
 from exampp.llm.device import DeviceError
 from tiny_models import steer
 
@@ -104,7 +104,7 @@ def test_load_causal_and_dtype(tiny_causal_dir):
     assert not model.is_encoder_decoder
     assert model.max_input_tokens == 1024 - 64  # the tokenizer sets no limit: the config's positions, room to answer
     assert model.tokenizer.padding_side == "left" and model.model.dtype == torch.bfloat16
-    assert model.batcher.batch_size == CPU_BATCH_SIZE
+    assert (model.batcher.batch_size, model.batcher.max_tokens) == (CPU_MAX_BATCH, CPU_BATCH_TOKENS)
 
 
 @pytest.mark.parametrize("where", ["missing", "empty", "no weights"])

@@ -26,10 +26,19 @@ def backend_options(*, backend_help: str, model_help: str, chat_note: str = "") 
         click.option("--chat/--no-chat", default=None,
                      help="hf, vllm: wrap prompts in the model's chat template [default: when a decoder-only model has "
                           f"one].{chat_note}"),
-        click.option("--dtype", help="Weights' dtype, e.g. bfloat16, float32 [default: bf16 on GPU, fp32 on CPU; "
+        click.option("--dtype", help="Weights' dtype, e.g. bfloat16, float32, or int8 (hf on CPU: linear layers "
+                                     "quantised dynamically; grades may move) [default: bf16 on GPU, fp32 on CPU; "
                                      "vllm: the checkpoint's, fp16 for fp32]."),
         click.option("--batch-size", type=click.IntRange(min=1),
                      help="Prompts per forward pass [default: from free memory]."),
+        click.option("--max-batch-tokens", type=click.IntRange(min=1),
+                     help="hf: padded tokens per forward pass at most, so that short prompts go in larger batches "
+                          "[default: from free GPU memory; 4096 on CPU]."),
+        click.option("--threads", type=click.IntRange(min=1),
+                     help="hf: torch's CPU threads [default: torch's choice, one per core]."),
+        click.option("--compile/--no-compile", default=None,
+                     help="hf: torch.compile the model: minutes to start, then faster where shapes repeat "
+                          "[default: no]."),
         click.option("--base-url", help="openai: the server's URL, e.g. http://localhost:8000/v1 (vLLM, Ollama, "
                                         "TGI...)."),
         click.option("--api-key-env", metavar="VAR", help="openai: environment variable holding the API key "

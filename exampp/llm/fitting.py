@@ -65,11 +65,16 @@ def chat_format(tokenizer, prompt: str | Conversation) -> str:
     return tokenizer.apply_chat_template(as_messages(prompt), tokenize=False, add_generation_prompt=True)
 
 
+def token_ids(tokenizer, text: str, *, chat: bool = False) -> list[int]:
+    """``text``'s token ids as a model input: special tokens included, in the chat format when ``chat``."""
+    if chat:  # the template writes the special tokens itself
+        return tokenizer(chat_format(tokenizer, text), add_special_tokens=False)["input_ids"]
+    return tokenizer(text)["input_ids"]
+
+
 def count_tokens(tokenizer, text: str, *, chat: bool = False) -> int:
     """Tokens of ``text`` as a model input: special tokens included, in the chat format when ``chat``."""
-    if chat:  # the template writes the special tokens itself
-        return len(tokenizer(chat_format(tokenizer, text), add_special_tokens=False)["input_ids"])
-    return len(tokenizer(text)["input_ids"])
+    return len(token_ids(tokenizer, text, chat=chat))
 
 
 def char_count(text: str) -> int:

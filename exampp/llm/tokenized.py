@@ -9,12 +9,17 @@ which is what label log-probabilities are classified by (:meth:`TokenizedBackend
 """
 from __future__ import annotations
 
+import functools
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 
 from exampp.errors import ModelLoadError
 from exampp.llm.backend import Backend, Labels, NextToken, next_token_scores
-from exampp.llm.fitting import chat_format, count_tokens, fit_prompt, tokenizer_prefix
+from exampp.llm.fitting import chat_format, fit_prompt, token_ids, tokenizer_prefix
 from exampp.llm.prompt import Conversation, Prompt, as_text
+
+_KEPT_IDS = 4096  # fitted prompts whose token ids are kept for the batches
+_KEPT_PASSAGES = 256  # passages whose tokens are kept for cutting them to fit
 
 
 class TokenizedBackend(Backend):
@@ -42,12 +47,25 @@ class TokenizedBackend(Backend):
         self.answer_lead = " " if not (encoder_decoder or self.chat) else ""
         self.max_input_tokens = max_input_tokens
         self._token_texts: dict[int, str] = {}  # token id -> its text as generated output decodes it
+        self._ids: OrderedDict[str, list[int]] = OrderedDict()  # a prompt (as counted) -> its token ids
+        self._prefixes = functools.lru_cache(maxsize=_KEPT_PASSAGES)(lambda text: tokenizer_prefix(self.tokenizer, text))
 
     # --- prompts ---------------------------------------------------------------------------
 
     def count_tokens(self, text: str) -> int:
-        """Tokens of ``text`` as a model input, special tokens (and the chat format) included."""
-        return count_tokens(self.tokenizer, text, chat=self.chat)
+        """Tokens of ``text`` as a model input, special tokens (and the chat format) included. The ids
+        are kept for a while: a fitted prompt goes to the model without being tokenised again."""
+        return len(self._token_ids(text))
+
+    def _token_ids(self, text: str) -> list[int]:
+        ids = self._ids.get(text)
+        if ids is None:
+            ids = self._ids[text] = token_ids(self.tokenizer, text, chat=self.chat)
+            if len(self._ids) > _KEPT_IDS:
+                self._ids.popitem(last=False)
+        else:
+            self._ids.move_to_end(text)
+        return ids
 
     def format(self, prompt: str | Conversation) -> str:
         """The prompt as the model reads it: in the chat template for chat models, else its text
@@ -58,18 +76,27 @@ class TokenizedBackend(Backend):
         """``prompt`` rendered with ``fields``, its context cut (token-wise, at the end) so the whole
         prompt fits :attr:`max_input_tokens`. Only the context is cut; a context that fits is kept as is."""
         return fit_prompt(prompt, context, fields, max_tokens=self.max_input_tokens, count=self.count_tokens,
-                          prefix=tokenizer_prefix(self.tokenizer, context))
+                          prefix=self._prefixes(context))
 
     def _encode(self, prompts: Sequence[str | Conversation]) -> list[list[int]]:
-        """The prompts' input ids (cut at :attr:`max_input_tokens`), counted as requests and prompt tokens."""
-        if not prompts:
-            return []
-        # A chat template writes the special tokens itself.
-        ids = self.tokenizer([self.format(p) for p in prompts], truncation=True, add_special_tokens=not self.chat,
-                             max_length=self.max_input_tokens)["input_ids"]
+        """The prompts' input ids, cut to :attr:`max_input_tokens`, counted as requests and prompt
+        tokens: those kept from counting where they fit, the rest tokenised here in one call."""
+        limit = self.max_input_tokens
+        ids: list[list[int] | None] = [None] * len(prompts)
+        for i, prompt in enumerate(prompts):
+            kept = self._ids.get(prompt) if isinstance(prompt, str) else None
+            if kept is not None and (limit is None or len(kept) <= limit):
+                ids[i] = kept
+        rest = [i for i, x in enumerate(ids) if x is None]
+        if rest:
+            # A chat template writes the special tokens itself.
+            encoded = self.tokenizer([self.format(prompts[i]) for i in rest], truncation=limit is not None,
+                                     add_special_tokens=not self.chat, max_length=limit)["input_ids"]
+            for i, x in zip(rest, encoded):
+                ids[i] = x
         self.usage.requests += len(ids)
         self.usage.prompt_tokens += sum(map(len, ids))
-        return ids
+        return ids  # type: ignore[return-value]  # every slot is filled above
 
     # --- tokens ----------------------------------------------------------------------------
 

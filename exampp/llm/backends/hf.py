@@ -12,10 +12,21 @@ label is read off without generating; the other rows are generated in the same b
 model's generation reuses the encoder output). This holds only when the model's generation config
 leaves the first greedy step raw (:attr:`HFBackend.first_step_is_raw`); otherwise every prompt is
 generated.
+
+Speed (see benchmarks/grading.py for the figures): batches hold at most a token budget of padded
+tokens (:func:`exampp.llm.batching.auto_batch_limits`), so short prompts go in larger batches; a
+prompt is tokenised once (:class:`~exampp.llm.tokenized.TokenizedBackend` keeps the ids that :meth:`fit`
+counted for the batches to reuse) and a passage cut for several questions is tokenised once; on
+loading, :func:`exampp.llm.fused.speed_up` fuses the GELU and builds T5's attention mask once per
+stack. Options: ``threads`` (torch's CPU threads), ``dtype="int8"`` (dynamic int8 quantisation of
+the linear layers, CPU only; grades may move), ``compile`` (``torch.compile`` of the stacks). On
+CUDA, fp32 matrix products use TF32 and batches are copied from pinned memory. The encoder pass of a
+passage cannot be shared between its questions (:mod:`exampp.llm.fused` says why).
 """
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,9 +37,10 @@ from transformers.modeling_outputs import BaseModelOutput
 from exampp.defaults import LLM_MODEL, TOP_LOGPROBS
 from exampp.errors import ModelLoadError
 from exampp.llm.backend import Capability, Labels, NextToken, Usage
-from exampp.llm.batching import Batcher, auto_batch_size
+from exampp.llm.batching import MAX_AUTO_BATCH_SIZE, Batcher, auto_batch_limits
 from exampp.llm.device import resolve_device
 from exampp.llm.fitting import max_input_tokens
+from exampp.llm.fused import speed_up
 from exampp.llm.locate import locate_model
 from exampp.llm.prompt import Conversation
 from exampp.llm.tokenized import TokenizedBackend
@@ -38,6 +50,7 @@ _DTYPES = {
     "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
     "float16": torch.float16, "fp16": torch.float16,
 }
+INT8 = "int8"  # fp32 weights, linear layers dynamically quantised to int8 (CPU)
 # Generation-config entries that leave the first greedy step untouched; any other entry
 # (repetition penalty, forced or suppressed tokens, minimum length...) may change it.
 _GREEDY_NEUTRAL = frozenset({
@@ -54,7 +67,7 @@ class HFBackend(TokenizedBackend):
     capabilities = frozenset({Capability.GENERATE, Capability.LABEL_LOGPROBS, Capability.CONTINUATION})
 
     def __init__(self, name: str, tokenizer, model, device: torch.device, batch_size: int | None = None,
-                 chat: bool | None = None) -> None:
+                 chat: bool | None = None, max_batch_tokens: int | None = None) -> None:
         self.model = model
         self.device = device
         self.usage = Usage()
@@ -64,31 +77,53 @@ class HFBackend(TokenizedBackend):
             tokenizer.pad_token = tokenizer.eos_token
         if not self.is_encoder_decoder:
             tokenizer.padding_side = "left"
-        dtype_bytes = torch.tensor([], dtype=model.dtype).element_size()
-        size = batch_size or auto_batch_size(device, model.config, self.max_input_tokens, dtype_bytes=dtype_bytes)
-        self.batcher = Batcher(size)
+        self.batcher = self._batcher(batch_size, max_batch_tokens)
         self._keep_last_logits = (
             {} if self.is_encoder_decoder or "logits_to_keep" not in inspect.signature(model.forward).parameters
             else {"logits_to_keep": 1}
         )
 
+    def _batcher(self, batch_size: int | None, max_batch_tokens: int | None) -> Batcher:
+        """A batch size given alone is a plain count; a token budget given caps padded tokens (at
+        ``batch_size`` prompts, or :data:`MAX_AUTO_BATCH_SIZE`); neither: both from the device."""
+        if max_batch_tokens is not None or batch_size is not None:
+            cap = batch_size or MAX_AUTO_BATCH_SIZE
+            return Batcher(cap, max_batch_tokens)
+        dtype_bytes = torch.tensor([], dtype=self.model.dtype).element_size()
+        return Batcher(*auto_batch_limits(self.device, self.model.config, self.max_input_tokens,
+                                          dtype_bytes=dtype_bytes))
+
     @classmethod
     def open(cls, model: str | None = None, *, device: str = "auto", dtype: str = "auto",
-             batch_size: int | None = None, chat: bool | None = None) -> "HFBackend":
-        return cls.load(model or LLM_MODEL, device=device, dtype=dtype, batch_size=batch_size, chat=chat)
+             batch_size: int | None = None, chat: bool | None = None, max_batch_tokens: int | None = None,
+             threads: int | None = None, compile: bool | None = None) -> "HFBackend":
+        return cls.load(model or LLM_MODEL, device=device, dtype=dtype, batch_size=batch_size, chat=chat,
+                        max_batch_tokens=max_batch_tokens, threads=threads, compile=bool(compile))
 
     @classmethod
     def load(cls, name_or_path: str, *, device: str = "auto", dtype: str = "auto",
-             batch_size: int | None = None, chat: bool | None = None) -> "HFBackend":
+             batch_size: int | None = None, chat: bool | None = None, max_batch_tokens: int | None = None,
+             threads: int | None = None, compile: bool = False) -> "HFBackend":
         """Load a model by hub name or local folder (see :mod:`exampp.llm.locate`): seq2seq for
         encoder-decoder configs, causal LM otherwise.
 
         ``device``: ``auto`` (CUDA when available), ``cpu``, ``cuda`` or ``cuda:N``. ``dtype``: ``auto``
-        (bfloat16 on GPU, float32 on CPU) or a name such as ``float32``/``bf16``. ``batch_size``: given,
-        or automatic (from free GPU memory; fixed on CPU).
+        (bfloat16 on GPU, float32 on CPU), a name such as ``float32``/``bf16``, or ``int8`` (CPU: the
+        linear layers dynamically quantised). ``batch_size``/``max_batch_tokens``: prompts / padded
+        tokens per batch at most (see :meth:`_batcher`). ``threads``: torch's CPU threads (process-wide).
+        ``compile``: ``torch.compile`` the model's stacks (slow to start; each new shape may compile again).
         """
         torch_device = resolve_device(device)
-        torch_dtype = resolve_dtype(dtype, torch_device)
+        quantise = dtype == INT8
+        if quantise and torch_device.type != "cpu":
+            raise ModelLoadError(f"dtype {INT8} (dynamic quantisation) runs on the CPU only: use --device cpu, "
+                                 "or bf16 on a GPU")
+        torch_dtype = torch.float32 if quantise else resolve_dtype(dtype, torch_device)
+        if threads is not None:
+            torch.set_num_threads(threads)
+        if torch_device.type == "cuda" and torch_dtype == torch.float32:
+            torch.backends.cuda.matmul.allow_tf32 = True  # fp32 matrix products on tensor cores
+            torch.backends.cudnn.allow_tf32 = True
         source = locate_model(name_or_path)
         with source.loading():
             config = AutoConfig.from_pretrained(source.name_or_path, **source.options)
@@ -96,7 +131,10 @@ class HFBackend(TokenizedBackend):
             model_class = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForCausalLM
             model = model_class.from_pretrained(source.name_or_path, dtype=torch_dtype, **source.options)
         model.to(torch_device).eval()
-        return cls(name_or_path, tokenizer, model, torch_device, batch_size, chat)
+        if quantise:
+            model = quantize_int8(model)
+        speed_up(model, compile=compile)
+        return cls(name_or_path, tokenizer, model, torch_device, batch_size, chat, max_batch_tokens)
 
     @property
     def first_step_is_raw(self) -> bool:
@@ -170,7 +208,12 @@ class HFBackend(TokenizedBackend):
 
     def _pad(self, batch: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         padded = self.tokenizer.pad({"input_ids": batch}, return_tensors="pt")
-        return padded["input_ids"].to(self.device), padded["attention_mask"].to(self.device)
+        return self._to_device(padded["input_ids"]), self._to_device(padded["attention_mask"])
+
+    def _to_device(self, tensor: torch.Tensor) -> torch.Tensor:
+        if self.device.type == "cuda":  # from pinned memory, without waiting for the copy
+            return tensor.pin_memory().to(self.device, non_blocking=True)
+        return tensor
 
     def _decoder_start(self, n: int) -> torch.Tensor:
         start = self.model.generation_config.decoder_start_token_id
@@ -179,15 +222,16 @@ class HFBackend(TokenizedBackend):
         return torch.full((n, 1), start, dtype=torch.long, device=self.device)
 
     def _first_step(self, input_ids: torch.Tensor, mask: torch.Tensor):
-        """First-token log-probabilities ``[b, vocab]`` (float32) and, for seq2seq, the encoder output."""
+        """First-token log-probabilities ``[b, vocab]`` (float32) and, for seq2seq, the encoder output.
+        No key/value cache: a generation that follows starts its own (it would only be copied here)."""
         if self.is_encoder_decoder:
             encoded = self.model.get_encoder()(input_ids=input_ids, attention_mask=mask)
-            logits = self.model(encoder_outputs=encoded, attention_mask=mask,
+            logits = self.model(encoder_outputs=encoded, attention_mask=mask, use_cache=False,
                                 decoder_input_ids=self._decoder_start(len(input_ids))).logits[:, -1]
         else:
             encoded = None
             logits = self.model(input_ids=input_ids, attention_mask=mask, position_ids=_positions(mask),
-                                **self._keep_last_logits).logits[:, -1]
+                                use_cache=False, **self._keep_last_logits).logits[:, -1]
         return torch.log_softmax(logits.float(), dim=-1), encoded
 
     @torch.inference_mode()
@@ -256,7 +300,15 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
     try:
         return _DTYPES[dtype]
     except KeyError:
-        raise ModelLoadError(f"unknown dtype {dtype!r}: use auto or one of {', '.join(_DTYPES)}") from None
+        raise ModelLoadError(f"unknown dtype {dtype!r}: use auto, {INT8} (CPU) or one of {', '.join(_DTYPES)}") from None
+
+
+def quantize_int8(model):
+    """``model`` with its ``nn.Linear`` layers dynamically quantised to int8 (weights int8, activations
+    quantised per batch; CPU)."""
+    with warnings.catch_warnings():  # torch announces the move of eager quantisation to torchao
+        warnings.simplefilter("ignore")
+        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
 
 
 def _generation_options(max_new_tokens: int, temperature: float = 0.0, num_beams: int = 1) -> dict[str, Any]:

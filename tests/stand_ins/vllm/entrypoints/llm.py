@@ -7,6 +7,8 @@ from typing import Any, ClassVar
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from exampp.llm.fused import speed_up
+
 from vllm.logprobs import Logprob
 from vllm.outputs import CompletionOutput, RequestOutput
 from vllm.sampling_params import SamplingParams
@@ -24,6 +26,9 @@ class LLM:
                         "max_logprobs": max_logprobs, **kwargs}
         self.tokenizer = AutoTokenizer.from_pretrained(tokenizer or model)
         self.model = AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32).eval()
+        # The hf backend's speed-ups (fused GELU), so that both compute alike and their figures compare
+        # exactly: vLLM's own kernels are its business; what is tested is how the backend talks to it.
+        speed_up(self.model)
         config = self.model.config
         self.max_model_len = max_model_len or config.max_position_embeddings
         self.max_logprobs = max_logprobs
