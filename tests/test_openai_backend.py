@@ -30,6 +30,7 @@ from exampp.store import GradeStore
 
 from conftest import CLOSED_PORT
 from openai_server import Fault, OpenAIServer
+from small_collection import write_collection
 from tiny_models import make_rater
 
 REPO = Path(__file__).resolve().parents[1]
@@ -77,18 +78,9 @@ def prompt_pairs() -> dict[str, tuple[str, str, str]]:
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory) -> Path:
     """Runs, corpus and question bank (with answer keys) of two queries."""
-    ws = tmp_path_factory.mktemp("collection")
-    (ws / "runs").mkdir()
-    for run, ranking in RUNS.items():
-        lines = [f"{qid} Q0 {pid} {rank} {10 - rank} {run}" for qid, pids in ranking.items()
-                 for rank, pid in enumerate(pids, start=1)]
-        (ws / "runs" / f"{run}.run").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (ws / "passages.jsonl").write_text(
-        "".join(json.dumps({"docid": pid, "text": text}) + "\n" for pid, text in PASSAGES.items()), encoding="utf-8")
-    (ws / "questions.jsonl").write_text("".join(
-        json.dumps({"query_id": qid, "question_id": question_id, "text": text, "answers": answers}) + "\n"
-        for qid, question_id, text, answers in QUESTIONS), encoding="utf-8")
-    return ws
+    return write_collection(tmp_path_factory.mktemp("collection"), RUNS, PASSAGES,
+                            ({"query_id": qid, "question_id": question_id, "text": text, "answers": answers}
+                             for qid, question_id, text, answers in QUESTIONS))
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ from exampp.llm.backend import BackendError, open_backend
 from exampp.llm.backends.hf import HFBackend
 from exampp.store import GradeStore
 
+from small_collection import write_collection
 from tiny_models import build_causal, steer, t5_tokenizer_dir
 
 STAND_INS = Path(__file__).resolve().parent / "stand_ins"
@@ -161,18 +162,9 @@ def test_chat_without_a_template_is_refused(stand_in, tiny_causal_dir):
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory) -> Path:
-    ws = tmp_path_factory.mktemp("collection")
-    (ws / "runs").mkdir()
-    for run, ranking in RUNS.items():
-        lines = [f"{qid} Q0 {pid} {rank} {10 - rank} {run}" for qid, pids in ranking.items()
-                 for rank, pid in enumerate(pids, start=1)]
-        (ws / "runs" / f"{run}.run").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (ws / "passages.jsonl").write_text(
-        "".join(json.dumps({"docid": pid, "text": text}) + "\n" for pid, text in PASSAGES.items()), encoding="utf-8")
-    (ws / "questions.jsonl").write_text("".join(
-        json.dumps({"query_id": qid, "question_id": question_id, "text": text}) + "\n"
-        for qid, question_id, text in QUESTIONS), encoding="utf-8")
-    return ws
+    return write_collection(tmp_path_factory.mktemp("collection"), RUNS, PASSAGES,
+                            ({"query_id": qid, "question_id": question_id, "text": text}
+                             for qid, question_id, text in QUESTIONS))
 
 
 def grade(workspace: Path, store_dir: Path, *args: str):
