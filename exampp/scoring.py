@@ -128,11 +128,11 @@ def exam_cover(
     Returns columns ``run, query_id, covered, total, cover`` (covered/total are integer counts).
     """
     _check_grades(grades)
+    hits = grades[grades["grade"] >= tau]
     if questions is None:
-        questions = questions_by_query(grades)
-        hits = grades[grades["grade"] >= tau]  # every question is in the exam: nothing to restrict
+        questions = questions_by_query(grades)  # every graded question is in the exam: nothing to restrict
     else:
-        hits = _restrict(grades[grades["grade"] >= tau], questions)
+        hits = _restrict(hits, questions)
     masks = _answer_masks(hits)
     qids = sorted(questions)
     covered = {(name, qid): _covered_mask(runs[name], qid, depth, masks.get(qid, {})) for name in runs for qid in qids}
