@@ -63,7 +63,7 @@ _EXPORTS = {
     "label_agreement": "exampp.api.agreement", "LabelAgreement": "exampp.api.agreement",
     "NoCommonJudgments": "exampp.api.agreement",
     # scores
-    "exam_cover": "exampp.scoring", "summarize": "exampp.scoring", "exam_labels": "exampp.scoring",
+    "exam_cover": "exampp.scoring", "summarize": "exampp.scoring", "exam_labels": "exampp.labels",
     "exam_qrels": "exampp.scoring", "facet_labels": "exampp.scoring", "leaderboard": "exampp.scoring",
     "per_query_measures": "exampp.scoring", "parse_measures": "exampp.scoring", "MeasureError": "exampp.scoring",
     "evaluate": "exampp.trec_eval", "evaluate_runs": "exampp.trec_eval", "format_trec": "exampp.trec_eval",
