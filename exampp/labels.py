@@ -26,16 +26,21 @@ import pandas as pd
 from exampp.collection.qrels import IntentQrels, Qrels, as_label
 from exampp.collection.runs import Run
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
+from exampp.defaults import LABELS
 from exampp.errors import ExamppError
 from exampp.scoring import check_grades, questions_by_query, restrict_grades
-
-LABELS = ("max", "count", "sum", "expected")
 
 PASSAGE = ["query_id", "passage_id"]
 
 
 class NoProbabilities(ExamppError, ValueError):
     """Expected labels or expected cover asked of grades stored without their probabilities."""
+
+
+def check_label(label: str) -> None:
+    """ExamppError unless ``label`` is one of :data:`LABELS`."""
+    if label not in LABELS:
+        raise ExamppError(f"label {label!r}: choose one of {', '.join(LABELS)}")
 
 
 def exam_labels(grades: pd.DataFrame, questions: Mapping[str, Collection[str]] | None = None, *,
@@ -46,8 +51,7 @@ def exam_labels(grades: pd.DataFrame, questions: Mapping[str, Collection[str]] |
     ``tau`` is required by ``count`` (the grade from which a question counts as answered).
     """
     check_grades(grades)
-    if label not in LABELS:
-        raise ExamppError(f"label {label!r}: choose one of {', '.join(LABELS)}")
+    check_label(label)
     frame = restrict_grades(grades, questions)
     if label == "max":
         values = frame.groupby(PASSAGE, sort=True)["grade"].max()

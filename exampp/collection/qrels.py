@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from exampp.collection.ids import check_id, check_query_id, line_problem
 from exampp.collection.io import PathLike, atomic_write, display_name, iter_lines
@@ -197,3 +197,16 @@ def is_intent_qrels(qrels: Mapping[str, Mapping[str, object]]) -> bool:
         for value in judged.values():
             return isinstance(value, Mapping)
     return False
+
+
+def write_intent_key(order: Mapping[str, Sequence[str]], path: PathLike, texts: Mapping[str, str] | None = None) -> None:
+    """Write which question each subtopic of per-question qrels is: a TSV with a header,
+    ``query_id subtopic question_id text`` (``order``: each query's questions, subtopic 1 first;
+    ``texts``: question id -> text, empty where unknown), atomically."""
+    texts = texts or {}
+    with atomic_write(path) as fh:
+        fh.write("query_id\tsubtopic\tquestion_id\ttext\n")
+        for qid in sorted(order):
+            for subtopic, question in enumerate(order[qid], start=1):
+                text = " ".join(texts.get(question, "").split())  # one line, no tabs
+                fh.write(f"{qid}\t{subtopic}\t{question}\t{text}\n")
