@@ -161,7 +161,7 @@ class IrBatches:
             if self.intent_measures:
                 # pyndeval takes the subtopic from a qrel's iteration; it breaks score ties by
                 # docid ascending where trec_eval goes descending: it gets the ranks instead
-                subtopic_qrels = [ir_measures.GenericQrel(qid, docid, rel, subtopic)
+                subtopic_qrels = [ir_measures.Qrel(qid, docid, rel, subtopic)
                                   for qid in self._pending for subtopic, docs in self.intent.get(qid, {}).items()
                                   for docid, rel in docs.items()]
                 ranks = {qid: {docid: float(len(docs) - i) for i, docid in enumerate(docs)}
