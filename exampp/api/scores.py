@@ -181,12 +181,17 @@ def read_judgments(source: PathLike, measures: Sequence[str]) -> Qrels | IntentQ
     intent-aware (alpha_nDCG@k, ERR_IA@k...; the others then take a document's best label over
     the subtopics), else plain qrels (a file, or ``irds:<dataset-id>``)."""
     from exampp.collection.qrels import read_intent_qrels, read_qrels
+
+    return read_intent_qrels(source) if uses_intent_qrels(measures) else read_qrels(source)
+
+
+def uses_intent_qrels(measures: Sequence[str]) -> bool:
+    """Whether :func:`read_judgments` reads qrels for ``measures`` as intent qrels (one of them is
+    intent-aware)."""
     from exampp.scoring import parse_measures
     from exampp.trec_eval.irm import is_intent_aware
 
-    if any(is_intent_aware(measure) for _, measure in parse_measures(measures)):
-        return read_intent_qrels(source)
-    return read_qrels(source)
+    return any(is_intent_aware(measure) for _, measure in parse_measures(measures))
 
 
 def measure_leaderboard(
