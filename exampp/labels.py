@@ -80,7 +80,7 @@ def _probabilities(grades: pd.DataFrame, what: str) -> list[tuple[float, ...]]:
         row = grades.iloc[missing]
         method = row["method_id"] if "method_id" in grades.columns else "these grades"
         raise NoProbabilities(
-            f"{what} need grade probabilities, and the grades of method {method!r} carry none (e.g. "
+            f"{what} grade probabilities, and the grades of method {method!r} carry none (e.g. "
             f"query {row['query_id']!r} passage {row['passage_id']!r}): grade with a method that stores them "
             f"(self-rating's fast path, multiple-choice)")
     return probabilities
@@ -88,13 +88,13 @@ def _probabilities(grades: pd.DataFrame, what: str) -> list[tuple[float, ...]]:
 
 def expected_grades(grades: pd.DataFrame) -> np.ndarray:
     """Each row's expected grade sum_g g * P(grade = g)."""
-    return np.array([float(np.dot(np.arange(len(p)), p)) for p in _probabilities(grades, "expected labels")])
+    return np.array([float(np.dot(np.arange(len(p)), p)) for p in _probabilities(grades, "expected labels need")])
 
 
 def answer_probabilities(grades: pd.DataFrame, tau: float) -> np.ndarray:
     """Each row's P(grade >= tau): the probability that the passage answers the question."""
     return np.array([float(sum(p[g] for g in range(len(p)) if g >= tau))
-                     for p in _probabilities(grades, "expected cover")])
+                     for p in _probabilities(grades, "expected cover needs")])
 
 
 def exam_order(grades: pd.DataFrame, questions: Mapping[str, Sequence[str]] | None = None) -> dict[str, list[str]]:

@@ -214,5 +214,5 @@ def test_expected_refused_for_grades_without_probabilities(ws):
     for command in (["qrels", "--label", "expected", "-o", ws / "x.qrels"], ["cover", "--expected"]):
         result = run(*command, "-w", ws, "--method", "embedding|x|v1")
         assert result.exit_code == 1
-        assert "need grade probabilities, and the grades of method 'embedding|x|v1' carry none" in result.stderr
+        assert "grade probabilities, and the grades of method 'embedding|x|v1' carry none" in result.stderr
         assert "Traceback" not in result.output
