@@ -1,4 +1,4 @@
-"""TREC qrels files: ``qid iter docid rel``."""
+"""TREC qrels files: ``qid iter docid rel``, and intent (diversity) qrels ``qid subtopic docid label``."""
 from __future__ import annotations
 
 import math
