@@ -37,7 +37,8 @@ from exampp.grading.calibration import apply_thresholds, binary_kappa, fit_thres
 from exampp.grading.methods.embedding import DEFAULT_THRESHOLDS
 from exampp.llm.backends.embedding import SentenceEmbedder
 from exampp.importer import Collected, build_run, collect
-from exampp.scoring import exam_cover, exam_labels, exam_qrels, leaderboard, summarize
+from exampp.labels import exam_labels
+from exampp.scoring import exam_cover, exam_qrels, leaderboard, summarize
 
 REPO = Path(__file__).resolve().parents[1]
 GRADED = "DL19-graded-t5-rating-genq-exam-qrels-runs-with-text.jsonl.gz"

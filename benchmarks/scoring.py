@@ -81,7 +81,8 @@ QRELS = """
 import sys
 import pandas as pd
 from exampp.collection.qrels import write_qrels
-from exampp.scoring import exam_labels, exam_qrels
+from exampp.labels import exam_labels
+from exampp.scoring import exam_qrels
 write_qrels(exam_qrels(exam_labels(pd.read_parquet(sys.argv[1]))), sys.argv[2])
 """
 # The whole run read into memory first (how exampp evaluated before it streamed runs).

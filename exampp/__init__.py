@@ -20,6 +20,8 @@ _EXPORTS = {
     "Run": "exampp.collection.runs", "RankedDoc": "exampp.collection.runs",
     "read_run": "exampp.collection.runs", "read_runs": "exampp.collection.runs", "write_run": "exampp.collection.runs",
     "Qrels": "exampp.collection.qrels", "read_qrels": "exampp.collection.qrels", "write_qrels": "exampp.collection.qrels",
+    "IntentQrels": "exampp.collection.qrels", "read_intent_qrels": "exampp.collection.qrels",
+    "write_intent_qrels": "exampp.collection.qrels",
     "Label": "exampp.collection.qrels", "as_label": "exampp.collection.qrels",
     "FractionalLabelError": "exampp.collection.qrels",
     "Response": "exampp.collection.rag_responses", "read_responses": "exampp.collection.rag_responses",
@@ -56,6 +58,7 @@ _EXPORTS = {
     "bank_log": "exampp.api.bank_history",
     # score jobs
     "cover": "exampp.api.scores", "CoverResult": "exampp.api.scores", "export_qrels": "exampp.api.scores",
+    "export_question_qrels": "exampp.api.scores",
     "measure_leaderboard": "exampp.api.scores", "NoRunLeft": "exampp.api.scores",
     "LeaderboardFile": "exampp.api.leaderboards", "QrelsMeasure": "exampp.api.leaderboards",
     "LeaderboardCorrelation": "exampp.api.leaderboards", "correlate_leaderboards": "exampp.api.leaderboards",
@@ -63,7 +66,8 @@ _EXPORTS = {
     "label_agreement": "exampp.api.agreement", "LabelAgreement": "exampp.api.agreement",
     "NoCommonJudgments": "exampp.api.agreement",
     # scores
-    "exam_cover": "exampp.scoring", "summarize": "exampp.scoring", "exam_labels": "exampp.scoring",
+    "exam_cover": "exampp.scoring", "summarize": "exampp.scoring", "exam_labels": "exampp.labels",
+    "LABELS": "exampp.labels", "question_qrels": "exampp.labels", "expected_cover": "exampp.labels",
     "exam_qrels": "exampp.scoring", "facet_labels": "exampp.scoring", "leaderboard": "exampp.scoring",
     "per_query_measures": "exampp.scoring", "parse_measures": "exampp.scoring", "MeasureError": "exampp.scoring",
     "evaluate": "exampp.trec_eval", "evaluate_runs": "exampp.trec_eval", "format_trec": "exampp.trec_eval",

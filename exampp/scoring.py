@@ -1,4 +1,4 @@
-"""Scores from grades: EXAM-Cover, EXAM labels / EXAM-Qrels, and measure leaderboards.
+"""Scores from grades: EXAM-Cover, EXAM-Qrels (labels: :mod:`exampp.labels`), and measure leaderboards.
 
 Everything here is a pure function of in-memory data (runs, grades as a DataFrame, qrels);
 reading and writing happen at the edges (CLI, importer).
@@ -16,7 +16,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from exampp.collection.qrels import Qrels, as_label, check_integer_labels
+from exampp.collection.qrels import (
+    IntentQrels,
+    Qrels,
+    as_label,
+    check_integer_labels,
+    flatten_intent_qrels,
+    is_intent_qrels,
+)
 from exampp.collection.runs import Ranked, Restart, Run, check_unique_name
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
 from exampp.errors import ExamppError
@@ -42,27 +49,13 @@ def standard_error(values: Sequence[float]) -> float:
     return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1) / n)
 
 
-def _check_grades(grades: pd.DataFrame) -> None:
+def check_grades(grades: pd.DataFrame) -> None:
     missing = [c for c in GRADE_COLUMNS if c not in grades.columns]
     if missing:
         raise ValueError(f"grades table lacks columns {missing}")
 
 
-# --- EXAM labels and EXAM-Qrels -------------------------------------------------------------
-
-def exam_labels(grades: pd.DataFrame, questions: Mapping[str, Collection[str]] | None = None) -> Qrels:
-    """EXAM-Label(p) = max over the query's questions of grade(p, question).
-
-    ``questions`` (query -> question ids) restricts which questions count, e.g. after a bank edit.
-    """
-    _check_grades(grades)
-    frame = _restrict(grades, questions)
-    best = frame.groupby(["query_id", "passage_id"], sort=True)["grade"].max()
-    labels: Qrels = defaultdict(dict)
-    for (qid, pid), grade in best.items():
-        labels[qid][pid] = as_label(grade)
-    return dict(labels)
-
+# --- EXAM-Qrels (the labels: exampp.labels) -------------------------------------------------------------
 
 def exam_qrels(labels: Qrels, min_grade: float | None = None) -> Qrels:
     """Graded labels as they are, or binary (1 when label >= min_grade) when ``min_grade`` is set."""
@@ -73,7 +66,7 @@ def exam_qrels(labels: Qrels, min_grade: float | None = None) -> Qrels:
 
 def facet_labels(grades: pd.DataFrame, facet_of: Mapping[str, str | None]) -> Qrels:
     """EXAM labels per query facet: qrels keyed ``<query_id>/<facet_id>`` (questions without facet skipped)."""
-    _check_grades(grades)
+    check_grades(grades)
     frame = grades.assign(facet=grades["question_id"].map(facet_of))
     frame = frame[frame["facet"].notna()]
     best = frame.groupby(["query_id", "facet", "passage_id"], sort=True)["grade"].max()
@@ -85,7 +78,7 @@ def facet_labels(grades: pd.DataFrame, facet_of: Mapping[str, str | None]) -> Qr
 
 # --- EXAM-Cover -------------------------------------------------------------------------------
 
-def _restrict(grades: pd.DataFrame, questions: Mapping[str, Collection[str]] | None) -> pd.DataFrame:
+def restrict_grades(grades: pd.DataFrame, questions: Mapping[str, Collection[str]] | None) -> pd.DataFrame:
     if questions is None:
         return grades
     allowed = pd.MultiIndex.from_tuples([(q, qu) for q, ids in questions.items() for qu in ids],
@@ -96,7 +89,7 @@ def _restrict(grades: pd.DataFrame, questions: Mapping[str, Collection[str]] | N
 
 def answered_questions(grades: pd.DataFrame, tau: float) -> dict[tuple[str, str], frozenset[str]]:
     """(query_id, passage_id) -> the question ids that passage answers with grade >= tau."""
-    _check_grades(grades)
+    check_grades(grades)
     hits = grades[grades["grade"] >= tau]
     answered: dict[tuple[str, str], set[str]] = defaultdict(set)
     for qid, pid, question in zip(hits["query_id"].tolist(), hits["passage_id"].tolist(), hits["question_id"].tolist()):
@@ -127,12 +120,12 @@ def exam_cover(
 
     Returns columns ``run, query_id, covered, total, cover`` (covered/total are integer counts).
     """
-    _check_grades(grades)
+    check_grades(grades)
     hits = grades[grades["grade"] >= tau]
     if questions is None:
         questions = questions_by_query(grades)  # every graded question is in the exam: nothing to restrict
     else:
-        hits = _restrict(hits, questions)
+        hits = restrict_grades(hits, questions)
     masks = _answer_masks(hits)
     qids = sorted(questions)
     covered = {(name, qid): _covered_mask(runs[name], qid, depth, masks.get(qid, {})) for name in runs for qid in qids}
@@ -229,13 +222,13 @@ def _parse_measure(name: str) -> list[Any]:
     raise MeasureError(f"unknown measure {name!r}; " + (f"did you mean {' or '.join(close)}?" if close else _HINT))
 
 
-def _run_values(run: Ranked, measures: Collection[Any], qrels: Qrels, depth: int | None,
-                exclude: Collection[str]) -> dict[tuple[Any, str], float] | None:
+def _run_values(run: Ranked, measures: Collection[Any], qrels: Qrels, intent: IntentQrels | None,
+                depth: int | None, exclude: Collection[str]) -> dict[tuple[Any, str], float] | None:
     """``{(measure, query_id): value}`` of one run, or None when the run is excluded (a run
     file's name is known once its first query is read)."""
     from exampp.trec_eval.irm import IrBatches
 
-    batches = IrBatches(measures, qrels)
+    batches = IrBatches(measures, qrels, intent)
     for block in run.blocks(qrels):
         if run.name in exclude:
             return None
@@ -248,7 +241,8 @@ def _run_values(run: Ranked, measures: Collection[Any], qrels: Qrels, depth: int
 
 
 def per_query_measures(
-    runs: Mapping[str, Run] | Iterable[Ranked], qrels: Qrels, measures: Sequence[str], depth: int | None = None,
+    runs: Mapping[str, Run] | Iterable[Ranked], qrels: Qrels | IntentQrels, measures: Sequence[str],
+    depth: int | None = None,
     *, exclude: Collection[str] = (),
 ) -> pd.DataFrame:
     """Per-query values of measures named in ir_measures or trec_eval syntax (``nDCG@20``,
@@ -259,15 +253,26 @@ def per_query_measures(
     ``-c``); truncation to ``depth`` keeps exactly the top-``depth`` in trec_eval order. Runs
     named in ``exclude`` are left out. Returns columns ``run, query_id, measure, value``,
     measure as the column :func:`parse_measures` names.
+
+    Intent-aware measures (``alpha_nDCG@10``, ``ERR_IA@20``...) need intent qrels
+    (:data:`~exampp.collection.qrels.IntentQrels`, e.g. :func:`exampp.labels.question_qrels`);
+    given those, the other measures see each document at its best label over the subtopics.
     """
     return _per_query(runs, qrels, parse_measures(measures), depth, exclude)
 
 
-def _per_query(runs: Mapping[str, Run] | Iterable[Ranked], qrels: Qrels, columns: list[tuple[str, Any]],
-               depth: int | None, exclude: Collection[str]) -> pd.DataFrame:
+def _per_query(runs: Mapping[str, Run] | Iterable[Ranked], qrels: Qrels | IntentQrels,
+               columns: list[tuple[str, Any]], depth: int | None, exclude: Collection[str]) -> pd.DataFrame:
     """:func:`per_query_measures` with the measures already parsed (``(column, measure)`` pairs)."""
-    from exampp.trec_eval.irm import IR_MEASURES
+    from exampp.trec_eval.irm import IR_MEASURES, IntentQrelsNeeded, is_intent_aware
 
+    intent = qrels if is_intent_qrels(qrels) else None
+    if intent is not None:
+        qrels = flatten_intent_qrels(intent)
+    else:
+        needs = next((m for _, m in columns if is_intent_aware(m)), None)
+        if needs is not None:
+            raise IntentQrelsNeeded(needs)
     runs = list(runs.values() if isinstance(runs, Mapping) else runs)
     if runs and columns:  # once for every run, before any is read
         check_integer_labels(qrels, IR_MEASURES)
@@ -275,7 +280,7 @@ def _per_query(runs: Mapping[str, Run] | Iterable[Ranked], qrels: Qrels, columns
     per_run: dict[str, dict[tuple[Any, str], float]] = {}
     seen: dict[str, Any] = {}
     for run in runs:
-        values = _run_values(run, {m for _, m in columns}, qrels, depth, exclude)
+        values = _run_values(run, {m for _, m in columns}, qrels, intent, depth, exclude)
         if values is None:
             continue
         check_unique_name(seen, run)
@@ -287,11 +292,13 @@ def _per_query(runs: Mapping[str, Run] | Iterable[Ranked], qrels: Qrels, columns
 
 
 def leaderboard(
-    runs: Mapping[str, Run] | Iterable[Ranked], qrels: Qrels, measures: Sequence[str], depth: int | None = None,
+    runs: Mapping[str, Run] | Iterable[Ranked], qrels: Qrels | IntentQrels, measures: Sequence[str],
+    depth: int | None = None,
     *, exclude: Collection[str] = (),
 ) -> pd.DataFrame:
     """Mean of each measure over the qrels' queries per run: index run, one column per
-    :func:`parse_measures` column, best first by the first."""
+    :func:`parse_measures` column, best first by the first. Intent qrels: as in
+    :func:`per_query_measures`."""
     parsed = parse_measures(measures)
     columns = [column for column, _ in parsed]
     per_query = _per_query(runs, qrels, parsed, depth, exclude)

@@ -416,10 +416,17 @@ class GradeStore:
         )
         return self._db.execute(sql, params)
 
-    def grades(self, method_id: str | None = None, query_ids: Iterable[str] | None = None) -> pd.DataFrame:
-        """Grades by ids: columns query_id, passage_id, question_id, method_id, grade, answer."""
-        rows = [row[:6] for row in self._select(method_id, query_ids)]
-        frame = pd.DataFrame.from_records(rows, columns=GRADE_COLUMNS)
+    def grades(self, method_id: str | None = None, query_ids: Iterable[str] | None = None, *,
+               probabilities: bool = False) -> pd.DataFrame:
+        """Grades by ids: columns query_id, passage_id, question_id, method_id, grade, answer; with
+        ``probabilities`` also ``probabilities``: P(grade = 0, 1, ...) as a tuple, or None where the
+        method stored none (expected labels read it)."""
+        if not probabilities:
+            rows = [row[:6] for row in self._select(method_id, query_ids)]
+            return pd.DataFrame.from_records(rows, columns=GRADE_COLUMNS).astype({"grade": float})
+        rows = [row[:6] + (None if row[6] is None else tuple(json.loads(row[6])),)
+                for row in self._select(method_id, query_ids)]
+        frame = pd.DataFrame.from_records(rows, columns=[*GRADE_COLUMNS, "probabilities"])
         return frame.astype({"grade": float})
 
     def records(self, method_id: str | None = None, query_ids: Iterable[str] | None = None) -> Iterator[Grade]:

@@ -222,7 +222,7 @@ def test_config_paths_are_relative_to_the_file_and_sources_kept(write, tmp_path)
                                           "concurrency, max_requests, timeout, max_retries, gpu_memory_utilization, "
                                           "tensor_parallel_size, max_model_len, depth, "
                                           "workspace, store, device, dtype, batch_size, max_batch_tokens, threads, compile, tau, "
-                                          "min_grade, cascade, "
+                                          "min_grade, label, cascade, "
                                           "cascade_threshold"),
     ('[options]\nname = "qa"\n', 1, "unknown key 'options'"),
     ('tau = 4\ndepth = "20"\n', 2, "key 'depth' (top-k passages of each run to pool) must be an integer, found '20'"),

@@ -15,7 +15,8 @@ from exampp.collection.reference_grades import reference_queries
 from exampp.collection.runs import from_scores
 from exampp.errors import InputError
 from exampp.grades import Grade, Method
-from exampp.scoring import exam_labels, exam_qrels, leaderboard
+from exampp.labels import exam_labels
+from exampp.scoring import exam_qrels, leaderboard
 from exampp.trec_eval import evaluate
 
 

@@ -162,7 +162,8 @@ def test_pool_grades_leave_out_passages_no_longer_pooled(tmp_path):
 def test_grade_collection_is_the_step_by_step_job(tmp_path):
     from exampp.errors import InputError
     from exampp.api.grade import grade_collection
-    from exampp.scoring import exam_cover, exam_labels, summarize
+    from exampp.labels import exam_labels
+    from exampp.scoring import exam_cover, summarize
 
     run_c = from_scores("c", {"q1": {"d1": 1.0, "d9": 0.5}, "q7": {"d2": 1.0}})  # d9: no text; q7: no questions
     runs = {r.name: r for r in (RUN_A, RUN_B, run_c)}

@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 
 from exampp.collection.runs import from_scores
+from exampp.labels import exam_labels
 from exampp.scoring import (
     MeasureError,
     exact_mean,
     exam_cover,
-    exam_labels,
     exam_qrels,
     facet_labels,
     leaderboard,

@@ -62,7 +62,7 @@ class GradeResult:
     pool: Pool
     summary: GradingSummary
     grades: pd.DataFrame  # the pool x exam grades, as GradeStore.grades returns them
-    labels: Qrels  # EXAM labels: each pooled passage's best grade over its query's questions
+    labels: Qrels  # EXAM labels: each pooled passage's best grade over its query's questions (or another label)
     qrels: Qrels  # the EXAM-Qrels written: the labels, or 0/1 at min_grade
     tau: float  # EXAM-Cover counts a question answered at grade >= tau
     cover: pd.DataFrame  # per run and query (exampp.scoring.exam_cover)
@@ -83,6 +83,7 @@ def grade_collection(
     depth: int = defaults.DEPTH,
     tau: float | None = None,
     min_grade: float | None = None,
+    label: str = "max",
     strict: bool = False,
     chunk_size: int = defaults.CHUNK,
     progress: bool = True,
@@ -92,7 +93,9 @@ def grade_collection(
 ) -> GradeResult:
     """The main job in one call: pool the top-``depth`` passages of ``runs``, grade every pair the
     store lacks, and score. ``tau`` defaults to the method's (4 for 0-5 self-ratings, 1 for 0/1
-    grades); ``min_grade`` makes the qrels binary. ``strict`` turns the warnings (run queries
+    grades); ``label``: the EXAM label variant (:data:`exampp.labels.LABELS`; ``count`` counts at
+    ``tau``, ``expected`` needs grade probabilities); ``min_grade`` makes the qrels binary (for
+    ``expected``: at an expected grade >= ``min_grade``). ``strict`` turns the warnings (run queries
     without exam questions, pooled passages without text) into :class:`~exampp.errors.InputError`.
     ``cascade``: send the grader only the pairs a first stage cannot rule out (at ``tau``; see
     :mod:`exampp.grading.cascade`), embedding with ``cascade_backend`` (default: the packaged
@@ -101,8 +104,10 @@ def grade_collection(
     grades on Ray workers, ``grader`` being its :attr:`~exampp.grading.ray_engine.RayEngine.grader`).
     """
     from exampp.grading.registry import default_tau
-    from exampp.scoring import exam_cover, exam_labels, exam_qrels, summarize
+    from exampp.labels import check_label, exam_labels
+    from exampp.scoring import exam_cover, exam_qrels, summarize
 
+    check_label(label)
     exam = build_exam(grader, bank, topics)
     if not exam.questions:
         needs = "topics with query titles" if grader.direct else "questions it can grade"
@@ -114,12 +119,14 @@ def grade_collection(
                       default_tau(grader.method.method_id) if tau is None else tau) as first_stage:
         summary = grade_pool(pool, exam, grader, store, chunk_size=chunk_size, progress=progress, cascade=first_stage,
                              engine=engine)
-    grades = pool_grades(store, pool, exam, summary.method_id)
+    grades = pool_grades(store, pool, exam, summary.method_id, probabilities=label == "expected")
     questions = exam.question_ids()
-    labels = exam_labels(grades, questions)
     tau = default_tau(summary.method_id, grades) if tau is None else tau
+    labels = exam_labels(grades, questions, label=label, tau=tau)
+    scale = 100 if label == "expected" else 1  # expected labels are hundredths of a grade
+    qrels = exam_qrels(labels, None if min_grade is None else min_grade * scale)
     cover = exam_cover(runs, grades, questions, tau=tau, depth=depth)
-    return GradeResult(summary.method_id, exam, pool, summary, grades, labels, exam_qrels(labels, min_grade), tau,
+    return GradeResult(summary.method_id, exam, pool, summary, grades, labels, qrels, tau,
                        cover, summarize(cover), tuple(warnings) + tuple(pool.warnings()), grader.usage)
 
 
@@ -147,6 +154,7 @@ class GradeJob:
     store: str | None = None
     tau: float | None = None
     min_grade: float | None = None
+    label: str = "max"  # EXAM label variant of the qrels (exampp.labels.LABELS)
     chunk_size: int = defaults.CHUNK
     strict: bool = False
     export_reference: str | None = None
@@ -195,7 +203,9 @@ class GradeJob:
         the backend open and the store open, closed when the block ends. ``exampp grade`` grades
         the configured bank in it; ``exampp bank impact`` grades two banks in the same one."""
         from exampp.grading.registry import check_backend
+        from exampp.labels import check_label
 
+        check_label(self.label)
         method = self.grading_method()
         spec = self.backend_spec(method)
         if self.engine not in ENGINES:
@@ -318,7 +328,8 @@ class OpenGradeJob:
         settings; writes nothing but grades into the store."""
         job = self.job
         return grade_collection(self.runs, self.corpora, self.grader, self.store, bank, self.topics, depth=job.depth,
-                                tau=job.tau, min_grade=job.min_grade, strict=job.strict, chunk_size=job.chunk_size,
+                                tau=job.tau, min_grade=job.min_grade, label=job.label, strict=job.strict,
+                                chunk_size=job.chunk_size,
                                 progress=job.progress, cascade=self.cascade, cascade_backend=self.cascade_backend,
                                 engine=self.engine)
 

@@ -17,11 +17,12 @@ from exampp.api.workspace import (
     exam_questions,
     question_facets,
     stored_grades,
+    workspace_bank,
     workspace_exam,
     workspace_runs,
 )
 from exampp.collection.io import PathLike
-from exampp.collection.qrels import Qrels
+from exampp.collection.qrels import IntentQrels, Qrels
 from exampp.collection.runs import Ranked, RunFile, run_paths
 from exampp.errors import ExamppError
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
@@ -51,6 +52,8 @@ class CoverResult:
     """The grade from which a question counts as answered: given, or the method's default."""
     depth: int
     method_id: str
+    expected: bool = False
+    """Expected EXAM-Cover (``covered`` a float: see :func:`exampp.labels.expected_cover`)."""
 
 
 def cover(
@@ -62,6 +65,7 @@ def cover(
     tau: float | None = None,
     depth: int = DEFAULT_DEPTH,
     normalized: bool = False,
+    expected: bool = False,
     strict: bool = False,
     warn: Warn = python_warning,
 ) -> CoverResult:
@@ -71,52 +75,128 @@ def cover(
     method's (4 for 0-5 self-ratings, 1 for 0/1 grades). The exam is ``bank``, else the
     workspace's bank, else the graded questions. A run query the exam lacks is left out with a
     warning, or with ``strict`` an :class:`~exampp.errors.InputError`. ``normalized``: n-EXAM.
+    ``expected``: the expected number of questions answered, from the grades' probabilities
+    (:func:`exampp.labels.expected_cover`; an error for grades stored without them).
     """
     from exampp.collection.runs import check_judged
+    from exampp.labels import expected_cover
     from exampp.scoring import exam_cover, summarize
 
+    if expected and normalized:
+        raise ExamppError("expected cover has no normalized (n-EXAM) variant: give one of them")
     ws = as_workspace(workspace)
-    stored = stored_grades(ws, method)
+    stored = stored_grades(ws, method, probabilities=expected)
     tau = stored.default_tau if tau is None else tau
     exam = exam_questions(ws, stored, bank)
     read = workspace_runs(ws, runs)
     for line in check_judged(read, exam, EXAM_SOURCE, strict):
         warn(line)
-    per_query = exam_cover(read, stored.grades, exam, tau=tau, depth=depth, normalized=normalized)
-    return CoverResult(per_query, summarize(per_query), tau, depth, stored.method_id)
+    if expected:
+        per_query = expected_cover(read, stored.grades, exam, tau=tau, depth=depth)
+    else:
+        per_query = exam_cover(read, stored.grades, exam, tau=tau, depth=depth, normalized=normalized)
+    return CoverResult(per_query, summarize(per_query), tau, depth, stored.method_id, expected)
 
 
 def export_qrels(
     workspace: Workspace | PathLike = ".",
     *,
     method: str | None = None,
+    label: str = "max",
+    tau: float | None = None,
     min_grade: float | None = None,
     facets: bool = False,
     bank: PathLike | None = None,
     output: PathLike | None = None,
 ) -> Qrels:
-    """EXAM-Qrels of the workspace's grades: each graded passage labelled with its best grade over
-    the query's exam questions (``bank``, else the workspace's bank, else all graded ones), or
-    0/1 from ``min_grade``. ``facets``: one qrels query ``<query_id>/<facet_id>`` per facet.
-    Written to ``output`` (``-``: standard output) when given."""
-    from exampp.collection.qrels import write_qrels
-    from exampp.scoring import exam_labels, exam_qrels, facet_labels
+    """EXAM-Qrels of the workspace's grades: each graded passage labelled from its grades on the
+    query's exam questions (``bank``, else the workspace's bank, else all graded ones).
 
+    ``label`` (:data:`exampp.labels.LABELS`): ``max`` its best grade, ``count`` the questions it
+    answers at grade >= ``tau`` (default: the method's τ), ``sum`` its grades' sum, ``expected``
+    its best expected grade in hundredths (grades with probabilities only). ``min_grade`` makes
+    the labels 0/1 (1 when the label >= ``min_grade``; for ``expected`` when the expected grade
+    >= ``min_grade``, i.e. label >= 100 * ``min_grade``). ``facets``: one qrels query
+    ``<query_id>/<facet_id>`` per facet (``max`` labels). Written to ``output`` (``-``: standard
+    output) when given."""
+    from exampp.collection.qrels import write_qrels
+    from exampp.labels import check_label, exam_labels
+    from exampp.scoring import exam_qrels, facet_labels
+
+    check_label(label)
+    if facets and label != "max":
+        raise ExamppError(f"facet qrels take max labels only, not {label!r}")
     ws = as_workspace(workspace)
-    grades = stored_grades(ws, method).grades
+    stored = stored_grades(ws, method, probabilities=label == "expected")
     if facets:
-        labels = facet_labels(grades, question_facets(ws, bank))
+        labels = facet_labels(stored.grades, question_facets(ws, bank))
     else:
-        labels = exam_labels(grades, workspace_exam(ws, bank))
-    qrels = exam_qrels(labels, min_grade)
+        labels = exam_labels(stored.grades, workspace_exam(ws, bank), label=label,
+                             tau=stored.default_tau if tau is None and label == "count" else tau)
+    scale = 100 if label == "expected" else 1  # expected labels are hundredths of a grade
+    qrels = exam_qrels(labels, None if min_grade is None else min_grade * scale)
     if output is not None:
         write_qrels(qrels, output)
     return qrels
 
 
+def export_question_qrels(
+    workspace: Workspace | PathLike = ".",
+    *,
+    method: str | None = None,
+    tau: float | None = None,
+    bank: PathLike | None = None,
+    output: PathLike | None = None,
+) -> IntentQrels:
+    """Per-question (intent-aware) qrels of the workspace's grades: every exam question is a
+    subtopic of its query, numbered 1, 2, ... in the exam's order (``bank``, else the workspace's
+    bank, else the graded question ids sorted); a passage is relevant (1) to a subtopic when its
+    grade on that question is >= ``tau`` (default: the method's τ), else 0. For alpha-nDCG and
+    ERR-IA (:func:`measure_leaderboard`). Written to ``output`` (``-``: standard output) in the
+    TREC diversity format ``qid subtopic docid label``, with the key
+    ``<output>.questions.tsv`` (``query_id, subtopic, question_id, text``) beside a file."""
+    from exampp.collection.qrels import write_intent_key, write_intent_qrels
+    from exampp.labels import exam_order, question_qrels
+
+    ws = as_workspace(workspace)
+    stored = stored_grades(ws, method)
+    read_bank = workspace_bank(ws, bank)
+    order = exam_order(stored.grades, read_bank.question_ids() if read_bank is not None else None)
+    qrels = question_qrels(stored.grades, order, tau=stored.default_tau if tau is None else tau)
+    if output is not None:
+        write_intent_qrels(qrels, output)
+        if str(output) != "-":
+            texts = {q.question_id: q.text for q in read_bank.questions} if read_bank is not None else {}
+            write_intent_key(order, question_key_path(output), texts)
+    return qrels
+
+
+def question_key_path(output: PathLike) -> str:
+    """Where the key of per-question qrels ``output`` goes: ``<output>.questions.tsv``."""
+    return f"{output}.questions.tsv"
+
+
+def read_judgments(source: PathLike, measures: Sequence[str]) -> Qrels | IntentQrels:
+    """Qrels for ``measures``: intent qrels (``qid subtopic docid label``) when one of them is
+    intent-aware (alpha_nDCG@k, ERR_IA@k...; the others then take a document's best label over
+    the subtopics), else plain qrels (a file, or ``irds:<dataset-id>``)."""
+    from exampp.collection.qrels import read_intent_qrels, read_qrels
+
+    return read_intent_qrels(source) if uses_intent_qrels(measures) else read_qrels(source)
+
+
+def uses_intent_qrels(measures: Sequence[str]) -> bool:
+    """Whether :func:`read_judgments` reads qrels for ``measures`` as intent qrels (one of them is
+    intent-aware)."""
+    from exampp.scoring import parse_measures
+    from exampp.trec_eval.irm import is_intent_aware
+
+    return any(is_intent_aware(measure) for _, measure in parse_measures(measures))
+
+
 def measure_leaderboard(
     runs: RunsSource,
-    qrels: PathLike | Qrels,
+    qrels: PathLike | Qrels | IntentQrels,
     measures: Sequence[str] = LEADERBOARD_MEASURES,
     *,
     depth: int | None = None,
@@ -130,12 +210,13 @@ def measure_leaderboard(
     the mean over the qrels' queries, best first; ``per_query``: columns ``run, query_id,
     measure, value``. Run files are read one query at a time. A run query the qrels lack is
     left out with a warning, or with ``strict`` an :class:`~exampp.errors.InputError`;
-    :class:`NoRunLeft` when ``exclude`` names every run."""
-    from exampp.collection.qrels import read_qrels
+    :class:`NoRunLeft` when ``exclude`` names every run. With an intent-aware measure
+    (``alpha_nDCG@10``, ``ERR_IA@20``...) a qrels file is read as intent qrels
+    (:func:`read_judgments`)."""
     from exampp.collection.runs import check_judged
     from exampp.scoring import leaderboard, per_query_measures
 
-    judged = qrels if isinstance(qrels, Mapping) else read_qrels(qrels)
+    judged = qrels if isinstance(qrels, Mapping) else read_judgments(qrels, measures)
     ranked = _ranked(runs)
     if per_query:
         table = per_query_measures(ranked, judged, measures, depth, exclude=exclude)

@@ -45,9 +45,11 @@ def as_workspace(workspace: Workspace | PathLike) -> Workspace:
     return workspace if isinstance(workspace, Workspace) else Workspace.at(workspace)
 
 
-def stored_grades(workspace: Workspace | PathLike, method: str | None = None) -> StoredGrades:
+def stored_grades(workspace: Workspace | PathLike, method: str | None = None, *,
+                  probabilities: bool = False) -> StoredGrades:
     """The grades of ``method``: a store method id, or a method name (``embedding``, ``self-rating``)
-    that names one of the store's methods; None: the only method in the store."""
+    that names one of the store's methods; None: the only method in the store. ``probabilities``:
+    with the grades' ``probabilities`` column (see :meth:`exampp.store.GradeStore.grades`)."""
     from exampp.store import GradeStore
 
     ws = as_workspace(workspace)
@@ -70,7 +72,7 @@ def stored_grades(workspace: Workspace | PathLike, method: str | None = None) ->
                 what = "several methods named" if named else "no grades for method"
                 raise WorkspaceError(f"{ws.store}: {what} {method!r} (have: {', '.join(named or methods)})")
             method = named[0]
-        return StoredGrades(method, store.grades(method))
+        return StoredGrades(method, store.grades(method, probabilities=probabilities))
 
 
 def given_or_existing(given: PathLike | None, default: Path) -> PathLike | None:

@@ -5,7 +5,7 @@ import click
 
 from exampp.cli.backend_options import backend_options
 from exampp.cli.output import check_method, emit, format_option, one_stdin, output_option
-from exampp.defaults import CHUNK
+from exampp.defaults import CHUNK, LABELS
 
 _PATH = click.Path(dir_okay=False)
 
@@ -47,6 +47,10 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
                                         "[default: the method's: 4 for 0-5 ratings, 1 for 0/1 grades].")
 @click.option("--min-grade", type=float, help="Write binary qrels: 1 when the label >= this grade "
                                               "[default: graded labels].")
+@click.option("--label", type=click.Choice(LABELS),
+              help="EXAM label of the qrels written: max (best grade), count (questions answered at grade >= tau), "
+                   "sum (of grades), expected (best expected grade in hundredths; methods storing grade "
+                   "probabilities) [default: max].")
 @click.option("--chunk-size", type=click.IntRange(min=1), default=CHUNK, show_default=True,
               help="Pairs graded between two commits to the store.")
 @click.option("--cascade", metavar="embedding:RECALL",

@@ -15,7 +15,7 @@ from exampp.cli.output import (
     warn,
     workspace_option,
 )
-from exampp.defaults import LEADERBOARD_MEASURES
+from exampp.defaults import LABELS, LEADERBOARD_MEASURES
 
 
 @click.command()
@@ -29,11 +29,14 @@ from exampp.defaults import LEADERBOARD_MEASURES
                    "0-5 self-ratings, 1 for 0/1 grades].")
 @depth_option
 @click.option("--normalized", is_flag=True, help="n-EXAM: only questions some pooled passage answers count.")
+@click.option("--expected", is_flag=True,
+              help="Expected EXAM-Cover from grade probabilities: a question counts by the probability that a "
+                   "top-k passage answers it (grades taken as independent).")
 @click.option("--per-query", is_flag=True, help="Print per-query values instead of the leaderboard.")
 @strict_option
 @format_option
 @output_option
-def cover(runs, workspace, method, bank, tau, depth, normalized, per_query, strict, fmt, output) -> None:
+def cover(runs, workspace, method, bank, tau, depth, normalized, expected, per_query, strict, fmt, output) -> None:
     """EXAM-Cover@k leaderboard: per run, the mean over queries of the fraction of the query's
     exam questions that its top-k passages answer (grade >= tau), with standard errors.
 
@@ -43,37 +46,70 @@ def cover(runs, workspace, method, bank, tau, depth, normalized, per_query, stri
     Example:
       exampp cover --workspace dl19 --tau 4 --depth 20
       exampp cover runs/ --tau 3 --per-query --format tsv
+      exampp cover --workspace dl19 --expected        # grades with probabilities (self-rating)
     """
     from exampp.api.scores import cover as job
 
     one_stdin(bank, *runs)
+    if expected and normalized:
+        raise click.UsageError("--expected has no --normalized (n-EXAM) variant: give one of them")
     result = job(workspace, runs or None, method=method, bank=bank, tau=tau, depth=depth, normalized=normalized,
-                 strict=strict, warn=warn)
+                 expected=expected, strict=strict, warn=warn)
     emit(result.per_query if per_query else result.leaderboard, fmt, output)
 
 
 @click.command()
 @workspace_option
 @method_option
-@click.option("--min-grade", "tau", type=float, help="Write binary labels: 1 when label >= this grade.")
+@click.option("--label", type=click.Choice(LABELS), default="max", show_default=True,
+              help="Label of a passage from its grades on the query's questions: max (best grade), count "
+                   "(questions answered at grade >= --tau), sum (of grades), expected (best expected grade, in "
+                   "hundredths, from grade probabilities).")
+@click.option("--tau", type=float,
+              help="Grade at which a question counts as answered, for --label count and --per-question "
+                   "[default: the stored method's: 4 for 0-5 self-ratings, 1 for 0/1 grades].")
+@click.option("--min-grade", type=float, help="Write binary labels: 1 when label >= this (for --label expected: "
+                                              "when the expected grade >= this).")
+@click.option("--per-question", is_flag=True,
+              help="Intent-aware qrels 'qid subtopic docid label' (for alpha_nDCG@k, ERR_IA@k): each exam question "
+                   "is a subtopic, label 1 when the passage's grade on it >= --tau; the key is written to "
+                   "OUTPUT.questions.tsv.")
 @click.option("--facets", is_flag=True, help="One qrels query per question facet (<query_id>/<facet_id>).")
 @click.option("--bank", type=click.Path(dir_okay=False, exists=True, allow_dash=True), help="Question bank (default: the workspace's).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, allow_dash=True),
-              help="Qrels file to write (- for stdout) [default: WORKSPACE/qrels/exam.qrels].")
-def qrels(workspace, method, tau, facets, bank, output) -> None:
+              help="Qrels file to write (- for stdout) [default: WORKSPACE/qrels/exam.qrels, with --per-question "
+                   "WORKSPACE/qrels/questions.qrels].")
+def qrels(workspace, method, label, tau, min_grade, per_question, facets, bank, output) -> None:
     """Export EXAM-Qrels: each graded passage labelled with its best grade over the query's
-    questions (or 0/1 at --min-grade), as a TREC qrels file for trec_eval.
+    questions (or another --label; 0/1 at --min-grade), as a TREC qrels file for trec_eval;
+    or, with --per-question, intent-aware qrels for alpha-nDCG and ERR-IA.
 
     \b
     Example:
       exampp qrels --workspace dl19 --min-grade 4 -o dl19/qrels/exam-4.qrels
       trec_eval -m P.20 -m ndcg_cut.20 dl19/qrels/exam-4.qrels dl19/runs/p_bert.run
+      exampp qrels --workspace dl19 --label count --tau 4 -o dl19/qrels/count-4.qrels
+      exampp qrels --workspace dl19 --per-question --tau 4 -o dl19/qrels/questions.qrels
+      exampp leaderboard dl19/runs --qrels dl19/qrels/questions.qrels -m alpha_nDCG@10 -m ERR_IA@10
     """
-    from exampp.api.scores import export_qrels
+    from exampp.api.scores import export_qrels, export_question_qrels, question_key_path
     from exampp.workspace import Workspace
 
+    if per_question:
+        given = [flag for flag, value in (("--label", label != "max"), ("--min-grade", min_grade is not None),
+                                          ("--facets", facets)) if value]
+        if given:
+            raise click.UsageError(f"--per-question writes 0/1 labels per question: drop {' and '.join(given)}")
+        target = output or Workspace.at(workspace).root / "qrels" / "questions.qrels"
+        intent = export_question_qrels(workspace, method=method, tau=tau, bank=bank, output=target)
+        n = sum(len(docs) for subtopics in intent.values() for docs in subtopics.values())
+        subtopics = sum(len(s) for s in intent.values())
+        where = "standard output" if target == "-" else f"{target} (key: {question_key_path(target)})"
+        click.echo(f"wrote {n} labels for {subtopics} questions of {len(intent)} queries to {where}", err=True)
+        return
     target = output or Workspace.at(workspace).exam_qrels
-    written = export_qrels(workspace, method=method, min_grade=tau, facets=facets, bank=bank, output=target)
+    written = export_qrels(workspace, method=method, label=label, tau=tau, min_grade=min_grade, facets=facets,
+                           bank=bank, output=target)
     n = sum(len(docs) for docs in written.values())
     click.echo(f"wrote {n} labels for {len(written)} queries to {'standard output' if target == '-' else target}",
                err=True)
@@ -82,7 +118,9 @@ def qrels(workspace, method, tau, facets, bank, output) -> None:
 @click.command()
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
 @click.option("--qrels", "qrels_path", required=True, metavar="QRELS",
-              help="Qrels file to evaluate against (official or EXAM-Qrels), or irds:<dataset-id>.")
+              help="Qrels file to evaluate against (official or EXAM-Qrels), or irds:<dataset-id>; with an "
+                   "intent-aware measure (alpha_nDCG@k, ERR_IA@k) intent qrels 'qid subtopic docid label' "
+                   "(exampp qrels --per-question), the other measures taking a document's best label.")
 @click.option("--measure", "-m", "measures", multiple=True, default=LEADERBOARD_MEASURES, show_default=True,
               callback=check_measures,
               help="Measure, repeatable: ir_measures name (nDCG@10, P(rel=2)@20, AP, R@100, RR...) or "
@@ -100,6 +138,7 @@ def leaderboard(runs, qrels_path, measures, depth, exclude, per_query, strict, f
     \b
     Example:
       exampp leaderboard runs/ --qrels qrels/official.qrels -m nDCG@10 -m 'P(rel=2)@10' -m AP
+      exampp leaderboard runs/ --qrels qrels/questions.qrels -m alpha_nDCG@10 -m ERR_IA@10 -m nDCG@10
     """
     from exampp.api.scores import NoRunLeft, measure_leaderboard
 

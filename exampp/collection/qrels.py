@@ -1,8 +1,8 @@
-"""TREC qrels files: ``qid iter docid rel``."""
+"""TREC qrels files: ``qid iter docid rel``, and intent (diversity) qrels ``qid subtopic docid label``."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from exampp.collection.ids import check_id, check_query_id, line_problem
 from exampp.collection.io import PathLike, atomic_write, display_name, iter_lines
@@ -120,3 +120,93 @@ def check_integer_labels(qrels: Mapping[str, Mapping[str, Label]], measures: str
                 raise FractionalLabelError(
                     f"{measures} take integer relevance labels; query {qid!r} docid {docid!r} has {label!r} "
                     f"(binary labels: `exampp qrels --min-grade TAU`)")
+
+
+# --- intent-aware qrels (TREC Web diversity format) -------------------------------------------
+
+IntentQrels = dict[str, dict[str, dict[str, int]]]
+"""``{query_id: {subtopic: {docid: label}}}``: relevance per subtopic (intent) of a query, for
+intent-aware measures (alpha-nDCG, ERR-IA). exampp's per-question qrels number a query's exam
+questions 1, 2, ... as its subtopics."""
+
+
+def read_intent_qrels(path: PathLike) -> IntentQrels:
+    """Read intent-aware qrels: ``qid subtopic docid label`` lines (the TREC Web track's diversity
+    qrels; plain or gzipped), the label an integer; a docid appears once per subtopic."""
+    name = display_name(path)
+    qrels: IntentQrels = {}
+    for lineno, line in iter_lines(path):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        problem = line_problem(line)
+        if problem is not None:
+            raise InputError(name, lineno, problem)
+        cols = stripped.split()
+        if len(cols) != 4:
+            raise InputError(name, lineno, f"expected 4 columns 'qid subtopic docid label', found {len(cols)}")
+        qid, subtopic, docid, rel_text = cols
+        try:
+            rel = int(rel_text)
+        except ValueError:
+            raise InputError(name, lineno, f"label {rel_text[:40]!r} is not an integer") from None
+        problem = label_problem(rel)
+        if problem is not None:
+            raise InputError(name, lineno, f"label {rel_text[:40]!r} {problem}")
+        judged = qrels.setdefault(qid, {}).setdefault(subtopic, {})
+        if docid in judged:
+            raise InputError(name, lineno, f"duplicate docid {docid!r} in query {qid!r} subtopic {subtopic!r}")
+        judged[docid] = rel
+    if not qrels:
+        raise InputError(name, None, "empty qrels: no judgment lines")
+    return qrels
+
+
+def write_intent_qrels(qrels: Mapping[str, Mapping[str, Mapping[str, int]]], path: PathLike) -> None:
+    """Write ``qid subtopic docid label`` lines sorted by query, subtopic (numerically where it is
+    a number) and docid, atomically."""
+    def subtopic_order(subtopic: str) -> tuple[int, int, str]:
+        return (0, int(subtopic), "") if subtopic.isdigit() else (1, 0, subtopic)
+
+    with atomic_write(path) as fh:
+        for qid in sorted(qrels):
+            check_query_id(qid)
+            for subtopic in sorted(qrels[qid], key=subtopic_order):
+                check_id(subtopic, "subtopic")
+                for docid, rel in sorted(qrels[qid][subtopic].items()):
+                    if not isinstance(rel, int) or label_problem(rel) is not None:
+                        raise ValueError(f"label {rel!r} of docid {docid!r} in query {qid!r} subtopic {subtopic!r} "
+                                         f"is not an integer in range")
+                    fh.write(f"{qid} {subtopic} {check_id(docid, 'docid')} {rel}\n")
+
+
+def flatten_intent_qrels(qrels: Mapping[str, Mapping[str, Mapping[str, int]]]) -> Qrels:
+    """Plain qrels from intent qrels: a document's label is its best over the query's subtopics."""
+    flat: Qrels = {}
+    for qid, subtopics in qrels.items():
+        docs = flat.setdefault(qid, {})
+        for judged in subtopics.values():
+            for docid, rel in judged.items():
+                docs[docid] = max(docs.get(docid, rel), rel)
+    return flat
+
+
+def is_intent_qrels(qrels: Mapping[str, Mapping[str, object]]) -> bool:
+    """Whether ``qrels`` are intent qrels (labels per subtopic) rather than plain ones."""
+    for judged in qrels.values():
+        for value in judged.values():
+            return isinstance(value, Mapping)
+    return False
+
+
+def write_intent_key(order: Mapping[str, Sequence[str]], path: PathLike, texts: Mapping[str, str] | None = None) -> None:
+    """Write which question each subtopic of per-question qrels is: a TSV with a header,
+    ``query_id subtopic question_id text`` (``order``: each query's questions, subtopic 1 first;
+    ``texts``: question id -> text, empty where unknown), atomically."""
+    texts = texts or {}
+    with atomic_write(path) as fh:
+        fh.write("query_id\tsubtopic\tquestion_id\ttext\n")
+        for qid in sorted(order):
+            for subtopic, question in enumerate(order[qid], start=1):
+                text = " ".join(texts.get(question, "").split())  # one line, no tabs
+                fh.write(f"{qid}\t{subtopic}\t{question}\t{text}\n")

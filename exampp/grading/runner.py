@@ -250,10 +250,12 @@ def _member(pool: Pool, exam: Exam) -> Callable[[str, str, str], bool]:
     return lambda qid, pid, question_id: pid in pool.passages.get(qid, {}) and question_id in questions.get(qid, ())
 
 
-def pool_grades(store: GradeStore, pool: Pool, exam: Exam, method_id: str) -> pd.DataFrame:
-    """The store's grades (DataFrame as :meth:`GradeStore.grades`) of exactly the pool x exam pairs,
-    leaving out passages and questions graded before but no longer pooled or asked."""
-    frame = store.grades(method_id, query_ids=pool.passages)
+def pool_grades(store: GradeStore, pool: Pool, exam: Exam, method_id: str, *,
+                probabilities: bool = False) -> pd.DataFrame:
+    """The store's grades (DataFrame as :meth:`GradeStore.grades`, ``probabilities`` column when
+    asked) of exactly the pool x exam pairs, leaving out passages and questions graded before but
+    no longer pooled or asked."""
+    frame = store.grades(method_id, query_ids=pool.passages, probabilities=probabilities)
     member = _member(pool, exam)
     keep = [member(*row) for row in zip(frame["query_id"], frame["passage_id"], frame["question_id"])]
     return frame.loc[keep].reset_index(drop=True)  # frame[[]] would drop the columns of an empty frame

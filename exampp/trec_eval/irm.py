@@ -4,6 +4,10 @@ They are computed by ir_measures itself (its default providers, pytrec_eval firs
 same rankings trec_eval's measures see (``-M`` applied, ``-c`` missing queries included), and
 reported under ``str(measure)``. ``-l`` and ``-J`` do not apply: ir_measures names carry their
 own ``rel=`` and ``judged_only=`` parameters.
+
+Intent-aware measures (``alpha_nDCG@k``, ``ERR_IA@k``...: those of ir_measures' pyndeval provider,
+NTCIR/TREC Web's ndeval) need intent qrels (:data:`~exampp.collection.qrels.IntentQrels`); the
+other measures then see every document at its best label over the query's subtopics.
 """
 from __future__ import annotations
 
@@ -11,7 +15,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from exampp.collection.qrels import Label
+from exampp.collection.qrels import IntentQrels, Label
+from exampp.errors import ExamppError
 
 _UNSET_PARAM = re.compile(r"invalid param (\w+)=<object object at")
 
@@ -46,7 +51,23 @@ def _parse(spec: str):
         raise ValueError(f"measure '{spec}': {reason}") from None
     if not supported:
         raise ValueError(f"measure '{spec}': no installed ir_measures provider computes {measure}")
+    if is_intent_aware(measure) and "cutoff" in measure.SUPPORTED_PARAMS:
+        cutoff = measure.params.get("cutoff")
+        if cutoff is None or cutoff > NDEVAL_DEPTH:
+            raise ValueError(f"measure '{spec}': ndeval computes intent-aware measures at a cutoff of "
+                             f"{NDEVAL_DEPTH} at most: give one, e.g. {measure.NAME}@{NDEVAL_DEPTH}")
     return measure
+
+
+NDEVAL_DEPTH = 20  # ndeval (pyndeval) evaluates rankings to this depth only
+
+
+def is_intent_aware(measure) -> bool:
+    """Whether ``measure`` is intent-aware (computed per subtopic by pyndeval: alpha_nDCG, ERR_IA...)."""
+    import ir_measures
+
+    provider = ir_measures.providers.registry.get("pyndeval")
+    return provider is not None and any(m.NAME == measure.NAME for m in provider.SUPPORTED_MEASURES)
 
 
 def _split(spec: str) -> tuple[str, str]:
@@ -90,23 +111,38 @@ def _computable(spec: str) -> bool:
 IR_MEASURES = "ir_measures' measures (pytrec_eval)"
 
 
+class IntentQrelsNeeded(ExamppError, ValueError):
+    """An intent-aware measure given plain qrels."""
+
+    def __init__(self, measure: Any):
+        super().__init__(f"{measure} is intent-aware: it needs intent qrels ('qid subtopic docid label', "
+                         f"e.g. from `exampp qrels --per-question`), read as such (`exampp leaderboard --qrels`)")
+
+
 class IrBatches:
     """ir_measures' per-query values of rankings given one query at a time, as
     ``values[(measure, query_id)]``. Rankings go to ir_measures in batches of about
     :attr:`BATCH_DOCS` documents, so that a run read query by query is never held whole.
-    The qrels' labels must be integers (the caller checks them once: ``check_integer_labels``)."""
+    The qrels' labels must be integers (the caller checks them once: ``check_integer_labels``).
+    Intent-aware measures (:func:`is_intent_aware`) are computed on ``intent`` qrels, which they need."""
 
     BATCH_DOCS = 200_000
 
-    def __init__(self, measures: Iterable, qrels: Mapping[str, Mapping[str, Label]]):
-        self.measures = list(measures)
+    def __init__(self, measures: Iterable, qrels: Mapping[str, Mapping[str, Label]],
+                 intent: IntentQrels | None = None):
+        measures = list(measures)
+        self.measures = [m for m in measures if not is_intent_aware(m)]
+        self.intent_measures = [m for m in measures if is_intent_aware(m)]
+        if self.intent_measures and intent is None:
+            raise IntentQrelsNeeded(self.intent_measures[0])
         self.qrels = qrels
+        self.intent = intent
         self.values: dict[tuple[Any, str], float] = {}
         self._pending: dict[str, dict[str, float]] = {}
         self._docs = 0
 
     def add(self, query_id: str, ranking: Iterable[tuple[str, float]]) -> None:
-        if not self.measures:
+        if not self.measures and not self.intent_measures:
             return
         docs = {docid: float(score) for docid, score in ranking}
         self._pending[query_id] = docs
@@ -119,10 +155,26 @@ class IrBatches:
         if self._pending:
             import ir_measures  # only when there is something to compute: trec_eval measures alone never load it
 
-            judged = {qid: self.qrels[qid] for qid in self._pending if qid in self.qrels}
-            for metric in ir_measures.iter_calc(self.measures, judged, self._pending):
-                self.values[(metric.measure, metric.query_id)] = float(metric.value)
+            if self.measures:
+                judged = {qid: self.qrels[qid] for qid in self._pending if qid in self.qrels}
+                self._calc(self.measures, judged, self._pending)
+            if self.intent_measures:
+                # pyndeval takes the subtopic from a qrel's iteration; it breaks score ties by
+                # docid ascending where trec_eval goes descending: it gets the ranks instead
+                subtopic_qrels = [ir_measures.Qrel(qid, docid, rel, subtopic)
+                                  for qid in self._pending for subtopic, docs in self.intent.get(qid, {}).items()
+                                  for docid, rel in docs.items()]
+                ranks = {qid: {docid: float(len(docs) - i) for i, docid in enumerate(docs)}
+                         for qid, docs in self._pending.items()}
+                if subtopic_qrels:
+                    self._calc(self.intent_measures, subtopic_qrels, ranks)
         self._pending, self._docs = {}, 0
+
+    def _calc(self, measures: list, qrels: Any, run: Mapping[str, Mapping[str, float]]) -> None:
+        import ir_measures
+
+        for metric in ir_measures.iter_calc(measures, qrels, run):
+            self.values[(metric.measure, metric.query_id)] = float(metric.value)
 
     def clear(self) -> None:
         """Forget everything (the run starts again: a RESTART)."""
