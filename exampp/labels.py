@@ -71,19 +71,27 @@ def exam_labels(grades: pd.DataFrame, questions: Mapping[str, Collection[str]] |
 
 
 def _probabilities(grades: pd.DataFrame, what: str) -> list[tuple[float, ...]]:
-    """Each row's P(grade = 0, 1, ...); :class:`NoProbabilities` naming the method of a grade without."""
+    """Each row's P(grade = 0, 1, ...). A grade stored without them (self-rating's fast path falls back
+    to generated text where the first token is no grade) is taken as certain; grades of a method that
+    stores none at all are :class:`NoProbabilities`, naming the method."""
     if "probabilities" not in grades.columns:
         raise ValueError("grades table lacks the probabilities column: GradeStore.grades(..., probabilities=True)")
     probabilities = grades["probabilities"].tolist()
-    missing = next((i for i, p in enumerate(probabilities) if p is None), None)
-    if missing is not None:
-        row = grades.iloc[missing]
+    if probabilities and all(p is None for p in probabilities):
+        row = grades.iloc[0]
         method = row["method_id"] if "method_id" in grades.columns else "these grades"
         raise NoProbabilities(
             f"{what} grade probabilities, and the grades of method {method!r} carry none (e.g. "
             f"query {row['query_id']!r} passage {row['passage_id']!r}): grade with a method that stores them "
             f"(self-rating's fast path, multiple-choice)")
-    return probabilities
+    return [p if p is not None else _certain(grade) for p, grade in zip(probabilities, grades["grade"].tolist())]
+
+
+def _certain(grade: float) -> tuple[float, ...]:
+    """The distribution of a grade known for sure: all its mass on that (integer) grade."""
+    if not float(grade).is_integer() or grade < 0:
+        raise NoProbabilities(f"grade {grade!r} has no probabilities and is no grade level 0, 1, ...")
+    return tuple(1.0 if g == int(grade) else 0.0 for g in range(int(grade) + 1))
 
 
 def expected_grades(grades: pd.DataFrame) -> np.ndarray:

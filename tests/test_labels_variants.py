@@ -76,14 +76,19 @@ def test_count_needs_tau_and_unknown_labels_are_named():
         exam_labels(GRADES, label="mean")
 
 
-def test_expected_labels_and_cover_refused_without_probabilities():
+def test_a_grade_without_probabilities_is_certain_and_a_method_without_any_is_refused():
     grades = GRADES.copy()
-    grades.loc[4, "probabilities"] = None  # one grade stored without probabilities
-    for call in (lambda: exam_labels(grades, label="expected"),
-                 lambda: expected_cover({"r": from_scores("r", {"q1": {"a": 1}})}, grades, tau=4)):
+    grades.at[4, "probabilities"] = None  # q1 b u2, grade 3 (E was 3): generated text, no probabilities
+    # b's best E is still 3.4 (u1); its count at tau 3 now has u2 = 3 for sure
+    assert exam_labels(grades, label="expected") == LABELS_BY_HAND["expected"]
+    run = {"r": from_scores("r", {"q1": {"b": 1}})}
+    # q1 by b: P(u1 >= 3) = 1, P(u2 >= 3) = 1 (certain), P(u3 >= 3) = 1 -> 3 of 3
+    assert expected_cover(run, grades, tau=3).set_index("query_id").loc["q1", "covered"] == pytest.approx(3.0)
+    grades["probabilities"] = None  # a method that stores none
+    for call in (lambda: exam_labels(grades, label="expected"), lambda: expected_cover(run, grades, tau=4)):
         with pytest.raises(NoProbabilities) as err:
             call()
-        assert f"the grades of method {METHOD!r} carry none (e.g. query 'q1' passage 'b')" in str(err.value)
+        assert f"the grades of method {METHOD!r} carry none (e.g. query 'q1' passage 'a')" in str(err.value)
 
 
 # A run ranking q1: c, a, b and q2: d, e.
