@@ -160,10 +160,12 @@ class IrBatches:
                 self._calc(self.measures, judged, self._pending)
             if self.intent_measures:
                 # pyndeval takes the subtopic from a qrel's iteration; it breaks score ties by
-                # docid ascending where trec_eval goes descending: it gets the ranks instead
+                # docid ascending where trec_eval goes descending: it gets the ranks instead.
+                # ndeval's measures see only relevant judgments (a query without any scores 0
+                # either way), so the zeros, most of a per-question qrels, are not handed over.
                 subtopic_qrels = [ir_measures.Qrel(qid, docid, rel, subtopic)
                                   for qid in self._pending for subtopic, docs in self.intent.get(qid, {}).items()
-                                  for docid, rel in docs.items()]
+                                  for docid, rel in docs.items() if rel > 0]
                 ranks = {qid: {docid: float(len(docs) - i) for i, docid in enumerate(docs)}
                          for qid, docs in self._pending.items()}
                 if subtopic_qrels:
