@@ -182,9 +182,12 @@ def test_randomization_test_against_exact_enumeration_and_scipy():
     assert p == pytest.approx(exact, abs=0.006)
     assert paired_tests(SMALL, test="randomization", n=500, seed=9).equals(
         paired_tests(SMALL, test="randomization", n=500, seed=9))
-    # the p-value is (count + 1) / (n + 1): never 0, and 1/(n+1) for a difference no flip reaches
-    extreme = paired_tests(table([[1.0] * 12, [0.0] * 12]), test="randomization", n=999, seed=0)
-    assert extreme.at[0, "p_value"] == pytest.approx(3 / 1000)  # all-plus and all-minus flips reach it, +1
+    # p = (count + 1) / (n + 1), never 0: a constant difference is reached only by the drawn sign
+    # vectors that are all +1 or all -1 (the draws: rng.integers(0, 2) per query, seeded)
+    extreme = paired_tests(table([[1.0] * 6, [0.0] * 6]), test="randomization", n=999, seed=0)
+    draws = np.random.default_rng(0).integers(0, 2, size=(999, 6))
+    count = int((draws.min(axis=1) == draws.max(axis=1)).sum())
+    assert extreme.at[0, "p_value"] == pytest.approx((count + 1) / 1000) and count > 0
 
 
 def test_identical_runs_have_p_one():
