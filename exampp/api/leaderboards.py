@@ -149,11 +149,13 @@ def correlate_leaderboards(
     """
     from exampp.analysis.correlation import correlate, per_query_correlation
 
-    _check_sources(a, b, runs)
+    for name, source in (("A", a), ("B", b)):
+        _check_source(name, source, runs)
     boards = _Boards(runs, depth, strict, warn)
     board_a, board_b = boards.board(a), boards.board(b)
     if per_query or bootstrap:
-        _check_per_query(boards, a, b, "per-query correlation" if per_query else "the bootstrap")
+        for name, source in (("A", a), ("B", b)):
+            _check_per_query(boards, name, source, "per-query correlation" if per_query else "the bootstrap")
     try:
         result = correlate(board_a, board_b, exclude=exclude, decimals=decimals)
     except ValueError as exc:  # an excluded run in neither leaderboard
@@ -190,14 +192,34 @@ def _intervals(table_a: pd.DataFrame, table_b: pd.DataFrame, exclude: Collection
     return intervals, Bootstrap(n, seed, confidence, top, len(queries), only_a, only_b)
 
 
-def _check_per_query(boards: _Boards, a: LeaderboardSource, b: LeaderboardSource, what: str) -> None:
-    """Both sides have per-query scores: computed from qrels, or read from a per-query table."""
-    for name, source in (("A", a), ("B", b)):
-        if isinstance(source, LeaderboardFile) and boards.file_table(source) is None:
-            raise CorrelationError(
-                f"{what} needs per-query scores on both sides, and leaderboard {name} ({source.label}) holds one "
-                f"score per run: give a per-query table (a query_id column, as 'exampp leaderboard --per-query "
-                f"--format tsv' writes) or compute it from qrels")
+def _check_per_query(boards: _Boards, name: str, source: LeaderboardSource, what: str) -> None:
+    """The source has per-query scores: computed from qrels, or read from a per-query table."""
+    if isinstance(source, LeaderboardFile) and boards.file_table(source) is None:
+        raise CorrelationError(
+            f"{what} needs per-query scores, and leaderboard {name} ({source.label}) holds one score per run: "
+            f"give a per-query table (a query_id column, as 'exampp leaderboard --per-query --format tsv' "
+            f"writes) or compute it from qrels")
+
+
+def per_query_scores(
+    sources: list[LeaderboardSource],
+    *,
+    runs: RunsSource | None = None,
+    depth: int | None = None,
+    strict: bool = False,
+    warn: Warn = python_warning,
+    what: str = "this",
+) -> list[pd.DataFrame]:
+    """The run x query scores of each source: a measure on qrels over ``runs`` (cut at ``depth``;
+    the runs read once), or a per-query table file; a leaderboard file of one score per run is a
+    :class:`CorrelationError` (``what`` names the job that needs per-query scores)."""
+    names = [chr(ord("A") + i) for i in range(len(sources))]
+    for name, source in zip(names, sources):
+        _check_source(name, source, runs)
+    boards = _Boards(runs, depth, strict, warn)
+    for name, source in zip(names, sources):
+        _check_per_query(boards, name, source, what)
+    return [boards.per_query(source) for source in sources]
 
 
 def short_list(names: list[str], limit: int = 10) -> str:
@@ -208,19 +230,18 @@ def short_list(names: list[str], limit: int = 10) -> str:
     return ", ".join(names[:limit]) + more
 
 
-def _check_sources(a: LeaderboardSource, b: LeaderboardSource, runs: RunsSource | None) -> None:
+def _check_source(name: str, source: LeaderboardSource, runs: RunsSource | None) -> None:
     """What can be told before anything is read: a computed leaderboard has runs and one measure."""
     from exampp.scoring import parse_measures
 
-    for name, source in (("A", a), ("B", b)):
-        if not isinstance(source, QrelsMeasure):
-            continue
-        if runs is None:
-            raise CorrelationError(f"leaderboard {name} ({source.label}) is computed over runs: give runs")
-        columns = [column for column, _ in parse_measures([source.measure])]  # MeasureError: unknown name
-        if len(columns) != 1:
-            raise CorrelationError(f"leaderboard {name}: {source.measure!r} names {len(columns)} measures "
-                                   f"({', '.join(columns)}); give one")
+    if not isinstance(source, QrelsMeasure):
+        return
+    if runs is None:
+        raise CorrelationError(f"leaderboard {name} ({source.label}) is computed over runs: give runs")
+    columns = [column for column, _ in parse_measures([source.measure])]  # MeasureError: unknown name
+    if len(columns) != 1:
+        raise CorrelationError(f"leaderboard {name}: {source.measure!r} names {len(columns)} measures "
+                               f"({', '.join(columns)}); give one")
 
 
 class _Boards:
