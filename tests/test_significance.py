@@ -229,3 +229,13 @@ def test_bootstrap_means_of_a_cover_table():
                          "cover": [0.5, 1.0, 0.0, 0.5, 0.25, 0.25, 0.25, 0.25]})
     result = bootstrap_means(scores_table(long, "cover"), n=100, seed=0)
     assert result.at["a", "mean"] == 0.5 and tuple(result.loc["b"]) == (0.25, 0.25, 0.25)
+
+
+def test_per_query_correlation_of_table_files(collection, tmp_path):
+    a = per_query_tsv(tmp_path / "a.tsv", P_AT_1)
+    b = per_query_tsv(tmp_path / "b.tsv", {"good": [1, 0, 1, 1], "middle": [0, 1, 0, 0], "poor": [1, 1, 0, 0]})
+    from_files = json.loads(invoke("correlate", "--a", a, "--b", b, "--per-query", "--format", "json"))
+    from_qrels = json.loads(invoke("correlate", "--runs", collection / "runs", "--a-qrels", collection / "qrels",
+                                   "--a-measure", "P@1", "--b", b, "--per-query", "--format", "json"))
+    assert from_files["per_query"] == from_qrels["per_query"] and len(from_files["per_query"]) == 4
+    assert from_files["kendall"] == pytest.approx(from_qrels["kendall"])
