@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -190,10 +191,13 @@ def test_randomization_test_against_exact_enumeration_and_scipy():
     assert extreme.at[0, "p_value"] == pytest.approx((count + 1) / 1000) and count > 0
 
 
-def test_identical_runs_have_p_one():
-    tests = paired_tests(table([[0.3, 0.5, 0.1], [0.3, 0.5, 0.1], [0.0, 0.1, 0.0]]), test="t")
+def test_identical_runs_have_p_one_and_constant_differences_p_zero():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # scipy's warnings on constant data stay inside
+        tests = paired_tests(table([[0.5, 0.75, 0.25], [0.5, 0.75, 0.25], [0.25, 0.5, 0.0]]), test="t")
     same = tests[(tests["a"] == "r0") & (tests["b"] == "r1")]
     assert same["p_value"].item() == 1.0 and not same["significant"].item()
+    assert (tests.loc[tests["b"] == "r2", "p_value"] == 0.0).all()  # differences 0.25 on every query
 
 
 def test_holm_and_bh_by_hand():

@@ -15,6 +15,7 @@ so that all replicates' means are one matrix product.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -257,7 +258,8 @@ def paired_tests(scores: pd.DataFrame, test: str = "t", n: int = 10000, seed: in
     """Every pair of runs (a better-or-equal mean first): columns a, b, mean_a, mean_b, difference,
     p_value, p_adjusted, significant. test: "t" (scipy.stats.ttest_rel) or "randomization" (paired
     sign-flip, n permutations, (count+1)/(n+1)). correction: "holm", "bh" (Benjamini-Hochberg),
-    "none". A pair whose per-query scores are all equal has p 1."""
+    "none". A pair whose per-query scores are all equal has p 1; for the t-test, a pair whose
+    differences are one non-zero constant has p 0 (no variance: t is infinite)."""
     if test not in TESTS:
         raise ValueError(f"unknown test {test!r}; one of {', '.join(TESTS)}")
     if correction not in CORRECTIONS:
@@ -269,7 +271,8 @@ def paired_tests(scores: pd.DataFrame, test: str = "t", n: int = 10000, seed: in
     differences = values[first] - values[second]
     identical = (differences == 0).all(axis=1)
     if test == "t":
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with warnings.catch_warnings():  # constant differences: scipy warns, t is infinite and p 0
+            warnings.simplefilter("ignore", RuntimeWarning)
             p = stats.ttest_rel(values[first], values[second], axis=1).pvalue
         p = np.atleast_1d(np.asarray(p, dtype=float))
     else:
