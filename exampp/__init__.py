@@ -65,6 +65,8 @@ _EXPORTS = {
     "CorrelationError": "exampp.api.leaderboards", "UnknownExcluded": "exampp.api.leaderboards",
     "label_agreement": "exampp.api.agreement", "LabelAgreement": "exampp.api.agreement",
     "NoCommonJudgments": "exampp.api.agreement",
+    "significance": "exampp.api.significance", "Significance": "exampp.api.significance",
+    "PairedTests": "exampp.api.significance", "read_leaderboard_file": "exampp.collection.leaderboard",
     # scores
     "exam_cover": "exampp.scoring", "summarize": "exampp.scoring", "exam_labels": "exampp.labels",
     "LABELS": "exampp.labels", "question_qrels": "exampp.labels", "expected_cover": "exampp.labels",
@@ -82,6 +84,9 @@ _EXPORTS = {
     "correlate": "exampp.analysis.correlation", "per_query_correlation": "exampp.analysis.correlation",
     "tau_ap": "exampp.analysis.correlation", "kappa_table": "exampp.analysis.agreement",
     "cohen_kappa": "exampp.analysis.agreement", "graded_confusion": "exampp.analysis.agreement",
+    "ordinal_alpha": "exampp.analysis.agreement", "krippendorff_alpha": "exampp.analysis.statistics",
+    "bootstrap_means": "exampp.analysis.statistics", "correlation_intervals": "exampp.analysis.statistics",
+    "paired_tests": "exampp.analysis.statistics", "scores_table": "exampp.analysis.statistics",
 }
 __all__ = sorted(_EXPORTS)
 

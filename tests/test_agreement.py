@@ -102,12 +102,14 @@ def test_cli_json_tsv_text(write):
 
     tsv = runner.invoke(main, ["agree", "--exam", exam, "--official", official, "--rel-level", "2", "--format", "tsv"])
     lines = tsv.output.splitlines()
-    assert lines[0] == "tau\tkappa\ttp\tfp\tfn\ttn\tn"
+    assert lines[0] == "tau\tkappa\talpha\ttp\tfp\tfn\ttn\tn"
     assert lines[4].split("\t")[0] == "4" and float(lines[4].split("\t")[1]) == pytest.approx(4 / 7)
 
     text = runner.invoke(main, ["agree", "--exam", exam, "--official", official])
     assert "6 passages judged in both" in text.output and "EXAM grade (rows) x official grade (columns)" in text.output
-    assert any(line.split() == ["4", "0.4000", "2", "0", "2", "2", "6"] for line in text.output.splitlines())
+    # alpha (nominal) at tau 4: units (1,1) x2, (0,0) x2, (0,1) x2 -> o11 = o00 = 4, o01 = o10 = 2,
+    # n0 = n1 = 6, n = 12: alpha = 1 - 11 * 4 / (2 * 6 * 6) = 7/18
+    assert any(line.split() == ["4", "0.4000", "0.3889", "2", "0", "2", "2", "6"] for line in text.output.splitlines())
 
 
 def test_cli_no_common_pairs(write):

@@ -169,7 +169,8 @@ def test_correlate_leaderboards_errors(write):
         correlate_leaderboards(two, two, exclude=["typo"])
     with pytest.raises(CorrelationError, match=r"leaderboard B \(P@2 on .*\) is computed over runs: give runs"):
         correlate_leaderboards(two, QrelsMeasure(official, "P@2"))
-    with pytest.raises(CorrelationError, match="per-query correlation needs two leaderboards computed from qrels"):
+    with pytest.raises(CorrelationError, match=r"per-query correlation needs per-query scores, and "
+                                               r"leaderboard A \(.*two.tsv\) holds one score per run"):
         correlate_leaderboards(two, QrelsMeasure(official, "P@2"), runs=runs, per_query=True)
     with pytest.raises(CorrelationError, match=r"^leaderboard A: 'P.5,10' names 2 measures \(P@5, P@10\); give one$"):
         correlate_leaderboards(QrelsMeasure(official, "P.5,10"), two, runs=runs)

@@ -282,7 +282,7 @@ def test_cli_errors(write):
     both = _invoke("--a", str(b), "--a-qrels", str(b), "--b", str(b))
     assert both.exit_code == 2 and "exactly one of --a" in both.output
     assert "needs --runs" in _invoke("--a-qrels", str(b), "--a-measure", "P@2", "--b", str(b)).output
-    assert "needs --a-qrels and --b-qrels" in _invoke("--a", str(b), "--b", str(b), "--per-query").output
+    assert "needs per-query scores" in _invoke("--a", str(b), "--b", str(b), "--per-query").output
     typo = _invoke("--a", str(b), "--b", str(b), "--exclude", "nope")
     assert typo.exit_code == 2 and "nope" in typo.output
     few = _invoke("--a", str(b), "--b", str(write("c.tsv", "x 1\ny 2\n")))

@@ -1,9 +1,14 @@
-"""Agreement of EXAM labels with official relevance judgments: Cohen's κ and confusion tables.
+"""Agreement of EXAM labels with official relevance judgments: Cohen's κ, Krippendorff's α and
+confusion tables.
 
 Only (query, docid) pairs judged in both are compared. For a threshold τ, a passage is EXAM
 relevant when its EXAM grade is ≥ τ, and officially relevant when its official grade is
 ≥ ``rel_level`` (as trec_eval's ``-l``). The 2×2 table takes the official label as the
 truth: tp = both relevant, fp = EXAM only, fn = official only, tn = neither.
+
+Krippendorff's α takes the EXAM label and the official grade as two coders of each passage:
+nominal on the 0/1 labels of a threshold (beside κ; α corrects for chance from the pooled
+labels, κ from each coder's own), ordinal on the graded labels themselves.
 """
 from __future__ import annotations
 
@@ -12,8 +17,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 
+from exampp.analysis.statistics import krippendorff_alpha
 from exampp.collection.qrels import Label
 
 Labels = Mapping[str, Mapping[str, Label]]
@@ -75,9 +82,10 @@ def confusion(pairs: Iterable[tuple[Label, Label]], threshold: float, rel_level:
 def kappa_table(
     exam: Labels, official: Labels, *, rel_level: float = 1, thresholds: Iterable[float] | None = None
 ) -> pd.DataFrame:
-    """κ and the 2×2 counts for each threshold τ (default 1 .. the highest EXAM grade, rounded up).
+    """κ, nominal α and the 2×2 counts for each threshold τ (default 1 .. the highest EXAM grade,
+    rounded up).
 
-    Index ``tau``; columns ``kappa, tp, fp, fn, tn, n``.
+    Index ``tau``; columns ``kappa, alpha, tp, fp, fn, tn, n``.
     """
     pairs = judged_pairs(exam, official)
     if thresholds is None:
@@ -86,10 +94,21 @@ def kappa_table(
     rows = {}
     for tau in thresholds:
         table = confusion(pairs, tau, rel_level)
-        rows[tau] = {"kappa": cohen_kappa(table), **table._asdict(), "n": table.n}
-    frame = pd.DataFrame.from_dict(rows, orient="index", columns=["kappa", "tp", "fp", "fn", "tn", "n"])
+        binary = np.array([[e >= tau for e, _ in pairs], [o >= rel_level for _, o in pairs]], dtype=float)
+        alpha = krippendorff_alpha(binary, "nominal") if pairs else math.nan
+        rows[tau] = {"kappa": cohen_kappa(table), "alpha": alpha, **table._asdict(), "n": table.n}
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=["kappa", "alpha", "tp", "fp", "fn", "tn", "n"])
     frame.index.name = "tau"
     return frame
+
+
+def ordinal_alpha(exam: Labels, official: Labels) -> float:
+    """Krippendorff's α (ordinal) of the EXAM label and the official grade as two coders of every
+    passage judged in both (NaN when there is none, or one value throughout)."""
+    pairs = judged_pairs(exam, official)
+    if not pairs:
+        return math.nan
+    return krippendorff_alpha(np.array(pairs, dtype=float).T, "ordinal")
 
 
 def graded_confusion(exam: Labels, official: Labels) -> pd.DataFrame:

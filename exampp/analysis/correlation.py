@@ -48,14 +48,21 @@ def tau_ap(reference: Sequence[float], other: Sequence[float]) -> float:
     y = np.asarray(other, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
         raise ValueError(f"tau_ap needs two score vectors of the same length, got {x.shape} and {y.shape}")
-    above_in_other = y[None, :] > y[:, None]  # [i, j]: j strictly above i
-    above_in_reference = x[None, :] > x[:, None]
-    p = above_in_other.sum(axis=1)
-    concordant = (above_in_other & above_in_reference).sum(axis=1)
+    return float(tau_ap_rows(x[None, :], y[None, :])[0])
+
+
+def tau_ap_rows(reference: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """:func:`tau_ap` of each row pair of two (replicates, systems) arrays at once (the bootstrap's
+    replicates); NaN for a row where every system ties in ``other``."""
+    above_in_other = other[:, None, :] > other[:, :, None]  # [r, i, j]: j strictly above i
+    above_in_reference = reference[:, None, :] > reference[:, :, None]
+    p = above_in_other.sum(axis=2)
+    concordant = (above_in_other & above_in_reference).sum(axis=2)
     ranked = p > 0  # the top tie group has nobody above it and is left out
-    if not ranked.any():
-        return math.nan
-    return float(2 * np.mean(concordant[ranked] / p[ranked]) - 1)
+    n_ranked = ranked.sum(axis=1)
+    ratios = np.divide(concordant, p, out=np.zeros(p.shape), where=ranked).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n_ranked > 0, 2 * ratios / n_ranked - 1, math.nan)
 
 
 @dataclass(frozen=True)

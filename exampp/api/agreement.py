@@ -1,4 +1,5 @@
-"""The agree job: EXAM labels against official judgments, Cohen's κ per grade threshold.
+"""The agree job: EXAM labels against official judgments, Cohen's κ and Krippendorff's α per grade
+threshold, and Krippendorff's α (ordinal) of the graded labels.
 
 Errors are :class:`~exampp.errors.ExamppError` (the command line prints them as one line).
 """
@@ -26,15 +27,19 @@ class LabelAgreement:
     pairs: Overlap
     """How many pairs are judged in both, and in only one (not compared)."""
     kappas: pd.DataFrame
-    """Index ``tau``; columns ``kappa, tp, fp, fn, tn, n`` (EXAM label >= tau vs official >= rel_level)."""
+    """Index ``tau``; columns ``kappa, alpha, tp, fp, fn, tn, n`` (EXAM label >= tau vs official
+    >= rel_level; alpha: Krippendorff's nominal α of those 0/1 labels)."""
     graded: pd.DataFrame
     """Counts of (EXAM grade, official grade): rows EXAM grade, columns official grade."""
+    alpha: float = float("nan")
+    """Krippendorff's α (ordinal) of the EXAM label and the official grade as two coders."""
 
 
 def label_agreement(exam: PathLike, official: PathLike, *, rel_level: float = 1) -> LabelAgreement:
-    """Cohen's κ and the 2×2 counts of the EXAM qrels ``exam`` against the ``official`` qrels for
-    every threshold τ from 1 to the highest EXAM label, and the graded contingency table."""
-    from exampp.analysis.agreement import graded_confusion, kappa_table, overlap
+    """Cohen's κ, Krippendorff's nominal α and the 2×2 counts of the EXAM qrels ``exam`` against
+    the ``official`` qrels for every threshold τ from 1 to the highest EXAM label, the graded
+    contingency table, and Krippendorff's ordinal α of the graded labels."""
+    from exampp.analysis.agreement import graded_confusion, kappa_table, ordinal_alpha, overlap
     from exampp.collection.qrels import read_qrels
 
     exam_labels, official_labels = read_qrels(exam), read_qrels(official)
@@ -42,4 +47,5 @@ def label_agreement(exam: PathLike, official: PathLike, *, rel_level: float = 1)
     if pairs.common == 0:
         raise NoCommonJudgments(f"no (query, docid) pair is judged in both {exam} and {official}")
     kappas = kappa_table(exam_labels, official_labels, rel_level=rel_level)
-    return LabelAgreement(rel_level, pairs, kappas, graded_confusion(exam_labels, official_labels))
+    return LabelAgreement(rel_level, pairs, kappas, graded_confusion(exam_labels, official_labels),
+                          ordinal_alpha(exam_labels, official_labels))

@@ -32,7 +32,9 @@ class UnknownExcluded(CorrelationError):
 @dataclass(frozen=True)
 class LeaderboardFile:
     """A leaderboard read from a file: ``run<TAB>score``, a table (``column`` picks the measure)
-    or JSON; ``ranks``: the numbers are ranks, 1 = best."""
+    or JSON; ``ranks``: the numbers are ranks, 1 = best. A per-query table (a ``query_id``
+    column, as ``exampp leaderboard --per-query`` writes) gives the runs' means and per-query
+    scores (see :mod:`exampp.collection.leaderboard`)."""
 
     path: PathLike
     column: str | None = None
@@ -60,6 +62,20 @@ LeaderboardSource = LeaderboardFile | QrelsMeasure
 
 
 @dataclass(frozen=True)
+class Bootstrap:
+    """How the bootstrap intervals of a correlation were drawn."""
+
+    n: int
+    seed: int
+    confidence: float
+    top: int
+    n_queries: int
+    """Queries resampled: those both per-query tables hold."""
+    queries_only_in_a: tuple[str, ...] = ()
+    queries_only_in_b: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class LeaderboardCorrelation:
     """Leaderboard A correlated with leaderboard B; A is τ_AP's reference."""
 
@@ -72,15 +88,28 @@ class LeaderboardCorrelation:
     exclude: tuple[str, ...]
     decimals: int | None
     """Scores were rounded to this many decimals before ranking (None: not rounded)."""
+    intervals: pd.DataFrame | None = None
+    """Bootstrap intervals (:func:`exampp.analysis.statistics.correlation_intervals`): index
+    statistic (spearman, kendall, tau_ap, kendall_top); columns value, low, high. None without
+    a bootstrap."""
+    bootstrap: Bootstrap | None = None
 
     def table(self) -> pd.DataFrame:
-        """Columns ``measure, value, p_value``: spearman, kendall, pearson, tau_ap (no p-value)."""
+        """Columns ``measure, value, p_value``: spearman, kendall, pearson, tau_ap (no p-value);
+        with a bootstrap also ``low, high`` (none for pearson) and a ``kendall_top`` row (Kendall
+        on the runs in A's top ``bootstrap.top``)."""
         result = self.correlation
-        return pd.DataFrame(
+        table = pd.DataFrame(
             [(name, getattr(result, name), getattr(result, f"{name}_p", math.nan))
              for name in ("spearman", "kendall", "pearson", "tau_ap")],
             columns=["measure", "value", "p_value"],
         )
+        if self.intervals is None:
+            return table
+        top = self.intervals.loc[["kendall_top"], ["value"]].rename_axis("measure").reset_index()
+        table = pd.concat([table, top.assign(p_value=math.nan)], ignore_index=True)
+        bounds = self.intervals[["low", "high"]]
+        return table.join(bounds, on="measure")
 
     def side_by_side(self) -> pd.DataFrame:
         """The common runs' scores and ranks in A and B (index run), ordered by A."""
@@ -99,6 +128,10 @@ def correlate_leaderboards(
     exclude: Collection[str] = (),
     decimals: int | None = DEFAULT_DECIMALS,
     per_query: bool = False,
+    bootstrap: int = 0,
+    seed: int = 0,
+    confidence: float = 0.95,
+    top: int = 10,
     strict: bool = False,
     warn: Warn = python_warning,
 ) -> LeaderboardCorrelation:
@@ -107,13 +140,22 @@ def correlate_leaderboards(
     ``runs`` (cut at ``depth``) are what a :class:`QrelsMeasure` is computed over; a run query
     its qrels lack is left out with a warning (``strict``: an error). ``exclude`` leaves runs
     out of both; ``decimals`` rounds scores before ranking (None: exact). ``per_query`` also
-    correlates query by query, which needs two :class:`QrelsMeasure`.
+    correlates query by query, which needs per-query scores on both sides (a
+    :class:`QrelsMeasure`, or a per-query table file). ``bootstrap`` > 0: percentile intervals
+    (``confidence``) of Spearman, Kendall, τ_AP and Kendall on A's top ``top`` runs over that
+    many resamplings of the queries both sides hold (seeded by ``seed``, the same draws for A and
+    B; :func:`exampp.analysis.statistics.correlation_intervals`), which also needs per-query
+    scores on both sides.
     """
     from exampp.analysis.correlation import correlate, per_query_correlation
 
-    _check_sources(a, b, runs, per_query)
+    for name, source in (("A", a), ("B", b)):
+        _check_source(name, source, runs)
     boards = _Boards(runs, depth, strict, warn)
     board_a, board_b = boards.board(a), boards.board(b)
+    if per_query or bootstrap:
+        for name, source in (("A", a), ("B", b)):
+            _check_per_query(boards, name, source, "per-query correlation" if per_query else "the bootstrap")
     try:
         result = correlate(board_a, board_b, exclude=exclude, decimals=decimals)
     except ValueError as exc:  # an excluded run in neither leaderboard
@@ -123,7 +165,61 @@ def correlate_leaderboards(
                                f"{short_list(result.only_in_first)}; only in B: {short_list(result.only_in_second)}")
     queries = per_query_correlation(boards.per_query(a), boards.per_query(b), exclude=exclude,
                                     decimals=decimals) if per_query else None
-    return LeaderboardCorrelation(a, b, board_a, board_b, result, queries, tuple(exclude), decimals)
+    intervals = settings = None
+    if bootstrap:
+        intervals, settings = _intervals(boards.per_query(a), boards.per_query(b), exclude, decimals,
+                                         bootstrap, seed, confidence, top, warn)
+    return LeaderboardCorrelation(a, b, board_a, board_b, result, queries, tuple(exclude), decimals,
+                                  intervals, settings)
+
+
+def _intervals(table_a: pd.DataFrame, table_b: pd.DataFrame, exclude: Collection[str], decimals: int | None,
+               n: int, seed: int, confidence: float, top: int, warn: Warn) -> tuple[pd.DataFrame, Bootstrap]:
+    """Bootstrap intervals of the correlations on the runs and queries both tables hold."""
+    from exampp.analysis.statistics import correlation_intervals
+
+    runs = sorted((set(table_a.index) & set(table_b.index)) - set(exclude))
+    queries = [q for q in table_a.columns if q in table_b.columns]
+    if not queries:
+        raise CorrelationError("the bootstrap needs queries in common: the two per-query tables share none")
+    only_a = tuple(q for q in table_a.columns if q not in table_b.columns)
+    only_b = tuple(q for q in table_b.columns if q not in table_a.columns)
+    if only_a or only_b:
+        warn(f"bootstrap over the {len(queries)} queries both leaderboards hold; left out: "
+             f"{len(only_a)} only in A, {len(only_b)} only in B")
+    intervals = correlation_intervals(table_a.loc[runs, queries], table_b.loc[runs, queries], n=n, seed=seed,
+                                      confidence=confidence, top=top, decimals=decimals)
+    return intervals, Bootstrap(n, seed, confidence, top, len(queries), only_a, only_b)
+
+
+def _check_per_query(boards: _Boards, name: str, source: LeaderboardSource, what: str) -> None:
+    """The source has per-query scores: computed from qrels, or read from a per-query table."""
+    if isinstance(source, LeaderboardFile) and boards.file_table(source) is None:
+        raise CorrelationError(
+            f"{what} needs per-query scores, and leaderboard {name} ({source.label}) holds one score per run: "
+            f"give a per-query table (a query_id column, as 'exampp leaderboard --per-query --format tsv' "
+            f"writes) or compute it from qrels")
+
+
+def per_query_scores(
+    sources: list[LeaderboardSource],
+    *,
+    runs: RunsSource | None = None,
+    depth: int | None = None,
+    strict: bool = False,
+    warn: Warn = python_warning,
+    what: str = "this",
+) -> list[pd.DataFrame]:
+    """The run x query scores of each source: a measure on qrels over ``runs`` (cut at ``depth``;
+    the runs read once), or a per-query table file; a leaderboard file of one score per run is a
+    :class:`CorrelationError` (``what`` names the job that needs per-query scores)."""
+    names = [chr(ord("A") + i) for i in range(len(sources))]
+    for name, source in zip(names, sources):
+        _check_source(name, source, runs)
+    boards = _Boards(runs, depth, strict, warn)
+    for name, source in zip(names, sources):
+        _check_per_query(boards, name, source, what)
+    return [boards.per_query(source) for source in sources]
 
 
 def short_list(names: list[str], limit: int = 10) -> str:
@@ -134,21 +230,18 @@ def short_list(names: list[str], limit: int = 10) -> str:
     return ", ".join(names[:limit]) + more
 
 
-def _check_sources(a: LeaderboardSource, b: LeaderboardSource, runs: RunsSource | None, per_query: bool) -> None:
+def _check_source(name: str, source: LeaderboardSource, runs: RunsSource | None) -> None:
     """What can be told before anything is read: a computed leaderboard has runs and one measure."""
     from exampp.scoring import parse_measures
 
-    for name, source in (("A", a), ("B", b)):
-        if not isinstance(source, QrelsMeasure):
-            continue
-        if runs is None:
-            raise CorrelationError(f"leaderboard {name} ({source.label}) is computed over runs: give runs")
-        columns = [column for column, _ in parse_measures([source.measure])]  # MeasureError: unknown name
-        if len(columns) != 1:
-            raise CorrelationError(f"leaderboard {name}: {source.measure!r} names {len(columns)} measures "
-                                   f"({', '.join(columns)}); give one")
-    if per_query and not (isinstance(a, QrelsMeasure) and isinstance(b, QrelsMeasure)):
-        raise CorrelationError("per-query correlation needs two leaderboards computed from qrels")
+    if not isinstance(source, QrelsMeasure):
+        return
+    if runs is None:
+        raise CorrelationError(f"leaderboard {name} ({source.label}) is computed over runs: give runs")
+    columns = [column for column, _ in parse_measures([source.measure])]  # MeasureError: unknown name
+    if len(columns) != 1:
+        raise CorrelationError(f"leaderboard {name}: {source.measure!r} names {len(columns)} measures "
+                               f"({', '.join(columns)}); give one")
 
 
 class _Boards:
@@ -159,23 +252,41 @@ class _Boards:
         self._source, self._depth, self._strict, self._warn = runs, depth, strict, warn
         self._runs: dict[str, Run] | None = None
         self._qrels: dict[str, Qrels] = {}
+        self._files: dict[LeaderboardFile, tuple[dict[str, float], pd.DataFrame | None]] = {}
+        self._tables: dict[QrelsMeasure, pd.DataFrame] = {}
 
     def board(self, source: LeaderboardSource) -> dict[str, float]:
         if isinstance(source, LeaderboardFile):
-            from exampp.collection.leaderboard import read_leaderboard
-
-            return read_leaderboard(source.path, column=source.column, ranks=source.ranks)
+            return self._file(source)[0]
         from exampp.scoring import leaderboard
 
         return leaderboard(self.runs(), self.judgments(source), [source.measure], self._depth)[
             source.measure].to_dict()
 
-    def per_query(self, source: QrelsMeasure) -> pd.DataFrame:
-        """Run x query table of the measure."""
-        from exampp.scoring import per_query_measures
+    def file_table(self, source: LeaderboardFile) -> pd.DataFrame | None:
+        """The run x query table of a per-query table file (None for a leaderboard file)."""
+        return self._file(source)[1]
 
-        values = per_query_measures(self.runs(), self.judgments(source), [source.measure], self._depth)
-        return values.pivot(index="run", columns="query_id", values="value")
+    def per_query(self, source: LeaderboardSource) -> pd.DataFrame:
+        """Run x query table of the measure, or of a per-query table file."""
+        if isinstance(source, LeaderboardFile):
+            table = self.file_table(source)
+            assert table is not None, "checked by _check_per_query"
+            return table
+        if source not in self._tables:  # per-query correlation and the bootstrap both need it
+            from exampp.analysis.statistics import scores_table
+            from exampp.scoring import per_query_measures
+
+            values = per_query_measures(self.runs(), self.judgments(source), [source.measure], self._depth)
+            self._tables[source] = scores_table(values)
+        return self._tables[source]
+
+    def _file(self, source: LeaderboardFile) -> tuple[dict[str, float], pd.DataFrame | None]:
+        if source not in self._files:  # read once: it may be standard input
+            from exampp.collection.leaderboard import read_leaderboard_file
+
+            self._files[source] = read_leaderboard_file(source.path, column=source.column, ranks=source.ranks)
+        return self._files[source]
 
     def runs(self) -> dict[str, Run]:
         if self._runs is None:

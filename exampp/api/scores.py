@@ -202,6 +202,9 @@ def measure_leaderboard(
     depth: int | None = None,
     exclude: Collection[str] = (),
     per_query: bool = False,
+    bootstrap: int = 0,
+    seed: int = 0,
+    confidence: float = 0.95,
     strict: bool = False,
     warn: Warn = python_warning,
 ) -> pd.DataFrame:
@@ -212,14 +215,22 @@ def measure_leaderboard(
     left out with a warning, or with ``strict`` an :class:`~exampp.errors.InputError`;
     :class:`NoRunLeft` when ``exclude`` names every run. With an intent-aware measure
     (``alpha_nDCG@10``, ``ERR_IA@20``...) a qrels file is read as intent qrels
-    (:func:`read_judgments`)."""
+    (:func:`read_judgments`). ``bootstrap`` > 0: each measure column is followed by
+    ``<measure>_low`` and ``<measure>_high``, the ``confidence`` percentile interval of the mean
+    over ``bootstrap`` resamplings of the queries (seeded by ``seed``; the same draws for every run
+    and measure: :func:`exampp.analysis.statistics.bootstrap_means`)."""
     from exampp.collection.runs import check_judged
     from exampp.scoring import leaderboard, per_query_measures
 
+    if bootstrap and per_query:
+        raise ExamppError("bootstrap intervals are for the leaderboard's means, not for per-query values")
     judged = qrels if isinstance(qrels, Mapping) else read_judgments(qrels, measures)
     ranked = _ranked(runs)
     if per_query:
         table = per_query_measures(ranked, judged, measures, depth, exclude=exclude)
+    elif bootstrap:
+        table = _bootstrap_leaderboard(per_query_measures(ranked, judged, measures, depth, exclude=exclude),
+                                       measures, bootstrap, seed, confidence)
     else:
         table = leaderboard(ranked, judged, measures, depth, exclude=exclude).reset_index()
     kept = [run for run in ranked if run.name not in exclude]  # a run file's name is known once read
@@ -228,6 +239,26 @@ def measure_leaderboard(
     for line in check_judged(kept, judged, "the qrels" if isinstance(qrels, Mapping) else qrels, strict):
         warn(line)
     return table
+
+
+def _bootstrap_leaderboard(per_query: pd.DataFrame, measures: Sequence[str], n: int, seed: int,
+                           confidence: float) -> pd.DataFrame:
+    """The leaderboard of per-query values (means as :func:`exampp.scoring.leaderboard` computes
+    them) with each measure's bootstrap interval beside it, best first by the first measure."""
+    from exampp.analysis.statistics import bootstrap_means, scores_table
+    from exampp.scoring import exact_mean, parse_measures
+
+    columns = [column for column, _ in parse_measures(measures)]
+    table = pd.DataFrame(index=pd.Index(sorted(per_query["run"].unique()), name="run"))
+    for column in columns:
+        values = per_query[per_query["measure"] == column]
+        table[column] = values.groupby("run")["value"].agg(exact_mean)
+        if values.empty:
+            table[f"{column}_low"] = table[f"{column}_high"] = float("nan")
+            continue
+        interval = bootstrap_means(scores_table(values), n=n, seed=seed, confidence=confidence)
+        table[f"{column}_low"], table[f"{column}_high"] = interval["low"], interval["high"]
+    return table.sort_values(columns[0], ascending=False, kind="stable").reset_index()
 
 
 def _ranked(runs: RunsSource) -> list[Ranked]:

@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "leaderboard": "exampp.cli.scores:leaderboard",
     "correlate": "exampp.cli.correlate:correlate",
     "agree": "exampp.cli.agree:agree",
+    "significance": "exampp.cli.significance:significance",
     "grade": "exampp.cli.grade:grade",
     "irt": "exampp.cli.irt:irt",
     "bank": "exampp.cli.bank:bank",

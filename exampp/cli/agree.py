@@ -1,4 +1,4 @@
-"""`exampp agree`: Cohen's kappa of EXAM labels against official judgments, per grade threshold."""
+"""`exampp agree`: Cohen's kappa and Krippendorff's alpha of EXAM labels against official judgments."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from exampp.cli.output import FILE, format_option, one_stdin, output_option, render, write_output
-from exampp.report.records import records
+from exampp.report.records import json_value, records
 
 if TYPE_CHECKING:
     from exampp.api.agreement import LabelAgreement
@@ -24,8 +24,10 @@ if TYPE_CHECKING:
 def agree(exam, official, rel_level, fmt, output) -> None:
     """Agreement of EXAM labels with official judgments on the passages judged in both: for
     every threshold tau, EXAM label >= tau against official grade >= --rel-level, with
-    Cohen's kappa and the 2x2 counts (tp both relevant, fp EXAM only, fn official only,
-    tn neither). Text output adds the EXAM grade x official grade table.
+    Cohen's kappa, Krippendorff's alpha (nominal, of those 0/1 labels) and the 2x2 counts
+    (tp both relevant, fp EXAM only, fn official only, tn neither); and Krippendorff's
+    alpha (ordinal) of the graded labels, EXAM label and official grade as two coders.
+    Text output adds the EXAM grade x official grade table; TSV is the threshold table.
 
     \b
     Example:
@@ -51,6 +53,7 @@ def _json(result: LabelAgreement, exam: str, official: str) -> dict[str, Any]:
     return {
         "exam": exam, "official": official, "rel_level": result.rel_level,
         "n_pairs": pairs.common, "only_in_exam": pairs.only_exam, "only_in_official": pairs.only_official,
+        "alpha_ordinal": json_value(result.alpha),
         "thresholds": records(result.kappas.reset_index()),
         "graded": [{"exam": as_label(e), "official": as_label(o), "count": int(graded.at[e, o])}
                    for e in graded.index for o in graded.columns],
@@ -61,10 +64,15 @@ def _text(result: LabelAgreement) -> list[str]:
     pairs = result.pairs
     return [f"{pairs.common} passages judged in both (not compared: {pairs.only_exam} only in EXAM, "
             f"{pairs.only_official} only in official)",
+            f"Krippendorff's alpha (ordinal) of EXAM label and official grade: {_number(result.alpha)}",
+            "",
             f"EXAM relevant: grade >= tau; official relevant: grade >= {result.rel_level}",
             "",
-            result.kappas.reset_index().to_string(
-                index=False, formatters={"kappa": lambda v: "-" if math.isnan(v) else f"{v:.4f}"}),
+            result.kappas.reset_index().to_string(index=False, formatters={"kappa": _number, "alpha": _number}),
             "",
             "EXAM grade (rows) x official grade (columns):",
             result.graded.to_string()]
+
+
+def _number(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.4f}"

@@ -10,6 +10,7 @@ import click
 from exampp.cli.measures import check_one_measure
 from exampp.cli.output import (
     FILE,
+    bootstrap_options,
     format_option,
     one_stdin,
     output_option,
@@ -78,21 +79,32 @@ def _number(spec: str):
 @click.option("--runs", "runs_dir", type=click.Path(exists=True), help="Run files (folder) for --a-qrels/--b-qrels.")
 @click.option("--depth", "-k", type=click.IntRange(min=1), help="Cut runs at this depth before computing measures.")
 @click.option("--exclude", multiple=True, metavar="RUN", help="Leave this run out of both leaderboards (repeatable).")
-@click.option("--per-query", is_flag=True, help="Also correlate query by query (needs --a-qrels and --b-qrels).")
+@click.option("--per-query", is_flag=True,
+              help="Also correlate query by query (needs per-query scores: --X-qrels, or a per-query table file).")
 @click.option("--decimals", type=click.IntRange(0, 15), default=DECIMALS, show_default=True,
               help="Round scores to this many decimals before ranking, so float noise does not break ties.")
 @click.option("--no-round", is_flag=True, help="Rank the scores exactly as given.")
 @click.option("--show", is_flag=True, help="Also print both leaderboards side by side with ranks.")
+@bootstrap_options
+@click.option("--top", type=click.IntRange(min=2), default=10, show_default=True,
+              help="With --bootstrap: also Kendall's tau on the runs in A's top this many.")
 @strict_option
 @format_option
 @output_option
-def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, strict, fmt, output, **sides) -> None:
+def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, bootstrap, seed, confidence, top, strict,
+              fmt, output, **sides) -> None:
     """Rank correlation of leaderboard A with leaderboard B: Spearman, Kendall tau-b, Pearson
     and tau_ap (tie-aware, A is the reference), on the runs both contain; runs in only
     one are listed.
 
     Each leaderboard is a file (--a FILE) or computed from qrels and a measure over the
-    runs in --runs (--a-qrels QRELS --a-measure MEASURE).
+    runs in --runs (--a-qrels QRELS --a-measure MEASURE). A file may be a per-query table
+    (a query_id column, as 'leaderboard --per-query --format tsv' and 'cover --per-query
+    --format tsv' write; --a-column picks its measure): the runs' means are correlated, and
+    --per-query and --bootstrap can use its per-query scores.
+
+    --bootstrap N adds percentile intervals over N resamplings of the queries (the same
+    draws for A and B) and Kendall's tau on A's --top runs.
 
     \b
     Example:
@@ -100,17 +112,18 @@ def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, str
                        --b-qrels qrels/exam.qrels --b-measure P@20 --show
       exampp correlate --a official.tsv --b cover.tsv --b-column mean --format json
       exampp correlate --a official-ranks.txt --a-ranks --b exam.json --exclude bm25_baseline
+      exampp correlate --runs runs/ --a-qrels qrels/official.qrels --a-measure nDCG@10 \\
+                       --b cover-per-query.tsv --bootstrap 1000 --seed 1
     """
-    from exampp.api.leaderboards import QrelsMeasure, UnknownExcluded, correlate_leaderboards
+    from exampp.api.leaderboards import UnknownExcluded, correlate_leaderboards
 
     one_stdin(sides["a_file"], sides["b_file"], sides["a_qrels"], sides["b_qrels"], runs_dir)
     a, b = (_source(side, sides, runs_dir) for side in ("a", "b"))
-    if per_query and not (isinstance(a, QrelsMeasure) and isinstance(b, QrelsMeasure)):
-        raise click.UsageError("--per-query needs --a-qrels and --b-qrels: per-query scores come from qrels")
     rounding = None if no_round else decimals
     try:
         report = correlate_leaderboards(a, b, runs=runs_dir, depth=depth, exclude=exclude, decimals=rounding,
-                                        per_query=per_query, strict=strict, warn=warn)
+                                        per_query=per_query, bootstrap=bootstrap, seed=seed, confidence=confidence,
+                                        top=top, strict=strict, warn=warn)
     except UnknownExcluded as exc:
         raise click.UsageError(str(exc)) from None
     _print(report, show, fmt, output)
@@ -133,6 +146,11 @@ def _json(report: LeaderboardCorrelation, show: bool) -> dict[str, Any]:
         "only_in_a": result.only_in_first, "only_in_b": result.only_in_second,
         "decimals": report.decimals,
     }
+    if report.intervals is not None:
+        settings = report.bootstrap
+        out["bootstrap"] = {"n": settings.n, "seed": settings.seed, "confidence": settings.confidence,
+                            "top": settings.top, "n_queries": settings.n_queries}
+        out["intervals"] = records(report.intervals.reset_index())
     if show:
         out["leaderboards"] = records(report.side_by_side().reset_index())
     if queries is not None:
@@ -153,9 +171,11 @@ def _text(report: LeaderboardCorrelation, show: bool) -> list[str]:
         f"B: {report.b.label}",
         f"{result.n_systems} runs in both; tau_ap takes A as the reference"
         + ("" if rounding is None else f"; scores rounded to {rounding} decimals"),
+        *_bootstrap_lines(report),
         "",
         report.table().to_string(index=False, na_rep="-",
-                                 formatters={"value": _number("{:.4f}"), "p_value": _number("{:.3g}")}),
+                                 formatters={"value": _number("{:.4f}"), "p_value": _number("{:.3g}"),
+                                             "low": _number("{:.4f}"), "high": _number("{:.4f}")}),
         "",
         f"only in A: {short_list(result.only_in_first)}",
         f"only in B: {short_list(result.only_in_second)}",
@@ -171,3 +191,11 @@ def _text(report: LeaderboardCorrelation, show: bool) -> list[str]:
             if missing:
                 lines.append(f"queries only in {side}: {short_list(missing)}")
     return lines
+
+
+def _bootstrap_lines(report: LeaderboardCorrelation) -> list[str]:
+    settings = report.bootstrap
+    if settings is None:
+        return []
+    return [f"{settings.confidence:.0%} intervals: bootstrap of {settings.n} resamplings of {settings.n_queries} "
+            f"queries (seed {settings.seed}); kendall_top: Kendall's tau on A's top {settings.top} runs"]

@@ -58,6 +58,20 @@ def render(table: pd.DataFrame, fmt: str, *, decimals: int = 4) -> str:
     return table.to_string(index=False, float_format=lambda v: f"{v:.{decimals}f}")
 
 
+def bootstrap_options(command):
+    """``--bootstrap N --seed S --confidence C``: percentile intervals over N resamplings of the queries."""
+    options = [
+        click.option("--bootstrap", type=click.IntRange(min=0), default=0, metavar="N",
+                     help="Bootstrap over queries: N resamplings give each score a confidence interval (0: none)."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap's draws."),
+        click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+                     show_default=True, help="Confidence level of the bootstrap intervals."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 output_option = click.option(
     "--output", "-o", type=click.Path(dir_okay=False, allow_dash=True),
     help="Write to this file instead of stdout (- is stdout; a link, device or FIFO is written through).",

@@ -5,6 +5,7 @@ import click
 
 from exampp.cli.measures import check_measures
 from exampp.cli.output import (
+    bootstrap_options,
     depth_option,
     emit,
     format_option,
@@ -128,10 +129,12 @@ def qrels(workspace, method, label, tau, min_grade, per_question, facets, bank, 
 @click.option("--depth", "-k", type=click.IntRange(min=1), help="Truncate runs to their top-k first.")
 @click.option("--exclude", multiple=True, help="Run name to leave out, repeatable.")
 @click.option("--per-query", is_flag=True, help="Print per-query values instead of means.")
+@bootstrap_options
 @strict_option
 @format_option
 @output_option
-def leaderboard(runs, qrels_path, measures, depth, exclude, per_query, strict, fmt, output) -> None:
+def leaderboard(runs, qrels_path, measures, depth, exclude, per_query, bootstrap, seed, confidence, strict, fmt,
+                output) -> None:
     """Leaderboard of many runs under ir_measures measures: the mean over the qrels' queries
     (a query a run lacks scores 0), best first by the first measure.
 
@@ -139,13 +142,16 @@ def leaderboard(runs, qrels_path, measures, depth, exclude, per_query, strict, f
     Example:
       exampp leaderboard runs/ --qrels qrels/official.qrels -m nDCG@10 -m 'P(rel=2)@10' -m AP
       exampp leaderboard runs/ --qrels qrels/questions.qrels -m alpha_nDCG@10 -m ERR_IA@10 -m nDCG@10
+      exampp leaderboard runs/ --qrels qrels/official.qrels -m nDCG@10 --bootstrap 1000 --seed 1
     """
     from exampp.api.scores import NoRunLeft, measure_leaderboard
 
     one_stdin(qrels_path, *runs)
+    if bootstrap and per_query:
+        raise click.UsageError("--bootstrap gives intervals of the means: drop --per-query")
     try:
         table = measure_leaderboard(runs, qrels_path, measures, depth=depth, exclude=exclude, per_query=per_query,
-                                    strict=strict, warn=warn)
+                                    bootstrap=bootstrap, seed=seed, confidence=confidence, strict=strict, warn=warn)
     except NoRunLeft as exc:
         raise click.UsageError(f"--exclude leaves no run: it names every run read ({', '.join(exc.runs)})") from None
     emit(table, fmt, output)

@@ -6,6 +6,13 @@ P@20``, header required) gives one leaderboard per column, picked by name. JSON:
 ``{"run": score}``, ``{"run": {"measure": score}}``, or a list of records
 ``[{"run": .., "score": ..}]`` (or a measure name instead of ``score``).
 With ``ranks=True`` the number is a rank (1 = best), turned into the score ``-rank``.
+
+A *per-query table* (a header with ``run`` and ``query_id`` columns, or JSON records with those
+keys, as ``exampp leaderboard --per-query`` and ``exampp cover --per-query`` write them) gives
+each run's mean over the table's queries (a query a run lacks scores 0), and
+:func:`read_leaderboard_file` also returns the run x query table. Its score is ``column``: a
+measure of a ``measure, value`` table, or a column of another table (default: its only score
+column, else ``cover``).
 """
 from __future__ import annotations
 
@@ -156,17 +163,98 @@ def read_leaderboard(path: PathLike, *, column: str | None = None, ranks: bool =
     """Read a leaderboard file (text or JSON, detected by content; gzip allowed; ``-`` is stdin).
 
     ``column`` picks a measure column of a multi-column table (or a measure key in JSON);
-    ``ranks`` reads the numbers as ranks (1 = best) and returns ``-rank`` as the score.
+    ``ranks`` reads the numbers as ranks (1 = best) and returns ``-rank`` as the score. A
+    per-query table gives each run's mean.
     """
+    return read_leaderboard_file(path, column=column, ranks=ranks)[0]
+
+
+def read_leaderboard_file(path: PathLike, *, column: str | None = None, ranks: bool = False
+                          ) -> tuple[Leaderboard, pd.DataFrame | None]:
+    """:func:`read_leaderboard`, and for a per-query table also its run x query scores (index
+    run, one column per query; else None)."""
     name = display_name(path)
     what = "rank" if ranks else SCORE
     lines = list(iter_lines(path))  # read once (a pipe cannot be read twice); leaderboards are small
     first = next((line.lstrip() for _, line in lines if line.strip()), "")
+    records = _per_query_records(lines, name, first)
+    if records is not None:
+        if ranks:
+            raise InputError(name, None, "a per-query table holds scores, not ranks")
+        scores = _per_query_scores(records, name, column)
+        from exampp.scoring import exact_mean
+
+        return {run: exact_mean(row) for run, row in scores.iterrows()}, scores
     reader = _read_json if first[:1] in ("{", "[") else _read_text
     board = reader(lines, name, column, ranks, what)
     if not board:
         raise InputError(name, None, "empty leaderboard: no runs")
-    return board
+    return board, None
+
+
+QUERY = "query_id"
+
+
+def _per_query_records(lines: list[tuple[int, str]], path: str, first: str
+                       ) -> list[tuple[int | None, dict[str, Any]]] | None:
+    """``(line, record)`` of a per-query table (None when the file is not one)."""
+    if first[:1] == "[":
+        data = parse_json("\n".join(line for _, line in lines), path)
+        if not (isinstance(data, list) and data and all(isinstance(r, dict) for r in data)
+                and all("run" in r and QUERY in r for r in data)):
+            return None
+        return [(None, record) for record in data]
+    if first[:1] == "{":
+        return None
+    rows = [(lineno, line.split()) for lineno, line in lines if line.strip() and not line.lstrip().startswith("#")]
+    header = rows[0][1] if rows else []
+    if "run" not in header or QUERY not in header:
+        return None
+    out = []
+    for lineno, fields in rows[1:]:
+        if len(fields) != len(header):
+            raise InputError(path, lineno, f"expected {len(header)} fields, found {len(fields)}")
+        out.append((lineno, dict(zip(header, fields))))
+    return out
+
+
+def _per_query_scores(records: list[tuple[int | None, dict[str, Any]]], path: str, column: str | None
+                      ) -> pd.DataFrame:
+    """The run x query table of one score of per-query records."""
+    if not records:
+        raise InputError(path, None, "empty per-query table: no runs")
+    keys = [k for k in records[0][1] if k not in ("run", QUERY)]
+    if "measure" in keys and "value" in keys:  # long table of several measures
+        measures = list(dict.fromkeys(str(r["measure"]) for _, r in records))
+        if column is None and len(measures) > 1:
+            raise InputError(path, None, f"several measures ({', '.join(measures)}); pick one by name")
+        if column is not None and column not in measures:
+            raise InputError(path, None, f"no measure {column!r}; measures are {', '.join(measures)}")
+        measure = column or measures[0]
+        records = [(line, r) for line, r in records if str(r["measure"]) == measure]
+        key = "value"
+    else:
+        if column is not None and column not in keys:
+            raise InputError(path, None, f"no column {column!r}; columns are {', '.join(keys)}")
+        if column is None and len(keys) > 1 and "cover" not in keys:
+            raise InputError(path, None, f"several score columns ({', '.join(keys)}); pick one by name")
+        key = column or (keys[0] if len(keys) == 1 else "cover")
+    scores: dict[str, dict[str, float]] = {}
+    for line, record in records:
+        run, query = str(record.get("run")), str(record.get(QUERY))
+        if key not in record:
+            raise InputError(path, line, f"no {key!r} in this record")
+        if query in scores.setdefault(run, {}):
+            raise InputError(path, line, f"duplicate run {run!r} and query {query!r}")
+        scores[run][query] = _number(path, line, record[key], key)
+    for run in scores:  # the run names' checks of leaderboards
+        try:
+            check_id(run, "run name")
+        except ValueError as exc:
+            raise InputError(path, None, str(exc)) from None
+    table = pd.DataFrame.from_dict(scores, orient="index").fillna(0.0).sort_index()
+    table.index.name = "run"
+    return table[sorted(table.columns)]
 
 
 def write_leaderboard(board: Mapping[str, float] | pd.DataFrame, path: PathLike) -> None:

@@ -1,0 +1,365 @@
+"""Statistics with confidence on run x query score tables: bootstrap intervals of mean scores and
+of rank correlations, paired significance tests between runs with multiple-testing corrections,
+discriminative power, and where two leaderboards disagree.
+
+A *scores* table is a DataFrame with index run, one column per query, float values: a complete
+run x query matrix (a query a run lacks is already 0, as trec_eval ``-c``). Means are over the
+columns. Every function here is pure; the seed makes every random draw reproducible.
+
+The bootstrap resamples queries with replacement (the topics are the sample, the runs fixed);
+the same draws serve every run and both leaderboards of a correlation (a paired bootstrap), and
+its intervals are percentile intervals (numpy's linear interpolation between order statistics).
+Rather than materialising each replicate, a replicate is the count of times each query is drawn,
+so that all replicates' means are one matrix product.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from exampp.analysis.correlation import DEFAULT_DECIMALS, round_scores, tau_ap_rows
+
+CORRELATIONS = ("spearman", "kendall", "tau_ap", "kendall_top")
+TESTS = ("t", "randomization")
+CORRECTIONS = ("holm", "bh", "none")
+LEVELS = ("nominal", "ordinal", "interval")
+
+
+@dataclass(frozen=True)
+class Interval:
+    low: float
+    high: float
+
+
+# --- the bootstrap --------------------------------------------------------------------------------
+
+def bootstrap_samples(n_queries: int, n: int, seed: int) -> np.ndarray:
+    """(n, n_queries) int array of query indices drawn with replacement; numpy default_rng(seed).
+    The same draws serve every system and every leaderboard of one job (paired bootstrap)."""
+    if n_queries < 1:
+        raise ValueError("the bootstrap needs at least one query")
+    return np.random.default_rng(seed).integers(0, n_queries, size=(n, n_queries))
+
+
+def _draw_counts(samples: np.ndarray, n_queries: int) -> np.ndarray:
+    """(n, n_queries) float: how often each query is drawn in each replicate."""
+    rows = np.repeat(np.arange(len(samples)), samples.shape[1])
+    counts = np.zeros((len(samples), n_queries))
+    np.add.at(counts, (rows, samples.ravel()), 1)
+    return counts
+
+
+def _replicate_means(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """(runs, n) mean of every run in every replicate."""
+    return values @ counts.T / values.shape[1]
+
+
+def _tails(confidence: float) -> tuple[float, float]:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    return (1 - confidence) / 2, (1 + confidence) / 2
+
+
+def _percentiles(replicates: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval along the last axis; replicates where a statistic is undefined (NaN)
+    are left out, an all-NaN row gives NaN."""
+    lower, upper = _tails(confidence)
+    low, high = np.full(replicates.shape[:-1], math.nan), np.full(replicates.shape[:-1], math.nan)
+    defined = ~np.isnan(replicates).all(axis=-1)
+    if defined.any():
+        low[defined], high[defined] = np.nanquantile(replicates[defined], [lower, upper], axis=-1)
+    return low, high
+
+
+def _check_scores(scores: pd.DataFrame, what: str = "scores") -> np.ndarray:
+    values = scores.to_numpy(dtype=float)
+    if values.ndim != 2 or values.shape[1] == 0:
+        raise ValueError(f"{what}: no queries")
+    if np.isnan(values).any():
+        raise ValueError(f"{what}: missing values (a query a run lacks scores 0: fill them first)")
+    return values
+
+
+def bootstrap_means(scores: pd.DataFrame, n: int = 1000, seed: int = 0, confidence: float = 0.95
+                    ) -> pd.DataFrame:
+    """index run; columns mean, low, high (percentile interval of the mean over resampled queries).
+    ``mean`` is the mean on all queries."""
+    values = _check_scores(scores)
+    counts = _draw_counts(bootstrap_samples(values.shape[1], n, seed), values.shape[1])
+    low, high = _percentiles(_replicate_means(values, counts), confidence)
+    return pd.DataFrame({"mean": values.mean(axis=1), "low": low, "high": high},
+                        index=pd.Index(scores.index, name="run"))
+
+
+def scores_table(per_query: pd.DataFrame, value: str = "value", measure: str | None = None) -> pd.DataFrame:
+    """The run x query scores table of a long per-query table (columns ``run, query_id`` and
+    ``value``, e.g. ``cover`` of :func:`exampp.scoring.exam_cover`, or ``value`` of
+    :func:`exampp.scoring.per_query_measures` with ``measure`` picking its rows); a query a run
+    lacks scores 0."""
+    if measure is not None:
+        per_query = per_query[per_query["measure"] == measure]
+    table = per_query.pivot(index="run", columns="query_id", values=value).fillna(0.0).astype(float)
+    table.columns.name = None
+    return table
+
+
+# --- rank correlations with bootstrap intervals ---------------------------------------------------
+
+def _round(values: np.ndarray, decimals: int | None) -> np.ndarray:
+    # round_scores' convention (scores rounded before ranking), vectorised over the replicates
+    return values if decimals is None else np.round(values, decimals)
+
+
+def _pair_signs(values: np.ndarray) -> np.ndarray:
+    """(replicates, pairs) sign of system i minus system j for every pair i < j."""
+    i, j = np.triu_indices(values.shape[1], k=1)
+    return np.sign(values[:, i] - values[:, j])
+
+
+def _kendall_rows(x: np.ndarray, y: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
+    """Kendall's τ-b of each row pair (replicates, systems), as scipy's kendalltau; ``keep``
+    (replicates, pairs) restricts each row to some system pairs. NaN where a side ties throughout."""
+    sx, sy = _pair_signs(x), _pair_signs(y)
+    keep = np.ones(sx.shape, dtype=bool) if keep is None else keep
+    pairs = keep.sum(axis=1)
+    score = (sx * sy * keep).sum(axis=1)
+    untied_x = ((sx != 0) & keep).sum(axis=1)
+    untied_y = ((sy != 0) & keep).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = score / np.sqrt(untied_x.astype(float) * untied_y)
+    return np.where((untied_x > 0) & (untied_y > 0) & (pairs > 0), tau, math.nan)
+
+
+def _spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman's ρ (Pearson on average ranks) of each row pair; NaN where a side is constant."""
+    rx, ry = stats.rankdata(x, axis=1), stats.rankdata(y, axis=1)
+    rx -= rx.mean(axis=1, keepdims=True)
+    ry -= ry.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = (rx * ry).sum(axis=1) / np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
+    return np.where(np.isfinite(rho), np.clip(rho, -1, 1), math.nan)
+
+
+def _top_pairs(reference: np.ndarray, top: int) -> np.ndarray:
+    """(replicates, pairs): both systems of the pair in the reference's top ``top`` (rank by
+    'min', so that systems tied at the cut are all in)."""
+    ranks = stats.rankdata(-reference, method="min", axis=1)
+    inside = ranks <= top
+    i, j = np.triu_indices(reference.shape[1], k=1)
+    return inside[:, i] & inside[:, j]
+
+
+def _correlation_rows(x: np.ndarray, y: np.ndarray, top: int) -> dict[str, np.ndarray]:
+    """Every statistic of :data:`CORRELATIONS` for each row pair (x the reference)."""
+    return {
+        "spearman": _spearman_rows(x, y),
+        "kendall": _kendall_rows(x, y),
+        "tau_ap": tau_ap_rows(x, y),
+        "kendall_top": _kendall_rows(x, y, _top_pairs(x, top)),
+    }
+
+
+def kendall_top(reference: Mapping[str, float], other: Mapping[str, float], top: int = 10) -> float:
+    """Kendall's τ-b of two leaderboards on the systems in the reference's top ``top`` (systems
+    tied at the cut all count), over the systems both hold; NaN when undefined."""
+    common = sorted(reference.keys() & other.keys())
+    x = np.array([[reference[s] for s in common]], dtype=float)
+    y = np.array([[other[s] for s in common]], dtype=float)
+    return float(_kendall_rows(x, y, _top_pairs(x, top))[0])
+
+
+def _leaderboard_row(scores: pd.DataFrame, decimals: int | None) -> np.ndarray:
+    """(1, runs): the means on all queries, rounded as :func:`round_scores` rounds leaderboards."""
+    means = scores.mean(axis=1).to_dict()
+    rounded = means if decimals is None else round_scores(means, decimals)
+    return np.array([[rounded[run] for run in scores.index]], dtype=float)
+
+
+def _aligned(reference: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+    if set(reference.index) != set(other.index) or set(reference.columns) != set(other.columns):
+        raise ValueError("the two score tables must hold the same runs and the same queries")
+    return other.loc[reference.index, reference.columns]
+
+
+def correlation_intervals(reference: pd.DataFrame, other: pd.DataFrame, n: int = 1000, seed: int = 0,
+                          confidence: float = 0.95, top: int = 10, decimals: int | None = DEFAULT_DECIMALS
+                          ) -> pd.DataFrame:
+    """Both run x query tables (same runs, same queries after aligning; raise ValueError otherwise).
+    index statistic in CORRELATIONS; columns value (on all queries), low, high.
+    kendall_top = Kendall tau-b on the systems in the reference's top ``top`` (by mean).
+
+    Means are rounded to ``decimals`` before ranking (:func:`round_scores`); τ_AP takes
+    ``reference`` as the reference. One set of draws for both tables."""
+    other = _aligned(reference, other)
+    x_values, y_values = _check_scores(reference, "reference"), _check_scores(other, "other")
+    values = _correlation_rows(_leaderboard_row(reference, decimals), _leaderboard_row(other, decimals), top)
+    counts = _draw_counts(bootstrap_samples(x_values.shape[1], n, seed), x_values.shape[1])
+    x_boot = _round(_replicate_means(x_values, counts).T, decimals)  # (replicates, runs)
+    y_boot = _round(_replicate_means(y_values, counts).T, decimals)
+    replicates = _correlation_rows(x_boot, y_boot, top)
+    rows = {}
+    for name in CORRELATIONS:
+        low, high = _percentiles(replicates[name], confidence)
+        rows[name] = (float(values[name][0]), float(low), float(high))
+    table = pd.DataFrame.from_dict(rows, orient="index", columns=["value", "low", "high"])
+    table.index.name = "statistic"
+    return table
+
+
+# --- paired tests between runs --------------------------------------------------------------------
+
+def _order(scores: pd.DataFrame) -> list[str]:
+    """Runs best first by mean (rounded as leaderboards are), ties by name."""
+    means = round_scores(scores.mean(axis=1).to_dict())
+    return sorted(means, key=lambda run: (-means[run], str(run)))
+
+
+def _randomization_p(differences: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """Two-sided paired randomisation (sign-flip) test of every row of per-query differences:
+    (1 + flips whose |mean| >= the observed |mean|) / (n + 1), with ``n`` random sign vectors
+    shared by all rows."""
+    signs = np.random.default_rng(seed).integers(0, 2, size=(n, differences.shape[1])) * 2 - 1
+    observed = np.abs(differences.sum(axis=1))
+    flipped = np.abs(differences @ signs.T)
+    # a flip that reproduces the observed sum must count despite summation-order noise
+    slack = 1e-9 * np.maximum(1.0, np.abs(differences).sum(axis=1))
+    count = (flipped >= (observed - slack)[:, None]).sum(axis=1)
+    return (count + 1) / (n + 1)
+
+
+def adjust(p_values: np.ndarray, correction: str = "holm") -> np.ndarray:
+    """p-values adjusted for multiple comparisons: ``holm`` (step-down, family-wise error),
+    ``bh`` (Benjamini-Hochberg step-up, false discovery rate) or ``none``."""
+    p = np.asarray(p_values, dtype=float)
+    if correction == "none" or len(p) == 0:
+        return p.copy()
+    m = len(p)
+    order = np.argsort(p, kind="stable")
+    ranked = p[order]
+    if correction == "holm":
+        adjusted = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * ranked))
+    elif correction == "bh":
+        adjusted = np.minimum.accumulate(np.minimum(1.0, m / np.arange(1, m + 1) * ranked)[::-1])[::-1]
+    else:
+        raise ValueError(f"unknown correction {correction!r}; one of {', '.join(CORRECTIONS)}")
+    out = np.empty(m)
+    out[order] = adjusted
+    return out
+
+
+def paired_tests(scores: pd.DataFrame, test: str = "t", n: int = 10000, seed: int = 0,
+                 correction: str = "holm", alpha: float = 0.05) -> pd.DataFrame:
+    """Every pair of runs (a better-or-equal mean first): columns a, b, mean_a, mean_b, difference,
+    p_value, p_adjusted, significant. test: "t" (scipy.stats.ttest_rel) or "randomization" (paired
+    sign-flip, n permutations, (count+1)/(n+1)). correction: "holm", "bh" (Benjamini-Hochberg),
+    "none". A pair whose per-query scores are all equal has p 1; for the t-test, a pair whose
+    differences are one non-zero constant has p 0 (no variance: t is infinite)."""
+    if test not in TESTS:
+        raise ValueError(f"unknown test {test!r}; one of {', '.join(TESTS)}")
+    if correction not in CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r}; one of {', '.join(CORRECTIONS)}")
+    _check_scores(scores)
+    runs = _order(scores)
+    first, second = np.triu_indices(len(runs), k=1)
+    values = scores.loc[runs].to_numpy(dtype=float)
+    differences = values[first] - values[second]
+    identical = (differences == 0).all(axis=1)
+    if test == "t":
+        with warnings.catch_warnings():  # constant differences: scipy warns, t is infinite and p 0
+            warnings.simplefilter("ignore", RuntimeWarning)
+            p = stats.ttest_rel(values[first], values[second], axis=1).pvalue
+        p = np.atleast_1d(np.asarray(p, dtype=float))
+    else:
+        p = _randomization_p(differences, n, seed)
+    p = np.where(identical, 1.0, p)
+    adjusted = adjust(p, correction)
+    means = values.mean(axis=1)
+    return pd.DataFrame({
+        "a": [runs[i] for i in first], "b": [runs[j] for j in second],
+        "mean_a": means[first], "mean_b": means[second], "difference": means[first] - means[second],
+        "p_value": p, "p_adjusted": adjusted, "significant": adjusted < alpha,
+    })
+
+
+def discriminative_power(tests: pd.DataFrame) -> float:
+    """Share of the system pairs found significantly different (NaN without pairs)."""
+    return float(tests["significant"].mean()) if len(tests) else math.nan
+
+
+def disagreements(scores_a: pd.DataFrame, scores_b: pd.DataFrame, tests_a: pd.DataFrame,
+                  tests_b: pd.DataFrame) -> pd.DataFrame:
+    """System pairs the two leaderboards order oppositely (x above y in A, y above x in B; a tie
+    in either is no disagreement), on the runs both hold: columns a, b (a above b in A),
+    mean_a_in_A, mean_b_in_A, mean_a_in_B, mean_b_in_B, p_adjusted_in_A, p_adjusted_in_B,
+    significant_in_A, significant_in_B. Means are rounded as leaderboards are before comparing."""
+    runs = sorted(set(scores_a.index) & set(scores_b.index))
+    in_a = round_scores(scores_a.loc[runs].mean(axis=1).to_dict())
+    in_b = round_scores(scores_b.loc[runs].mean(axis=1).to_dict())
+    verdicts = [_pair_verdicts(tests_a), _pair_verdicts(tests_b)]
+    rows = []
+    for position, x in enumerate(runs):
+        for y in runs[position + 1:]:
+            if (in_a[x] - in_a[y]) * (in_b[x] - in_b[y]) >= 0:
+                continue
+            better, worse = (x, y) if in_a[x] > in_a[y] else (y, x)
+            (p_a, sig_a), (p_b, sig_b) = (v.get(frozenset((x, y)), (math.nan, False)) for v in verdicts)
+            rows.append((better, worse, in_a[better], in_a[worse], in_b[better], in_b[worse], p_a, p_b, sig_a, sig_b))
+    table = pd.DataFrame(rows, columns=["a", "b", "mean_a_in_A", "mean_b_in_A", "mean_a_in_B", "mean_b_in_B",
+                                        "p_adjusted_in_A", "p_adjusted_in_B", "significant_in_A",
+                                        "significant_in_B"])
+    return table.sort_values(["mean_a_in_A", "a", "b"], ascending=[False, True, True], kind="stable",
+                             ignore_index=True)
+
+
+def _pair_verdicts(tests: pd.DataFrame) -> dict[frozenset, tuple[float, bool]]:
+    return {frozenset((a, b)): (float(p), bool(s))
+            for a, b, p, s in tests[["a", "b", "p_adjusted", "significant"]].itertuples(index=False)}
+
+
+# --- Krippendorff's alpha -------------------------------------------------------------------------
+
+def krippendorff_alpha(reliability: np.ndarray, level: str = "ordinal") -> float:
+    """Krippendorff's α of a coders x units matrix (NaN = missing) at the ``nominal``, ``ordinal``
+    or ``interval`` level, by the coincidence matrix (Krippendorff 2011, "Computing Krippendorff's
+    Alpha-Reliability"): α = 1 − (n − 1) Σ o_ck δ²_ck / Σ n_c n_k δ²_ck over the pairable values
+    (units with at least two values). NaN when there is no disagreement to expect (one value)."""
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r}; one of {', '.join(LEVELS)}")
+    data = np.asarray(reliability, dtype=float)
+    if data.ndim != 2:
+        raise ValueError(f"reliability data must be coders x units, got shape {data.shape}")
+    data = data[:, (~np.isnan(data)).sum(axis=0) >= 2]  # a lone value has nothing to be paired with
+    values, codes = np.unique(data[~np.isnan(data)], return_inverse=True)
+    if len(values) < 2:
+        return math.nan
+    units = np.nonzero(~np.isnan(data))[1]
+    counts = np.zeros((data.shape[1], len(values)))  # units x values: how many coders gave the value
+    np.add.at(counts, (units, codes), 1)
+    weights = 1 / (counts.sum(axis=1) - 1)
+    coincidences = (counts * weights[:, None]).T @ counts - np.diag(weights @ counts)
+    totals = coincidences.sum(axis=1)
+    delta = _delta(values, totals, level)
+    expected = (np.outer(totals, totals) * delta).sum()
+    if expected == 0:
+        return math.nan
+    return float(1 - (totals.sum() - 1) * (coincidences * delta).sum() / expected)
+
+
+def _delta(values: np.ndarray, totals: np.ndarray, level: str) -> np.ndarray:
+    """Squared difference δ²_ck between values c and k of the level's metric."""
+    if level == "nominal":
+        return 1.0 - np.eye(len(values))
+    if level == "interval":
+        return np.subtract.outer(values, values) ** 2
+    # ordinal: the values' marginals between c and k, less half of c's and k's own
+    cumulative = np.concatenate([[0.0], np.cumsum(totals)])
+    c, k = np.meshgrid(np.arange(len(values)), np.arange(len(values)), indexing="ij")
+    low, high = np.minimum(c, k), np.maximum(c, k)
+    between = cumulative[high + 1] - cumulative[low]
+    return (between - (totals[c] + totals[k]) / 2) ** 2

@@ -1,0 +1,115 @@
+"""The significance job: paired tests between every two runs on one leaderboard's per-query scores
+(a measure on qrels over runs, or a per-query table file such as ``exampp cover --per-query``
+writes), corrected for multiple comparisons, the discriminative power; and against a second
+leaderboard, the run pairs the two order oppositely and which of those differences are
+significant in each.
+
+Errors are :class:`~exampp.errors.ExamppError` (the command line prints them as one line).
+"""
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+import pandas as pd
+
+from exampp.api import Warn, python_warning
+from exampp.api.leaderboards import CorrelationError, LeaderboardSource, per_query_scores
+from exampp.api.workspace import RunsSource
+from exampp.errors import ExamppError
+
+
+@dataclass(frozen=True)
+class PairedTests:
+    """Paired tests between the runs of one leaderboard."""
+
+    source: LeaderboardSource
+    scores: pd.DataFrame
+    """Run x query scores the tests ran on."""
+    tests: pd.DataFrame
+    """One row per run pair (:func:`exampp.analysis.statistics.paired_tests`): a, b, mean_a,
+    mean_b, difference, p_value, p_adjusted, significant."""
+    power: float
+    """Discriminative power: the share of pairs significantly different."""
+
+    @property
+    def n_significant(self) -> int:
+        return int(self.tests["significant"].sum())
+
+
+@dataclass(frozen=True)
+class Significance:
+    """Paired tests on leaderboard A, and when a second one is given, on B and where they disagree."""
+
+    a: PairedTests
+    b: PairedTests | None
+    disagreements: pd.DataFrame | None
+    """Run pairs A and B order oppositely (:func:`exampp.analysis.statistics.disagreements`)."""
+    test: str
+    correction: str
+    alpha: float
+    permutations: int
+    seed: int
+
+    def summary(self) -> pd.DataFrame:
+        """One row per leaderboard: leaderboard, runs, queries, pairs, significant, power; and
+        with B: a row ``disagreements`` (pairs ordered oppositely; significant counts in A, B)."""
+        rows = [(name, str(side.source.label), len(side.scores), side.scores.shape[1], len(side.tests),
+                 side.n_significant, side.power)
+                for name, side in (("A", self.a), ("B", self.b)) if side is not None]
+        return pd.DataFrame(rows, columns=["side", "leaderboard", "runs", "queries", "pairs", "significant",
+                                           "power"])
+
+    def disagreement_counts(self) -> dict[str, int] | None:
+        """How many pairs A and B order oppositely, and how many of those are significant in A,
+        in B, in both."""
+        table = self.disagreements
+        if table is None:
+            return None
+        in_a, in_b = table["significant_in_A"], table["significant_in_B"]
+        return {"pairs": len(table), "significant_in_A": int(in_a.sum()), "significant_in_B": int(in_b.sum()),
+                "significant_in_both": int((in_a & in_b).sum())}
+
+
+def significance(
+    a: LeaderboardSource,
+    versus: LeaderboardSource | None = None,
+    *,
+    runs: RunsSource | None = None,
+    depth: int | None = None,
+    exclude: Collection[str] = (),
+    test: str = "t",
+    permutations: int = 10000,
+    seed: int = 0,
+    correction: str = "holm",
+    alpha: float = 0.05,
+    strict: bool = False,
+    warn: Warn = python_warning,
+) -> Significance:
+    """Paired ``test`` (``t``: paired t-test; ``randomization``: paired sign-flip test with
+    ``permutations`` seeded draws) between every two runs of leaderboard ``a`` on its per-query
+    scores, p-values adjusted by ``correction`` (``holm``, ``bh``, ``none``), significant below
+    ``alpha``. ``a`` and ``versus`` are a :class:`~exampp.api.leaderboards.QrelsMeasure` over
+    ``runs`` (cut at ``depth``) or a per-query table file. With ``versus``: the same tests on it,
+    and the run pairs the two order oppositely (on the runs both hold)."""
+    from exampp.analysis.statistics import CORRECTIONS, TESTS, discriminative_power, disagreements, paired_tests
+
+    if test not in TESTS:
+        raise ExamppError(f"unknown test {test!r}; one of {', '.join(TESTS)}")
+    if correction not in CORRECTIONS:
+        raise ExamppError(f"unknown correction {correction!r}; one of {', '.join(CORRECTIONS)}")
+    sources = [a] if versus is None else [a, versus]
+    tables = per_query_scores(sources, runs=runs, depth=depth, strict=strict, warn=warn,
+                              what="paired tests")
+    sides = []
+    for name, source, scores in zip("AB", sources, tables):
+        scores = scores.drop(index=[run for run in exclude if run in scores.index])
+        if len(scores) < 2:
+            raise CorrelationError(f"leaderboard {name} ({source.label}): {len(scores)} run(s), paired tests need 2")
+        tests = paired_tests(scores, test=test, n=permutations, seed=seed, correction=correction, alpha=alpha)
+        sides.append(PairedTests(source, scores, tests, discriminative_power(tests)))
+    first, second = sides[0], sides[1] if len(sides) > 1 else None
+    disagree = None
+    if second is not None:
+        disagree = disagreements(first.scores, second.scores, first.tests, second.tests)
+    return Significance(first, second, disagree, test, correction, alpha, permutations, seed)
