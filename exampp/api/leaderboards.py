@@ -294,12 +294,13 @@ class _Boards:
         return self._runs
 
     def judgments(self, source: QrelsMeasure) -> Qrels:
-        key = str(source.qrels)
+        from exampp.api.scores import read_judgments, uses_intent_qrels  # intent qrels for alpha_nDCG@k...
+
+        key = f"{source.qrels}\0{uses_intent_qrels([source.measure])}"
         if key not in self._qrels:
-            from exampp.collection.qrels import read_qrels
             from exampp.collection.runs import check_judged
 
-            self._qrels[key] = read_qrels(source.qrels)
+            self._qrels[key] = read_judgments(source.qrels, [source.measure])
             for line in check_judged(self.runs(), self._qrels[key], source.qrels, self._strict):
                 self._warn(line)
         return self._qrels[key]
