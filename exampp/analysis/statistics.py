@@ -187,7 +187,17 @@ def _aligned(reference: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
     return other.loc[reference.index, reference.columns]
 
 
-def correlation_intervals(reference: pd.DataFrame, other: pd.DataFrame, n: int = 1000, seed: int = 0,
+def correlation_values(reference: Mapping[str, float], other: Mapping[str, float], top: int = 10,
+                       decimals: int | None = DEFAULT_DECIMALS) -> dict[str, float]:
+    """Every statistic of :data:`CORRELATIONS` of two leaderboards on the systems both hold, the
+    scores rounded to ``decimals`` first (``reference`` is τ_AP's reference and picks the top)."""
+    common = sorted(reference.keys() & other.keys())
+    x = _round(np.array([[reference[s] for s in common]], dtype=float), decimals)
+    y = _round(np.array([[other[s] for s in common]], dtype=float), decimals)
+    return {name: float(values[0]) for name, values in _correlation_rows(x, y, top).items()}
+
+
+def correlation_intervals(reference: pd.DataFrame | pd.Series, other: pd.DataFrame, n: int = 1000, seed: int = 0,
                           confidence: float = 0.95, top: int = 10, decimals: int | None = DEFAULT_DECIMALS
                           ) -> pd.DataFrame:
     """Both run x query tables (same runs, same queries after aligning; raise ValueError otherwise).
@@ -195,18 +205,31 @@ def correlation_intervals(reference: pd.DataFrame, other: pd.DataFrame, n: int =
     kendall_top = Kendall tau-b on the systems in the reference's top ``top`` (by mean).
 
     Means are rounded to ``decimals`` before ranking (:func:`round_scores`); τ_AP takes
-    ``reference`` as the reference. One set of draws for both tables."""
-    other = _aligned(reference, other)
-    x_values, y_values = _check_scores(reference, "reference"), _check_scores(other, "other")
-    values = _correlation_rows(_leaderboard_row(reference, decimals), _leaderboard_row(other, decimals), top)
-    counts = _draw_counts(bootstrap_samples(x_values.shape[1], n, seed), x_values.shape[1])
-    x_boot = _round(_replicate_means(x_values, counts).T, decimals)  # (replicates, runs)
-    y_boot = _round(_replicate_means(y_values, counts).T, decimals)
-    replicates = _correlation_rows(x_boot, y_boot, top)
-    rows = {}
-    for name in CORRELATIONS:
-        low, high = _percentiles(replicates[name], confidence)
-        rows[name] = (float(values[name][0]), float(low), float(high))
+    ``reference`` as the reference. One set of draws for both tables. A ``reference`` given as a
+    leaderboard (a Series: run -> score, e.g. an official leaderboard without per-query scores) is
+    held fixed in every replicate: the interval then reflects the queries of ``other`` only."""
+    if isinstance(reference, pd.Series):
+        if set(reference.index) != set(other.index):
+            raise ValueError("the leaderboard and the score table must hold the same runs")
+        other = other.loc[reference.index]
+        x_row = _round(reference.to_numpy(dtype=float)[None, :], decimals)
+    else:
+        other = _aligned(reference, other)
+        x_row = _leaderboard_row(reference, decimals)
+    y_values = _check_scores(other, "other")
+    values = _correlation_rows(x_row, _leaderboard_row(other, decimals), top)
+    rows = {name: (float(values[name][0]), math.nan, math.nan) for name in CORRELATIONS}
+    if n:
+        counts = _draw_counts(bootstrap_samples(y_values.shape[1], n, seed), y_values.shape[1])
+        y_boot = _round(_replicate_means(y_values, counts).T, decimals)  # (replicates, runs)
+        if isinstance(reference, pd.Series):
+            x_boot = np.repeat(x_row, n, axis=0)
+        else:
+            x_boot = _round(_replicate_means(_check_scores(reference, "reference"), counts).T, decimals)
+        replicates = _correlation_rows(x_boot, y_boot, top)
+        for name in CORRELATIONS:
+            low, high = _percentiles(replicates[name], confidence)
+            rows[name] = (rows[name][0], float(low), float(high))
     table = pd.DataFrame.from_dict(rows, orient="index", columns=["value", "low", "high"])
     table.index.name = "statistic"
     return table
