@@ -22,12 +22,11 @@ from exampp.api.leaderboards import LeaderboardFile, LeaderboardSource, QrelsMea
 from exampp.api.workspace import RunsSource, as_workspace, exam_questions, stored_grades, workspace_runs
 from exampp.collection.io import PathLike
 from exampp.collection.runs import Run
-from exampp.defaults import DECIMALS, DEPTH
+from exampp.defaults import DECIMALS, DEPTH, LABELS
 from exampp.errors import ExamppError
 from exampp.workspace import Workspace
 
 OFFICIAL_MEASURE = "nDCG@10"  # the official leaderboard of TREC DL, and of the EXAM++ paper's tables
-LABELS = ("max", "count", "sum", "expected")
 FAMILIES = ("qrels", "intent", "cover", "n-exam", "irt")
 # Measures on EXAM-Qrels: binary ones are read at each tau (rel=tau on the max label), graded
 # ones take the label as gain. {k} is the depth.
@@ -138,7 +137,7 @@ def meta_evaluate(
     official = official or QrelsMeasure(str(ws.qrels / "official.qrels"), OFFICIAL_MEASURE)
     official_board, official_pq = _official(official, read, strict, warn)
     levels = list(taus) if taus is not None else grade_levels(stored.grades["grade"])
-    has_probabilities = bool(stored.grades["probabilities"].notna().all()) if len(stored.grades) else False
+    has_probabilities = bool(stored.grades["probabilities"].notna().any()) if len(stored.grades) else False
     if "expected" in labels and not has_probabilities:
         warn(f"{stored.method_id}: the store holds no grade probabilities for these grades: "
              "no expected labels or expected cover")

@@ -19,13 +19,12 @@ from exampp.cli.output import (
     workspace_option,
     write_output,
 )
-from exampp.defaults import DECIMALS
+from exampp.defaults import DECIMALS, LABELS
 from exampp.report.records import records
 
 if TYPE_CHECKING:
     from exampp.api.meta_evaluate import MetaEvaluation
 
-LABEL_CHOICES = ("max", "count", "sum", "expected")
 FAMILY_CHOICES = ("qrels", "intent", "cover", "n-exam", "irt")
 
 
@@ -41,7 +40,7 @@ FAMILY_CHOICES = ("qrels", "intent", "cover", "n-exam", "irt")
               help="Official qrels (file or irds:<dataset-id>) [default: WORKSPACE/qrels/official.qrels].")
 @click.option("--official-measure", metavar="MEASURE", default="nDCG@10", show_default=True,
               callback=check_one_measure, help="Official measure on --official-qrels.")
-@click.option("--label", "labels", multiple=True, type=click.Choice(LABEL_CHOICES),
+@click.option("--label", "labels", multiple=True, type=click.Choice(LABELS),
               help="EXAM label variant, repeatable [default: all; expected only with stored probabilities].")
 @click.option("--tau", "taus", multiple=True, type=float,
               help="Grade threshold, repeatable [default: every grade level of the method's scale].")
@@ -78,7 +77,7 @@ def meta_evaluate(workspace, method, bank, runs_dir, official_file, official_col
       exampp meta-evaluate -w out/dl19 --family qrels --label max --tau 4 --format tsv -o meta.tsv
     """
     from exampp.api.leaderboards import LeaderboardFile, QrelsMeasure
-    from exampp.api.meta_evaluate import FAMILIES, LABELS, meta_evaluate as job
+    from exampp.api.meta_evaluate import FAMILIES, meta_evaluate as job
 
     if official_file and official_qrels:
         raise click.UsageError("give --official FILE or --official-qrels QRELS, not both")
