@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 import pandas as pd
 
+from exampp.api.meta_evaluate import FAMILIES
 from exampp.cli.measures import check_one_measure
 from exampp.cli.output import (
     FILE,
@@ -25,7 +26,6 @@ from exampp.report.records import records
 if TYPE_CHECKING:
     from exampp.api.meta_evaluate import MetaEvaluation
 
-FAMILY_CHOICES = ("qrels", "intent", "cover", "n-exam", "irt")
 
 
 @click.command("meta-evaluate")
@@ -44,7 +44,7 @@ FAMILY_CHOICES = ("qrels", "intent", "cover", "n-exam", "irt")
               help="EXAM label variant, repeatable [default: all; expected only with stored probabilities].")
 @click.option("--tau", "taus", multiple=True, type=float,
               help="Grade threshold, repeatable [default: every grade level of the method's scale].")
-@click.option("--family", "families", multiple=True, type=click.Choice(FAMILY_CHOICES),
+@click.option("--family", "families", multiple=True, type=click.Choice(FAMILIES),
               help="Kind of evaluation, repeatable [default: all].")
 @depth_option
 @click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True,
@@ -77,7 +77,7 @@ def meta_evaluate(workspace, method, bank, runs_dir, official_file, official_col
       exampp meta-evaluate -w out/dl19 --family qrels --label max --tau 4 --format tsv -o meta.tsv
     """
     from exampp.api.leaderboards import LeaderboardFile, QrelsMeasure
-    from exampp.api.meta_evaluate import FAMILIES, meta_evaluate as job
+    from exampp.api.meta_evaluate import meta_evaluate as job
 
     if official_file and official_qrels:
         raise click.UsageError("give --official FILE or --official-qrels QRELS, not both")
