@@ -134,7 +134,7 @@ def meta_evaluate(
     stored = stored_grades(ws, method, probabilities=True)
     exam = exam_questions(ws, stored, bank)
     read = _kept_runs(workspace_runs(ws, runs), exclude)
-    official = official or QrelsMeasure(str(ws.qrels / "official.qrels"), OFFICIAL_MEASURE)
+    official = official or QrelsMeasure(str(ws.official_qrels), OFFICIAL_MEASURE)
     official_board, official_pq = _official(official, read, strict, warn)
     levels = list(taus) if taus is not None else grade_levels(stored.grades["grade"])
     has_probabilities = bool(stored.grades["probabilities"].notna().any()) if len(stored.grades) else False

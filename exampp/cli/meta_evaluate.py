@@ -88,7 +88,7 @@ def meta_evaluate(workspace, method, bank, runs_dir, official_file, official_col
     if official is None and official_measure != "nDCG@10":
         from exampp.workspace import Workspace
 
-        official = QrelsMeasure(str(Workspace.at(workspace).qrels / "official.qrels"), official_measure)
+        official = QrelsMeasure(str(Workspace.at(workspace).official_qrels), official_measure)
     result = job(workspace, official=official, runs=runs_dir, method=method, bank=bank, labels=labels or LABELS,
                  taus=taus or None, depth=depth, families=families or FAMILIES, bootstrap=bootstrap,
                  irt_bootstrap=irt_bootstrap, seed=seed, top=top, confidence=confidence, exclude=exclude,
