@@ -168,7 +168,7 @@ def _correlation_rows(x: np.ndarray, y: np.ndarray, top: int) -> dict[str, np.nd
 def kendall_top(reference: Mapping[str, float], other: Mapping[str, float], top: int = 10) -> float:
     """Kendall's τ-b of two leaderboards on the systems in the reference's top ``top`` (systems
     tied at the cut all count), over the systems both hold; NaN when undefined."""
-    common = sorted(reference.keys() & other.keys())
+    common = sorted(set(reference.keys()) & set(other.keys()))
     x = np.array([[reference[s] for s in common]], dtype=float)
     y = np.array([[other[s] for s in common]], dtype=float)
     return float(_kendall_rows(x, y, _top_pairs(x, top))[0])
@@ -191,7 +191,7 @@ def correlation_values(reference: Mapping[str, float], other: Mapping[str, float
                        decimals: int | None = DEFAULT_DECIMALS) -> dict[str, float]:
     """Every statistic of :data:`CORRELATIONS` of two leaderboards on the systems both hold, the
     scores rounded to ``decimals`` first (``reference`` is τ_AP's reference and picks the top)."""
-    common = sorted(reference.keys() & other.keys())
+    common = sorted(set(reference.keys()) & set(other.keys()))
     x = _round(np.array([[reference[s] for s in common]], dtype=float), decimals)
     y = _round(np.array([[other[s] for s in common]], dtype=float), decimals)
     return {name: float(values[0]) for name, values in _correlation_rows(x, y, top).items()}

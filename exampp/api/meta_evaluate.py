@@ -2,13 +2,63 @@
 EXAM-Cover, n-EXAM, intent-aware measures, IRT ability) correlated with an official leaderboard,
 each correlation with its bootstrap interval over queries.
 
+One draw of queries serves every evaluation and the official leaderboard alike (a paired
+bootstrap), so the intervals of two rows can be compared.
+
 Errors are :class:`~exampp.errors.ExamppError` (the command line prints them as one line).
 """
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
+
+from exampp.api import Warn, python_warning
+from exampp.api.leaderboards import LeaderboardFile, LeaderboardSource, QrelsMeasure
+from exampp.api.workspace import RunsSource, as_workspace, exam_questions, stored_grades, workspace_runs
+from exampp.collection.io import PathLike
+from exampp.collection.runs import Run
+from exampp.defaults import DECIMALS, DEPTH, LABELS
+from exampp.errors import ExamppError
+from exampp.workspace import Workspace
+
+OFFICIAL_MEASURE = "nDCG@10"  # the official leaderboard of TREC DL, and of the EXAM++ paper's tables
+FAMILIES = ("qrels", "intent", "cover", "n-exam", "irt")
+# Measures on EXAM-Qrels: binary ones are read at each tau (rel=tau on the max label), graded
+# ones take the label as gain. {k} is the depth.
+BINARY_MEASURES = ("P@{k}", "AP")
+GRADED_MEASURES = ("nDCG@{k}",)
+INTENT_MEASURES = ("alpha_nDCG@{k}", "ERR_IA@{k}")
+MAX_TAUS = 10  # a grade scale with more levels than this is read at its integer levels only
+
+
+class MetaEvaluationError(ExamppError, ValueError):
+    """A meta-evaluation that cannot be made as asked (no official leaderboard, too few runs)."""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One way to score runs with a workspace's grades."""
+
+    family: str  # one of FAMILIES
+    measure: str  # as computed: an ir_measures name, "EXAM-Cover@20", "IRT theta"
+    label: str | None = None  # the EXAM label variant of a qrels evaluation
+    tau: float | None = None
+
+    @property
+    def name(self) -> str:
+        """How tables and figures show it: ``P@20, max label >= 4``, ``nDCG@20, count label, tau 4``,
+        ``EXAM-Cover@20, tau 4``."""
+        tau = "" if self.tau is None else _number(self.tau)
+        if self.family != "qrels":
+            return f"{self.measure}, tau {tau}" if tau else self.measure
+        if self.label == "max" and tau:  # a binary measure read at rel=tau
+            return f"{self.measure.replace(f'(rel={tau})', '')}, max label >= {tau}"
+        return f"{self.measure}, {self.label} label" + (f", tau {tau}" if tau else "")
 
 
 @dataclass(frozen=True)
@@ -17,9 +67,9 @@ class MetaEvaluation:
 
     table: pd.DataFrame
     """One row per evaluation, best first by Kendall's τ: columns ``evaluation`` (display name),
-    ``family`` (qrels, cover, n-exam, intent, irt), ``label``, ``tau``, ``measure``, ``n_systems``,
+    ``family`` (qrels, intent, cover, n-exam, irt), ``label``, ``tau``, ``measure``, ``n_systems``,
     and for each statistic s of :data:`exampp.analysis.statistics.CORRELATIONS`: ``s``, ``s_low``,
-    ``s_high``; ``best`` marks the best row of each statistic."""
+    ``s_high``; ``best`` names the statistics for which the row is best (empty elsewhere)."""
     scores: pd.DataFrame
     """Index run, one column per evaluation: its mean scores."""
     low: pd.DataFrame
@@ -34,3 +84,289 @@ class MetaEvaluation:
     seed: int
     top: int
     confidence: float
+
+
+def meta_evaluate(
+    workspace: Workspace | PathLike = ".",
+    *,
+    official: LeaderboardSource | None = None,
+    runs: RunsSource | None = None,
+    method: str | None = None,
+    bank: PathLike | None = None,
+    labels: Sequence[str] = LABELS,
+    taus: Sequence[float] | None = None,
+    depth: int = DEPTH,
+    families: Collection[str] = FAMILIES,
+    bootstrap: int = 1000,
+    irt_bootstrap: int = 100,
+    seed: int = 0,
+    top: int = 10,
+    confidence: float = 0.95,
+    exclude: Collection[str] = (),
+    decimals: int | None = DECIMALS,
+    strict: bool = False,
+    warn: Warn = python_warning,
+) -> MetaEvaluation:
+    """Correlate every evaluation of the workspace's grades with the ``official`` leaderboard
+    (default: nDCG@10 on the workspace's ``qrels/official.qrels``) over ``runs`` (default: its runs/).
+
+    The evaluations: P@k and AP on EXAM-Qrels read at every ``tau`` (default: every grade level of
+    the stored method's scale), nDCG@k with each label variant of ``labels`` as gains (count at every
+    tau; expected only where the store holds grade probabilities), α-nDCG@k and ERR-IA@k on
+    per-question qrels, EXAM-Cover@k, n-EXAM@k and the expected cover at every tau, and the 2PL IRT
+    ability at every tau (k = ``depth``). ``families`` picks among these.
+
+    Each correlation (Spearman, Kendall τ-b, τ_AP, Kendall τ-b on the official top-``top``) gets a
+    percentile interval from ``bootstrap`` resamples of the queries (``seed``); IRT rows refit the model
+    on the first ``irt_bootstrap`` of those resamples only (a fit takes a fraction of a second; 0: no
+    interval). ``exclude`` leaves runs out; ``decimals`` rounds scores before ranking, as
+    ``exampp correlate`` does.
+    """
+    from exampp.analysis.statistics import bootstrap_means, bootstrap_samples, correlation_intervals
+
+    unknown = sorted(set(families) - set(FAMILIES))
+    if unknown:
+        raise MetaEvaluationError(f"unknown evaluation families {', '.join(unknown)} (have: {', '.join(FAMILIES)})")
+    bad = sorted(set(labels) - set(LABELS))
+    if bad:
+        raise MetaEvaluationError(f"unknown label variants {', '.join(bad)} (have: {', '.join(LABELS)})")
+    ws = as_workspace(workspace)
+    stored = stored_grades(ws, method, probabilities=True)
+    exam = exam_questions(ws, stored, bank)
+    read = _kept_runs(workspace_runs(ws, runs), exclude)
+    official = official or QrelsMeasure(str(ws.official_qrels), OFFICIAL_MEASURE)
+    official_board, official_pq = _official(official, read, strict, warn)
+    levels = list(taus) if taus is not None else grade_levels(stored.grades["grade"])
+    has_probabilities = bool(stored.grades["probabilities"].notna().any()) if len(stored.grades) else False
+    if "expected" in labels and not has_probabilities:
+        warn(f"{stored.method_id}: the store holds no grade probabilities for these grades: "
+             "no expected labels or expected cover")
+    evaluations = _per_query_tables(read, stored.grades, exam, labels, levels, depth, families,
+                                    has_probabilities, warn)
+    queries = _common_queries(official_pq, evaluations, warn)
+    draws = bootstrap_samples(len(queries), bootstrap, seed) if bootstrap else None
+
+    rows, boards, lows, highs, per_query = [], {}, {}, {}, {}
+    for evaluation, table in evaluations.items():
+        name = evaluation.name
+        per_query[name] = table
+        board = table.mean(axis=1)
+        boards[name] = board
+        stats = correlation_intervals(_aligned(official_pq, queries, official_board),
+                                      table.loc[official_board.index, queries], n=bootstrap, seed=seed,
+                                      confidence=confidence, top=top, decimals=decimals)
+        rows.append(_row(evaluation, len(board), stats))
+        if bootstrap:
+            means = bootstrap_means(table.loc[:, queries], n=bootstrap, seed=seed, confidence=confidence)
+            lows[name], highs[name] = means["low"], means["high"]
+    if "irt" in families:
+        for tau in levels:
+            evaluation = Evaluation("irt", "IRT theta (2PL)", tau=tau)
+            theta, stats, interval = _irt(read, stored.grades, exam, tau, depth, official_board,
+                                          _aligned(official_pq, queries, official_board), queries,
+                                          draws[:irt_bootstrap] if draws is not None else None,
+                                          top, confidence, decimals)
+            boards[evaluation.name] = theta
+            lows[evaluation.name], highs[evaluation.name] = interval
+            rows.append(_row(evaluation, len(theta), stats))
+    table = _ranked_table(rows)
+    order = list(table["evaluation"])
+    scores = pd.DataFrame(boards).reindex(index=official_board.index, columns=order)
+    low = pd.DataFrame(lows).reindex(index=scores.index, columns=order)
+    high = pd.DataFrame(highs).reindex(index=scores.index, columns=order)
+    return MetaEvaluation(table, scores, low, high, per_query, official_board.rename(official.label),
+                          official_pq, bootstrap, seed, top, confidence)
+
+
+def grade_levels(grades: pd.Series) -> list[float]:
+    """The τ a grade scale is read at: every grade level above 0 seen (integer levels only when
+    the grades take more than :data:`MAX_TAUS` values)."""
+    levels = sorted({float(g) for g in grades if g > 0})
+    if len(levels) > MAX_TAUS:
+        levels = sorted({float(math.ceil(g)) for g in levels})[:MAX_TAUS]
+    return levels
+
+
+# --- the leaderboards ------------------------------------------------------------------------------
+
+def _kept_runs(runs: Mapping[str, Run], exclude: Collection[str]) -> dict[str, Run]:
+    unknown = sorted(set(exclude) - set(runs))
+    if unknown:
+        raise MetaEvaluationError(f"--exclude names no run read: {', '.join(unknown)}")
+    kept = {name: run for name, run in runs.items() if name not in set(exclude)}
+    if len(kept) < 3:
+        raise MetaEvaluationError(f"{len(kept)} run(s) left: a meta-evaluation ranks at least 3")
+    return kept
+
+
+def _official(source: LeaderboardSource, runs: Mapping[str, Run], strict: bool,
+              warn: Warn) -> tuple[pd.Series, pd.DataFrame | None]:
+    """The official leaderboard over ``runs`` (index run, best first) and, where it has them, its
+    per-query scores (run x query)."""
+    if isinstance(source, LeaderboardFile):
+        from exampp.collection.leaderboard import read_leaderboard
+
+        board = read_leaderboard(source.path, column=source.column, ranks=source.ranks)
+        missing = sorted(set(runs) - set(board))
+        if missing:
+            raise MetaEvaluationError(f"{source.path}: no official score for run(s) {', '.join(missing)}")
+        return pd.Series({name: float(board[name]) for name in sorted(runs)}), None
+    from exampp.api.scores import measure_leaderboard
+
+    if not (isinstance(source.qrels, str) and source.qrels.startswith("irds:")) and not Path(source.qrels).exists():
+        raise MetaEvaluationError(f"{source.qrels}: no official qrels (give the official leaderboard: "
+                                  "--official-qrels QRELS, or --official FILE)")
+    table = measure_leaderboard(runs, source.qrels, [source.measure], per_query=True, strict=strict, warn=warn)
+    per_query = table.pivot(index="run", columns="query_id", values="value")
+    return per_query.mean(axis=1), per_query
+
+
+def _per_query_tables(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping[str, Sequence[str]],
+                      labels: Sequence[str], taus: Sequence[float], depth: int, families: Collection[str],
+                      has_probabilities: bool, warn: Warn) -> dict[Evaluation, pd.DataFrame]:
+    """Every evaluation's run x query table."""
+    from exampp.labels import exam_labels, expected_cover, question_qrels
+    from exampp.scoring import exam_cover, per_query_measures
+
+    def measured(qrels, measures: Sequence[str], make: Callable[[str], Evaluation]) -> None:
+        values = per_query_measures(runs, qrels, list(measures))
+        for measure, table in values.groupby("measure", sort=False):
+            tables[make(measure)] = table.pivot(index="run", columns="query_id", values="value")
+
+    def covered(per_query: pd.DataFrame) -> pd.DataFrame:
+        return per_query.pivot(index="run", columns="query_id", values="cover")
+
+    k = {"k": depth}
+    tables: dict[Evaluation, pd.DataFrame] = {}
+    if "qrels" in families:
+        for label in labels:
+            if label == "expected" and not has_probabilities:
+                continue
+            graded = [m.format(**k) for m in GRADED_MEASURES]
+            if label == "count":
+                for tau in taus:
+                    qrels = exam_labels(grades, exam, label=label, tau=tau)
+                    measured(qrels, graded, lambda m, tau=tau: Evaluation("qrels", m, "count", tau))
+                continue
+            qrels = exam_labels(grades, exam, label=label)
+            binary = {_at_rel(m.format(**k), tau): tau for m in BINARY_MEASURES for tau in taus} if label == "max" else {}
+            measured(qrels, graded + list(binary), lambda m, label=label, binary=binary: Evaluation("qrels", m, label, binary.get(m)))
+    if "intent" in families:
+        for tau in taus:
+            measured(question_qrels(grades, exam, tau=tau), [m.format(**k) for m in INTENT_MEASURES],
+                     lambda m, tau=tau: Evaluation("intent", m, tau=tau))
+    for tau in taus:
+        if "cover" in families:
+            tables[Evaluation("cover", f"EXAM-Cover@{depth}", tau=tau)] = covered(
+                exam_cover(runs, grades, exam, tau=tau, depth=depth))
+            if has_probabilities:
+                tables[Evaluation("cover", f"expected EXAM-Cover@{depth}", tau=tau)] = covered(
+                    expected_cover(runs, grades, exam, tau=tau, depth=depth))
+        if "n-exam" in families:
+            tables[Evaluation("n-exam", f"n-EXAM@{depth}", tau=tau)] = covered(
+                exam_cover(runs, grades, exam, tau=tau, depth=depth, normalized=True))
+    return tables
+
+
+def _common_queries(official: pd.DataFrame | None, tables: Mapping[Evaluation, pd.DataFrame],
+                    warn: Warn) -> list[str]:
+    """The queries every per-query table holds: what the bootstrap draws from."""
+    sets = [set(t.columns) for t in tables.values()] + ([set(official.columns)] if official is not None else [])
+    if not sets:
+        return []
+    common = set.intersection(*sets)
+    every = set.union(*sets)
+    if every - common:
+        warn(f"{len(every - common)} queries are not scored by every evaluation (e.g. "
+             f"{', '.join(sorted(every - common)[:5])}): the bootstrap draws from the {len(common)} in common")
+    if not common:
+        raise MetaEvaluationError("the official leaderboard and the exam have no query in common")
+    return sorted(common)
+
+
+def _aligned(per_query: pd.DataFrame | None, queries: list[str], board: pd.Series) -> pd.DataFrame | pd.Series:
+    """The official per-query table on the common queries, or, without one, the official leaderboard
+    itself (held fixed in every bootstrap replicate)."""
+    return board if per_query is None else per_query.loc[board.index, queries]
+
+
+# --- IRT ------------------------------------------------------------------------------------------
+
+def _irt(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping[str, Sequence[str]], tau: float,
+         depth: int, official_board: pd.Series, official: pd.DataFrame | pd.Series, queries: list[str],
+         draws: np.ndarray | None, top: int, confidence: float, decimals: int | None
+         ) -> tuple[pd.Series, pd.DataFrame, tuple[pd.Series, pd.Series]]:
+    """The 2PL ability of each run at ``tau``, its correlations with the official leaderboard, and
+    the abilities' bootstrap interval: the model refitted on every draw of queries."""
+    from exampp.analysis.irt.models import IRTModel
+    from exampp.analysis.irt.responses import responses_from_grades
+    from exampp.analysis.statistics import CORRELATIONS, correlation_values
+
+    responses = responses_from_grades(grades, runs, exam, tau=tau, depth=depth)
+    matrix = responses.matrix.loc[official_board.index]
+    theta = pd.Series(IRTModel().fit(matrix.to_numpy(dtype=float)).theta_, index=matrix.index)
+    values = correlation_values(_mean_board(official), theta, top=top, decimals=decimals)
+    nan = pd.Series(math.nan, index=theta.index)
+    if draws is None or not len(draws):
+        stats = pd.DataFrame({"value": values, "low": math.nan, "high": math.nan}, index=list(CORRELATIONS))
+        return theta, stats, (nan, nan)
+    columns = {q: [j for j, item in enumerate(matrix.columns) if responses.question_query.get(item) == q]
+               for q in queries}
+    replicates, thetas = [], []
+    for draw in draws:
+        picked = [j for i in draw for j in columns[queries[i]]]
+        fitted = pd.Series(IRTModel().fit(matrix.to_numpy(dtype=float)[:, picked]).theta_, index=matrix.index)
+        thetas.append(fitted.to_numpy())
+        reference = official if isinstance(official, pd.Series) else official.iloc[:, draw].mean(axis=1)
+        replicates.append(correlation_values(reference, fitted, top=top, decimals=decimals))
+    alpha = (1 - confidence) / 2
+    spread = pd.DataFrame(replicates, columns=list(CORRELATIONS))
+    stats = pd.DataFrame({"value": values, "low": spread.quantile(alpha), "high": spread.quantile(1 - alpha)})
+    bounds = np.quantile(np.array(thetas), [alpha, 1 - alpha], axis=0)
+    return theta, stats, (pd.Series(bounds[0], index=theta.index), pd.Series(bounds[1], index=theta.index))
+
+
+def _mean_board(official: pd.DataFrame | pd.Series) -> pd.Series:
+    return official if isinstance(official, pd.Series) else official.mean(axis=1)
+
+
+# --- the table -------------------------------------------------------------------------------------
+
+def _row(evaluation: Evaluation, n_systems: int, stats: pd.DataFrame) -> dict[str, object]:
+    row: dict[str, object] = {"evaluation": evaluation.name, "family": evaluation.family,
+                              "label": evaluation.label or "", "tau": evaluation.tau,
+                              "measure": evaluation.measure, "n_systems": n_systems}
+    for statistic, values in stats.iterrows():
+        row[statistic] = values["value"]
+        row[f"{statistic}_low"], row[f"{statistic}_high"] = values["low"], values["high"]
+    return row
+
+
+def _ranked_table(rows: list[dict[str, object]]) -> pd.DataFrame:
+    """Best first by Kendall's τ (then Spearman, then name); ``best`` names the statistics each row
+    is best at."""
+    from exampp.analysis.statistics import CORRELATIONS
+
+    table = pd.DataFrame(rows)
+    if table.empty:
+        raise MetaEvaluationError("no evaluation to make: every family or label was left out")
+    table = table.sort_values(["kendall", "spearman", "evaluation"], ascending=[False, False, True],
+                              kind="stable", na_position="last").reset_index(drop=True)
+    best = [[] for _ in range(len(table))]
+    for statistic in CORRELATIONS:
+        values = table[statistic].round(10)
+        if values.notna().any():
+            for i in np.flatnonzero(values == values.max()):
+                best[i].append(statistic)
+    table["best"] = [", ".join(names) for names in best]
+    return table
+
+
+def _at_rel(measure: str, tau: float) -> str:
+    """The ir_measures name of a binary measure read at relevance level ``tau``: ``P(rel=4)@20``."""
+    rel = f"(rel={_number(tau)})"
+    return measure.replace("@", rel + "@", 1) if "@" in measure else measure + rel
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)

@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "irt": "exampp.cli.irt:irt",
     "bank": "exampp.cli.bank:bank",
     "exam": "exampp.cli.exam:exam",
+    "meta-evaluate": "exampp.cli.meta_evaluate:meta_evaluate",
 }
 
 

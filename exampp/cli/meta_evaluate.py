@@ -1,0 +1,135 @@
+"""`exampp meta-evaluate`: every evaluation of a workspace against the official leaderboard."""
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import click
+import pandas as pd
+
+from exampp.api.meta_evaluate import FAMILIES
+from exampp.cli.measures import check_one_measure
+from exampp.cli.output import (
+    FILE,
+    depth_option,
+    format_option,
+    method_option,
+    render,
+    strict_option,
+    warn,
+    workspace_option,
+    write_output,
+)
+from exampp.defaults import DECIMALS, LABELS
+from exampp.report.records import records
+
+if TYPE_CHECKING:
+    from exampp.api.meta_evaluate import MetaEvaluation
+
+
+
+@click.command("meta-evaluate")
+@workspace_option
+@method_option
+@click.option("--bank", type=FILE, help="Question bank defining each query's exam (default: the workspace's).")
+@click.option("--runs", "runs_dir", type=click.Path(exists=True), help="Run files or folder [default: WORKSPACE/runs].")
+@click.option("--official", "official_file", type=FILE,
+              help="Official leaderboard file (run<TAB>score, a table, JSON) instead of --official-qrels.")
+@click.option("--official-column", metavar="NAME", help="Measure column of the --official file.")
+@click.option("--official-qrels", metavar="QRELS",
+              help="Official qrels (file or irds:<dataset-id>) [default: WORKSPACE/qrels/official.qrels].")
+@click.option("--official-measure", metavar="MEASURE", default="nDCG@10", show_default=True,
+              callback=check_one_measure, help="Official measure on --official-qrels.")
+@click.option("--label", "labels", multiple=True, type=click.Choice(LABELS),
+              help="EXAM label variant, repeatable [default: all; expected only with stored probabilities].")
+@click.option("--tau", "taus", multiple=True, type=float,
+              help="Grade threshold, repeatable [default: every grade level of the method's scale].")
+@click.option("--family", "families", multiple=True, type=click.Choice(FAMILIES),
+              help="Kind of evaluation, repeatable [default: all].")
+@depth_option
+@click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True,
+              help="Bootstrap resamples of the queries for the intervals (0: none).")
+@click.option("--irt-bootstrap", type=click.IntRange(min=0), default=100, show_default=True,
+              help="How many of those resamples the IRT rows refit their model on.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True, help="Confidence level of the intervals.")
+@click.option("--top", type=click.IntRange(min=2), default=10, show_default=True,
+              help="Kendall's tau on the official top-N systems.")
+@click.option("--exclude", multiple=True, metavar="RUN", help="Leave this run out (repeatable).")
+@click.option("--decimals", type=click.IntRange(0, 15), default=DECIMALS, show_default=True,
+              help="Round scores to this many decimals before ranking.")
+@strict_option
+@format_option
+@click.option("--output", "-o", type=click.Path(dir_okay=False, allow_dash=True), help="Write the table here.")
+def meta_evaluate(workspace, method, bank, runs_dir, official_file, official_column, official_qrels,
+                  official_measure, labels, taus, families, depth, bootstrap, irt_bootstrap, seed, confidence, top,
+                  exclude, decimals, strict, fmt, output) -> None:
+    """Correlate every evaluation the workspace's grades support with the official leaderboard:
+    P@k and AP on EXAM-Qrels at every tau, nDCG@k with each label variant as gains, alpha-nDCG@k
+    and ERR-IA@k with each question a subtopic, EXAM-Cover@k, n-EXAM@k and the IRT ability.
+    Spearman, Kendall tau-b, tau_ap and Kendall on the official top-N, each with a bootstrap
+    interval over queries; best first by Kendall's tau, the best of each statistic marked *.
+
+    \b
+    Example:
+      exampp meta-evaluate -w out/dl19 --exclude UNH_exDL_bm25
+      exampp meta-evaluate -w out/dl19 --family qrels --label max --tau 4 --format tsv -o meta.tsv
+    """
+    from exampp.api.leaderboards import LeaderboardFile, QrelsMeasure
+    from exampp.api.meta_evaluate import meta_evaluate as job
+
+    if official_file and official_qrels:
+        raise click.UsageError("give --official FILE or --official-qrels QRELS, not both")
+    if official_column and not official_file:
+        raise click.UsageError("--official-column goes with --official FILE")
+    official = (LeaderboardFile(official_file, official_column) if official_file
+                else QrelsMeasure(official_qrels, official_measure) if official_qrels else None)
+    if official is None and official_measure != "nDCG@10":
+        from exampp.workspace import Workspace
+
+        official = QrelsMeasure(str(Workspace.at(workspace).official_qrels), official_measure)
+    result = job(workspace, official=official, runs=runs_dir, method=method, bank=bank, labels=labels or LABELS,
+                 taus=taus or None, depth=depth, families=families or FAMILIES, bootstrap=bootstrap,
+                 irt_bootstrap=irt_bootstrap, seed=seed, top=top, confidence=confidence, exclude=exclude,
+                 decimals=decimals, strict=strict, warn=warn)
+    write_output(_render(result, fmt), output)
+
+
+def _render(result: MetaEvaluation, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps({
+            "official": result.official.name, "n_systems": int(len(result.official)),
+            "bootstrap": result.bootstrap, "seed": result.seed, "confidence": result.confidence,
+            "top": result.top, "evaluations": records(result.table),
+        }, indent=2) + "\n"
+    if fmt == "tsv":
+        return render(result.table, "tsv") + "\n"
+    return "\n".join(_text(result)) + "\n"
+
+
+def _text(result: MetaEvaluation) -> list[str]:
+    from exampp.analysis.statistics import CORRELATIONS
+
+    table = result.table
+    intervals = result.bootstrap > 0
+    shown = {"evaluation": table["evaluation"], "n": table["n_systems"]}
+    for statistic in CORRELATIONS:
+        marks = ["*" if statistic in best.split(", ") else " " for best in table["best"]]
+        shown[statistic] = [_cell(row[statistic], row[f"{statistic}_low"], row[f"{statistic}_high"], intervals) + m
+                            for (_, row), m in zip(table.iterrows(), marks)]
+    level = f"{result.confidence:.0%}"
+    header = [f"official: {result.official.name}; {len(result.official)} runs; "
+              + (f"{level} intervals from {result.bootstrap} bootstrap resamples of the queries (seed {result.seed})"
+                 if intervals else "no intervals (--bootstrap 0)")
+              + f"; kendall_top: the official top {result.top}; * best", ""]
+    return header + [render(pd.DataFrame(shown), "text")]
+
+
+def _cell(value: float, low: float, high: float, intervals: bool) -> str:
+    if pd.isna(value):
+        return "-"
+    if not intervals or pd.isna(low):
+        return f"{value:.4f}"
+    return f"{value:.4f} [{low:.3f}, {high:.3f}]"
+

@@ -1,0 +1,182 @@
+"""`exampp meta-evaluate`: every evaluation against the official leaderboard, with intervals.
+
+Each figure is checked by another route: the README's DL19 correlations (pinned there and
+recomputed from the raw file in test_dl19_reproduction.py), scipy on leaderboards built here, a
+plain loop over the bootstrap draws, and the IRT model fitted here.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from scipy import stats
+
+from exampp.analysis.correlation import correlate, tau_ap
+from exampp.api.leaderboards import LeaderboardFile
+from exampp.api.meta_evaluate import MetaEvaluationError, grade_levels, meta_evaluate
+from exampp.cli import main
+from conftest import shared_path
+from irt_workspace import COVER, graded_workspace
+
+LATE_RUN = "UNH_exDL_bm25"
+SELF_RATING = "self-rating|google/flan-t5-large|test"
+
+
+def cli(*args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(main, list(args))
+    assert result.exit_code == code, result.output
+    return result.stdout if code == 0 else result.output
+
+
+@pytest.fixture
+def small(tmp_path) -> Path:
+    """6 runs r0..r5 on 2 queries x 3 questions (irt_workspace), self-rated 5 where a passage answers
+    its question; official qrels that find r5 best, then r4..."""
+    ws = graded_workspace(tmp_path / "ws", SELF_RATING, 5.0)
+    # run r<n> retrieves a growing mix of the answering passages; the official judges p0, p3 relevant
+    (ws / "qrels").mkdir()
+    (ws / "qrels" / "official.qrels").write_text("".join(f"{q} 0 {p} 1\n" for q, p in (("q1", "p0"), ("q1", "p1"), ("q2", "p3"))))
+    return ws
+
+
+def test_cover_and_max_label_rows_equal_scipy_on_leaderboards_made_here(small):
+    result = meta_evaluate(small, official=LeaderboardFile(small / "official.tsv"), bootstrap=0,
+                           families=("cover", "qrels"), labels=("max", "sum"))
+    row = result.table.set_index("evaluation").loc["EXAM-Cover@20, tau 5"]
+    official = {f"r{k}": k / 10 for k in range(6)}
+    expected = correlate(official, COVER)
+    assert row["spearman"] == pytest.approx(expected.spearman) and row["kendall"] == pytest.approx(expected.kendall)
+    assert row["tau_ap"] == pytest.approx(expected.tau_ap) and row["n_systems"] == 6
+    assert math.isnan(row["kendall_low"])  # --bootstrap 0: no intervals
+    assert result.scores["EXAM-Cover@20, tau 5"].to_dict() == pytest.approx(COVER)
+    # the 0-5 self-ratings here take the values 0 and 5 only: the grid reads them at 5
+    assert set(result.table["tau"].dropna()) == {5.0}
+    assert "P@20, max label >= 5" in set(result.table["evaluation"])
+
+
+def test_grade_levels_are_the_positive_grades_seen():
+    assert grade_levels(pd.Series([0, 1, 2, 3, 4, 5, 5])) == [1, 2, 3, 4, 5]
+    assert grade_levels(pd.Series([0.0, 1.0])) == [1.0]
+    assert grade_levels(pd.Series([0.25 * k for k in range(41)])) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+
+
+def test_bootstrap_is_reproducible_under_a_seed_and_moves_with_it(small):
+    def run(seed: int):
+        return meta_evaluate(small, bootstrap=200, irt_bootstrap=5, seed=seed, families=("cover", "irt"))
+
+    first, again, other = run(1), run(1), run(2)
+    pd.testing.assert_frame_equal(first.table, again.table)
+    pd.testing.assert_frame_equal(first.low, again.low)
+    assert not first.low.equals(other.low)
+
+
+def test_refused_inputs(small):
+    with pytest.raises(MetaEvaluationError, match="names no run read: nope"):
+        meta_evaluate(small, exclude=["nope"], bootstrap=0)
+    with pytest.raises(MetaEvaluationError, match="run\\(s\\) left"):
+        meta_evaluate(small, exclude=["r0", "r1", "r2", "r3"], bootstrap=0)
+    with pytest.raises(MetaEvaluationError, match="unknown evaluation families bogus"):
+        meta_evaluate(small, families=("bogus",), bootstrap=0)
+    (small / "qrels" / "official.qrels").unlink()
+    with pytest.raises(MetaEvaluationError, match="no official qrels"):
+        meta_evaluate(small, bootstrap=0)
+
+
+def test_cli_formats_agree(small):
+    args = ["meta-evaluate", "-w", str(small), "--bootstrap", "50", "--irt-bootstrap", "3", "--seed", "3"]
+    tsv = pd.read_csv(__import__("io").StringIO(cli(*args, "--format", "tsv")), sep="\t")
+    data = json.loads(cli(*args, "--format", "json"))
+    assert [e["evaluation"] for e in data["evaluations"]] == list(tsv["evaluation"])
+    assert data["bootstrap"] == 50 and data["seed"] == 3
+    text = cli(*args)
+    assert text.splitlines()[0].startswith("official: nDCG@10 on ") and "50 bootstrap resamples" in text
+    assert "*" in text  # the best of each statistic is marked
+    assert "give --official FILE or --official-qrels" in cli(*args, "--official", str(small / "official.tsv"),
+                                                               "--official-qrels", "x", code=2)
+
+
+# --- TREC DL 2019 ----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def dl19(tmp_path_factory) -> Path:
+    ws = tmp_path_factory.mktemp("dl19")
+    data = shared_path("data", "dl19")
+    cli("import", str(data / "DL19-graded-t5-rating-genq-exam-qrels-runs-with-text.jsonl.gz"),
+        "--workspace", str(ws), "--questions", str(data / "dl19-genq.jsonl.gz"))
+    return ws
+
+
+@pytest.fixture(scope="module")
+def dl19_meta(dl19):
+    return meta_evaluate(dl19, exclude=[LATE_RUN], bootstrap=300, irt_bootstrap=0, seed=7)
+
+
+# The README's DL19 correlations with the official nDCG@10 (P@20 on EXAM-Qrels at tau, EXAM-Cover@20).
+README = {
+    "P@20, max label >= 4": (0.9139, 0.7602, 0.6381),
+    "P@20, max label >= 1": (0.8829, 0.7229, 0.6727),
+    "nDCG@20, max label": None,  # not in the README: checked against correlate below
+    "EXAM-Cover@20, tau 4": (0.7171, 0.5159, 0.3472),
+    "EXAM-Cover@20, tau 5": (0.8739, 0.6796, 0.4775),
+}
+
+
+@pytest.mark.shared
+def test_dl19_rows_reproduce_the_readme(dl19_meta):
+    table = dl19_meta.table.set_index("evaluation")
+    for name, figures in README.items():
+        if figures is not None:
+            row = table.loc[name]
+            assert (round(row["spearman"], 4), round(row["kendall"], 4), round(row["tau_ap"], 4)) == figures, name
+    assert set(table["n_systems"]) == {36}
+    assert table.index.is_unique and len(table) >= 40
+
+
+@pytest.mark.shared
+def test_dl19_intervals_equal_a_plain_loop_over_the_same_draws(dl19_meta):
+    from exampp.analysis.statistics import bootstrap_samples
+
+    name = "nDCG@20, max label"
+    exam, official = dl19_meta.per_query[name], dl19_meta.official_per_query
+    queries = sorted(exam.columns)
+    exam, official = exam.loc[official.index, queries], official.loc[:, queries]
+    spearman, kendall, ap = [], [], []
+    for draw in bootstrap_samples(len(queries), 300, 7):
+        a = official.iloc[:, draw].mean(axis=1).round(10)
+        b = exam.iloc[:, draw].mean(axis=1).round(10)
+        spearman.append(stats.spearmanr(a, b).statistic)
+        kendall.append(stats.kendalltau(a, b).statistic)
+        ap.append(tau_ap(a.to_numpy(), b.to_numpy()))
+    row = dl19_meta.table.set_index("evaluation").loc[name]
+    for statistic, values in (("spearman", spearman), ("kendall", kendall), ("tau_ap", ap)):
+        low, high = np.quantile(values, [0.025, 0.975])
+        assert (row[f"{statistic}_low"], row[f"{statistic}_high"]) == pytest.approx((low, high), abs=1e-12), statistic
+    point = correlate(official.mean(axis=1).to_dict(), exam.mean(axis=1).to_dict())
+    assert row["kendall"] == pytest.approx(point.kendall) and row["spearman"] == pytest.approx(point.spearman)
+
+
+@pytest.mark.shared
+def test_dl19_irt_row_equals_a_model_fitted_here(dl19, dl19_meta):
+    from exampp.analysis.irt.models import IRTModel
+    from exampp.api.irt import responses_from_workspace
+
+    responses = responses_from_workspace(dl19, tau=4).responses.without([LATE_RUN])
+    theta = dict(zip(responses.respondents, IRTModel().fit(responses.values).theta_))
+    expected = correlate(dl19_meta.official.to_dict(), theta)
+    row = dl19_meta.table.set_index("evaluation").loc["IRT theta (2PL), tau 4"]
+    assert row["kendall"] == pytest.approx(expected.kendall) and row["spearman"] == pytest.approx(expected.spearman)
+    assert dl19_meta.scores["IRT theta (2PL), tau 4"].to_dict() == pytest.approx(theta)
+
+
+@pytest.mark.shared
+def test_dl19_official_leaderboard_is_ndcg10_on_the_official_qrels(dl19, dl19_meta):
+    from exampp.api.scores import measure_leaderboard
+
+    board = measure_leaderboard(dl19 / "runs", dl19 / "qrels" / "official.qrels", ["nDCG@10"], exclude=[LATE_RUN])
+    assert dl19_meta.official.to_dict() == pytest.approx(dict(zip(board["run"], board["nDCG@10"])))
+    assert dl19_meta.official.name == f"nDCG@10 on {dl19 / 'qrels' / 'official.qrels'}"
