@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "irt": "exampp.cli.irt:irt",
     "bank": "exampp.cli.bank:bank",
     "exam": "exampp.cli.exam:exam",
+    "report": "exampp.cli.report:report",
 }
 
 

@@ -12,6 +12,7 @@ import io
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 WIDTH = 10.0  # inches: at DPI, as wide as the page's text column (a laptop screen, an A4 page)
 DPI = 120
@@ -59,7 +60,7 @@ def comparison_figure(data: pd.DataFrame, official: str) -> Figure:
     ax.set_xlabel("systems, best first on the official leaderboard")
     ax.set_ylabel("score, min-max normalised per evaluation")
     ax.set_title("Leaderboards on one axis (shaded: bootstrap intervals, rescaled alike)")
-    fig.legend(loc="outside lower center", ncols=min(len(evaluations), 3), fontsize="small", frameon=False)
+    fig.legend(loc="outside lower center", ncols=min(len(evaluations), 4), fontsize="small", frameon=False)
     return fig
 
 
@@ -97,6 +98,7 @@ def grades_figure(histogram: pd.DataFrame) -> Figure:
         ax.set_xlabel("grade", fontsize="small")
         ax.set_ylabel("count", fontsize="small")
         ax.grid(True, axis="y", alpha=0.3)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts
         if len(levels) > 8:
             ax.tick_params(axis="x", labelrotation=45, labelsize="small")
     return fig
