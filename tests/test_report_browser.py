@@ -143,6 +143,15 @@ def test_the_report_renders_whole_in_chromium(browser, size, tmp_path, request):
         "paperWidth": 8.27, "paperHeight": 11.69, "preferCSSPageSize": True, "printBackground": True})["data"])
     (tmp_path / f"report-{size}.pdf").write_bytes(pdf)
     pages = pdf_pages(pdf)
+    # Printed: the A4 text column (210 mm less 2 x 12 mm margins, 96 px an inch) holds every table whole.
+    column = round((210 - 24) / 25.4 * 96)
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                            {"width": column, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
+    printed = browser.execute_script("return document.documentElement.scrollWidth")
+    assert printed <= column, f"printed, the page is {printed} px wide in a {column} px column"
+    shot = browser.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})
+    (tmp_path / f"report-{size}-print.png").write_bytes(base64.b64decode(shot["data"]))
     print(f"\nscreenshot: {screenshot} ({WIDTH}x{height}); PDF: {tmp_path / f'report-{size}.pdf'} ({pages} pages)")
     # the sections (each from a new page), none of them sprawling
     assert 6 <= pages <= (10 if size == "small" else 16)

@@ -40,7 +40,7 @@ th, td { border: 1px solid #d6d6d6; padding: .25rem .5rem; vertical-align: top; 
          overflow-wrap: anywhere; }
 th { background: #f2f2f2; font-weight: 600; } tbody tr:nth-child(even) { background: #fafafa; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
-td.n { white-space: nowrap; }
+td.n, td.k { white-space: nowrap; overflow-wrap: normal; }
 .ci { display: block; color: #666; font-size: 12px; }
 tr.best td { background: #eef6ec; } td.top { font-weight: 700; }
 .star { color: #b8860b; }
@@ -52,7 +52,7 @@ figcaption { color: #555; font-size: 14px; margin-top: .3rem; }
   nav { display: none; }
   section + section:not(#leaderboards) { break-before: page; }
   h2, h3 { break-after: avoid; margin-top: 0; }
-  table { font-size: 8.5pt; width: 100%; } thead { display: table-header-group; }
+  table { font-size: 8.5pt; } table.wide { width: 100%; } thead { display: table-header-group; }
   tr, figure, img, dl.summary { break-inside: avoid; }
   th, td { padding: .12rem .3rem; }
   .ci { font-size: 7.5pt; }
@@ -117,7 +117,7 @@ def _meta(content: ReportContent) -> str:
         marked = bool(r.get("best", False))
         cells = [(_number(i + 1), ""),
                  (_text(r["evaluation"]) + (' <span class="star" title="best">★</span>' if marked else ""), ""),
-                 (_text(r.get("family", "")), ""), (_number(r.get("n_systems", math.nan)), "")]
+                 (_text(r.get("family", "")), "k"), (_number(r.get("n_systems", math.nan)), "")]
         cells += [(_score(r[s], r.get(f"{s}_low"), r.get(f"{s}_high")), "top" if r[s] == best[s] else "")
                   for s in statistics]
         tds = "".join(f'<td class="{" ".join(filter(None, ["n" if numeric else "", extra]))}">{cell}</td>'
