@@ -57,7 +57,8 @@ def hand_meta(bootstrap: int = 0) -> MetaEvaluation:
             row.update({s: value, f"{s}_low": value - 0.2, f"{s}_high": value + 0.1})
         records.append(row)
     table = pd.DataFrame(records)
-    table["best"] = table["evaluation"] == IRT
+    # as meta_evaluate marks them: the statistics each row is best at
+    table["best"] = ["", "", "", ", ".join(STATS)]
     official = OFFICIAL_PQ.mean(axis=1).rename(OFFICIAL_NAME)
     return MetaEvaluation(table, scores, low, high, dict(PER_QUERY_SCORES), official, OFFICIAL_PQ,
                           bootstrap=bootstrap, seed=0, top=10, confidence=0.95)
@@ -141,7 +142,7 @@ def test_tsvs_round_trip_to_the_tables_they_came_from(report):
                                   TOO_BROAD}
     for name, table in report.tables.items():
         read = read_tsv(report.folder / name)
-        expected = table.reset_index(drop=True)
+        expected = table.reset_index(drop=True).replace("", np.nan)  # in TSV an empty text is a missing value
         assert list(read.columns) == [str(c) for c in expected.columns], name
         pd.testing.assert_frame_equal(read, expected, check_dtype=False, check_column_type=False, obj=name)
 
@@ -206,6 +207,17 @@ def test_the_written_comparison_tsv_is_that_normalisation(report):
     cover = data[data["evaluation"] == "EXAM-Cover@20, tau 4"]
     # EXAM-Cover means in official order: .75, .5, .25, .25
     assert cover["normalised"].tolist() == pytest.approx(normalised_by_hand([0.75, 0.5, 0.25, 0.25]))
+
+
+def test_the_best_row_is_marked(report):
+    html = report.html.read_text(encoding="utf-8")
+    html = html[html.index(f'data-tsv="{META}"'):]
+    html = html[:html.index("</table>")]
+    rows = re.findall(r"<tr( class=best)?><td class=\"n\">(\d)</td><td>([^<]*)", html)
+    assert [(marked, name) for marked, _, name in rows] == [
+        (" class=best", f"{IRT} "), ("", "nDCG@20, label sum"), ("", "EXAM-Cover@20, tau 4"), ("", "P@20, label max")]
+    best_row = html[html.index("<tr class=best>"):].split("</tr>")[0]
+    assert best_row.count('class="n top"') == 4  # the four statistics in bold
 
 
 def test_text_from_the_data_is_escaped(report):

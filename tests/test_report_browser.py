@@ -6,6 +6,7 @@ Skips when Chromium or chromedriver is missing, unless EXAMPP_REQUIRE_BROWSER=1 
 from __future__ import annotations
 
 import base64
+import importlib.util
 import os
 import re
 import shutil
@@ -28,9 +29,7 @@ def _missing() -> str | None:
     for path in (CHROMIUM, CHROMEDRIVER):
         if not (Path(path).is_file() or shutil.which(path)):
             return f"{path} not found (Debian packages chromium and chromium-driver)"
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("selenium") is None:
         return "selenium is not installed (pip install exampp[test])"
     return None
 

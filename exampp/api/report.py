@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime
 import os
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from exampp.api import Warn, python_warning
 from exampp.collection.io import PathLike
 from exampp.collection.qrels import Qrels, as_label
 from exampp.defaults import DEPTH
@@ -94,7 +95,7 @@ def build_report(
     rel_level: float = 1,
     chosen: int = CHOSEN,
     date: str | None = None,
-    warn: Callable[[str], None] | None = None,
+    warn: Warn = python_warning,
 ) -> Report:
     """Write the report on ``workspace`` to ``output_dir`` (made if missing): ``report.html``, the
     tables as TSV, ``figures/*.png``.
@@ -106,7 +107,7 @@ def build_report(
     grading method (None: the only one). ``rel_level``: the official grade from which a passage is
     relevant (agreement, bank review). ``date``: the date in the header (default: the
     ``SOURCE_DATE_EPOCH`` environment variable's day where set, else today)."""
-    from exampp.api.workspace import as_workspace, exam_questions, given_or_existing, stored_grades
+    from exampp.api.workspace import WorkspaceError, as_workspace, exam_questions, given_or_existing, stored_grades
     from exampp.collection.qrels import read_qrels
     from exampp.labels import exam_labels
 
@@ -114,11 +115,14 @@ def build_report(
     stored = stored_grades(ws, method)
     official_path = given_or_existing(official_qrels, ws.official_qrels)
     if meta is None:
+        from exampp.api.leaderboards import QrelsMeasure
         from exampp.api.meta_evaluate import meta_evaluate
 
-        meta = meta_evaluate(ws, official=official_qrels, official_measure=official_measure,
-                             method=stored.method_id, bootstrap=bootstrap, seed=seed, depth=depth, exclude=exclude,
-                             warn=warn)
+        if official_path is None:
+            raise WorkspaceError(f"{ws.official_qrels}: no official qrels to meta-evaluate against "
+                                 "(give --official-qrels)")
+        meta = meta_evaluate(ws, official=QrelsMeasure(official_path, official_measure), method=stored.method_id,
+                             bootstrap=bootstrap, seed=seed, depth=depth, exclude=exclude, warn=warn)
     labels = exam_labels(stored.grades, exam_questions(ws, stored))
     judgments = read_qrels(official_path) if official_path is not None else None
     bank = _bank_review(ws, stored.method_id, official_path, rel_level) if ws.question_bank.exists() else None

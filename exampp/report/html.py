@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from exampp.api.report import (BANK, COMPARISON, GRADED, GRADES, KAPPA, LEADERBOARD, META, PER_QUERY, SCORES,
@@ -108,17 +109,18 @@ def _meta(content: ReportContent) -> str:
     table = content.tables[META]
     statistics = [s for s in STATISTICS if s in table] + [
         c for c in table.columns if f"{c}_low" in table and c not in STATISTICS]
-    best = {s: table[s].max() for s in statistics}
+    tops = {s: table[s].max() for s in statistics}
     # (header HTML, numeric); the statistics' names hold markup (sub), so they are not escaped again
     head = [("#", True), ("evaluation", False), ("family", False), ("systems", True),
             *((STATISTICS.get(s) or escape(s), True) for s in statistics)]
     rows = []
     for i, r in table.iterrows():
-        marked = bool(r.get("best", False))
+        best = _best(r["best"], statistics) if "best" in table else {s for s in statistics if r[s] == tops[s]}
+        marked = bool(best)
         cells = [(_number(i + 1), ""),
                  (_text(r["evaluation"]) + (' <span class="star" title="best">★</span>' if marked else ""), ""),
                  (_text(r.get("family", "")), "k"), (_number(r.get("n_systems", math.nan)), "")]
-        cells += [(_score(r[s], r.get(f"{s}_low"), r.get(f"{s}_high")), "top" if r[s] == best[s] else "")
+        cells += [(_score(r[s], r.get(f"{s}_low"), r.get(f"{s}_high")), "top" if s in best else "")
                   for s in statistics]
         tds = "".join(f'<td class="{" ".join(filter(None, ["n" if numeric else "", extra]))}">{cell}</td>'
                       if numeric or extra else f"<td>{cell}</td>"
@@ -126,8 +128,8 @@ def _meta(content: ReportContent) -> str:
         rows.append(f'<tr{" class=best" if marked else ""}>{tds}</tr>')
     head_html = "".join(f'<th class="n">{h}</th>' if numeric else f"<th>{h}</th>" for h, numeric in head)
     intro = _note("Every evaluation the workspace supports, correlated with the official leaderboard over the "
-                  "systems, best first by Kendall's τ-b; under each value its bootstrap interval. ★ marks the rows "
-                  f"marked best, bold the highest value of each column. Table: {_link(META)}.")
+                  "systems, best first by Kendall's τ-b; under each value its bootstrap interval. Bold: the best "
+                  f"value of each statistic, ★ on its row. Table: {_link(META)}.")
     return _section("meta", "Meta-evaluation", intro
                     + f'<table class="wide" data-tsv="{META}">\n<thead><tr>{head_html}</tr></thead>\n<tbody>\n'
                     + "\n".join(rows) + "\n</tbody>\n</table>\n")
@@ -215,6 +217,14 @@ def _frame_table(frame: pd.DataFrame, tsv: str, wide: bool = False) -> str:
     rows = [[_number(v) if i in numeric else _text(v) for i, v in enumerate(row)]
             for row in frame.itertuples(index=False)]
     return _table([str(c) for c in frame.columns], rows, tsv, numeric, wide)
+
+
+def _best(value: Any, statistics: Sequence[str]) -> set[str]:
+    """The statistics a meta-evaluation row is best at: its ``best`` column names them (``"kendall, tau_ap"``);
+    a boolean marks all or none."""
+    if isinstance(value, str):
+        return {name.strip() for name in value.split(",")} & set(statistics)
+    return set(statistics) if value is True or isinstance(value, np.bool_) and value else set()
 
 
 def _text(value: object) -> str:
