@@ -16,6 +16,7 @@ from matplotlib.ticker import MaxNLocator
 
 WIDTH = 10.0  # inches: at DPI, as wide as the page's text column (a laptop screen, an A4 page)
 DPI = 120
+CUT = 0.3  # the comparison plot shows normalised values from -CUT to 1 + CUT
 OFFICIAL_STYLE = {"color": "black", "linewidth": 2.2, "marker": "s", "zorder": 5}
 
 
@@ -53,10 +54,13 @@ def comparison_figure(data: pd.DataFrame, official: str) -> Figure:
         ax.plot(x, rows["normalised"], markersize=6, **style)
         low, high = rows["normalised_low"].to_numpy(float), rows["normalised_high"].to_numpy(float)
         if np.isfinite(low).any():
-            ax.fill_between(x, low, high, color=colour, alpha=0.12, linewidth=0)
+            ax.fill_between(x, low, high, color=colour, alpha=0.10, linewidth=0)
     ax.set_xticks(range(len(runs)), runs, rotation=60 if len(runs) > 6 else 0,
                   ha="right" if len(runs) > 6 else "center", fontsize="small")
     ax.set_xlim(-0.5, len(runs) - 0.5)
+    # Wide intervals of a leaderboard with a narrow range would flatten every line: cut at the edges.
+    values = data[["normalised", "normalised_low", "normalised_high"]].to_numpy(float)
+    ax.set_ylim(max(np.nanmin(values), -CUT) - 0.05, min(np.nanmax(values), 1 + CUT) + 0.05)
     ax.set_xlabel("systems, best first on the official leaderboard")
     ax.set_ylabel("score, min-max normalised per evaluation")
     ax.set_title("Leaderboards on one axis (shaded: bootstrap intervals, rescaled alike)")

@@ -17,6 +17,8 @@ import pandas as pd
 from exampp.api.report import (BANK, COMPARISON, GRADED, GRADES, KAPPA, LEADERBOARD, META, PER_QUERY, SCORES,
                                TOO_BROAD)
 
+from exampp.report.figures import CUT
+
 if TYPE_CHECKING:
     from exampp.api.report import ReportContent
 
@@ -41,7 +43,7 @@ th, td { border: 1px solid #d6d6d6; padding: .25rem .5rem; vertical-align: top; 
          overflow-wrap: anywhere; }
 th { background: #f2f2f2; font-weight: 600; } tbody tr:nth-child(even) { background: #fafafa; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
-td.n, td.k { white-space: nowrap; overflow-wrap: normal; }
+td.n, td.k, span.k { white-space: nowrap; overflow-wrap: normal; }
 .ci { display: block; color: #666; font-size: 12px; }
 tr.best td { background: #eef6ec; } td.top { font-weight: 700; }
 .star { color: #b8860b; }
@@ -87,7 +89,7 @@ def _leaderboards(content: ReportContent) -> str:
     table = content.tables[LEADERBOARD]
     evaluations = [content.official, *content.chosen]
     head = ["#", "run", *(f"{e} (official)" if e == content.official else e for e in evaluations)]
-    rows = [[_number(r["rank"]), _text(r["run"]),
+    rows = [[_number(r["rank"]), f'<span class="k">{_text(r["run"])}</span>',
              *(_score(r[e], r[f"{e} low"], r[f"{e} high"]) for e in evaluations)]
             for _, r in table.iterrows()]
     n_evaluations = content.tables[SCORES]["evaluation"].nunique() - 1
@@ -101,7 +103,7 @@ def _leaderboards(content: ReportContent) -> str:
 def _comparison(content: ReportContent, figures: dict[str, bytes]) -> str:
     return _section("comparison", "Comparison of leaderboards", _figure(
         figures, "comparison.png", "Each evaluation's scores min-max normalised onto [0, 1] (best system 1, worst 0); "
-        f"its interval mapped by the same affine map. Systems in the official ({_text(content.official)}) order: "
+        f"its interval mapped by the same affine map (cut at {-CUT} and {1 + CUT}). Systems in the official ({_text(content.official)}) order: "
         f"a line that falls from left to right agrees with it. Data: {_link(COMPARISON)}."))
 
 
