@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "bank": "exampp.cli.bank:bank",
     "exam": "exampp.cli.exam:exam",
     "meta-evaluate": "exampp.cli.meta_evaluate:meta_evaluate",
+    "report": "exampp.cli.report:report",
 }
 
 

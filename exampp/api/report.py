@@ -1,0 +1,360 @@
+"""The report job: one HTML page about a workspace's evaluation, for people to read and print.
+
+    report = build_report("out/dl19", "out/dl19/report", official_measure="nDCG@10", bootstrap=1000)
+    report.html                 # out/dl19/report/report.html
+    report.tables               # {"leaderboard.tsv": DataFrame, ...}: every table, also written as TSV
+
+The page shows: the leaderboards with their bootstrap intervals; the EXAM++ paper's comparison plot
+(systems in the official leaderboard's order, every evaluation min-max normalised onto one axis);
+the meta-evaluation table; agreement of the EXAM labels with the official judgments (Cohen's κ);
+per-query scatter plots; grade histograms; the bank diagnostics where there is a bank.
+
+Figures are embedded in the page as PNG data URIs, so the page is one file that can be mailed or
+archived alone; the same PNGs lie in ``figures/`` for pasting into a paper. Every file is written
+atomically and all of them replace the old ones together: a failed run leaves the last report whole.
+
+Errors are :class:`~exampp.errors.ExamppError` (the command line prints them as one line).
+"""
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from exampp.api import Warn, python_warning
+from exampp.collection.io import PathLike
+from exampp.collection.qrels import Qrels, as_label
+from exampp.defaults import DEPTH
+from exampp.workspace import Workspace
+
+if TYPE_CHECKING:
+    from exampp.api.bank_review import BankReview
+    from exampp.api.meta_evaluate import MetaEvaluation
+
+CHOSEN = 3
+"""Best evaluations of the meta-evaluation table drawn in the figures, besides the official leaderboard
+and EXAM-Cover."""
+TOO_BROAD_SHOWN = 10  # rows of the bank review's too-broad table on the page (`exampp bank review` has all)
+HISTOGRAM_LEVELS = 20  # more distinct grades than this (a continuous grader) are binned
+HISTOGRAM_BINS = 10
+
+# The report's files: tables (TSV), the figures (figures/NAME), the page.
+LEADERBOARD, SCORES, COMPARISON, META = "leaderboard.tsv", "scores.tsv", "comparison.tsv", "meta-evaluation.tsv"
+KAPPA, GRADED, PER_QUERY, GRADES = "kappa.tsv", "graded-agreement.tsv", "per-query.tsv", "grades.tsv"
+BANK, TOO_BROAD = "bank.tsv", "too-broad.tsv"
+FIGURES = ("comparison.png", "per-query.png", "grades.png")
+PAGE = "report.html"
+
+
+@dataclass(frozen=True)
+class ReportContent:
+    """Everything the page shows, as values: :func:`report_content` computes it, :func:`write_report`
+    writes it."""
+
+    header: dict[str, str]
+    """What was evaluated how: label -> value (workspace, method, official measure, runs, ...)."""
+    official: str
+    """The official leaderboard's name (e.g. ``nDCG@10``)."""
+    chosen: list[str]
+    """The evaluations drawn in the figures and shown in the leaderboard table, best first."""
+    tables: dict[str, pd.DataFrame]
+    """TSV file name -> table; a table a workspace cannot give (no judgments, no bank) is absent."""
+    rel_level: float
+
+
+@dataclass(frozen=True)
+class Report:
+    """A written report."""
+
+    folder: Path
+    html: Path
+    tables: dict[str, pd.DataFrame]
+    """TSV file name (in ``folder``) -> the table written there."""
+    figures: dict[str, Path]
+    """Figure file name -> its PNG (in ``folder/figures``)."""
+
+
+def build_report(
+    workspace: Workspace | PathLike = ".",
+    output_dir: PathLike = "report",
+    *,
+    meta: MetaEvaluation | None = None,
+    official_qrels: PathLike | None = None,
+    official_measure: str = "nDCG@10",
+    method: str | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    depth: int = DEPTH,
+    exclude: Collection[str] = (),
+    rel_level: float = 1,
+    chosen: int = CHOSEN,
+    date: str | None = None,
+    warn: Warn = python_warning,
+) -> Report:
+    """Write the report on ``workspace`` to ``output_dir`` (made if missing): ``report.html``, the
+    tables as TSV, ``figures/*.png``.
+
+    ``meta``: the meta-evaluation to show; None: computed here by
+    :func:`~exampp.api.meta_evaluate.meta_evaluate` against ``official_qrels`` (default: the
+    workspace's ``qrels/official.qrels``) under ``official_measure``, with ``bootstrap`` draws
+    (``seed``), runs cut at ``depth``, the runs ``exclude`` names left out. ``method``: the stored
+    grading method (None: the only one). ``rel_level``: the official grade from which a passage is
+    relevant (agreement, bank review). ``date``: the date in the header (default: the
+    ``SOURCE_DATE_EPOCH`` environment variable's day where set, else today)."""
+    from exampp.api.workspace import WorkspaceError, as_workspace, exam_questions, given_or_existing, stored_grades
+    from exampp.collection.qrels import read_qrels
+    from exampp.labels import exam_labels
+
+    ws = as_workspace(workspace)
+    stored = stored_grades(ws, method)
+    official_path = given_or_existing(official_qrels, ws.official_qrels)
+    if meta is None:
+        from exampp.api.leaderboards import QrelsMeasure
+        from exampp.api.meta_evaluate import meta_evaluate
+
+        if official_path is None:
+            raise WorkspaceError(f"{ws.official_qrels}: no official qrels to meta-evaluate against "
+                                 "(give --official-qrels)")
+        meta = meta_evaluate(ws, official=QrelsMeasure(official_path, official_measure), method=stored.method_id,
+                             bootstrap=bootstrap, seed=seed, depth=depth, exclude=exclude, warn=warn)
+    labels = exam_labels(stored.grades, exam_questions(ws, stored))
+    judgments = read_qrels(official_path) if official_path is not None else None
+    bank = _bank_review(ws, stored.method_id, official_path, rel_level) if ws.question_bank.exists() else None
+    content = report_content(meta, stored.method_id, stored.grades, labels, judgments, bank, workspace=str(ws.root),
+                             rel_level=rel_level, chosen=chosen, date=date)
+    return write_report(content, output_dir)
+
+
+def report_content(
+    meta: MetaEvaluation,
+    method_id: str,
+    grades: pd.DataFrame,
+    labels: Qrels,
+    judgments: Qrels | None = None,
+    bank: BankReview | None = None,
+    *,
+    workspace: str = ".",
+    rel_level: float = 1,
+    chosen: int = CHOSEN,
+    date: str | None = None,
+) -> ReportContent:
+    """The page's header and tables from the meta-evaluation, the stored ``grades`` of ``method_id``
+    and their EXAM ``labels``, the official ``judgments`` (None: no agreement section) and the bank
+    review (None: no bank section)."""
+    from exampp import __version__
+    from exampp.analysis.agreement import graded_confusion, kappa_table
+
+    official = str(meta.official.name)
+    evaluations = chosen_evaluations(meta.table, chosen)
+    scores = scores_table(meta)
+    order = official_order(meta.official)
+    tables = {
+        LEADERBOARD: leaderboard_table(scores, order, [official, *evaluations]),
+        SCORES: scores,
+        COMPARISON: comparison_table(scores, order, [official, *evaluations]),
+        META: sorted_meta(meta.table),
+        GRADES: grade_histogram(grades, labels),
+    }
+    if meta.official_per_query is not None:
+        points = per_query_points(meta, evaluations)
+        if len(points):
+            tables[PER_QUERY] = points
+    if judgments is not None:
+        tables[KAPPA] = kappa_table(labels, judgments, rel_level=rel_level).reset_index()
+        graded = graded_confusion(labels, judgments)
+        tables[GRADED] = pd.DataFrame(
+            graded.to_numpy(), columns=[f"official {as_label(g)}" for g in graded.columns]
+        ).assign(**{"EXAM label": [as_label(g) for g in graded.index]})[
+            ["EXAM label", *(f"official {as_label(g)}" for g in graded.columns)]]
+    if bank is not None:
+        tables[BANK] = pd.DataFrame(list(bank.counts.items()), columns=["item", "count"])
+        if bank.judged:
+            tables[TOO_BROAD] = bank.too_broad[["query_id", "question_id", "text", "non_relevant", "relevant",
+                                                "precision"]].head(TOO_BROAD_SHOWN)
+    queries = meta.official_per_query.shape[1] if meta.official_per_query is not None else (
+        max((table.shape[1] for table in meta.per_query.values()), default=0))
+    interval = (f"{meta.bootstrap} draws of the queries, seed {meta.seed}, {meta.confidence:.0%} percentile intervals"
+                if meta.bootstrap else "none (no intervals)")
+    header = {"workspace": workspace, "grading method": method_id, "official leaderboard": official,
+              "systems": str(len(meta.official)), "queries": str(queries), "evaluations": str(len(meta.table)),
+              "bootstrap": interval, "exampp": __version__, "date": date or report_date()}
+    return ReportContent(header, official, evaluations, tables, rel_level)
+
+
+def write_report(content: ReportContent, output_dir: PathLike) -> Report:
+    """Draw the figures and write the page, the TSV tables and the PNGs to ``output_dir``; every file is
+    replaced only when all are written."""
+    from exampp.collection.io import atomic_write, replace_together
+    from exampp.report.figures import comparison_figure, grades_figure, png_bytes, scatter_figure
+    from exampp.report.html import report_html
+    from exampp.report.records import write_tsv
+
+    tables = content.tables
+    figures = {"comparison.png": png_bytes(comparison_figure(tables[COMPARISON], content.official)),
+               "grades.png": png_bytes(grades_figure(tables[GRADES]))}
+    if PER_QUERY in tables:
+        figures["per-query.png"] = png_bytes(scatter_figure(tables[PER_QUERY], content.official))
+    folder = Path(output_dir)
+    with replace_together():
+        for name, table in tables.items():
+            write_tsv(table, folder / name)
+        for name, png in figures.items():
+            with atomic_write(folder / "figures" / name, gzipped=False) as fh:
+                fh.buffer.write(png)  # binary under the text handle, nothing pending in it
+        with atomic_write(folder / PAGE) as fh:
+            fh.write(report_html(content, figures))
+    return Report(folder, folder / PAGE, dict(tables), {name: folder / "figures" / name for name in figures})
+
+
+# -- the tables (pure) -------------------------------------------------------------------------
+
+
+def report_date() -> str:
+    """Today (ISO), or the day of ``SOURCE_DATE_EPOCH`` where set (reproducible builds' convention)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch is not None:
+        return datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc).date().isoformat()
+    return datetime.date.today().isoformat()
+
+
+def chosen_evaluations(table: pd.DataFrame, chosen: int = CHOSEN) -> list[str]:
+    """The first ``chosen`` evaluations of the (sorted) meta-evaluation table, and its best EXAM-Cover
+    (family ``cover``) where that is not among them."""
+    ordered = sorted_meta(table)
+    picked = list(ordered["evaluation"][:chosen])
+    covers = list(ordered.loc[ordered["family"] == "cover", "evaluation"])
+    if covers and covers[0] not in picked:
+        picked.append(covers[0])
+    return picked
+
+
+def sorted_meta(table: pd.DataFrame) -> pd.DataFrame:
+    """The meta-evaluation table best first by Kendall's τ (ties: as given)."""
+    if "kendall" not in table:
+        return table.reset_index(drop=True)
+    return table.sort_values("kendall", ascending=False, kind="stable", na_position="last").reset_index(drop=True)
+
+
+def official_order(official: pd.Series) -> list[str]:
+    """Runs best first on the official leaderboard (ties by name)."""
+    frame = pd.DataFrame({"run": official.index.astype(str), "score": official.to_numpy(float)})
+    return frame.sort_values(["score", "run"], ascending=[False, True], kind="stable")["run"].tolist()
+
+
+def scores_table(meta: MetaEvaluation) -> pd.DataFrame:
+    """Every leaderboard of ``meta``, the official one first, long: ``evaluation, run, score, low, high``
+    (low/high: the bootstrap interval, empty where none)."""
+    official = str(meta.official.name)
+    low, high = official_interval(meta)
+    parts = [pd.DataFrame({"evaluation": official, "run": meta.official.index.astype(str),
+                           "score": meta.official.to_numpy(float), "low": low.to_numpy(float),
+                           "high": high.to_numpy(float)})]
+    for evaluation in meta.scores.columns:
+        parts.append(pd.DataFrame({
+            "evaluation": str(evaluation), "run": meta.scores.index.astype(str),
+            "score": meta.scores[evaluation].to_numpy(float),
+            "low": meta.low[evaluation].reindex(meta.scores.index).to_numpy(float),
+            "high": meta.high[evaluation].reindex(meta.scores.index).to_numpy(float)}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def official_interval(meta: MetaEvaluation) -> tuple[pd.Series, pd.Series]:
+    """The official scores' bootstrap interval, with the meta-evaluation's draws (same ``n``, seed and
+    queries: paired with the other leaderboards); NaN without bootstrap or per-query scores."""
+    none = pd.Series(np.nan, index=meta.official.index)
+    if not meta.bootstrap or meta.official_per_query is None:
+        return none, none
+    from exampp.analysis.statistics import bootstrap_means
+
+    means = bootstrap_means(meta.official_per_query, n=meta.bootstrap, seed=meta.seed, confidence=meta.confidence)
+    return means["low"].reindex(meta.official.index), means["high"].reindex(meta.official.index)
+
+
+def leaderboard_table(scores: pd.DataFrame, order: Sequence[str], evaluations: Sequence[str]) -> pd.DataFrame:
+    """One row per run in ``order``: ``rank, run``, then for each evaluation its score and the columns
+    ``<evaluation> low`` and ``<evaluation> high``."""
+    table = pd.DataFrame({"rank": np.arange(1, len(order) + 1), "run": list(order)})
+    for evaluation in evaluations:
+        rows = scores[scores["evaluation"] == evaluation].set_index("run").reindex(order)
+        table[evaluation] = rows["score"].to_numpy()
+        table[f"{evaluation} low"] = rows["low"].to_numpy()
+        table[f"{evaluation} high"] = rows["high"].to_numpy()
+    return table
+
+
+def normalise(score: pd.Series, low: pd.Series, high: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """Min-max normalisation of ``score`` onto [0, 1], and the same affine map applied to the interval
+    ends; scores that are all equal map to 0.5 (their intervals too: the map has no scale)."""
+    bottom, span = score.min(), score.max() - score.min()
+    if not span > 0:
+        return tuple(pd.Series(0.5, index=s.index).where(s.notna()) for s in (score, low, high))
+    return tuple((s - bottom) / span for s in (score, low, high))
+
+
+def comparison_table(scores: pd.DataFrame, order: Sequence[str], evaluations: Sequence[str]) -> pd.DataFrame:
+    """The comparison plot's data: for each evaluation, each run in ``order`` (``position`` 1 = best
+    officially) with its score, interval, and their min-max normalisation (:func:`normalise`)."""
+    parts = []
+    for evaluation in evaluations:
+        rows = scores[scores["evaluation"] == evaluation].set_index("run").reindex(order)
+        norm, norm_low, norm_high = normalise(rows["score"], rows["low"], rows["high"])
+        parts.append(pd.DataFrame({
+            "evaluation": evaluation, "run": list(order), "position": np.arange(1, len(order) + 1),
+            "score": rows["score"].to_numpy(), "low": rows["low"].to_numpy(), "high": rows["high"].to_numpy(),
+            "normalised": norm.to_numpy(), "normalised_low": norm_low.to_numpy(),
+            "normalised_high": norm_high.to_numpy()}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def per_query_points(meta: MetaEvaluation, evaluations: Sequence[str]) -> pd.DataFrame:
+    """``evaluation, run, query_id, official, exam``: each (run, query) both tables score, for every
+    evaluation of ``evaluations`` that has per-query scores."""
+    official = meta.official_per_query.stack().rename("official")
+    parts = []
+    for evaluation in evaluations:
+        if evaluation not in meta.per_query:
+            continue
+        exam = meta.per_query[evaluation].stack().rename("exam")
+        joined = pd.concat([official, exam], axis=1, join="inner")
+        joined.index.names = ["run", "query_id"]
+        parts.append(joined.reset_index().assign(evaluation=evaluation))
+    columns = ["evaluation", "run", "query_id", "official", "exam"]
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    points = pd.concat(parts, ignore_index=True)[columns]
+    return points.astype({"run": str, "query_id": str, "official": float, "exam": float})
+
+
+def grade_histogram(grades: pd.DataFrame, labels: Qrels) -> pd.DataFrame:
+    """``grade, grades, labels``: how many (passage, question) grades, and how many passages' EXAM
+    labels, are at each grade level; more than :data:`HISTOGRAM_LEVELS` levels (a continuous grader)
+    in :data:`HISTOGRAM_BINS` equal bins, ``grade`` then naming the bin ``[a, b)``."""
+    values = grades["grade"].to_numpy(float)
+    best = np.array([label for docs in labels.values() for label in docs.values()], dtype=float)
+    levels = np.union1d(np.unique(values), np.unique(best))
+    if len(levels) <= HISTOGRAM_LEVELS:
+        return pd.DataFrame({"grade": [as_label(level) for level in levels],
+                             "grades": [int((values == level).sum()) for level in levels],
+                             "labels": [int((best == level).sum()) for level in levels]})
+    edges = np.linspace(levels[0], levels[-1], HISTOGRAM_BINS + 1)
+    names = [f"[{a:.3g}, {b:.3g}" + ("]" if i == HISTOGRAM_BINS - 1 else ")")
+             for i, (a, b) in enumerate(zip(edges, edges[1:]))]
+    return pd.DataFrame({"grade": names, "grades": np.histogram(values, edges)[0],
+                         "labels": np.histogram(best, edges)[0]})
+
+
+def _bank_review(ws: Workspace, method_id: str, official: PathLike | None, rel_level: float) -> BankReview | None:
+    """The bank review of the stored method; None for direct grades (no questions to review)."""
+    from exampp.api.bank_review import review_bank
+    from exampp.grading.registry import stored_method
+
+    known = stored_method(method_id)
+    if known is not None and known.direct:
+        return None
+    return review_bank(ws, method=method_id, official=official, rel_level=rel_level)

@@ -1,0 +1,253 @@
+"""The evaluation report as one self-contained HTML page: inline CSS, no scripts, figures as PNG data
+URIs, every text from the data HTML-escaped. Readable at laptop width; printed, each section starts
+a page, tables keep their rows whole and figures fit the page width.
+
+Every ``<table>`` names the TSV it shows in ``data-tsv`` (same rows, full precision there)."""
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Sequence
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from exampp.api.report import (BANK, COMPARISON, GRADED, GRADES, KAPPA, LEADERBOARD, META, PER_QUERY, SCORES,
+                               TOO_BROAD)
+
+from exampp.report.figures import CUT
+
+if TYPE_CHECKING:
+    from exampp.api.report import ReportContent
+
+STATISTICS = {"spearman": "Spearman ρ", "kendall": "Kendall τ-b", "tau_ap": "τ<sub>AP</sub>",
+              "kendall_top": "Kendall τ-b, top systems"}
+"""Display names of the meta-evaluation's correlation columns (others show their column name)."""
+
+_CSS = """
+:root { color-scheme: light; }
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1d1d1f;
+       max-width: 74rem; margin: 1.5rem auto; padding: 0 1.2rem; }
+h1 { font-size: 1.7rem; margin-bottom: .3rem; }
+h2 { margin-top: 2.4rem; padding-bottom: .15rem; border-bottom: 2px solid #ddd; }
+h3 { font-size: 1.05rem; margin: 1.4rem 0 .3rem; }
+p.note, .muted { color: #555; } code { font: 13px ui-monospace, SFMono-Regular, Menlo, monospace; }
+nav { margin: .8rem 0 0; } nav a { margin-right: .9rem; white-space: nowrap; }
+dl.summary { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1.2rem; margin: .6rem 0; }
+dl.summary dt { color: #555; } dl.summary dd { margin: 0; font-weight: 600; overflow-wrap: anywhere; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: 14px; max-width: 100%; }
+table.wide { width: 100%; }
+th, td { border: 1px solid #d6d6d6; padding: .25rem .5rem; vertical-align: top; text-align: left;
+         overflow-wrap: anywhere; }
+th { background: #f2f2f2; font-weight: 600; } tbody tr:nth-child(even) { background: #fafafa; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+td.n, td.k, span.k { white-space: nowrap; overflow-wrap: normal; }
+.ci { display: block; color: #666; font-size: 12px; }
+tr.best td { background: #eef6ec; } td.top { font-weight: 700; }
+.star { color: #b8860b; }
+figure { margin: .8rem 0 1.2rem; } figure img { display: block; max-width: 100%; height: auto; }
+figcaption { color: #555; font-size: 14px; margin-top: .3rem; }
+@media print {
+  @page { size: A4; margin: 14mm 12mm; }
+  body { max-width: none; margin: 0; padding: 0; font-size: 10pt; }
+  nav { display: none; }
+  section + section:not(#leaderboards) { break-before: page; }
+  h2, h3 { break-after: avoid; margin-top: 0; }
+  table { font-size: 8.5pt; } table.wide { width: 100%; } thead { display: table-header-group; }
+  tr, figure, img, dl.summary { break-inside: avoid; }
+  th, td { padding: .12rem .3rem; }
+  .ci { font-size: 7.5pt; }
+  figure img { width: 100%; }
+}
+"""
+
+
+def report_html(content: ReportContent, figures: dict[str, bytes]) -> str:
+    """The whole page; ``figures``: file name -> PNG bytes, embedded."""
+    title = f"EXAM++ evaluation report: {content.header.get('workspace', '')}"
+    sections = [_leaderboards(content), _comparison(content, figures), _meta(content), _agreement(content),
+                _per_query(content, figures), _grades(content, figures), _bank(content)]
+    links = [("leaderboards", "Leaderboards"), ("comparison", "Comparison"), ("meta", "Meta-evaluation"),
+             ("agreement", "Agreement"), ("per-query", "Per query"), ("grades", "Grades"), ("bank", "Bank")]
+    summary = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in content.header.items())
+    nav = "".join(f'<a href="#{anchor}">{name}</a>' for anchor, name in links)
+    return "\n".join([
+        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
+        '<section id="summary">', "<h1>EXAM++ evaluation report</h1>",
+        f'<dl class="summary">{summary}</dl>', f"<nav>{nav}</nav>", "</section>",
+        *sections, "</body>", "</html>", ""])
+
+
+# -- sections --------------------------------------------------------------------------------
+
+
+def _leaderboards(content: ReportContent) -> str:
+    table = content.tables[LEADERBOARD]
+    evaluations = [content.official, *content.chosen]
+    head = ["#", "run", *(f"{e} (official)" if e == content.official else e for e in evaluations)]
+    rows = [[_number(r["rank"]), f'<span class="k">{_text(r["run"])}</span>',
+             *(_score(r[e], r[f"{e} low"], r[f"{e} high"]) for e in evaluations)]
+            for _, r in table.iterrows()]
+    n_evaluations = content.tables[SCORES]["evaluation"].nunique() - 1
+    intro = _note("Systems best first on the official leaderboard, with the best evaluations of the meta-evaluation "
+                  "and EXAM-Cover; under each score its bootstrap interval over queries. "
+                  f"All {n_evaluations} evaluations: {_link(SCORES)}.")
+    return _section("leaderboards", "Leaderboards",
+                    intro + _table(head, rows, LEADERBOARD, numeric=set(range(2, len(head))) | {0}, wide=True))
+
+
+def _comparison(content: ReportContent, figures: dict[str, bytes]) -> str:
+    return _section("comparison", "Comparison of leaderboards", _figure(
+        figures, "comparison.png", "Each evaluation's scores min-max normalised onto [0, 1] (best system 1, worst 0); "
+        f"its interval mapped by the same affine map (cut at {-CUT} and {1 + CUT}). Systems in the official ({_text(content.official)}) order: "
+        f"a line that falls from left to right agrees with it. Data: {_link(COMPARISON)}."))
+
+
+def _meta(content: ReportContent) -> str:
+    table = content.tables[META]
+    statistics = [s for s in STATISTICS if s in table] + [
+        c for c in table.columns if f"{c}_low" in table and c not in STATISTICS]
+    tops = {s: table[s].max() for s in statistics}
+    # (header HTML, numeric); the statistics' names hold markup (sub), so they are not escaped again
+    head = [("#", True), ("evaluation", False), ("family", False), ("systems", True),
+            *((STATISTICS.get(s) or escape(s), True) for s in statistics)]
+    rows = []
+    for i, r in table.iterrows():
+        best = _best(r["best"], statistics) if "best" in table else {s for s in statistics if r[s] == tops[s]}
+        marked = bool(best)
+        cells = [(_number(i + 1), ""),
+                 (_text(r["evaluation"]) + (' <span class="star" title="best">★</span>' if marked else ""), ""),
+                 (_text(r.get("family", "")), "k"), (_number(r.get("n_systems", math.nan)), "")]
+        cells += [(_score(r[s], r.get(f"{s}_low"), r.get(f"{s}_high")), "top" if s in best else "")
+                  for s in statistics]
+        tds = "".join(f'<td class="{" ".join(filter(None, ["n" if numeric else "", extra]))}">{cell}</td>'
+                      if numeric or extra else f"<td>{cell}</td>"
+                      for (cell, extra), (_, numeric) in zip(cells, head))
+        rows.append(f'<tr{" class=best" if marked else ""}>{tds}</tr>')
+    head_html = "".join(f'<th class="n">{h}</th>' if numeric else f"<th>{h}</th>" for h, numeric in head)
+    intro = _note("Every evaluation the workspace supports, correlated with the official leaderboard over the "
+                  "systems, best first by Kendall's τ-b; under each value its bootstrap interval. Bold: the best "
+                  f"value of each statistic, ★ on its row. Table: {_link(META)}.")
+    return _section("meta", "Meta-evaluation", intro
+                    + f'<table class="wide" data-tsv="{META}">\n<thead><tr>{head_html}</tr></thead>\n<tbody>\n'
+                    + "\n".join(rows) + "\n</tbody>\n</table>\n")
+
+
+def _agreement(content: ReportContent) -> str:
+    tables = content.tables
+    name = "Agreement of EXAM labels with the official judgments"
+    if KAPPA not in tables:
+        return _section("agreement", name, _note("No official judgments (<code>qrels/official.qrels</code> or "
+                                                 "<code>--official-qrels</code>): nothing to compare."))
+    # Krippendorff's α (ordinal) belongs beside κ here once exampp.analysis.statistics provides it.
+    intro = _note(f"On the passages judged in both: EXAM label (best grade) &ge; τ against official grade "
+                  f"&ge; {_number(content.rel_level)}; tp both relevant, fp EXAM only, fn official only, tn neither.")
+    return _section("agreement", name, intro + _frame_table(tables[KAPPA], KAPPA)
+                    + "<h3>EXAM label &times; official grade (passages)</h3>" + _frame_table(tables[GRADED], GRADED))
+
+
+def _per_query(content: ReportContent, figures: dict[str, bytes]) -> str:
+    if PER_QUERY not in content.tables:
+        return _section("per-query", "Per-query scores", _note(
+            "No per-query official scores in the meta-evaluation: no scatter plots."))
+    return _section("per-query", "Per-query scores", _figure(
+        figures, "per-query.png", f"Official {_text(content.official)} (x) against each chosen evaluation (y), "
+        f"one point per system and query. Data: {_link(PER_QUERY)}."))
+
+
+def _grades(content: ReportContent, figures: dict[str, bytes]) -> str:
+    method = content.header.get("grading method", "")
+    return _section("grades", "Grades", _figure(
+        figures, "grades.png", f"Grades of <code>{_text(method)}</code>: every (passage, question) grade, and every "
+        "passage's EXAM label (its best grade over its query's questions).")
+        + _frame_table(content.tables[GRADES], GRADES))
+
+
+def _bank(content: ReportContent) -> str:
+    tables = content.tables
+    if BANK not in tables:
+        return _section("bank", "Question bank", _note("No question bank in the workspace."))
+    parts = [_frame_table(tables[BANK], BANK)]
+    if TOO_BROAD in tables:
+        parts += ["<h3>Too broad questions</h3>",
+                  _note("Answered by more officially non-relevant passages than relevant ones, worst first "
+                        "(at most the first ten; all of them, with gaps and answers: <code>exampp bank review</code>)."),
+                  _frame_table(tables[TOO_BROAD], TOO_BROAD, wide=True)]
+    return _section("bank", "Question bank", "".join(parts))
+
+
+# -- pieces ----------------------------------------------------------------------------------
+
+
+def _section(anchor: str, name: str, body: str) -> str:
+    return f'<section id="{anchor}">\n<h2>{escape(name)}</h2>\n{body}</section>'
+
+
+
+def _note(html: str) -> str:
+    return f'<p class="note">{html}</p>\n'
+
+
+def _link(name: str) -> str:
+    return f'<a href="{escape(name)}"><code>{escape(name)}</code></a>'
+
+
+def _figure(figures: dict[str, bytes], name: str, caption: str) -> str:
+    data = base64.b64encode(figures[name]).decode("ascii")
+    return (f'<figure><img src="data:image/png;base64,{data}" alt="{escape(name)}">'
+            f'<figcaption>{caption} PNG: {_link("figures/" + name)}.</figcaption></figure>\n')
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], tsv: str, numeric: set[int] = frozenset(),
+           wide: bool = False) -> str:
+    """A table of cells that are HTML already (escaped by the callers' helpers); ``tsv``: the file it shows."""
+    head = "".join(f'<th class="n">{escape(h)}</th>' if i in numeric else f"<th>{escape(h)}</th>"
+                   for i, h in enumerate(headers))
+    body = "\n".join("<tr>" + "".join(f'<td class="n">{c}</td>' if i in numeric else f"<td>{c}</td>"
+                                      for i, c in enumerate(row)) + "</tr>" for row in rows)
+    return (f'<table{" class=wide" if wide else ""} data-tsv="{escape(tsv)}">\n<thead><tr>{head}</tr></thead>\n'
+            f"<tbody>\n{body}\n</tbody>\n</table>\n")
+
+
+def _frame_table(frame: pd.DataFrame, tsv: str, wide: bool = False) -> str:
+    """A DataFrame as it is: numbers right-aligned (:func:`_number`), everything else as text."""
+    numeric = {i for i, column in enumerate(frame.columns) if pd.api.types.is_numeric_dtype(frame[column])}
+    rows = [[_number(v) if i in numeric else _text(v) for i, v in enumerate(row)]
+            for row in frame.itertuples(index=False)]
+    return _table([str(c) for c in frame.columns], rows, tsv, numeric, wide)
+
+
+def _best(value: Any, statistics: Sequence[str]) -> set[str]:
+    """The statistics a meta-evaluation row is best at: its ``best`` column names them (``"kendall, tau_ap"``);
+    a boolean marks all or none."""
+    if isinstance(value, str):
+        return {name.strip() for name in value.split(",")} & set(statistics)
+    return set(statistics) if value is True or isinstance(value, np.bool_) and value else set()
+
+
+def _text(value: object) -> str:
+    return escape("" if value is None else str(value))
+
+
+def _missing(value: Any) -> bool:
+    return value is None or isinstance(value, float) and math.isnan(value)
+
+
+def _number(value: Any) -> str:
+    """Integers as integers, other numbers to 3 decimals, a missing value as a dash."""
+    if _missing(value):
+        return "&ndash;"
+    value = float(value)
+    return f"{value:.0f}" if value.is_integer() else f"{value:.3f}"
+
+
+def _score(value: Any, low: Any, high: Any) -> str:
+    """A score with its interval under it (none where there is none)."""
+    if _missing(value):
+        return "&ndash;"
+    interval = "" if _missing(low) or _missing(high) else f'<span class="ci">[{float(low):.3f}, {float(high):.3f}]</span>'
+    return f"{float(value):.3f}{interval}"
