@@ -98,7 +98,7 @@ def meta_evaluate(
     depth: int = DEPTH,
     families: Collection[str] = FAMILIES,
     bootstrap: int = 1000,
-    irt_bootstrap: int = 100,
+    irt_bootstrap: int = 50,
     seed: int = 0,
     top: int = 10,
     confidence: float = 0.95,

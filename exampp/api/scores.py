@@ -66,6 +66,9 @@ def cover(
     depth: int = DEFAULT_DEPTH,
     normalized: bool = False,
     expected: bool = False,
+    bootstrap: int = 0,
+    seed: int = 0,
+    confidence: float = 0.95,
     strict: bool = False,
     warn: Warn = python_warning,
 ) -> CoverResult:
@@ -77,6 +80,9 @@ def cover(
     warning, or with ``strict`` an :class:`~exampp.errors.InputError`. ``normalized``: n-EXAM.
     ``expected``: the expected number of questions answered, from the grades' probabilities
     (:func:`exampp.labels.expected_cover`; an error for grades stored without them).
+    ``bootstrap`` > 0: the leaderboard gains ``low`` and ``high``, the ``confidence`` percentile
+    interval of each mean over ``bootstrap`` resamplings of the queries (``seed``; the same draws
+    for every run).
     """
     from exampp.collection.runs import check_judged
     from exampp.labels import expected_cover
@@ -95,7 +101,14 @@ def cover(
         per_query = expected_cover(read, stored.grades, exam, tau=tau, depth=depth)
     else:
         per_query = exam_cover(read, stored.grades, exam, tau=tau, depth=depth, normalized=normalized)
-    return CoverResult(per_query, summarize(per_query), tau, depth, stored.method_id, expected)
+    board = summarize(per_query)
+    if bootstrap:
+        from exampp.analysis.statistics import bootstrap_means, scores_table
+
+        interval = bootstrap_means(scores_table(per_query, "cover"), n=bootstrap, seed=seed, confidence=confidence)
+        board.insert(2, "low", board["run"].map(interval["low"]))
+        board.insert(3, "high", board["run"].map(interval["high"]))
+    return CoverResult(per_query, board, tau, depth, stored.method_id, expected)
 
 
 def export_qrels(

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 @depth_option
 @click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Bootstrap resamples of the queries for the intervals (0: none).")
-@click.option("--irt-bootstrap", type=click.IntRange(min=0), default=100, show_default=True,
+@click.option("--irt-bootstrap", type=click.IntRange(min=0), default=50, show_default=True,
               help="How many of those resamples the IRT rows refit their model on.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,

@@ -34,10 +34,12 @@ from exampp.defaults import LABELS, LEADERBOARD_MEASURES
               help="Expected EXAM-Cover from grade probabilities: a question counts by the probability that a "
                    "top-k passage answers it (grades taken as independent).")
 @click.option("--per-query", is_flag=True, help="Print per-query values instead of the leaderboard.")
+@bootstrap_options
 @strict_option
 @format_option
 @output_option
-def cover(runs, workspace, method, bank, tau, depth, normalized, expected, per_query, strict, fmt, output) -> None:
+def cover(runs, workspace, method, bank, tau, depth, normalized, expected, per_query, bootstrap, seed, confidence,
+          strict, fmt, output) -> None:
     """EXAM-Cover@k leaderboard: per run, the mean over queries of the fraction of the query's
     exam questions that its top-k passages answer (grade >= tau), with standard errors.
 
@@ -54,8 +56,10 @@ def cover(runs, workspace, method, bank, tau, depth, normalized, expected, per_q
     one_stdin(bank, *runs)
     if expected and normalized:
         raise click.UsageError("--expected has no --normalized (n-EXAM) variant: give one of them")
+    if bootstrap and per_query:
+        raise click.UsageError("--bootstrap gives intervals of the means: drop --per-query")
     result = job(workspace, runs or None, method=method, bank=bank, tau=tau, depth=depth, normalized=normalized,
-                 expected=expected, strict=strict, warn=warn)
+                 expected=expected, bootstrap=bootstrap, seed=seed, confidence=confidence, strict=strict, warn=warn)
     emit(result.per_query if per_query else result.leaderboard, fmt, output)
 
 
