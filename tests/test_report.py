@@ -15,8 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from exampp.api.meta_evaluate import MetaEvaluation
-from exampp.api.report import (BANK, COMPARISON, GRADED, GRADES, KAPPA, LEADERBOARD, META, PER_QUERY, SCORES,
-                               TOO_BROAD, build_report, comparison_table, official_order, scores_table)
+from exampp.api.report import (ALPHA, BANK, COMPARISON, GRADED, GRADES, KAPPA, KAPPA_QUESTIONS, LEADERBOARD, META,
+                               PER_QUERY, SCORES, TOO_BROAD, build_report, comparison_table, official_order,
+                               scores_table)
 from exampp.cli import main
 from exampp.errors import ExamppError
 from exampp.workspace import Workspace
@@ -123,7 +124,7 @@ def test_every_section_is_there_and_every_table_has_its_tsvs_rows(report):
     assert page.sections == ["summary", "leaderboards", "comparison", "meta", "agreement", "per-query", "grades",
                              "bank"]
     # every table on the page shows a TSV beside it, row for row
-    assert set(page.rows) == {LEADERBOARD, META, KAPPA, GRADED, GRADES, BANK, TOO_BROAD}
+    assert set(page.rows) == {LEADERBOARD, META, KAPPA, KAPPA_QUESTIONS, GRADED, GRADES, BANK, TOO_BROAD}
     for name, rows in page.rows.items():
         assert rows == len(read_tsv(report.folder / name)), name
     assert len(page.rows) and page.rows[LEADERBOARD] == 4 and page.rows[META] == 4
@@ -138,7 +139,8 @@ def test_every_section_is_there_and_every_table_has_its_tsvs_rows(report):
 
 
 def test_tsvs_round_trip_to_the_tables_they_came_from(report):
-    assert set(report.tables) == {LEADERBOARD, SCORES, COMPARISON, META, KAPPA, GRADED, PER_QUERY, GRADES, BANK,
+    assert set(report.tables) == {LEADERBOARD, SCORES, COMPARISON, META, KAPPA, KAPPA_QUESTIONS, ALPHA, GRADED,
+                                  PER_QUERY, GRADES, BANK,
                                   TOO_BROAD}
     for name, table in report.tables.items():
         read = read_tsv(report.folder / name)
@@ -176,6 +178,17 @@ def test_tables_hold_the_values_worked_out_by_hand(report):
     kappa = tables[KAPPA].set_index("tau")
     assert kappa.loc[4, ["tp", "fp", "fn", "tn"]].tolist() == [2, 4, 2, 1]
     assert tables[GRADED].columns.tolist() == ["EXAM label", "official 0", "official 1", "official 2", "official 3"]
+    # questions answered at grade >= 4 (the exam: a1-a3, b1-b2; "old" is out): A p1 1, p2 2, p3 1, p5 0;
+    # B r1-r3 1, r4-r5 0. At least 1 is the max label >= 4 (same counts as above); at least 2: only p2,
+    # official-non-relevant: tp 0, fp p2, fn p1 p5 r1 r4, tn p3 r2 r3 r5
+    answered = tables[KAPPA_QUESTIONS].set_index("questions")
+    assert answered.loc[1, ["tp", "fp", "fn", "tn"]].tolist() == [2, 4, 2, 1]
+    assert answered.loc[2, ["tp", "fp", "fn", "tn"]].tolist() == [0, 1, 4, 4] and set(answered["tau"]) == {4}
+    # Krippendorff's alpha (ordinal) of the 9 graded pairs, by the independent package
+    krippendorff = pytest.importorskip("krippendorff")
+    pairs = [(5, 2), (5, 0), (4, 1), (3, 3), (4, 2), (5, 0), (4, 0), (1, 2), (0, 1)]
+    expected = krippendorff.alpha(reliability_data=np.array(pairs, dtype=float).T, level_of_measurement="ordinal")
+    assert tables[ALPHA]["alpha_ordinal"].iloc[0] == pytest.approx(expected)
     # bank summary from the bank review (5 questions, 2 queries)
     assert dict(zip(tables[BANK]["item"], tables[BANK]["count"]))["questions"] == 5
 
@@ -233,7 +246,7 @@ def test_same_inputs_give_the_same_bytes(workspace, tmp_path):
     second = build_report(workspace, tmp_path / "two", meta=hand_meta(), date=DATE)
     files = sorted(p.relative_to(first.folder) for p in first.folder.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(second.folder) for p in second.folder.rglob("*") if p.is_file())
-    assert len(files) == 14  # 10 tables, 3 figures, the page
+    assert len(files) == 16  # 12 tables, 3 figures, the page
     for name in files:
         assert (first.folder / name).read_bytes() == (second.folder / name).read_bytes(), name
 

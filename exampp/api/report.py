@@ -47,6 +47,7 @@ HISTOGRAM_BINS = 10
 # The report's files: tables (TSV), the figures (figures/NAME), the page.
 LEADERBOARD, SCORES, COMPARISON, META = "leaderboard.tsv", "scores.tsv", "comparison.tsv", "meta-evaluation.tsv"
 KAPPA, GRADED, PER_QUERY, GRADES = "kappa.tsv", "graded-agreement.tsv", "per-query.tsv", "grades.tsv"
+KAPPA_QUESTIONS, ALPHA = "kappa-questions.tsv", "alpha.tsv"
 BANK, TOO_BROAD = "bank.tsv", "too-broad.tsv"
 FIGURES = ("comparison.png", "per-query.png", "grades.png")
 PAGE = "report.html"
@@ -123,11 +124,14 @@ def build_report(
                                  "(give --official-qrels)")
         meta = meta_evaluate(ws, official=QrelsMeasure(official_path, official_measure), method=stored.method_id,
                              bootstrap=bootstrap, seed=seed, depth=depth, exclude=exclude, warn=warn)
-    labels = exam_labels(stored.grades, exam_questions(ws, stored))
+    exam = exam_questions(ws, stored)
+    labels = exam_labels(stored.grades, exam)
+    answered = exam_labels(stored.grades, exam, label="count", tau=stored.default_tau)
     judgments = read_qrels(official_path) if official_path is not None else None
     bank = _bank_review(ws, stored.method_id, official_path, rel_level) if ws.question_bank.exists() else None
     content = report_content(meta, stored.method_id, stored.grades, labels, judgments, bank, workspace=str(ws.root),
-                             rel_level=rel_level, chosen=chosen, date=date)
+                             rel_level=rel_level, chosen=chosen, date=date,
+                             answered=answered, tau=stored.default_tau)
     return write_report(content, output_dir)
 
 
@@ -143,12 +147,15 @@ def report_content(
     rel_level: float = 1,
     chosen: int = CHOSEN,
     date: str | None = None,
+    answered: Qrels | None = None,
+    tau: float | None = None,
 ) -> ReportContent:
     """The page's header and tables from the meta-evaluation, the stored ``grades`` of ``method_id``
     and their EXAM ``labels``, the official ``judgments`` (None: no agreement section) and the bank
-    review (None: no bank section)."""
+    review (None: no bank section). ``answered``: each passage's number of questions answered at
+    grade >= ``tau`` (the count labels), for κ by the least number of questions answered."""
     from exampp import __version__
-    from exampp.analysis.agreement import graded_confusion, kappa_table
+    from exampp.analysis.agreement import graded_confusion, kappa_table, ordinal_alpha
 
     official = str(meta.official.name)
     evaluations = chosen_evaluations(meta.table, chosen)
@@ -167,6 +174,12 @@ def report_content(
             tables[PER_QUERY] = points
     if judgments is not None:
         tables[KAPPA] = kappa_table(labels, judgments, rel_level=rel_level).reset_index()
+        tables[ALPHA] = pd.DataFrame({"labels": ["EXAM label (graded) vs official grade"],
+                                      "alpha_ordinal": [ordinal_alpha(labels, judgments)]})
+        if answered is not None:
+            by_questions = kappa_table(answered, judgments, rel_level=rel_level).reset_index()
+            tables[KAPPA_QUESTIONS] = by_questions.rename(columns={"tau": "questions"}).assign(tau=tau)[
+                ["questions", "tau", *by_questions.columns[1:]]]
         graded = graded_confusion(labels, judgments)
         tables[GRADED] = pd.DataFrame(
             graded.to_numpy(), columns=[f"official {as_label(g)}" for g in graded.columns]

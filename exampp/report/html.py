@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from exampp.api.report import (BANK, COMPARISON, GRADED, GRADES, KAPPA, LEADERBOARD, META, PER_QUERY, SCORES,
-                               TOO_BROAD)
+from exampp.api.report import (
+    ALPHA, BANK, COMPARISON, GRADED, GRADES, KAPPA, KAPPA_QUESTIONS, LEADERBOARD, META, PER_QUERY,
+    SCORES, TOO_BROAD
+)
 
 from exampp.report.figures import CUT
 
@@ -143,10 +145,19 @@ def _agreement(content: ReportContent) -> str:
     if KAPPA not in tables:
         return _section("agreement", name, _note("No official judgments (<code>qrels/official.qrels</code> or "
                                                  "<code>--official-qrels</code>): nothing to compare."))
-    # Krippendorff's α (ordinal) belongs beside κ here once exampp.analysis.statistics provides it.
+    alpha = tables[ALPHA]["alpha_ordinal"].iloc[0] if ALPHA in tables else math.nan
     intro = _note(f"On the passages judged in both: EXAM label (best grade) &ge; τ against official grade "
-                  f"&ge; {_number(content.rel_level)}; tp both relevant, fp EXAM only, fn official only, tn neither.")
-    return _section("agreement", name, intro + _frame_table(tables[KAPPA], KAPPA)
+                  f"&ge; {_number(content.rel_level)}; tp both relevant, fp EXAM only, fn official only, tn neither; "
+                  f"κ: Cohen's kappa, α: Krippendorff's alpha (nominal) of the same 0/1 labels. "
+                  f"Krippendorff's alpha (ordinal) of the graded EXAM label and the official grade: "
+                  f"<b>{_number(alpha)}</b>.")
+    by_questions = ""
+    if KAPPA_QUESTIONS in tables:
+        by_questions = ("<h3>By the number of questions a passage answers</h3>"
+                        + _note("EXAM relevant: the passage answers at least this many of its query's questions "
+                                "(grade &ge; τ) against the same official relevance.")
+                        + _frame_table(tables[KAPPA_QUESTIONS], KAPPA_QUESTIONS))
+    return _section("agreement", name, intro + _frame_table(tables[KAPPA], KAPPA) + by_questions
                     + "<h3>EXAM label &times; official grade (passages)</h3>" + _frame_table(tables[GRADED], GRADED))
 
 
