@@ -83,9 +83,10 @@ def scatter_figure(points: pd.DataFrame, official: str) -> Figure:
         ax.scatter(panel["official"], panel["exam"], s=12, alpha=0.5, color="C0", linewidths=0)
         ax.grid(True, alpha=0.3)
         ax.set_title(evaluation, fontsize="medium")
-        ax.set_xlabel(f"{official} per query", fontsize="small")
+        ax.set_xlabel("official per query", fontsize="small")  # the name, path and all, is in the title
         ax.set_ylabel("EXAM per query", fontsize="small")
-    fig.suptitle("Per-query scores: each point a (system, query)")
+    fig.suptitle(f"Per-query scores against the official {official}: each point a (system, query)",
+                 fontsize="medium")
     return fig
 
 
