@@ -24,6 +24,21 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def dl19_workspace(tmp_path_factory) -> Path:
+    """The TREC DL 2019 reference data imported into a workspace (``exampp import``), once per session."""
+    from click.testing import CliRunner
+
+    from exampp.cli import main
+
+    ws = tmp_path_factory.mktemp("dl19")
+    data = shared_path("data", "dl19")
+    result = CliRunner().invoke(main, ["import", str(data / "DL19-graded-t5-rating-genq-exam-qrels-runs-with-text.jsonl.gz"),
+                                       "--workspace", str(ws), "--questions", str(data / "dl19-genq.jsonl.gz")])
+    assert result.exit_code == 0, result.output
+    return ws
+
+
 @pytest.fixture
 def write(tmp_path: Path):
     """write(name, text) -> Path: a file under tmp_path with the given text."""

@@ -55,11 +55,8 @@ def raw() -> dict:
 
 
 @pytest.fixture(scope="module")
-def workspace(tmp_path_factory) -> Path:
-    ws = tmp_path_factory.mktemp("dl19")
-    data = shared_path("data", "dl19")
-    cli("import", str(data / "DL19-graded-t5-rating-genq-exam-qrels-runs-with-text.jsonl.gz"),
-        "--workspace", str(ws), "--questions", str(data / "dl19-genq.jsonl.gz"))
+def workspace(dl19_workspace) -> Path:
+    ws = dl19_workspace
     cli("qrels", "-w", str(ws))
     for tau in range(1, 6):
         cli("qrels", "-w", str(ws), "--min-grade", str(tau), "-o", str(ws / "qrels" / f"exam-{tau}.qrels"))

@@ -20,7 +20,6 @@ from exampp.analysis.correlation import correlate, tau_ap
 from exampp.api.leaderboards import LeaderboardFile
 from exampp.api.meta_evaluate import MetaEvaluationError, grade_levels, meta_evaluate
 from exampp.cli import main
-from conftest import shared_path
 from irt_workspace import COVER, graded_workspace
 
 LATE_RUN = "UNH_exDL_bm25"
@@ -103,12 +102,8 @@ def test_cli_formats_agree(small):
 # --- TREC DL 2019 ----------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def dl19(tmp_path_factory) -> Path:
-    ws = tmp_path_factory.mktemp("dl19")
-    data = shared_path("data", "dl19")
-    cli("import", str(data / "DL19-graded-t5-rating-genq-exam-qrels-runs-with-text.jsonl.gz"),
-        "--workspace", str(ws), "--questions", str(data / "dl19-genq.jsonl.gz"))
-    return ws
+def dl19(dl19_workspace) -> Path:
+    return dl19_workspace
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from exampp.collection.ids import check_id, check_query_id, line_problem
 from exampp.collection.io import PathLike, atomic_write, display_name, iter_lines
@@ -50,6 +50,22 @@ def _parse_label(text: str) -> Label | None:
         return None
 
 
+def _judgments(source: PathLike, columns: str) -> Iterator[tuple[int, list[str]]]:
+    """``(line number, its 4 columns)`` of each judgment line (blank and ``#`` lines skipped); an
+    :class:`InputError` naming the line where one is malformed."""
+    for lineno, line in iter_lines(source):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        problem = line_problem(line)
+        if problem is not None:
+            raise InputError(display_name(source), lineno, problem)
+        cols = stripped.split()
+        if len(cols) != 4:
+            raise InputError(display_name(source), lineno, f"expected 4 columns '{columns}', found {len(cols)}")
+        yield lineno, cols
+
+
 def read_qrels(source: PathLike) -> Qrels:
     """Read a TREC qrels file (plain or gzipped), or ``irds:<dataset-id>`` through ir_datasets.
 
@@ -58,17 +74,7 @@ def read_qrels(source: PathLike) -> Qrels:
         return _read_irds_qrels(source)
     path = display_name(source)
     qrels: Qrels = {}
-    for lineno, line in iter_lines(source):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        problem = line_problem(line)
-        if problem is not None:
-            raise InputError(path, lineno, problem)
-        cols = stripped.split()
-        if len(cols) != 4:
-            raise InputError(path, lineno, f"expected 4 columns 'qid iter docid rel', found {len(cols)}")
-        qid, _, docid, rel_text = cols
+    for lineno, (qid, _, docid, rel_text) in _judgments(source, "qid iter docid rel"):
         rel = _parse_label(rel_text)
         if rel is None:
             raise InputError(path, lineno, f"relevance {rel_text!r} is not a number")
@@ -135,17 +141,7 @@ def read_intent_qrels(path: PathLike) -> IntentQrels:
     qrels; plain or gzipped), the label an integer; a docid appears once per subtopic."""
     name = display_name(path)
     qrels: IntentQrels = {}
-    for lineno, line in iter_lines(path):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        problem = line_problem(line)
-        if problem is not None:
-            raise InputError(name, lineno, problem)
-        cols = stripped.split()
-        if len(cols) != 4:
-            raise InputError(name, lineno, f"expected 4 columns 'qid subtopic docid label', found {len(cols)}")
-        qid, subtopic, docid, rel_text = cols
+    for lineno, (qid, subtopic, docid, rel_text) in _judgments(path, "qid subtopic docid label"):
         try:
             rel = int(rel_text)
         except ValueError:
