@@ -67,6 +67,9 @@ _EXPORTS = {
     "NoCommonJudgments": "exampp.api.agreement",
     "significance": "exampp.api.significance", "Significance": "exampp.api.significance",
     "PairedTests": "exampp.api.significance", "read_leaderboard_file": "exampp.collection.leaderboard",
+    "meta_evaluate": "exampp.api.meta_evaluate", "MetaEvaluation": "exampp.api.meta_evaluate",
+    "MetaEvaluationError": "exampp.api.meta_evaluate", "build_report": "exampp.api.report",
+    "Report": "exampp.api.report",
     # scores
     "exam_cover": "exampp.scoring", "summarize": "exampp.scoring", "exam_labels": "exampp.labels",
     "LABELS": "exampp.labels", "question_qrels": "exampp.labels", "expected_cover": "exampp.labels",

@@ -90,6 +90,7 @@ def build_report(
     official_measure: str = "nDCG@10",
     method: str | None = None,
     bootstrap: int = 1000,
+    irt_bootstrap: int = 50,
     seed: int = 0,
     depth: int = DEPTH,
     exclude: Collection[str] = (),
@@ -104,7 +105,8 @@ def build_report(
     ``meta``: the meta-evaluation to show; None: computed here by
     :func:`~exampp.api.meta_evaluate.meta_evaluate` against ``official_qrels`` (default: the
     workspace's ``qrels/official.qrels``) under ``official_measure``, with ``bootstrap`` draws
-    (``seed``), runs cut at ``depth``, the runs ``exclude`` names left out. ``method``: the stored
+    (``seed``; IRT refitted on ``irt_bootstrap`` of them), runs cut at ``depth``, the runs
+    ``exclude`` names left out. ``method``: the stored
     grading method (None: the only one). ``rel_level``: the official grade from which a passage is
     relevant (agreement, bank review). ``date``: the date in the header (default: the
     ``SOURCE_DATE_EPOCH`` environment variable's day where set, else today)."""
@@ -123,7 +125,8 @@ def build_report(
             raise WorkspaceError(f"{ws.official_qrels}: no official qrels to meta-evaluate against "
                                  "(give --official-qrels)")
         meta = meta_evaluate(ws, official=QrelsMeasure(official_path, official_measure), method=stored.method_id,
-                             bootstrap=bootstrap, seed=seed, depth=depth, exclude=exclude, warn=warn)
+                             bootstrap=bootstrap, irt_bootstrap=irt_bootstrap, seed=seed, depth=depth,
+                             exclude=exclude, warn=warn)
     exam = exam_questions(ws, stored)
     labels = exam_labels(stored.grades, exam)
     answered = exam_labels(stored.grades, exam, label="count", tau=stored.default_tau)

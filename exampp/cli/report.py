@@ -18,13 +18,15 @@ from exampp.cli.output import FILE, depth_option, method_option, warn, workspace
 @method_option
 @click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Bootstrap draws of the queries for the intervals (0: none).")
+@click.option("--irt-bootstrap", type=click.IntRange(min=0), default=50, show_default=True,
+              help="How many of those draws the IRT rows refit their model on (0: no IRT intervals).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap draws.")
 @depth_option
 @click.option("--exclude", multiple=True, help="Run name to leave out, repeatable.")
 @click.option("--rel-level", type=int, default=1, show_default=True,
               help="Official grade at which a passage counts as relevant (agreement, bank review).")
-def report(workspace, output_dir, official_qrels, official_measure, method, bootstrap, seed, depth, exclude,
-           rel_level) -> None:
+def report(workspace, output_dir, official_qrels, official_measure, method, bootstrap, irt_bootstrap, seed, depth,
+           exclude, rel_level) -> None:
     """A self-contained HTML report on a workspace: leaderboards with bootstrap intervals, the
     EXAM++ comparison plot, the meta-evaluation table, agreement with the official judgments,
     per-query scatter plots, grade histograms and the bank diagnostics. Every table is also
@@ -37,6 +39,7 @@ def report(workspace, output_dir, official_qrels, official_measure, method, boot
     from exampp.api.report import build_report
 
     result = build_report(workspace, output_dir, official_qrels=official_qrels, official_measure=official_measure,
-                          method=method, bootstrap=bootstrap, seed=seed, depth=depth, exclude=exclude,
+                          method=method, bootstrap=bootstrap, irt_bootstrap=irt_bootstrap, seed=seed, depth=depth,
+                          exclude=exclude,
                           rel_level=rel_level, warn=warn)
     click.echo(f"{result.html} ({len(result.tables)} tables as TSV, {len(result.figures)} figures)")
