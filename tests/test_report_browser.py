@@ -124,7 +124,7 @@ def test_the_report_renders_whole_in_chromium(browser, size, tmp_path, request):
 
     tables = browser.execute_script(
         "return [...document.querySelectorAll('table')].map(t => [t.dataset.tsv, t.tBodies[0].rows.length])")
-    assert len(tables) == 7
+    assert len(tables) == 8  # leaderboard, meta, kappa, kappa by questions, graded, grades, bank, too broad
     for name, rows in tables:
         assert rows == len(pd.read_csv(report.folder / name, sep="\t")), name
 

@@ -224,11 +224,15 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], tsv: str, nume
             f"<tbody>\n{body}\n</tbody>\n</table>\n")
 
 
+KEY_COLUMNS = ("query_id", "run")
+
+
 def _frame_table(frame: pd.DataFrame, tsv: str, wide: bool = False) -> str:
     """A DataFrame as it is: numbers right-aligned (:func:`_number`), everything else as text."""
     numeric = {i for i, column in enumerate(frame.columns) if pd.api.types.is_numeric_dtype(frame[column])}
-    rows = [[_number(v) if i in numeric else _text(v) for i, v in enumerate(row)]
-            for row in frame.itertuples(index=False)]
+    keys = {i for i, column in enumerate(frame.columns) if column in KEY_COLUMNS}  # ids stay on one line
+    rows = [[_number(v) if i in numeric else f'<span class="k">{_text(v)}</span>' if i in keys else _text(v)
+             for i, v in enumerate(row)] for row in frame.itertuples(index=False)]
     return _table([str(c) for c in frame.columns], rows, tsv, numeric, wide)
 
 
