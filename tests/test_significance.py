@@ -192,6 +192,14 @@ def test_significance_errors(collection, write):
     assert result.exit_code == 2 and "--qrels needs --runs DIR" in result.output
     with pytest.raises(ExamppError, match="unknown test"):
         significance(LeaderboardFile(board), test="wilcoxon")
+    table = per_query_tsv(collection / "p1.tsv", P_AT_1)
+    with pytest.raises(ExamppError, match="--exclude names no run read: nosuch"):
+        significance(LeaderboardFile(table), exclude=["nosuch"])
+    one_query = write("one.tsv", "run\tquery_id\tvalue\ngood\tq1\t1\nmiddle\tq1\t1\npoor\tq1\t0\n")
+    with pytest.raises(ExamppError, match="1 query, a paired t-test needs 2"):
+        significance(LeaderboardFile(one_query))
+    # the randomisation test takes one query: a single sign flip decides nothing, p = 1 with n flips
+    assert significance(LeaderboardFile(one_query), test="randomization", permutations=99).a.n_significant == 0
 
 
 def test_agree_alpha_by_hand(write):

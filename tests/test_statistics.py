@@ -223,6 +223,15 @@ def test_holm_and_bh_by_hand():
     assert (adjust(q, "none") == q).all()
 
 
+def test_undefined_p_values_stay_undefined_and_leave_the_others_alone():
+    p = np.array([0.01, math.nan, 0.04, 0.03])
+    # the three defined ones, as if alone: Holm 3*0.01, 2*0.03, max(0.06, 1*0.04); BH 3/1*0.01, 3/2*0.03, 3/3*0.04
+    holm, bh = adjust(p, "holm"), adjust(p, "bh")
+    assert math.isnan(holm[1]) and math.isnan(bh[1])
+    assert holm[[0, 2, 3]] == pytest.approx([0.03, 0.06, 0.06])
+    assert bh[[0, 2, 3]] == pytest.approx([0.03, 0.04, 0.04])
+
+
 def test_corrections_in_paired_tests(random_scores):
     raw = paired_tests(random_scores, correction="none")
     holm = paired_tests(random_scores, correction="holm", alpha=0.01)

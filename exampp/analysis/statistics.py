@@ -262,7 +262,16 @@ def adjust(p_values: np.ndarray, correction: str = "holm") -> np.ndarray:
     p = np.asarray(p_values, dtype=float)
     if correction == "none" or len(p) == 0:
         return p.copy()
+    out = np.full(len(p), math.nan)
+    defined = ~np.isnan(p)  # an undefined p-value (NaN) is no comparison: it stays NaN, the others are adjusted
+    out[defined] = _adjusted(p[defined], correction)
+    return out
+
+
+def _adjusted(p: np.ndarray, correction: str) -> np.ndarray:
     m = len(p)
+    if m == 0:
+        return p.copy()
     order = np.argsort(p, kind="stable")
     ranked = p[order]
     if correction == "holm":

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from exampp.api import Warn, python_warning
-from exampp.api.leaderboards import CorrelationError, LeaderboardSource, per_query_scores
+from exampp.api.leaderboards import CorrelationError, LeaderboardSource, UnknownExcluded, per_query_scores
 from exampp.api.workspace import RunsSource
 from exampp.errors import ExamppError
 
@@ -101,11 +101,17 @@ def significance(
     sources = [a] if versus is None else [a, versus]
     tables = per_query_scores(sources, runs=runs, depth=depth, strict=strict, warn=warn,
                               what="paired tests")
+    unknown = sorted(set(exclude) - {run for scores in tables for run in scores.index})
+    if unknown:
+        raise UnknownExcluded(f"--exclude names no run read: {', '.join(unknown)}")
     sides = []
     for name, source, scores in zip("AB", sources, tables):
         scores = scores.drop(index=[run for run in exclude if run in scores.index])
         if len(scores) < 2:
             raise CorrelationError(f"leaderboard {name} ({source.label}): {len(scores)} run(s), paired tests need 2")
+        if test == "t" and scores.shape[1] < 2:
+            raise CorrelationError(f"leaderboard {name} ({source.label}): {scores.shape[1]} query, a paired t-test "
+                                   "needs 2 (or use --test randomization)")
         tests = paired_tests(scores, test=test, n=permutations, seed=seed, correction=correction, alpha=alpha)
         sides.append(PairedTests(source, scores, tests, discriminative_power(tests)))
     first, second = sides[0], sides[1] if len(sides) > 1 else None
