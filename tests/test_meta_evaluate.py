@@ -175,3 +175,35 @@ def test_dl19_official_leaderboard_is_ndcg10_on_the_official_qrels(dl19, dl19_me
     board = measure_leaderboard(dl19 / "runs", dl19 / "qrels" / "official.qrels", ["nDCG@10"], exclude=[LATE_RUN])
     assert dl19_meta.official.to_dict() == pytest.approx(dict(zip(board["run"], board["nDCG@10"])))
     assert dl19_meta.official.name == f"nDCG@10 on {dl19 / 'qrels' / 'official.qrels'}"
+
+
+def test_deeper_runs_take_intent_measures_at_ndeval_s_cutoff(small):
+    seen = []
+    result = meta_evaluate(small, bootstrap=0, depth=30, families=("intent",), warn=seen.append)
+    assert set(result.table["measure"]) == {"alpha_nDCG@20", "ERR_IA@20"}
+    assert any("intent-aware measures at a cutoff of 20, not 30" in line for line in seen)
+
+
+def test_every_score_is_taken_on_the_queries_all_evaluations_hold(small):
+    # the official qrels judge q1 only: cover, official and intervals are all on q1
+    (small / "qrels" / "official.qrels").write_text("q1 0 p0 1\nq1 0 p1 1\n")
+    seen = []
+    result = meta_evaluate(small, bootstrap=100, seed=2, families=("cover",), warn=seen.append)
+    assert any("every score and correlation is taken on the 1 in common" in line for line in seen)
+    cover_q1 = {"r0": 0.0, "r1": 1 / 3, "r2": 1 / 3, "r3": 2 / 3, "r4": 2 / 3, "r5": 1.0}  # of q1's 3 questions
+    assert result.scores["EXAM-Cover@20, tau 5"].to_dict() == pytest.approx(cover_q1)
+    assert list(result.official_per_query.columns) == ["q1"] and list(result.per_query["EXAM-Cover@20, tau 5"].columns) == ["q1"]
+    # one query: every resample is that query, so every interval is a point at the score
+    assert result.low["EXAM-Cover@20, tau 5"].to_dict() == pytest.approx(cover_q1)
+
+
+def test_an_official_per_query_file_is_resampled_like_the_official_qrels(small, tmp_path):
+    from exampp.api.scores import measure_leaderboard
+
+    per_query = measure_leaderboard(small / "runs", small / "qrels" / "official.qrels", ["nDCG@10"], per_query=True)
+    per_query.to_csv(tmp_path / "official.tsv", sep="\t", index=False)
+    from_qrels = meta_evaluate(small, bootstrap=200, seed=5, families=("cover",))
+    from_file = meta_evaluate(small, official=LeaderboardFile(tmp_path / "official.tsv"), bootstrap=200, seed=5,
+                              families=("cover",))
+    pd.testing.assert_frame_equal(from_qrels.table, from_file.table)
+    assert from_file.official_per_query is not None

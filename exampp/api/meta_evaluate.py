@@ -143,27 +143,30 @@ def meta_evaluate(
              "no expected labels or expected cover")
     evaluations = _per_query_tables(read, stored.grades, exam, labels, levels, depth, families,
                                     has_probabilities, warn)
-    queries = _common_queries(official_pq, evaluations, warn)
+    # Every score, interval and correlation is taken on the queries all of them hold.
+    queries = _common_queries(official_pq, evaluations, exam if "irt" in families else None, warn)
+    if official_pq is not None:
+        official_pq = official_pq.loc[:, queries]
+        official_board = official_pq.mean(axis=1)
     draws = bootstrap_samples(len(queries), bootstrap, seed) if bootstrap else None
 
     rows, boards, lows, highs, per_query = [], {}, {}, {}, {}
     for evaluation, table in evaluations.items():
         name = evaluation.name
-        per_query[name] = table
-        board = table.mean(axis=1)
-        boards[name] = board
-        stats = correlation_intervals(_aligned(official_pq, queries, official_board),
-                                      table.loc[official_board.index, queries], n=bootstrap, seed=seed,
-                                      confidence=confidence, top=top, decimals=decimals)
-        rows.append(_row(evaluation, len(board), stats))
+        table = per_query[name] = table.loc[official_board.index, queries]
+        boards[name] = table.mean(axis=1)
+        stats = correlation_intervals(official_board if official_pq is None else official_pq, table,
+                                      n=bootstrap, seed=seed, confidence=confidence, top=top, decimals=decimals)
+        rows.append(_row(evaluation, len(table), stats))
         if bootstrap:
-            means = bootstrap_means(table.loc[:, queries], n=bootstrap, seed=seed, confidence=confidence)
+            means = bootstrap_means(table, n=bootstrap, seed=seed, confidence=confidence)
             lows[name], highs[name] = means["low"], means["high"]
     if "irt" in families:
+        common = {query: exam[query] for query in queries}
         for tau in levels:
             evaluation = Evaluation("irt", "IRT theta (2PL)", tau=tau)
-            theta, stats, interval = _irt(read, stored.grades, exam, tau, depth, official_board,
-                                          _aligned(official_pq, queries, official_board), queries,
+            theta, stats, interval = _irt(read, stored.grades, common, tau, depth, official_board,
+                                          official_board if official_pq is None else official_pq, queries,
                                           draws[:irt_bootstrap] if draws is not None else None,
                                           top, confidence, decimals)
             boards[evaluation.name] = theta
@@ -204,12 +207,15 @@ def _official(source: LeaderboardSource, runs: Mapping[str, Run], strict: bool,
     """The official leaderboard over ``runs`` (index run, best first) and, where it has them, its
     per-query scores (run x query)."""
     if isinstance(source, LeaderboardFile):
-        from exampp.collection.leaderboard import read_leaderboard
+        from exampp.collection.leaderboard import read_leaderboard_file
 
-        board = read_leaderboard(source.path, column=source.column, ranks=source.ranks)
+        board, scores = read_leaderboard_file(source.path, column=source.column, ranks=source.ranks)
         missing = sorted(set(runs) - set(board))
         if missing:
             raise MetaEvaluationError(f"{source.path}: no official score for run(s) {', '.join(missing)}")
+        if scores is not None:  # a per-query table: its queries are resampled like the others
+            scores = scores.loc[sorted(runs)]
+            return scores.mean(axis=1), scores
         return pd.Series({name: float(board[name]) for name in sorted(runs)}), None
     from exampp.api.scores import measure_leaderboard
 
@@ -252,8 +258,14 @@ def _per_query_tables(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mappi
             binary = {_at_rel(m.format(**k), tau): tau for m in BINARY_MEASURES for tau in taus} if label == "max" else {}
             measured(qrels, graded + list(binary), lambda m, label=label, binary=binary: Evaluation("qrels", m, label, binary.get(m)))
     if "intent" in families:
+        from exampp.trec_eval.irm import NDEVAL_DEPTH
+
+        if depth > NDEVAL_DEPTH:
+            warn(f"intent-aware measures at a cutoff of {NDEVAL_DEPTH}, not {depth}: ndeval computes them at "
+                 f"{NDEVAL_DEPTH} at most")
+        cut = {"k": min(depth, NDEVAL_DEPTH)}
         for tau in taus:
-            measured(question_qrels(grades, exam, tau=tau), [m.format(**k) for m in INTENT_MEASURES],
+            measured(question_qrels(grades, exam, tau=tau), [m.format(**cut) for m in INTENT_MEASURES],
                      lambda m, tau=tau: Evaluation("intent", m, tau=tau))
     for tau in taus:
         if "cover" in families:
@@ -269,25 +281,22 @@ def _per_query_tables(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mappi
 
 
 def _common_queries(official: pd.DataFrame | None, tables: Mapping[Evaluation, pd.DataFrame],
-                    warn: Warn) -> list[str]:
-    """The queries every per-query table holds: what the bootstrap draws from."""
+                    exam: Mapping[str, Sequence[str]] | None, warn: Warn) -> list[str]:
+    """The queries every per-query table (and the exam, for IRT) holds: what every score is taken
+    on and the bootstrap draws from."""
     sets = [set(t.columns) for t in tables.values()] + ([set(official.columns)] if official is not None else [])
+    sets += [set(exam)] if exam is not None else []
     if not sets:
         return []
     common = set.intersection(*sets)
     every = set.union(*sets)
     if every - common:
         warn(f"{len(every - common)} queries are not scored by every evaluation (e.g. "
-             f"{', '.join(sorted(every - common)[:5])}): the bootstrap draws from the {len(common)} in common")
+             f"{', '.join(sorted(every - common)[:5])}): every score and correlation is taken on the "
+             f"{len(common)} in common")
     if not common:
         raise MetaEvaluationError("the official leaderboard and the exam have no query in common")
     return sorted(common)
-
-
-def _aligned(per_query: pd.DataFrame | None, queries: list[str], board: pd.Series) -> pd.DataFrame | pd.Series:
-    """The official per-query table on the common queries, or, without one, the official leaderboard
-    itself (held fixed in every bootstrap replicate)."""
-    return board if per_query is None else per_query.loc[board.index, queries]
 
 
 # --- IRT ------------------------------------------------------------------------------------------
