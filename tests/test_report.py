@@ -323,3 +323,17 @@ def test_png_figures_carry_no_metadata(report):
     assert not {"tEXt", "iTXt", "zTXt", "tIME"} & set(chunks)
     assert re.search(rb"Software|matplotlib", png) is None
     assert io.BytesIO(png).read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_dollars_and_backslashes_in_names_are_drawn_as_text(workspace, tmp_path):
+    # matplotlib reads $...$ as mathtext, where "\x" is an unknown symbol that fails the figure
+    from dataclasses import replace
+
+    meta, odd = hand_meta(), {"r1": "w$\\x$"}
+    renamed = replace(meta, scores=meta.scores.rename(index=odd), low=meta.low.rename(index=odd),
+                      high=meta.high.rename(index=odd), official=meta.official.rename(index=odd),
+                      per_query={k: v.rename(index=odd) for k, v in meta.per_query.items()},
+                      official_per_query=meta.official_per_query.rename(index=odd))
+    report = build_report(workspace, tmp_path / "out", meta=renamed, date=DATE)
+    assert "w$\\x$" in report.html.read_text(encoding="utf-8")
+    assert set(report.figures) == {"comparison.png", "per-query.png", "grades.png"}

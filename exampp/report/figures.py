@@ -27,6 +27,12 @@ def png_bytes(fig: Figure) -> bytes:
     return out.getvalue()
 
 
+def literal(text: str) -> str:
+    """A run name, measure or path as matplotlib draws it letter for letter: a ``$`` would start
+    mathtext (and a stray backslash in it fail the figure)."""
+    return str(text).replace("$", r"\$")
+
+
 def comparison_figure(data: pd.DataFrame, official: str) -> Figure:
     """The EXAM++ paper's comparison: systems on the x axis in the official leaderboard's order,
     each evaluation's min-max normalised scores as a line with markers and its (equally rescaled)
@@ -45,17 +51,18 @@ def comparison_figure(data: pd.DataFrame, official: str) -> Figure:
         rows = data[data["evaluation"] == evaluation].sort_values("position")
         x = rows["position"].to_numpy() - 1
         if evaluation == official:
-            style = {**OFFICIAL_STYLE, "label": f"{evaluation} (official)"}
+            style = {**OFFICIAL_STYLE, "label": literal(f"{evaluation} (official)")}
             colour = "black"
         else:
             colour = f"C{others % 10}"
-            style = {"color": colour, "marker": markers[others % len(markers)], "linewidth": 1.4, "label": evaluation}
+            style = {"color": colour, "marker": markers[others % len(markers)], "linewidth": 1.4,
+                     "label": literal(evaluation)}
             others += 1
         ax.plot(x, rows["normalised"], markersize=6, **style)
         low, high = rows["normalised_low"].to_numpy(float), rows["normalised_high"].to_numpy(float)
         if np.isfinite(low).any():
             ax.fill_between(x, low, high, color=colour, alpha=0.10, linewidth=0)
-    ax.set_xticks(range(len(runs)), runs, rotation=60 if len(runs) > 6 else 0,
+    ax.set_xticks(range(len(runs)), [literal(run) for run in runs], rotation=60 if len(runs) > 6 else 0,
                   ha="right" if len(runs) > 6 else "center", fontsize="small")
     ax.set_xlim(-0.5, len(runs) - 0.5)
     # Wide intervals of a leaderboard with a narrow range would flatten every line: cut at the edges.
@@ -82,10 +89,10 @@ def scatter_figure(points: pd.DataFrame, official: str) -> Figure:
         panel = points[points["evaluation"] == evaluation]
         ax.scatter(panel["official"], panel["exam"], s=12, alpha=0.5, color="C0", linewidths=0)
         ax.grid(True, alpha=0.3)
-        ax.set_title(evaluation, fontsize="medium")
+        ax.set_title(literal(evaluation), fontsize="medium")
         ax.set_xlabel("official per query", fontsize="small")  # the name, path and all, is in the title
         ax.set_ylabel("EXAM per query", fontsize="small")
-    fig.suptitle(f"Per-query scores against the official {official}: each point a (system, query)",
+    fig.suptitle(literal(f"Per-query scores against the official {official}: each point a (system, query)"),
                  fontsize="medium")
     return fig
 
