@@ -300,14 +300,18 @@ def leaderboard(
     :func:`parse_measures` column, best first by the first. Intent qrels: as in
     :func:`per_query_measures`."""
     parsed = parse_measures(measures)
-    columns = [column for column, _ in parsed]
-    per_query = _per_query(runs, qrels, parsed, depth, exclude)
+    return mean_table(_per_query(runs, qrels, parsed, depth, exclude), [column for column, _ in parsed])
+
+
+def mean_table(per_query: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """The leaderboard of per-query values (columns ``run, query_id, measure, value``): index run,
+    one column per measure in ``columns`` holding its :func:`exact_mean`, best first by the first."""
     table = (
         per_query.groupby(["run", "measure"], sort=False)["value"]
         .agg(lambda v: exact_mean(v))
         .unstack("measure")
     )
-    table = table.reindex(columns=columns)  # no runs or no queries: an empty table with these columns
+    table = table.reindex(columns=list(columns))  # no runs or no queries: an empty table with these columns
     table.index.name = "run"
     table.columns.name = None
     return table.sort_values(columns[0], ascending=False, kind="stable")

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -29,12 +28,6 @@ CORRELATIONS = ("spearman", "kendall", "tau_ap", "kendall_top")
 TESTS = ("t", "randomization")
 CORRECTIONS = ("holm", "bh", "none")
 LEVELS = ("nominal", "ordinal", "interval")
-
-
-@dataclass(frozen=True)
-class Interval:
-    low: float
-    high: float
 
 
 # --- the bootstrap --------------------------------------------------------------------------------
@@ -66,7 +59,7 @@ def _tails(confidence: float) -> tuple[float, float]:
     return (1 - confidence) / 2, (1 + confidence) / 2
 
 
-def _percentiles(replicates: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+def percentile_interval(replicates: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval along the last axis; replicates where a statistic is undefined (NaN)
     are left out, an all-NaN row gives NaN."""
     lower, upper = _tails(confidence)
@@ -92,7 +85,7 @@ def bootstrap_means(scores: pd.DataFrame, n: int = 1000, seed: int = 0, confiden
     ``mean`` is the mean on all queries."""
     values = _check_scores(scores)
     counts = _draw_counts(bootstrap_samples(values.shape[1], n, seed), values.shape[1])
-    low, high = _percentiles(_replicate_means(values, counts), confidence)
+    low, high = percentile_interval(_replicate_means(values, counts), confidence)
     return pd.DataFrame({"mean": values.mean(axis=1), "low": low, "high": high},
                         index=pd.Index(scores.index, name="run"))
 
@@ -168,10 +161,7 @@ def _correlation_rows(x: np.ndarray, y: np.ndarray, top: int) -> dict[str, np.nd
 def kendall_top(reference: Mapping[str, float], other: Mapping[str, float], top: int = 10) -> float:
     """Kendall's τ-b of two leaderboards on the systems in the reference's top ``top`` (systems
     tied at the cut all count), over the systems both hold; NaN when undefined."""
-    common = sorted(set(reference.keys()) & set(other.keys()))
-    x = np.array([[reference[s] for s in common]], dtype=float)
-    y = np.array([[other[s] for s in common]], dtype=float)
-    return float(_kendall_rows(x, y, _top_pairs(x, top))[0])
+    return correlation_values(reference, other, top, decimals=None)["kendall_top"]
 
 
 def _leaderboard_row(scores: pd.DataFrame, decimals: int | None) -> np.ndarray:
@@ -228,7 +218,7 @@ def correlation_intervals(reference: pd.DataFrame | pd.Series, other: pd.DataFra
             x_boot = _round(_replicate_means(_check_scores(reference, "reference"), counts).T, decimals)
         replicates = _correlation_rows(x_boot, y_boot, top)
         for name in CORRELATIONS:
-            low, high = _percentiles(replicates[name], confidence)
+            low, high = percentile_interval(replicates[name], confidence)
             rows[name] = (rows[name][0], float(low), float(high))
     table = pd.DataFrame.from_dict(rows, orient="index", columns=["value", "low", "high"])
     table.index.name = "statistic"

@@ -150,13 +150,14 @@ def meta_evaluate(
         official_board = official_pq.mean(axis=1)
     draws = bootstrap_samples(len(queries), bootstrap, seed) if bootstrap else None
 
+    reference = official_board if official_pq is None else official_pq  # a leaderboard is held fixed
     rows, boards, lows, highs, per_query = [], {}, {}, {}, {}
     for evaluation, table in evaluations.items():
         name = evaluation.name
         table = per_query[name] = table.loc[official_board.index, queries]
         boards[name] = table.mean(axis=1)
-        stats = correlation_intervals(official_board if official_pq is None else official_pq, table,
-                                      n=bootstrap, seed=seed, confidence=confidence, top=top, decimals=decimals)
+        stats = correlation_intervals(reference, table, n=bootstrap, seed=seed, confidence=confidence, top=top,
+                                      decimals=decimals)
         rows.append(_row(evaluation, len(table), stats))
         if bootstrap:
             means = bootstrap_means(table, n=bootstrap, seed=seed, confidence=confidence)
@@ -165,8 +166,7 @@ def meta_evaluate(
         common = {query: exam[query] for query in queries}
         for tau in levels:
             evaluation = Evaluation("irt", "IRT theta (2PL)", tau=tau)
-            theta, stats, interval = _irt(read, stored.grades, common, tau, depth, official_board,
-                                          official_board if official_pq is None else official_pq, queries,
+            theta, stats, interval = _irt(read, stored.grades, common, tau, depth, reference, queries,
                                           draws[:irt_bootstrap] if draws is not None else None,
                                           top, confidence, decimals)
             boards[evaluation.name] = theta
@@ -302,41 +302,41 @@ def _common_queries(official: pd.DataFrame | None, tables: Mapping[Evaluation, p
 # --- IRT ------------------------------------------------------------------------------------------
 
 def _irt(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping[str, Sequence[str]], tau: float,
-         depth: int, official_board: pd.Series, official: pd.DataFrame | pd.Series, queries: list[str],
-         draws: np.ndarray | None, top: int, confidence: float, decimals: int | None
+         depth: int, official: pd.DataFrame | pd.Series, queries: list[str], draws: np.ndarray | None,
+         top: int, confidence: float, decimals: int | None
          ) -> tuple[pd.Series, pd.DataFrame, tuple[pd.Series, pd.Series]]:
-    """The 2PL ability of each run at ``tau``, its correlations with the official leaderboard, and
-    the abilities' bootstrap interval: the model refitted on every draw of queries."""
+    """The 2PL ability of each run at ``tau``, its correlations with the ``official`` leaderboard (its
+    per-query table, or the leaderboard held fixed), and the abilities' bootstrap interval: the model
+    refitted on every draw of queries."""
     from exampp.analysis.irt.models import IRTModel
     from exampp.analysis.irt.responses import responses_from_grades
-    from exampp.analysis.statistics import CORRELATIONS, correlation_values
+    from exampp.analysis.statistics import CORRELATIONS, correlation_values, percentile_interval
 
+    fixed = isinstance(official, pd.Series)
+    board = official if fixed else official.mean(axis=1)
     responses = responses_from_grades(grades, runs, exam, tau=tau, depth=depth)
-    matrix = responses.matrix.loc[official_board.index]
-    theta = pd.Series(IRTModel().fit(matrix.to_numpy(dtype=float)).theta_, index=matrix.index)
-    values = correlation_values(_mean_board(official), theta, top=top, decimals=decimals)
-    nan = pd.Series(math.nan, index=theta.index)
+    matrix = responses.matrix.loc[board.index]
+    values = matrix.to_numpy(dtype=float)
+    theta = pd.Series(IRTModel().fit(values).theta_, index=matrix.index)
+    point = correlation_values(board, theta, top=top, decimals=decimals)
     if draws is None or not len(draws):
-        stats = pd.DataFrame({"value": values, "low": math.nan, "high": math.nan}, index=list(CORRELATIONS))
+        nan = pd.Series(math.nan, index=theta.index)
+        stats = pd.DataFrame({"value": point, "low": math.nan, "high": math.nan}, index=list(CORRELATIONS))
         return theta, stats, (nan, nan)
     columns = {q: [j for j, item in enumerate(matrix.columns) if responses.question_query.get(item) == q]
                for q in queries}
     replicates, thetas = [], []
     for draw in draws:
-        picked = [j for i in draw for j in columns[queries[i]]]
-        fitted = pd.Series(IRTModel().fit(matrix.to_numpy(dtype=float)[:, picked]).theta_, index=matrix.index)
-        thetas.append(fitted.to_numpy())
-        reference = official if isinstance(official, pd.Series) else official.iloc[:, draw].mean(axis=1)
-        replicates.append(correlation_values(reference, fitted, top=top, decimals=decimals))
-    alpha = (1 - confidence) / 2
-    spread = pd.DataFrame(replicates, columns=list(CORRELATIONS))
-    stats = pd.DataFrame({"value": values, "low": spread.quantile(alpha), "high": spread.quantile(1 - alpha)})
-    bounds = np.quantile(np.array(thetas), [alpha, 1 - alpha], axis=0)
-    return theta, stats, (pd.Series(bounds[0], index=theta.index), pd.Series(bounds[1], index=theta.index))
-
-
-def _mean_board(official: pd.DataFrame | pd.Series) -> pd.Series:
-    return official if isinstance(official, pd.Series) else official.mean(axis=1)
+        fitted = IRTModel().fit(values[:, [j for i in draw for j in columns[queries[i]]]]).theta_
+        thetas.append(fitted)
+        reference = board if fixed else official.iloc[:, draw].mean(axis=1)
+        replicates.append(correlation_values(reference, pd.Series(fitted, index=matrix.index), top=top,
+                                             decimals=decimals))
+    spread = np.array([[replicate[name] for replicate in replicates] for name in CORRELATIONS])
+    low, high = percentile_interval(spread, confidence)
+    stats = pd.DataFrame({"value": point, "low": low, "high": high}, index=list(CORRELATIONS))
+    low, high = percentile_interval(np.array(thetas).T, confidence)
+    return theta, stats, (pd.Series(low, index=theta.index), pd.Series(high, index=theta.index))
 
 
 # --- the table -------------------------------------------------------------------------------------

@@ -256,22 +256,23 @@ def measure_leaderboard(
 
 def _bootstrap_leaderboard(per_query: pd.DataFrame, measures: Sequence[str], n: int, seed: int,
                            confidence: float) -> pd.DataFrame:
-    """The leaderboard of per-query values (means as :func:`exampp.scoring.leaderboard` computes
-    them) with each measure's bootstrap interval beside it, best first by the first measure."""
+    """The leaderboard of per-query values (:func:`exampp.scoring.mean_table`) with each measure's
+    bootstrap interval beside it, best first by the first measure."""
     from exampp.analysis.statistics import bootstrap_means, scores_table
-    from exampp.scoring import exact_mean, parse_measures
+    from exampp.scoring import mean_table, parse_measures
 
     columns = [column for column, _ in parse_measures(measures)]
-    table = pd.DataFrame(index=pd.Index(sorted(per_query["run"].unique()), name="run"))
+    means = mean_table(per_query, columns)
+    table = pd.DataFrame(index=means.index)
     for column in columns:
+        table[column] = means[column]
         values = per_query[per_query["measure"] == column]
-        table[column] = values.groupby("run")["value"].agg(exact_mean)
         if values.empty:
             table[f"{column}_low"] = table[f"{column}_high"] = float("nan")
             continue
         interval = bootstrap_means(scores_table(values), n=n, seed=seed, confidence=confidence)
         table[f"{column}_low"], table[f"{column}_high"] = interval["low"], interval["high"]
-    return table.sort_values(columns[0], ascending=False, kind="stable").reset_index()
+    return table.reset_index()
 
 
 def _ranked(runs: RunsSource) -> list[Ranked]:

@@ -28,6 +28,21 @@ if TYPE_CHECKING:
 
 
 
+def draw_options(command):
+    """``--bootstrap N --irt-bootstrap M --seed S``: the meta-evaluation's resamples of the queries
+    (meta-evaluate and report)."""
+    options = [
+        click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True,
+                     help="Bootstrap resamples of the queries for the intervals (0: none)."),
+        click.option("--irt-bootstrap", type=click.IntRange(min=0), default=50, show_default=True,
+                     help="How many of those resamples the IRT rows refit their model on (0: no IRT intervals)."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @click.command("meta-evaluate")
 @workspace_option
 @method_option
@@ -47,11 +62,7 @@ if TYPE_CHECKING:
 @click.option("--family", "families", multiple=True, type=click.Choice(FAMILIES),
               help="Kind of evaluation, repeatable [default: all].")
 @depth_option
-@click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True,
-              help="Bootstrap resamples of the queries for the intervals (0: none).")
-@click.option("--irt-bootstrap", type=click.IntRange(min=0), default=50, show_default=True,
-              help="How many of those resamples the IRT rows refit their model on.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@draw_options
 @click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
               show_default=True, help="Confidence level of the intervals.")
 @click.option("--top", type=click.IntRange(min=2), default=10, show_default=True,

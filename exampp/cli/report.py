@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from exampp.cli.meta_evaluate import draw_options
 from exampp.cli.output import FILE, depth_option, method_option, warn, workspace_option
 
 
@@ -16,11 +17,7 @@ from exampp.cli.output import FILE, depth_option, method_option, warn, workspace
 @click.option("--official-measure", default="nDCG@10", show_default=True,
               help="Measure of the official leaderboard (ir_measures name).")
 @method_option
-@click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True,
-              help="Bootstrap draws of the queries for the intervals (0: none).")
-@click.option("--irt-bootstrap", type=click.IntRange(min=0), default=50, show_default=True,
-              help="How many of those draws the IRT rows refit their model on (0: no IRT intervals).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap draws.")
+@draw_options
 @depth_option
 @click.option("--exclude", multiple=True, help="Run name to leave out, repeatable.")
 @click.option("--rel-level", type=int, default=1, show_default=True,
