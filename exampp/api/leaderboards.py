@@ -230,6 +230,16 @@ def short_list(names: list[str], limit: int = 10) -> str:
     return ", ".join(names[:limit]) + more
 
 
+def source_scores(source: LeaderboardSource, *, runs: RunsSource | None = None, depth: int | None = None,
+                  strict: bool = False, warn: Warn = python_warning) -> tuple[dict[str, float], pd.DataFrame | None]:
+    """One source's leaderboard (run -> score) and its run x query scores where it has them (None
+    for a leaderboard file of one score per run)."""
+    _check_source("A", source, runs)
+    boards = _Boards(runs, depth, strict, warn)
+    table = boards.file_table(source) if isinstance(source, LeaderboardFile) else boards.per_query(source)
+    return boards.board(source), table
+
+
 def _check_source(name: str, source: LeaderboardSource, runs: RunsSource | None) -> None:
     """What can be told before anything is read: a computed leaderboard has runs and one measure."""
     from exampp.scoring import parse_measures
@@ -258,10 +268,10 @@ class _Boards:
     def board(self, source: LeaderboardSource) -> dict[str, float]:
         if isinstance(source, LeaderboardFile):
             return self._file(source)[0]
-        from exampp.scoring import leaderboard
+        from exampp.scoring import exact_mean
 
-        return leaderboard(self.runs(), self.judgments(source), [source.measure], self._depth)[
-            source.measure].to_dict()
+        # the leaderboard's means, from the per-query table the bootstrap and --per-query also use
+        return {run: exact_mean(row) for run, row in self.per_query(source).iterrows()}
 
     def file_table(self, source: LeaderboardFile) -> pd.DataFrame | None:
         """The run x query table of a per-query table file (None for a leaderboard file)."""

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from exampp.api import Warn, python_warning
-from exampp.api.leaderboards import LeaderboardFile, LeaderboardSource, QrelsMeasure
+from exampp.api.leaderboards import LeaderboardSource, QrelsMeasure
 from exampp.api.workspace import RunsSource, as_workspace, exam_questions, stored_grades, workspace_runs
 from exampp.collection.io import PathLike
 from exampp.collection.runs import Run
@@ -204,27 +204,22 @@ def _kept_runs(runs: Mapping[str, Run], exclude: Collection[str]) -> dict[str, R
 
 def _official(source: LeaderboardSource, runs: Mapping[str, Run], strict: bool,
               warn: Warn) -> tuple[pd.Series, pd.DataFrame | None]:
-    """The official leaderboard over ``runs`` (index run, best first) and, where it has them, its
+    """The official leaderboard over ``runs`` and, where it has them (qrels, a per-query table), its
     per-query scores (run x query)."""
-    if isinstance(source, LeaderboardFile):
-        from exampp.collection.leaderboard import read_leaderboard_file
+    from exampp.api.leaderboards import source_scores
 
-        board, scores = read_leaderboard_file(source.path, column=source.column, ranks=source.ranks)
-        missing = sorted(set(runs) - set(board))
-        if missing:
-            raise MetaEvaluationError(f"{source.path}: no official score for run(s) {', '.join(missing)}")
-        if scores is not None:  # a per-query table: its queries are resampled like the others
-            scores = scores.loc[sorted(runs)]
-            return scores.mean(axis=1), scores
-        return pd.Series({name: float(board[name]) for name in sorted(runs)}), None
-    from exampp.api.scores import measure_leaderboard
-
-    if not (isinstance(source.qrels, str) and source.qrels.startswith("irds:")) and not Path(source.qrels).exists():
+    if isinstance(source, QrelsMeasure) and not str(source.qrels).startswith("irds:") \
+            and not Path(source.qrels).exists():
         raise MetaEvaluationError(f"{source.qrels}: no official qrels (give the official leaderboard: "
                                   "--official-qrels QRELS, or --official FILE)")
-    table = measure_leaderboard(runs, source.qrels, [source.measure], per_query=True, strict=strict, warn=warn)
-    per_query = table.pivot(index="run", columns="query_id", values="value")
-    return per_query.mean(axis=1), per_query
+    board, scores = source_scores(source, runs=runs, strict=strict, warn=warn)
+    missing = sorted(set(runs) - set(board))
+    if missing:
+        raise MetaEvaluationError(f"{source.label}: no official score for run(s) {', '.join(missing)}")
+    if scores is not None:  # its queries are resampled like the others
+        scores = scores.loc[sorted(runs)]
+        return scores.mean(axis=1), scores
+    return pd.Series({name: float(board[name]) for name in sorted(runs)}), None
 
 
 def _per_query_tables(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping[str, Sequence[str]],
