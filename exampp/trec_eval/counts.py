@@ -10,7 +10,8 @@ num_q = Measure("num_q", lambda j, p, s: [1], averaging=Averaging.NUM_Q, fmt="%d
 
 num_ret = Measure("num_ret", lambda j, p, s: [j.num_ret], averaging=Averaging.SUM, fmt="%d")
 
-num_rel = Measure("num_rel", lambda j, p, s: [j.num_rel], averaging=Averaging.SUM, fmt="%d")
+# with -c, trec_eval's summary counts the qrels' judgments above 0, whatever -l says (m_num_rel.c)
+num_rel = Measure("num_rel", lambda j, p, s: [j.num_rel], averaging=Averaging.QRELS_SUM, fmt="%d")
 
 num_rel_ret = Measure("num_rel_ret", lambda j, p, s: [j.num_rel_ret], averaging=Averaging.SUM, fmt="%d")
 

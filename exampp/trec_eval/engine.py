@@ -95,6 +95,8 @@ def evaluate(
     for index, (m, _, names) in enumerate(trec):
         if m.averaging is Averaging.RUN_NAME:
             scores.append(Score(names[0], "all", run.name, m.fmt))
+        elif m.averaging is Averaging.QRELS_SUM and complete:
+            scores.append(Score(names[0], "all", sum(g > 0 for js in qrels.values() for g in js.values()), m.fmt))
         elif m.summary:
             for i, name in enumerate(names):
                 scores.append(Score(name, "all", _summary(m, [values[qid][index][i] for qid in query_order]), m.fmt))
@@ -122,7 +124,7 @@ def _summary(measure: Measure, values: Sequence[Value]) -> Value:
     """The ``all`` value from the per-query values (summed in query order, as trec_eval does)."""
     if measure.averaging is Averaging.NUM_Q:
         return len(values)
-    if measure.averaging is Averaging.SUM:
+    if measure.averaging in (Averaging.SUM, Averaging.QRELS_SUM):
         return sum(values)
     total = 0.0
     for value in values:

@@ -35,6 +35,7 @@ class Averaging(Enum):
     MEAN = "mean"  # te_calc_avg_meas_s / _a_cut
     GEOMETRIC = "geometric"  # per-query values are logs; summary is exp(mean)
     SUM = "sum"  # counts: summary is the total
+    QRELS_SUM = "qrels sum"  # num_rel: the total, or with -c the judgments above 0 in the whole qrels
     NUM_Q = "num_q"  # number of queries evaluated
     RUN_NAME = "run name"  # runid: the summary is the run's name
     NONE = "none"  # no summary value (relstring)
@@ -138,14 +139,29 @@ def geometric_log(value: float) -> float:
     return math.log(max(value, MIN_GEO_MEAN))
 
 
+C_NAN = -math.nan
+"""The NaN an invalid operation (0/0, inf - inf, log of a negative) gives in C on x86: its sign bit
+is set, and printf prints it as ``-nan``. Python's own ``math.nan`` is positive."""
+
+
 def ratio(num: float, den: float) -> float:
-    """``num / den`` as C computes it: a zero denominator gives inf or nan instead of raising.
+    """``num / den`` as C computes it: a zero denominator gives inf, -inf or (0/0) C's negative NaN
+    instead of raising.
 
     Only degenerate inputs reach it (e.g. ``-J`` leaving a query with no retrieved document).
     """
     if den:
         return num / den
-    return math.nan if num == 0 else math.copysign(math.inf, num)
+    if num != num or num == 0:
+        return num if num != num else C_NAN
+    return math.copysign(math.inf, num) * math.copysign(1.0, den)
+
+
+def c_log2(value: float) -> float:
+    """C's ``log2``: -inf at 0 and C's NaN below it, where Python's raises ValueError."""
+    if value > 0 or value != value:
+        return math.log2(value)
+    return -math.inf if value == 0 else C_NAN
 
 
 def relevant_prefix_counts(judged: JudgedRanking, level: int) -> list[int]:

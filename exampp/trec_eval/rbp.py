@@ -8,11 +8,17 @@ from exampp.trec_eval.measure import Measure, ParamKind, Params, ratio
 PERSISTENCE = 0.9
 
 
-def _rbp(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
+def _persistence(p: Params) -> float:
+    """The ``p=`` parameter (the last one given wins, as in m_rbp.c), else 0.9."""
     persistence = PERSISTENCE
     for name, value in p.values:
         if name == "p":
             persistence = value
+    return persistence
+
+
+def _rbp(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
+    persistence = _persistence(p)
     levels = setup_gains(p.values, j)
     # gains outside [0, 1] are rescaled to it (min-max over the levels)
     gains = [level.gain for level in levels]
@@ -31,7 +37,9 @@ def _rbp(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
 
 
 def _rbp_resid(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
-    """The most RBP could still grow if every unjudged document (and every rank below) were relevant."""
+    """The most RBP could still grow if every unjudged document (and every rank below) were relevant.
+    Only ``p=`` of its parameters counts (gains do not)."""
+    persistence = _persistence(p)
     unjudged = 0
     total = 0.0
     weight = 1.0
@@ -39,9 +47,9 @@ def _rbp_resid(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
         if rel < 0:
             unjudged += 1
             total += weight
-        weight *= PERSISTENCE
-    return [weight + (1 - PERSISTENCE) * total if unjudged else 0.0]
+        weight *= persistence
+    return [weight + (1 - persistence) * total if unjudged else 0.0]
 
 
 rbp = Measure("rbp", _rbp, ParamKind.PAIR_PARAMS)
-rbp_resid = Measure("rbp_resid", _rbp_resid)
+rbp_resid = Measure("rbp_resid", _rbp_resid, ParamKind.PAIR_PARAMS)

@@ -2,16 +2,31 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Mapping, Sequence
 
 from exampp.trec_eval.engine import Score
+from exampp.trec_eval.measure import Value
 
 COLUMNS = ("run", "measure", "query", "value")
 
 
 def format_trec(scores: Sequence[Score]) -> str:
     """Lines exactly as trec_eval prints them: ``printf("%-22s\\t%s\\t<fmt>\\n", measure, query, value)``."""
-    return "".join(f"{s.measure:<22}\t{s.query}\t{s.fmt % s.value}\n" for s in scores)
+    return "".join(f"{s.measure:<22}\t{s.query}\t{printf(s.fmt, s.value)}\n" for s in scores)
+
+
+def printf(fmt: str, value: Value) -> str:
+    """``fmt % value`` as glibc's printf writes it: a NaN whose sign bit is set prints as ``-nan``
+    (Python prints every NaN as ``nan``)."""
+    if isinstance(value, float) and value != value and math.copysign(1.0, value) < 0:
+        width = _WIDTH.match(fmt)
+        return "-nan".rjust(int(width.group(1)) if width and width.group(1) else 0)
+    return fmt % value
+
+
+_WIDTH = re.compile(r"%(\d*)")
 
 
 def records(results: Mapping[str, Sequence[Score]]) -> list[dict]:
