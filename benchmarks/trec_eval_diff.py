@@ -175,11 +175,13 @@ def rbp_rescaled(case: Case) -> bool:
     maximum it never initialises (m_rbp.c), so its rbp figures are whatever the stack held."""
     grades = {int(line.split()[3]) for line in case.qrels.splitlines()}
     spec = next((a for a in case.args if a.startswith("rbp.")), "")
-    gains = {g: float(g) for g in grades if g >= 0}
+    gains: dict[int, float] = {}
     for pair in spec.partition(".")[2].split(",") if spec else ():
         name, _, value = pair.partition("=")
         if name.lstrip("-").isdigit():
             gains.setdefault(int(name), float(value))
+    for grade in range(max(grades) + 1):
+        gains.setdefault(grade, float(grade))
     return any(g < 0 or g > 1 for g in gains.values())
 
 

@@ -6,7 +6,6 @@ is what the measures walk (from the top) to build the ideal ranking.
 """
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,9 +31,29 @@ def setup_gains(pairs: Sequence[tuple[str, float]], judged: JudgedRanking) -> li
             given.count = judged.rel_levels[grade]
         else:
             levels.append(Level(grade, float(grade), judged.rel_levels[grade]))
-    # trec_eval compares gains through an int cast: gains less than 1 apart tie
-    levels.sort(key=functools.cmp_to_key(lambda a, b: int(a.gain - b.gain)))
-    return levels
+    # trec_eval compares gains through an int cast, so gains less than 1 apart tie and the order is
+    # not transitive (1.5 = 2.25 = 3 but 1.5 < 3): the result depends on the sort, glibc's
+    return _glibc_qsort(levels, lambda a, b: int(a.gain - b.gain))
+
+
+def _glibc_qsort(items: list, compare) -> list:
+    """glibc's ``qsort`` (msort.c up to glibc 2.36): a top-down merge sort, the left half
+    ``n // 2`` long, a tie taken from the left. Python's sort differs once ``compare`` is not
+    transitive."""
+    if len(items) <= 1:
+        return list(items)
+    half = len(items) // 2
+    left, right = _glibc_qsort(items[:half], compare), _glibc_qsort(items[half:], compare)
+    merged = []
+    i = j = 0
+    while i < len(left) and j < len(right):
+        if compare(left[i], right[j]) <= 0:
+            merged.append(left[i])
+            i += 1
+        else:
+            merged.append(right[j])
+            j += 1
+    return merged + left[i:] + right[j:]
 
 
 def gain_of(grade: int, levels: Sequence[Level]) -> float:

@@ -9,7 +9,7 @@ from math import log2
 
 from exampp.trec_eval.gains import IdealWalk, gain_of, setup_gains
 from exampp.trec_eval.judged import JudgedRanking, Settings
-from exampp.trec_eval.measure import Measure, ParamKind, Params
+from exampp.trec_eval.measure import Measure, ParamKind, Params, c_log2, ratio
 
 MIN_COST = 1.0
 
@@ -32,7 +32,7 @@ def _g(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
             sum_results += gain
             sum_cost += cost
             if gain != 0:
-                results_g += gain / log2(2 + sum_cost - sum_results)
+                results_g += ratio(gain, c_log2(2 + sum_cost - sum_results))  # negative gains reach log2 <= 0
         i += 1
     return [results_g / sum_ideal if sum_ideal > 0.0 else 0.0]
 

@@ -3,7 +3,7 @@ set_map, set_F and utility."""
 from __future__ import annotations
 
 from exampp.trec_eval.judged import JudgedRanking, Settings
-from exampp.trec_eval.measure import Measure, ParamKind, Params
+from exampp.trec_eval.measure import Measure, ParamKind, Params, ratio
 
 
 def _set_p(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
@@ -31,7 +31,7 @@ def _set_f(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
     precision = j.num_rel_ret / j.num_ret
     recall = j.num_rel_ret / j.num_rel
     x = p.values[0]
-    return [(x + 1.0) * precision * recall / (x * precision + recall)]
+    return [ratio((x + 1.0) * precision * recall, x * precision + recall)]  # x = -1 can divide by 0
 
 
 def _utility(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
