@@ -81,6 +81,15 @@ def make_case(seed: int) -> Case:
     return Case(seed, "".join(qrels_lines), "".join(run_lines), tuple(_flags(rng)))
 
 
+def cases_digest(seeds) -> str:
+    """A SHA-256 of the cases of ``seeds`` (their files and flags): golden answers belong to it."""
+    digest = hashlib.sha256()
+    for seed in seeds:
+        case = make_case(seed)
+        digest.update("\0".join((str(seed), case.qrels, case.run, *case.args)).encode() + b"\1")
+    return digest.hexdigest()
+
+
 def _query_ids(rng: random.Random) -> list[str]:
     count = rng.choice([1, 1, 2, 3, 5, 8])
     pool = rng.choice([[str(n) for n in range(1, 400)], [f"q{n}" for n in range(1, 40)],
@@ -139,6 +148,19 @@ def _flags(rng: random.Random) -> list[str]:
 
 
 def _measure(rng: random.Random) -> str:
+    spec = _plain_measure(rng)
+    name, dot, params = spec.partition(".")
+    if dot and rng.random() < 0.1:  # trec_eval reads parameters with atol/atof: leading junk-free prefixes
+        parts = params.split(",")
+        at = rng.randrange(len(parts))
+        key, eq, value = parts[at].rpartition("=")
+        value = rng.choice([f"{value}x", f" {value}", f"+{value}", f"{value}e0", "", "abc", "1e1", "0x1p-1"])
+        parts[at] = f"{key}{eq}{value}"
+        spec = f"{name}.{','.join(parts)}"
+    return spec
+
+
+def _plain_measure(rng: random.Random) -> str:
     kind = rng.random()
     if kind < 0.2:
         return rng.choice(PLAIN)
@@ -170,25 +192,8 @@ def _measure(rng: random.Random) -> str:
     return f"{name}.{','.join(values)}"
 
 
-def rbp_rescaled(case: Case) -> bool:
-    """Whether rbp's gains leave [0, 1] in this case: trec_eval then rescales them by a minimum and
-    maximum it never initialises (m_rbp.c), so its rbp figures are whatever the stack held."""
-    grades = {int(line.split()[3]) for line in case.qrels.splitlines()}
-    spec = next((a for a in case.args if a.startswith("rbp.")), "")
-    gains: dict[int, float] = {}
-    for pair in spec.partition(".")[2].split(",") if spec else ():
-        name, _, value = pair.partition("=")
-        if name.lstrip("-").isdigit():
-            gains.setdefault(int(name), float(value))
-    for grade in range(max(grades) + 1):
-        gains.setdefault(grade, float(grade))
-    return any(g < 0 or g > 1 for g in gains.values())
-
-
-def comparable(output: bytes, case: Case) -> bytes:
-    """The lines of an output compared: all but rbp's where :func:`rbp_rescaled`."""
-    if not rbp_rescaled(case):
-        return output
+def without_rbp(output: bytes) -> bytes:
+    """An output without its rbp lines (rbp_resid's stay)."""
     return b"".join(line for line in output.splitlines(keepends=True)
                     if not (line.startswith(b"rbp") and not line.startswith(b"rbp_resid")))
 
@@ -219,13 +224,14 @@ class Answer:
         return "failed" if self.failed else hashlib.sha256(self.output).hexdigest()
 
 
-def trec_eval_answer(binary: str, case: Case, folder: Path) -> Answer:
+def trec_eval_answer(binary: str, case: Case, folder: Path, rbp: bool = True) -> Answer:
+    """trec_eval's answer; ``rbp=False`` leaves rbp's lines out (an unpatched binary's, see :func:`build`)."""
     qrels, run = reference_case(case).write(folder)
     done = subprocess.run([binary, *case.args, str(qrels), str(run)], capture_output=True, timeout=60)
-    return Answer(done.returncode != 0, comparable(done.stdout, case))
+    return Answer(done.returncode != 0, done.stdout if rbp else without_rbp(done.stdout))
 
 
-def exampp_answer(case: Case, folder: Path) -> Answer:
+def exampp_answer(case: Case, folder: Path, rbp: bool = True) -> Answer:
     """``exampp eval`` in this process (click's runner), on the same files."""
     from click.testing import CliRunner
 
@@ -236,7 +242,7 @@ def exampp_answer(case: Case, folder: Path) -> Answer:
     crash = result.exception
     if crash is not None and not isinstance(crash, SystemExit):
         return Answer(True, result.stdout_bytes, f"{type(crash).__name__}: {crash}")
-    return Answer(result.exit_code != 0, comparable(result.stdout_bytes, case))
+    return Answer(result.exit_code != 0, result.stdout_bytes if rbp else without_rbp(result.stdout_bytes))
 
 
 def first_difference(expected: Answer, got: Answer) -> str:
@@ -262,18 +268,29 @@ def measure_of(difference: str) -> str:
     return max(roots, key=len, default=name)
 
 
+RBP_PATCH = ("double sum, min, max;", "double sum, min = 1e308, max = -1e308;")
+"""trec_eval 10.0's m_rbp.c rescales gains outside [0, 1] by a minimum and maximum it never
+initialises, so its rbp figures depend on what the stack held (they change with the measures
+computed before). The binary built here starts them where the loop that follows means them to
+(the gains' own minimum and maximum), as exampp does; the only change made to trec_eval."""
+
+
 def build(source: Path) -> str:
-    """``make`` trec_eval in a copy of its source folder; returns the binary's path."""
-    target = Path(tempfile.mkdtemp(prefix="trec_eval_build_"))
-    shutil.copytree(source, target / "src")
-    subprocess.run(["make", "-C", str(target / "src")], check=True, capture_output=True)
-    return str(target / "src" / "trec_eval")
+    """``make`` trec_eval in a copy of its source folder, with :data:`RBP_PATCH`; returns the binary."""
+    target = Path(tempfile.mkdtemp(prefix="trec_eval_build_")) / "src"
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("trec_eval", "*.o"))
+    rbp = target / "m_rbp.c"
+    if rbp.exists():
+        rbp.write_text(rbp.read_text().replace(*RBP_PATCH))
+    subprocess.run(["make", "-C", str(target)], check=True, capture_output=True)
+    return str(target / "trec_eval")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trec-eval", metavar="PATH", help="trec_eval binary (default: trec_eval on PATH)")
     parser.add_argument("--build", metavar="SRC", help="build trec_eval from this source folder first (make)")
+    parser.add_argument("--rbp", action="store_true", help="compare rbp too: the binary was built by --build")
     parser.add_argument("--cases", type=int, default=500)
     parser.add_argument("--start", type=int, default=0, help="first seed")
     parser.add_argument("--show", type=int, metavar="SEED", help="print one case, both outputs' difference")
@@ -282,27 +299,33 @@ def main() -> None:
     binary = build(Path(args.build)) if args.build else args.trec_eval or shutil.which("trec_eval")
     if binary is None:
         raise SystemExit("no trec_eval: give --trec-eval PATH or --build SRC, or put trec_eval on PATH")
+    rbp = bool(args.build) or args.rbp
+    if not rbp:
+        print("rbp lines left out: trec_eval's m_rbp.c reads two variables it never sets (--build SRC patches it)")
+    if args.write_golden and not rbp:
+        raise SystemExit("--write-golden needs a binary built with --build (or --rbp for one built so)")
     version = subprocess.run([binary, "-v"], capture_output=True, text=True)
-    print(f"trec_eval: {binary} ({(version.stdout + version.stderr).strip()})")
+    version = (version.stdout + version.stderr).strip()
+    print(f"trec_eval: {binary} ({version})")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         if args.show is not None:
-            _show(binary, make_case(args.show), folder)
+            _show(binary, make_case(args.show), folder, rbp)
             return
-        _compare(binary, range(args.start, args.start + args.cases), folder, args.write_golden)
+        _compare(binary, range(args.start, args.start + args.cases), folder, args.write_golden, rbp, version)
 
 
-def _show(binary: str, case: Case, folder: Path) -> None:
+def _show(binary: str, case: Case, folder: Path, rbp: bool) -> None:
     print("flags:", " ".join(case.args))
     print(f"--- qrels ({case.qrels.count(chr(10))} lines)\n{case.qrels[:2000]}")
     print(f"--- run ({case.run.count(chr(10))} lines)\n{case.run[:2000]}")
-    expected, got = trec_eval_answer(binary, case, folder), exampp_answer(case, folder)
+    expected, got = trec_eval_answer(binary, case, folder, rbp), exampp_answer(case, folder, rbp)
     print("--- trec_eval", "failed" if expected.failed else "", "\n" + expected.output.decode())
     print("--- exampp", "failed" if got.failed else "", "\n" + got.output.decode())
     print("same" if expected == got else first_difference(expected, got))
 
 
-def _compare(binary: str, seeds: range, folder: Path, golden: str | None) -> None:
+def _compare(binary: str, seeds: range, folder: Path, golden: str | None, rbp: bool, version: str) -> None:
     start = time.perf_counter()
     differences: Counter[str] = Counter()
     examples: dict[str, int] = {}
@@ -310,8 +333,8 @@ def _compare(binary: str, seeds: range, folder: Path, golden: str | None) -> Non
     failures = 0
     for seed in seeds:
         case = make_case(seed)
-        expected = trec_eval_answer(binary, case, folder)
-        got = exampp_answer(case, folder)
+        expected = trec_eval_answer(binary, case, folder, rbp)
+        got = exampp_answer(case, folder, rbp)
         failures += expected.failed
         rows.append(f"{seed}\t{expected.digest()}\n")
         if not got.crash and expected.failed == got.failed and (expected.failed or expected.output == got.output):
@@ -326,7 +349,9 @@ def _compare(binary: str, seeds: range, folder: Path, golden: str | None) -> Non
         print(f"  {count:5d}  {kind}  (e.g. --show {examples[kind]})")
     if golden:
         tmp = Path(golden).with_suffix(".tmp")
-        tmp.write_text("".join(rows))
+        tmp.write_text(f"# trec_eval's answers to benchmarks/trec_eval_diff.py's cases: seed, SHA-256 of its output\n"
+                       f"# (or 'failed'); {version}, built by --build (rbp patched)\n"
+                       f"# cases {cases_digest(seeds)}\n" + "".join(rows))
         os.replace(tmp, golden)
         print(f"wrote {golden}")
     sys.exit(1 if differences else 0)

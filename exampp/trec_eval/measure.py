@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -88,10 +89,7 @@ class Measure:
 
 
 def _long_cutoffs(name: str, text: str) -> tuple:
-    try:
-        cutoffs = sorted(int(part) for part in text.split(","))
-    except ValueError:
-        raise ValueError(f"measure {name}: cutoffs must be integers, got '{text}'") from None
+    cutoffs = sorted(atol(part) for part in text.split(","))
     if cutoffs[0] <= 0:
         raise ValueError(f"measure {name}: cutoffs must be positive, got '{text}'")
     if len(set(cutoffs)) != len(cutoffs):
@@ -107,23 +105,47 @@ def _double_cutoffs(name: str, text: str) -> tuple:
 
 
 def _doubles(name: str, text: str) -> tuple:
-    try:
-        values = tuple(float(part) for part in text.split(","))
-    except ValueError:
-        raise ValueError(f"measure {name}: parameters must be numbers, got '{text}'") from None
+    values = tuple(atof(part) for part in text.split(","))
     if not all(math.isfinite(v) for v in values):
         raise ValueError(f"measure {name}: parameters must be finite, got '{text}'")
     return values
 
 
 def _pairs(name: str, text: str) -> tuple:
-    pairs = []
-    for part in text.split(","):
-        key, sep, value = part.partition("=")
-        if not sep or not key or "=" in value:
-            raise ValueError(f"measure {name}: malformed pair parameters in '{text}' (expected name=value,...)")
-        pairs.append((key, _doubles(name, value)[0]))
-    return tuple(pairs)
+    """``name=value,...`` checked as get_param_pairs (meas_init.c) checks it: no empty item, one
+    '=' per item; a name may be empty and a value is read as atof reads it."""
+    items = text.split(",")
+    if any(item.count("=") != 1 for item in items):
+        raise ValueError(f"measure {name}: malformed pair parameters in '{text}' (expected name=value,...)")
+    pairs = tuple((key, atof(value)) for key, _, value in (item.partition("=") for item in items))
+    if not all(math.isfinite(v) for _, v in pairs):
+        raise ValueError(f"measure {name}: parameters must be finite, got '{text}'")
+    return pairs
+
+
+_SPACE = " \t\n\v\f\r"
+_LONG = re.compile(r"[+-]?[0-9]+")
+_DOUBLE = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                     r"|(?:inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?))", re.IGNORECASE)
+_HEX = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?")
+
+
+def atol(text: str) -> int:
+    """C's ``atol``: the integer the text starts with (after white space), else 0."""
+    match = _LONG.match(text.lstrip(_SPACE))
+    return max(-(2**63), min(2**63 - 1, int(match.group()))) if match else 0
+
+
+def atof(text: str) -> float:
+    """C's ``atof``: the number the text starts with (decimal, hex, inf or nan), else 0.0."""
+    text = text.lstrip(_SPACE)
+    hexadecimal = _HEX.match(text)
+    if hexadecimal:
+        return float.fromhex(hexadecimal.group())
+    match = _DOUBLE.match(text)
+    if not match:
+        return 0.0
+    return float(match.group().split("(")[0])  # nan(chars): the chars only pick a payload
 
 
 _PARSERS: dict[ParamKind, Callable[[str, str], tuple]] = {
