@@ -9,11 +9,9 @@ Two independent references:
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import math
 import sys
-from pathlib import Path
 
 import pytest
 
