@@ -229,13 +229,13 @@ def _run_values(run: Ranked, measures: Collection[Any], qrels: Qrels, intent: In
     from exampp.trec_eval.irm import IrBatches
 
     batches = IrBatches(measures, qrels, intent)
-    for block in run.blocks(qrels):
+    for block in run.blocks(qrels, depth):
         if run.name in exclude:
             return None
         if isinstance(block, Restart):
             batches.clear()
         else:
-            batches.add(block[0], block[1][:depth])
+            batches.add(block[0], block[1])
     batches.flush()
     return None if run.name in exclude else batches.values
 

@@ -97,3 +97,22 @@ def test_dcg_keeps_its_own_gains_beside_a_parameterised_ndcg(write):
     # trec_eval shares one parameter block among dcg, ideal_dcg and ndcg and crashes here
     out = _eval(write, "q1 0 a 1\n", "q1 Q0 a 1 1 r\n", "-m", "ndcg.1=3", "-m", "dcg")
     assert out == _line("dcg", "all", "1.0000") + _line("ndcg_1=3", "all", "1.0000")
+
+
+# q1's 'a' comes back at rank 3; q2 (not judged) repeats 'z'; the last line's runid is r2
+_DUPLICATES_QRELS = "q1 0 a 1\nq1 0 b 0\n"
+_DUPLICATES_RUN = "q1 Q0 a 1 3 r1\nq1 Q0 b 2 2 r1\nq1 Q0 a 3 1 r1\nq2 Q0 z 1 1 r1\nq2 Q0 z 2 1 r2\n"
+
+
+def test_a_docid_twice_is_refused_only_among_the_documents_kept(write):
+    # trec_eval checks the top -M of a query it evaluates (form_res_rels.c), nothing else
+    assert _eval(write, _DUPLICATES_QRELS, _DUPLICATES_RUN, "-M2", "-m", "num_ret") == _line("num_ret", "all", "2")
+    result = CliRunner().invoke(main, ["eval", "-m", "num_ret", str(write("qrels", _DUPLICATES_QRELS)),
+                                       str(write("run", _DUPLICATES_RUN))])
+    assert result.exit_code == 1 and "run:3: duplicate docid 'a' in query 'q1'" in result.output
+
+
+def test_runid_and_num_q_never_look_at_the_ranking(write):
+    # neither calls form_res_rels, so trec_eval does not see the docid twice; runid is the last line's
+    assert _eval(write, _DUPLICATES_QRELS, _DUPLICATES_RUN, "-m", "runid", "-m", "num_q") == (
+        _line("runid", "all", "r2") + _line("num_q", "all", "1"))

@@ -1,7 +1,8 @@
 """TREC run files: ``qid Q0 docid rank score runid``.
 
 Rankings are held in trec_eval's order (score descending, ties by docid in descending string
-order); the rank column is not trusted. A docid twice in one query is an error, as in trec_eval.
+order); the rank column is not trusted. A docid twice among the documents of one query that are
+kept (all, or the top ``depth``) is an error, as in trec_eval.
 
 Two ways to read one: :func:`read_run` holds the whole run in memory (:class:`Run`, random
 access for pooling and scoring); :class:`RunFile` hands out one query's ranking at a time, so
@@ -47,7 +48,11 @@ class Ranked(Protocol):
     @property
     def name(self) -> str | None: ...
 
-    def blocks(self, queries: Collection[str] | None = None) -> Iterator[Block | Restart]: ...
+    @property
+    def runid(self) -> str | None: ...
+
+    def blocks(self, queries: Collection[str] | None = None, depth: int | None = None,
+               unique: bool = True) -> Iterator[Block | Restart]: ...
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,10 @@ class Run:
     path: Path | str | None = field(default=None, compare=False)
     lines: dict[str, int] = field(default_factory=dict, compare=False)  # query -> first line in the file
 
+    @property
+    def runid(self) -> str:
+        return self.name
+
     def top(self, query_id: str, k: int | None) -> list[RankedDoc]:
         ranking = self.rankings.get(query_id, [])
         return ranking if k is None else ranking[:k]
@@ -67,9 +76,11 @@ class Run:
     def query_ids(self) -> list[str]:
         return sorted(self.rankings)
 
-    def blocks(self, queries: Collection[str] | None = None) -> Iterator[Block]:
-        """Each query's ranking that has documents (only those in ``queries`` when given)."""
-        return ((q, docs) for q, docs in self.rankings.items() if docs and (queries is None or q in queries))
+    def blocks(self, queries: Collection[str] | None = None, depth: int | None = None,
+               unique: bool = True) -> Iterator[Block]:
+        """Each query's ranking that has documents (only those in ``queries`` when given; its
+        top ``depth`` only, when given). Its docids were checked when it was read."""
+        return ((q, docs[:depth]) for q, docs in self.rankings.items() if docs and (queries is None or q in queries))
 
 
 def trec_order(docs: Iterable[RankedDoc]) -> list[RankedDoc]:
@@ -202,32 +213,27 @@ _ranked_doc = functools.partial(tuple.__new__, RankedDoc)  # RankedDoc((docid, s
 
 
 class _Docs:
-    """One query's documents as they are read; a docid twice is an error naming its second line."""
+    """One query's documents as they are read, with their lines (for a duplicate's message)."""
 
     def __init__(self) -> None:
         self.docids: list[str] = []
         self.scores: list[float] = []
-        self._seen: set[str] = set()
+        self.linenos: list[int] = []
 
     def __bool__(self) -> bool:
         return bool(self.docids)
 
-    def add(self, lines: _Lines, start: int, end: int, qid: str, name: str) -> None:
-        docids = lines.docids[start:end]
-        new = set(docids)
-        if len(new) != len(docids) or not self._seen.isdisjoint(new):
-            seen = set(self._seen)
-            for lineno, docid in zip(lines.linenos[start:end], docids):
-                if docid in seen:
-                    raise InputError(name, lineno, f"duplicate docid {docid!r} in query {qid!r}")
-                seen.add(docid)
-        self._seen |= new
-        self.docids += docids
+    def add(self, lines: _Lines, start: int, end: int) -> None:
+        self.docids += lines.docids[start:end]
         self.scores += lines.scores[start:end]
+        self.linenos += lines.linenos[start:end]
 
-    def ranking(self, depth: int | None = None) -> list[RankedDoc]:
+    def ranking(self, qid: str, name: str, depth: int | None = None, unique: bool = True) -> list[RankedDoc]:
         """trec_eval's order (as :func:`trec_order`): score descending, then equal scores by
-        docid descending; the first ``depth`` documents only, when given."""
+        docid descending; the first ``depth`` documents only, when given.
+
+        With ``unique``, a docid twice among the documents kept is an error naming the later
+        line; as in trec_eval (form_res_rels.c), one beyond ``depth`` is not looked at."""
         import numpy as np
 
         if not self.docids:
@@ -242,10 +248,23 @@ class _Docs:
         for start, end in zip(starts, ends):  # each stretch of equal scores: docids descending
             order[start:end] = sorted(order[start:end], key=self.docids.__getitem__, reverse=True)
         order = order[:depth]
+        if unique:
+            self._check_unique(order, qid, name)
         if len(order) < 2:  # itemgetter of one index gives the item, not a tuple
             return [RankedDoc(self.docids[i], self.scores[i]) for i in order]
         pick = operator.itemgetter(*order)
         return list(map(_ranked_doc, zip(pick(self.docids), pick(self.scores))))
+
+
+    def _check_unique(self, kept: list[int], qid: str, name: str) -> None:
+        docids = self.docids if len(kept) == len(self.docids) else [self.docids[i] for i in kept]
+        if len(set(docids)) == len(docids):
+            return
+        seen: set[str] = set()
+        for i in sorted(kept):  # in file order: the second line of a docid is the one named
+            if self.docids[i] in seen:
+                raise InputError(name, self.linenos[i], f"duplicate docid {self.docids[i]!r} in query {qid!r}")
+            seen.add(self.docids[i])
 
 
 def read_run(path: PathLike, name: str | None = None, depth: int | None = None) -> Run:
@@ -270,31 +289,34 @@ class RunFile:
     reads the file once.
 
     ``name`` (the first runid) and ``lines`` (query -> its first line) are known once reading
-    has begun; ``lines`` names every query of the file when reading has ended.
+    has begun; ``lines`` names every query of the file, and ``runid`` is the last line's runid
+    (the one trec_eval prints), when reading has ended.
     """
 
     def __init__(self, path: PathLike):
         self._source = path
         self.path: Path | str = display_name(path) if is_stdio(path) else Path(path)  # as messages name it
         self.name: str | None = None
+        self.runid: str | None = None
         self.lines: dict[str, int] = {}
 
     @property
     def query_ids(self) -> list[str]:
         return sorted(self.lines)
 
-    def blocks(self, queries: Collection[str] | None = None, depth: int | None = None) -> Iterator[Block | Restart]:
+    def blocks(self, queries: Collection[str] | None = None, depth: int | None = None,
+               unique: bool = True) -> Iterator[Block | Restart]:
         """Each query's ranking in trec_eval order (only those in ``queries`` when given; its
         top ``depth`` only, when given), as soon as the file moves on to another query;
         :data:`RESTART` when it comes back to a query it had left, after which every ranking
-        follows again, whole."""
+        follows again, whole. ``unique``: a docid twice in a ranking handed out is an error."""
         shown = display_name(self._source)
         with InputLines(self._source) as source:
             hold = not source.rewind()  # a pipe: a ranking is only known complete at the end
             while True:
                 self.lines = {}
                 try:
-                    yield from self._read(source, shown, queries, hold, depth)
+                    yield from self._read(source, shown, queries, hold, depth, unique)
                     break
                 except _Ungrouped:
                     source.rewind()
@@ -304,9 +326,9 @@ class RunFile:
             raise InputError(shown, None, "empty run: no result lines")
 
     def _read(self, source: InputLines, shown: str, queries: Collection[str] | None,
-              hold: bool, depth: int | None) -> Iterator[Block]:
-        # Every query's documents are read and checked (a repeated docid is an error, as in
-        # read_run); only the wanted ones are handed out.
+              hold: bool, depth: int | None, unique: bool) -> Iterator[Block]:
+        # Every query's lines are read and checked; only the wanted queries are handed out, and
+        # only their kept documents are checked for a docid twice (trec_eval's form_res_rels.c).
         held: dict[str, _Docs] = {}
         current: str | None = None
         docs = _Docs()
@@ -317,22 +339,23 @@ class RunFile:
         for lines in _result_lines(source, shown):
             if self.name is None:
                 self.name = lines.runids[0]
+            self.runid = lines.runids[-1]
             for qid, start, end in _segments(lines.qids):
                 if qid != current:
                     if qid in self.lines and not hold:
                         raise _Ungrouped
                     if not hold and wanted(current, docs):
-                        yield current, docs.ranking(depth)
+                        yield current, docs.ranking(current, shown, depth, unique)
                     current, docs = qid, held.setdefault(qid, _Docs()) if hold else _Docs()
                     self.lines.setdefault(qid, lines.linenos[start])
-                docs.add(lines, start, end, qid, shown)
+                docs.add(lines, start, end)
         if hold:
             for qid in list(held):  # each query's documents go as its ranking is handed out
                 docs = held.pop(qid)
                 if wanted(qid, docs):
-                    yield qid, docs.ranking(depth)
+                    yield qid, docs.ranking(qid, shown, depth, unique)
         elif wanted(current, docs):
-            yield current, docs.ranking(depth)
+            yield current, docs.ranking(current, shown, depth, unique)
 
 
 class _Ungrouped(Exception):

@@ -4,9 +4,12 @@ from __future__ import annotations
 from exampp.trec_eval.judged import JudgedRanking, Settings
 from exampp.trec_eval.measure import Averaging, Measure, Params
 
-runid = Measure("runid", lambda j, p, s: [], averaging=Averaging.RUN_NAME, fmt="%s", per_query=False)
+# the two measures that never look at a ranking: a docid twice goes unnoticed when only they are asked for
+runid = Measure("runid", lambda j, p, s: [], averaging=Averaging.RUN_NAME, fmt="%s", per_query=False,
+                reads_ranking=False)
 
-num_q = Measure("num_q", lambda j, p, s: [1], averaging=Averaging.NUM_Q, fmt="%d", per_query=False)
+num_q = Measure("num_q", lambda j, p, s: [1], averaging=Averaging.NUM_Q, fmt="%d", per_query=False,
+                reads_ranking=False)
 
 num_ret = Measure("num_ret", lambda j, p, s: [j.num_ret], averaging=Averaging.SUM, fmt="%d")
 

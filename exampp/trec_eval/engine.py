@@ -63,12 +63,13 @@ def evaluate(
     ir = IrBatches(selection.ir, qrels)
 
     def add(qid: str, docs: Sequence[RankedDoc] | Sequence[tuple[str, float]]) -> None:
-        ranking = docs[:cut]
+        ranking = docs[:cut]  # blocks come cut already; -c's bogus document is cut here (-M0)
         judged = judge([docid for docid, _ in ranking], qrels[qid], settings)
         values[qid] = [m.calc(judged, params, settings) for m, params, _ in trec]
         ir.add(qid, ranking)
 
-    for block in run.blocks(qrels):
+    unique = bool(selection.ir) or any(m.reads_ranking for m, _ in selection.trec)
+    for block in run.blocks(qrels, cut, unique):
         if isinstance(block, Restart):
             values.clear()
             ir.clear()
@@ -94,7 +95,7 @@ def evaluate(
             scores.extend(Score(str(m), qid, ir.values[m, qid]) for m in selection.ir if (m, qid) in ir.values)
     for index, (m, _, names) in enumerate(trec):
         if m.averaging is Averaging.RUN_NAME:
-            scores.append(Score(names[0], "all", run.name, m.fmt))
+            scores.append(Score(names[0], "all", run.runid, m.fmt))
         elif m.averaging is Averaging.QRELS_SUM and complete:
             scores.append(Score(names[0], "all", sum(g > 0 for js in qrels.values() for g in js.values()), m.fmt))
         elif m.summary:

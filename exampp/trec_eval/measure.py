@@ -66,6 +66,7 @@ class Measure:
     per_query: bool = True  # printed for each query under -q
     summary: bool = True  # printed on the 'all' lines
     num_params: int | None = None  # exact number of parameters required (utility's 4 coefficients)
+    reads_ranking: bool = True  # calls form_res_rels, which refuses a docid twice in the kept ranking
 
     def params(self, text: str | None) -> Params:
         """Parse ``text`` (what follows the '.' in ``-m name.text``), or the defaults when None."""
