@@ -70,8 +70,11 @@ BAD = [
     (["q1 Q0 d1 1 1 s", "q1 Q0 d2 2 x s"], "r.run:2: score 'x' is not a number"),
     (["q1 Q0 d1 1 1 s", "q1 Q0 d2 2 nan s"], "r.run:2: score is NaN"),
     (["q1 Q0 d1 1 1 s", "q2 Q0 d1 1 1"], "r.run:2: expected 6 columns 'qid Q0 docid rank score runid', found 5"),
-    (["q1 Q0 d1 1 1 s", "q1 Q0 d2 1 1 s", "q1 Q0 d1 1 1 s", "q1 Q0 d3 1 x s"],
-     "r.run:3: duplicate docid 'd1' in query 'q1'"),  # the first error in the file, not the bad score after it
+    # every line of a query is read before its ranking is formed and checked for a docid twice
+    # (as trec_eval reads the whole file before form_res_rels.c): the bad line comes first
+    (["q1 Q0 d1 1 1 s", "q1 Q0 d2 1 1 s", "q1 Q0 d1 1 1 s", "q1 Q0 d3 1 x s"], "r.run:4: score 'x' is not a number"),
+    (["q1 Q0 d1 1 1 s", "q1 Q0 d2 1 1 s", "q1 Q0 d1 1 1 s", "q2 Q0 d3 1 1 s"],
+     "r.run:3: duplicate docid 'd1' in query 'q1'"),
     (["q1 Q0 d1 1 1 s", "q1 Q0 d\u00a02 1 1 s"], "r.run:2: character U+00A0 at column 8"),
 ]
 

@@ -1,7 +1,7 @@
 """Binary preference: bpref and its geometric-mean variant gm_bpref (Buckley & Voorhees, SIGIR 2004)."""
 from __future__ import annotations
 
-from exampp.trec_eval.judged import NONPOOL, UNJUDGED, JudgedRanking, Settings
+from exampp.trec_eval.judged import UNJUDGED, JudgedRanking, Settings
 from exampp.trec_eval.measure import Averaging, Measure, Params, geometric_log, ratio
 
 
@@ -10,8 +10,8 @@ def bpref_value(j: JudgedRanking, level: int) -> float:
     num_nonrel = sum(j.level_count(grade) for grade in range(level))
     nonrel_so_far = 0
     bpref = 0.0
-    for rel in j.rels:
-        if rel in (NONPOOL, UNJUDGED):
+    for _, rel in j.pooled:  # an unpooled document counts for nothing
+        if rel == UNJUDGED:
             continue
         if 0 <= rel < level:
             nonrel_so_far += 1

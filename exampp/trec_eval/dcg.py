@@ -6,30 +6,35 @@ changes them; the document at rank r is discounted by log2(r + 1).
 """
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from math import log2
 
-import numpy as np
-
-from exampp.trec_eval.gains import IdealWalk, gain_of, setup_gains
+from exampp.trec_eval.gains import gains
 from exampp.trec_eval.judged import JudgedRanking, Settings
-from exampp.trec_eval.measure import Measure, ParamKind, Params, cumulative, discounts, ratio
+from exampp.trec_eval.measure import Measure, ParamKind, Params, ratio
 from exampp.trec_eval.precision import CUTOFFS
 
 
+def _discounted_sum(gains: Iterable[tuple[int, float]]) -> float:
+    """Sum of gain / log2(rank + 1), added rank by rank as trec_eval adds them."""
+    total = 0.0
+    for i, gain in gains:
+        total += gain / log2(i + 2)
+    return total
+
+
+def _ideal_prefix(ideal: Sequence[float]) -> list[float]:
+    """prefix[k] = the ideal ranking's DCG over its first k ranks."""
+    prefix = [0.0]
+    for i, gain in enumerate(ideal):
+        prefix.append(prefix[-1] + gain / log2(i + 2))
+    return prefix
+
+
 def _dcg_and_ideal(j: JudgedRanking, p: Params) -> tuple[float, float]:
-    levels = setup_gains(p.values, j)
-    ideal = IdealWalk(levels)
-    results_dcg = ideal_dcg = 0.0
-    i = 0
-    while i < j.num_ret or ideal.gain > 0.0:
-        if i < j.num_ret:
-            gain = gain_of(j.rels[i], levels)
-            if gain != 0:
-                results_dcg += gain / log2(i + 2)
-        if ideal.gain > 0.0 and ideal.step() > 0.0:
-            ideal_dcg += ideal.gain / log2(i + 2)
-        i += 1
-    return results_dcg, ideal_dcg
+    g = gains(j, p.values)
+    return _discounted_sum(g.ranked), _discounted_sum(enumerate(g.ideal))
 
 
 def _ndcg(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
@@ -47,16 +52,16 @@ def _ideal_dcg(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
 
 def _ndcg_cut(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
     """nDCG at each cutoff: DCG of the top k over the ideal ranking's DCG of the top k."""
-    rels = j.rel_array
-    dcg = cumulative(np.where(rels > 0, rels / discounts(j.num_ret), 0.0)).tolist()
-    ideal = IdealWalk(setup_gains((), j))
-    ideal_dcg = [0.0]
-    while ideal.step() > 0.0 and len(ideal_dcg) <= p.values[-1]:
-        ideal_dcg.append(ideal_dcg[-1] + ideal.gain / log2(len(ideal_dcg) + 1))
+    ranks, dcg = [-1], [0.0]  # dcg[m] = DCG down to ranks[m]
+    for i, rel in j.pooled:
+        if rel > 0:
+            ranks.append(i)
+            dcg.append(dcg[-1] + rel / log2(i + 2))
+    ideal = _ideal_prefix(gains(j).ideal[: p.values[-1]])
     values = []
     for k in p.values:
-        top_ideal = ideal_dcg[min(k, len(ideal_dcg) - 1)]
-        top_dcg = dcg[min(k, j.num_ret)]
+        top_ideal = ideal[min(k, len(ideal) - 1)]
+        top_dcg = dcg[bisect_left(ranks, min(k, j.num_ret)) - 1]  # the ranks above k
         values.append(top_dcg / top_ideal if top_ideal > 0.0 else top_dcg)
     return values
 
@@ -64,25 +69,17 @@ def _ndcg_cut(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
 def _ndcg_rel(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
     """nDCG averaged over the ranks of the relevant (positive gain) documents; unretrieved ones
     take the nDCG at the end of the ranking."""
-    levels = setup_gains(p.values, j)
-    ideal = IdealWalk(levels)
-    results_dcg = ideal_dcg = total = 0.0
-    num_rel = num_rel_ret = 0
-    i = 0
-    while i < j.num_ret or ideal.gain > 0.0:
-        gain = 0.0
-        if i < j.num_ret:
-            gain = gain_of(j.rels[i], levels)
-            if gain != 0:
-                results_dcg += gain / log2(i + 2)
-        if ideal.gain > 0.0 and ideal.step() > 0.0:
-            num_rel += 1
-            ideal_dcg += ideal.gain / log2(i + 2)
+    g = gains(j, p.values)
+    ideal = _ideal_prefix(g.ideal)
+    num_rel = len(g.ideal)
+    results_dcg = total = 0.0
+    num_rel_ret = 0
+    for i, gain in g.ranked:
+        results_dcg += gain / log2(i + 2)
         if gain > 0:
-            total += ratio(results_dcg, ideal_dcg)
+            total += ratio(results_dcg, ideal[min(i + 1, num_rel)])  # the ideal DCG down to this rank
             num_rel_ret += 1
-        i += 1
-    total += ratio((num_rel - num_rel_ret) * results_dcg, ideal_dcg)
+    total += ratio((num_rel - num_rel_ret) * results_dcg, ideal[-1])
     return [total / num_rel if total > 0.0 else 0.0]
 
 
@@ -90,42 +87,41 @@ def _rndcg(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
     """nDCG averaged at the R-levels: the ranks where the ideal ranking's gain drops."""
     if j.num_rel == 0:
         return [0.0]
-    levels = setup_gains(p.values, j)
-    ideal = IdealWalk(levels)
-    old_ideal_gain = ideal.gain
+    g = gains(j, p.values)
+    walk = g.walk
+    ranked = dict(g.ranked)
+    old_ideal_gain = g.top
     results_dcg = ideal_dcg = total = 0.0
     num_changes = 0
-    i = 0
-    while i < j.num_ret and ideal.gain > 0.0:
-        gain = gain_of(j.rels[i], levels)
-        if ideal.step() != old_ideal_gain:
+    # ranks retrieved while the ideal ranking still has gain: both sums move, rank by rank
+    steps = min(j.num_ret, len(walk))
+    for i in range(steps):
+        gain = ranked.get(i, 0.0)
+        if walk[i] != old_ideal_gain:
             if ideal_dcg > 0.0:
                 total += results_dcg / ideal_dcg
                 num_changes += 1
-            old_ideal_gain = ideal.gain
+            old_ideal_gain = walk[i]
         if gain != 0:
             results_dcg += gain / log2(i + 2)
-        if ideal.gain > 0.0:
-            ideal_dcg += ideal.gain / log2(i + 2)
-        i += 1
-    if i < j.num_ret:
-        for i in range(i, j.num_ret):
-            gain = gain_of(j.rels[i], levels)
-            if gain != 0:
+        if walk[i] > 0.0:
+            ideal_dcg += walk[i] / log2(i + 2)
+    if steps < j.num_ret:  # the ideal gain ran out first: the rest of the ranking, then one change
+        for i, gain in g.ranked:
+            if i >= steps:
                 results_dcg += gain / log2(i + 2)
-        i = j.num_ret
         if ideal_dcg > 0.0:
             total += results_dcg / ideal_dcg
             num_changes += 1
-    while ideal.gain > 0.0:
-        if ideal.step() != old_ideal_gain:
-            if ideal_dcg > 0.0:
-                total += results_dcg / ideal_dcg
-                num_changes += 1
-            old_ideal_gain = ideal.gain
-        if ideal.gain > 0.0:
-            ideal_dcg += ideal.gain / log2(i + 2)
-        i += 1
+    else:  # the ranking ran out first: the rest of the ideal ranking
+        for i in range(steps, len(walk)):
+            if walk[i] != old_ideal_gain:
+                if ideal_dcg > 0.0:
+                    total += results_dcg / ideal_dcg
+                    num_changes += 1
+                old_ideal_gain = walk[i]
+            if walk[i] > 0.0:
+                ideal_dcg += walk[i] / log2(i + 2)
     return [ratio(total, num_changes)]
 
 

@@ -3,14 +3,18 @@
 By default a grade's gain is the grade itself; ``-m ndcg.1=3.5,2=9`` overrides some. The
 levels are kept sorted by increasing gain, with how many judged documents hold each, which
 is what the measures walk (from the top) to build the ideal ranking.
+
+A graded measure's sums change only at the ranks of documents with a gain and along the ideal
+ranking, so they walk those (:class:`Gains`) rather than every rank; each sum is still added up
+in trec_eval's order, so values are the same to the last bit.
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from exampp.trec_eval.judged import JudgedRanking
+from exampp.trec_eval.judged import NONPOOL, JudgedRanking
 
 _INTEGER = re.compile(r"[-+]?[0-9]+")
 
@@ -56,30 +60,68 @@ def _glibc_qsort(items: list, compare) -> list:
     return merged + left[i:] + right[j:]
 
 
-def gain_of(grade: int, levels: Sequence[Level]) -> float:
+def gain_table(levels: Sequence[Level]) -> dict[int, float]:
+    """Grade -> gain (trec_eval looks a grade up among the levels in order: the first one counts)."""
+    table: dict[int, float] = {}
     for level in levels:
-        if level.grade == grade:
-            return level.gain
-    return 0.0
+        table.setdefault(level.grade, level.gain)
+    return table
 
 
-class IdealWalk:
-    """The ideal ranking's gains, rank by rank: highest gain first, each level as often as judged.
+def ranked_gains(judged: JudgedRanking, table: Mapping[int, float]) -> list[tuple[int, float]]:
+    """``(rank index, gain)`` of each retrieved document whose gain is not 0, in rank order: the
+    only ranks where a graded measure's sums change."""
+    if table.get(NONPOOL, 0.0) != 0:  # a gain map for grade -1 gives every unpooled document a gain
+        candidates: Iterable[tuple[int, int]] = enumerate(judged.rels)
+    else:
+        candidates = judged.pooled
+    get = table.get
+    return [(i, gain) for i, rel in candidates if (gain := get(rel, 0.0)) != 0]
 
-    Mirrors the ``cur_level`` / ``num_at_level`` bookkeeping the graded measures share; ``gain``
-    is the ideal gain at the current rank, 0 once every level is used up.
-    """
 
-    def __init__(self, levels: Sequence[Level]):
-        self._levels = levels
-        self._cur = len(levels) - 1
-        self._num_at_level = 0
-        self.gain = levels[self._cur].gain if self._cur >= 0 else 0.0
+def ideal_walk(levels: Sequence[Level]) -> list[float]:
+    """The ideal ranking's gain rank by rank, as trec_eval's ``cur_level`` / ``num_at_level``
+    bookkeeping steps through the levels from the top: each level as often as it is judged, up
+    to and including the first gain that is not positive (0 once the levels are used up). Empty
+    when the top level's gain is not positive: trec_eval then never steps."""
+    if not levels or not levels[-1].gain > 0.0:
+        return []
+    walk: list[float] = []
+    for level in reversed(levels):
+        if level.count == 0:  # stepped over, its gain never seen
+            continue
+        if not level.gain > 0.0:
+            walk.append(level.gain)
+            return walk
+        walk.extend([level.gain] * level.count)
+    walk.append(0.0)
+    return walk
 
-    def step(self) -> float:
-        self._num_at_level += 1
-        while self._cur >= 0 and self._num_at_level > self._levels[self._cur].count:
-            self._num_at_level = 1
-            self._cur -= 1
-            self.gain = self._levels[self._cur].gain if self._cur >= 0 else 0.0
-        return self.gain
+
+@dataclass(frozen=True)
+class Gains:
+    """One query's gains under one gain map: what the graded measures walk."""
+
+    levels: list[Level]  # sorted as trec_eval sorts them
+    walk: list[float]  # :func:`ideal_walk`
+    ranked: list[tuple[int, float]]  # :func:`ranked_gains`
+
+    @property
+    def top(self) -> float:
+        """The top level's gain: trec_eval's ideal gain before its first step."""
+        return self.levels[-1].gain if self.levels else 0.0
+
+    @property
+    def ideal(self) -> list[float]:
+        """The ideal ranking's positive gains, rank by rank."""
+        return self.walk[:-1]
+
+
+def gains(judged: JudgedRanking, pairs: tuple[tuple[str, float], ...] = ()) -> Gains:
+    """:class:`Gains` under the gain map ``pairs`` (a measure's parameters), made once per
+    ranking and map and shared by the measures that use it."""
+    def compute() -> Gains:
+        levels = setup_gains(pairs, judged)
+        return Gains(levels, ideal_walk(levels), ranked_gains(judged, gain_table(levels)))
+
+    return judged.memo(("gains", pairs), compute)

@@ -30,20 +30,19 @@ def interpolated_precisions(j: JudgedRanking, recall_levels: Sequence[float], le
     cut = len(cutoffs) - 1
     while cut >= 0 and cutoffs[cut] > j.num_rel_ret:
         cut -= 1
-    # walk up from the bottom, keeping the best precision seen at or below each rank
+    # walk up from the bottom, keeping the best precision seen at or below each rank. Between two
+    # relevant documents the precision only falls going up, so the relevant ranks are all it needs
     int_precis = ratio(j.num_rel_ret, j.num_ret)
     rel_so_far = j.num_rel_ret
-    i = j.num_ret
-    while i > 0 and rel_so_far > 0:
-        precis = rel_so_far / i
+    relevant = j.ranks_at_least(level)
+    for i in reversed(relevant[len(relevant) - rel_so_far:] if rel_so_far > 0 else []):
+        precis = rel_so_far / (i + 1)
         if int_precis < precis:
             int_precis = precis
-        if j.rels[i - 1] >= level:
-            while cut >= 0 and rel_so_far == cutoffs[cut]:
-                values[cut] = int_precis
-                cut -= 1
-            rel_so_far -= 1
-        i -= 1
+        while cut >= 0 and rel_so_far == cutoffs[cut]:
+            values[cut] = int_precis
+            cut -= 1
+        rel_so_far -= 1
     while cut >= 0:
         values[cut] = int_precis
         cut -= 1

@@ -5,10 +5,11 @@ relevance level act on all measures alike.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
-from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -41,6 +42,7 @@ class JudgedRanking:
     num_unjudged_in_pool: int
     rel_levels: list[int]  # rel_levels[g] = number of judged documents with grade g >= 0
     num_rel_levels: int  # 1 + highest grade that occurs (0 when none)
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def num_ret(self) -> int:
@@ -50,6 +52,29 @@ class JudgedRanking:
     def rel_array(self) -> np.ndarray:
         """``rels`` as a numpy array (made once, shared by the vectorised measures)."""
         return np.array(self.rels, dtype=np.int64)
+
+    @cached_property
+    def pooled(self) -> list[tuple[int, int]]:
+        """``(rank index, relevance)`` of each retrieved document in the pool (judged, or with a
+        negative judgment), in rank order. A ranking is mostly unpooled documents, which count
+        for nothing in most measures: these walk this short list instead of every rank."""
+        rels = self.rel_array
+        ranks = np.flatnonzero(rels != NONPOOL)
+        return list(zip(ranks.tolist(), rels[ranks].tolist()))
+
+    def ranks_at_least(self, level: int) -> list[int]:
+        """Rank indices (in order) of the documents whose relevance is at least ``level``
+        (unpooled ones too when ``level`` is below 0, as trec_eval compares them)."""
+        return self.memo(("ranks_at_least", level), lambda: np.flatnonzero(self.rel_array >= level).tolist())
+
+    def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """``compute()``, once per key for this ranking: what several measures share (their
+        parameters are part of the key). Callers must not change what it returns."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = compute()
+            return value
 
     def level_count(self, grade: int) -> int:
         return self.rel_levels[grade] if 0 <= grade < len(self.rel_levels) else 0

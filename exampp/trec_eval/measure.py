@@ -7,7 +7,6 @@ trec_eval prints them (``P_5``, ``iprec_at_recall_0.10``, ``relstring_20``).
 """
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Callable
@@ -187,30 +186,9 @@ def c_log2(value: float) -> float:
     return -math.inf if value == 0 else C_NAN
 
 
-def relevant_prefix_counts(judged: JudgedRanking, level: int) -> list[int]:
-    """counts[k] = documents at or above the relevance level among the first k retrieved."""
-    return cumulative(judged.rel_array >= level).tolist()
-
-
 def cumulative(values: np.ndarray) -> np.ndarray:
     """out[k] = values[0] + ... + values[k - 1], summed left to right (as a Python loop adds
     them: numpy's cumsum does not reorder), out[0] = 0."""
     out = np.zeros(len(values) + 1, dtype=np.float64 if values.dtype.kind == "f" else np.int64)
     np.cumsum(values, out=out[1:])
     return out
-
-
-def discounts(n: int) -> np.ndarray:
-    """log2(rank + 1) for ranks 1..n, each computed by math.log2 (numpy's log2 may differ in
-    the last bit, and values must equal trec_eval's C log2 to the printed digit and beyond)."""
-    size = 1024
-    while size < n:
-        size *= 2
-    return _discount_table(size)[:n]
-
-
-@functools.lru_cache(maxsize=None)
-def _discount_table(size: int) -> np.ndarray:
-    table = np.array([math.log2(i + 2) for i in range(size)])
-    table.flags.writeable = False
-    return table

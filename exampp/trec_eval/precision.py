@@ -4,18 +4,18 @@ Cutoffs beyond the retrieved list count the missing ranks as nonrelevant (m_P.c 
 """
 from __future__ import annotations
 
-import numpy as np
+from bisect import bisect_left
 
 from exampp.trec_eval.judged import JudgedRanking, Settings
-from exampp.trec_eval.measure import Measure, ParamKind, Params, relevant_prefix_counts
+from exampp.trec_eval.measure import Measure, ParamKind, Params
 
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
 
 def _rel_at(j: JudgedRanking, p: Params, s: Settings) -> list[int]:
     """Relevant documents retrieved within each cutoff."""
-    counts = relevant_prefix_counts(j, s.relevance_level)
-    return [counts[min(k, j.num_ret)] for k in p.values]
+    relevant = j.ranks_at_least(s.relevance_level)
+    return [bisect_left(relevant, min(k, j.num_ret)) for k in p.values]
 
 
 def _precision(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
@@ -42,33 +42,36 @@ def _rprec(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
     depth = min(j.num_ret, j.num_rel)
     if depth == 0:
         return [0.0]
-    return [relevant_prefix_counts(j, s.relevance_level)[depth] / j.num_rel]
+    return [bisect_left(j.ranks_at_least(s.relevance_level), depth) / j.num_rel]
 
 
 def _rprec_mult(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
-    """Precision at each multiple of R (m_Rprec_mult.c: the cutoff is (long)(mult * R + 0.9))."""
+    """Precision at each multiple of R (m_Rprec_mult.c: the cutoff is (long)(mult * R + 0.9)).
+
+    m_Rprec_mult.c walks up from the bottom while relevant documents remain, filling the
+    cutoffs from the last one given as it meets them; this follows the same pointer, rank to
+    rank of the cutoffs, with the relevant documents left at each counted by bisection."""
     cutoffs = [int(mult * j.num_rel + 0.9) for mult in p.values]
     values = [0.0] * len(cutoffs)
     cut = len(cutoffs) - 1
     while cut >= 0 and cutoffs[cut] > j.num_ret:
         values[cut] = j.num_rel_ret / cutoffs[cut]
         cut -= 1
-    # walk up from the bottom: precision at rank i is rel_so_far / i
-    rel_so_far = j.num_rel_ret
-    i = j.num_ret
-    while i > 0 and rel_so_far > 0:
-        while cut >= 0 and i == cutoffs[cut]:
-            values[cut] = rel_so_far / i
-            cut -= 1
-        if j.rels[i - 1] >= s.relevance_level:
-            rel_so_far -= 1
-        i -= 1
+    relevant = j.ranks_at_least(s.relevance_level)
+    rank = j.num_ret  # the walk's rank: it never comes back up
+    while cut >= 0 and 1 <= cutoffs[cut] <= rank:
+        rank = cutoffs[cut]
+        rel_so_far = j.num_rel_ret - (len(relevant) - bisect_left(relevant, rank))  # as the walk reaches rank
+        if rel_so_far <= 0:  # the walk stopped below
+            break
+        values[cut] = rel_so_far / rank
+        cut -= 1
     return values
 
 
 def _recip_rank(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
-    relevant = np.flatnonzero(j.rel_array >= s.relevance_level)
-    return [1.0 / (int(relevant[0]) + 1)] if relevant.size else [0.0]
+    relevant = j.ranks_at_least(s.relevance_level)
+    return [1.0 / (relevant[0] + 1)] if relevant else [0.0]
 
 
 P = Measure("P", _precision, ParamKind.LONG_CUTOFFS, CUTOFFS)

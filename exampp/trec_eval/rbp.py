@@ -1,7 +1,9 @@
 """Rank-biased precision (Moffat & Zobel, TOIS 2008) and its residual from unjudged documents."""
 from __future__ import annotations
 
-from exampp.trec_eval.gains import gain_of, setup_gains
+import numpy as np
+
+from exampp.trec_eval.gains import gain_table, ranked_gains, setup_gains
 from exampp.trec_eval.judged import JudgedRanking, Settings
 from exampp.trec_eval.measure import Measure, ParamKind, Params, ratio
 
@@ -17,22 +19,30 @@ def _persistence(p: Params) -> float:
     return persistence
 
 
+def _weights(j: JudgedRanking, persistence: float) -> np.ndarray:
+    """``w[i]``: the weight of rank ``i`` (0 <= i <= num_ret), ``persistence ** i`` multiplied up
+    one rank at a time as m_rbp.c does (a power would differ in the last bits)."""
+    def compute() -> np.ndarray:
+        steps = np.full(j.num_ret + 1, persistence)
+        steps[0] = 1.0
+        return np.multiply.accumulate(steps)  # left to right, one product at a time
+
+    return j.memo(("rbp weights", persistence), compute)
+
+
 def _rbp(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
     persistence = _persistence(p)
     levels = setup_gains(p.values, j)
-    # gains outside [0, 1] are rescaled to it (min-max over the levels)
-    gains = [level.gain for level in levels]
-    low, high = min(gains, default=0.0), max(gains, default=0.0)
+    table = gain_table(levels)
+    # gains outside [0, 1] are rescaled to it (min-max over the levels, a grade's unused ones too)
+    low = min((level.gain for level in levels), default=0.0)
+    high = max((level.gain for level in levels), default=0.0)
     if low < 0 or high > 1:
-        for level in levels:
-            level.gain = ratio(level.gain - low, high - low)
+        table = {grade: ratio(gain - low, high - low) for grade, gain in table.items()}
+    weights = _weights(j, persistence).tolist()
     total = 0.0
-    weight = 1.0
-    for rel in j.rels:
-        gain = gain_of(rel, levels)
-        if gain != 0:
-            total += gain * weight
-        weight *= persistence
+    for i, gain in ranked_gains(j, table):  # the ranks with a gain, in order: as the C loop adds
+        total += gain * weights[i]
     return [(1.0 - persistence) * total]
 
 
@@ -40,15 +50,12 @@ def _rbp_resid(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
     """The most RBP could still grow if every unjudged document (and every rank below) were relevant.
     Only ``p=`` of its parameters counts (gains do not)."""
     persistence = _persistence(p)
-    unjudged = 0
-    total = 0.0
-    weight = 1.0
-    for rel in j.rels:
-        if rel < 0:
-            unjudged += 1
-            total += weight
-        weight *= persistence
-    return [weight + (1 - persistence) * total if unjudged else 0.0]
+    weights = _weights(j, persistence)
+    unjudged = j.rel_array < 0
+    if not unjudged.any():
+        return [0.0]
+    total = float(np.cumsum(weights[:-1][unjudged])[-1])  # cumsum adds in order, as the C loop
+    return [float(weights[-1]) + (1 - persistence) * total]
 
 
 rbp = Measure("rbp", _rbp, ParamKind.PAIR_PARAMS)

@@ -1,15 +1,15 @@
 """Judgment coverage of a ranking: unj (fraction unjudged at cutoffs) and relstring (the grades of the top ranks)."""
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from exampp.trec_eval.judged import NONPOOL, UNJUDGED, JudgedRanking, Settings
 from exampp.trec_eval.measure import Averaging, Measure, ParamKind, Params
 
 
 def _unj(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
-    counts = [0]
-    for rel in j.rels:
-        counts.append(counts[-1] + (rel in (NONPOOL, UNJUDGED)))
-    return [counts[min(k, j.num_ret)] / k for k in p.values]
+    judged = j.ranks_at_least(0)  # every other rank is unpooled or unjudged
+    return [(min(k, j.num_ret) - bisect_left(judged, min(k, j.num_ret))) / k for k in p.values]
 
 
 def _symbol(rel: int) -> str:
