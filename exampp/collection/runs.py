@@ -11,11 +11,9 @@ query as runs are written (a run that is not, or a pipe that cannot be read agai
 """
 from __future__ import annotations
 
-import csv
 import functools
 import io
 import math
-import operator
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +37,42 @@ class Restart:
 
 
 RESTART = Restart()
-Block = tuple[str, list[RankedDoc]]  # a query id and its ranking in trec_eval order
+
+
+class Ranking(Sequence[RankedDoc]):
+    """A ranking read from a run file: its documents as :class:`RankedDoc`, held as two lists
+    (``docids``, ``scores``) so that a million-line run makes no tuple per document unless one
+    is asked for. Compares equal to a list of the same ``(docid, score)`` pairs."""
+
+    __slots__ = ("docids", "scores")
+
+    def __init__(self, docids: list[str], scores: list[float]):
+        self.docids = docids
+        self.scores = scores
+
+    def __len__(self) -> int:
+        return len(self.docids)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return Ranking(self.docids[index], self.scores[index])
+        return RankedDoc(self.docids[index], self.scores[index])
+
+    def __iter__(self) -> Iterator[RankedDoc]:
+        return map(_ranked_doc, zip(self.docids, self.scores))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Ranking):
+            return self.docids == other.docids and self.scores == other.scores
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # a list's equality, a list's unhashability
+
+    def __repr__(self) -> str:
+        return f"Ranking({list(self)!r})"
+
+
+Block = tuple[str, Sequence[RankedDoc]]  # a query id and its ranking in trec_eval order
 
 
 class Ranked(Protocol):
@@ -128,18 +161,19 @@ class _Lines(NamedTuple):
     runids: list[str]
 
 
-# Bytes a piece of a run file may hold to be read by pandas' C parser: printable ASCII but '#'
-# (a comment line), the space, the tab and the newline. Anything else goes the plain way, line
-# by line, so that what is read, and each error's message and line, stay the same.
+# Bytes a piece of a run file may hold to be read the fast way (:func:`_fast_lines`): printable
+# ASCII but '#' (a comment line), the space, the tab and the newline. Anything else goes the
+# plain way, line by line, so that what is read, and each error's message and line, stay the same.
 _FAST_BYTES = bytes(range(0x20, 0x7F)).replace(b"#", b"") + b"\t\n"
+_END = "\x00"  # a token no fast piece holds: put at the end of each line, it shows where lines end
 _BATCH = 1 << 16  # result lines handed on together by the plain way
 _CHUNK = 1 << 22  # bytes of a run file parsed at a time
 
 
 def _result_lines(source: InputLines, name: str) -> Iterator[_Lines]:
-    """The result lines of a run file in pieces: a regular file (not gzipped) with pandas' C
-    parser, a piece at a time, each piece it cannot vouch for (comments, blank lines, other
-    bytes, a missing or bad column) and every other input with :func:`_run_lines`."""
+    """The result lines of a run file in pieces: a regular file (not gzipped) a piece at a time
+    with :func:`_fast_lines`, each piece it cannot vouch for (comments, blank lines, other
+    bytes, a missing, extra or bad column) and every other input with :func:`_run_lines`."""
     if not source.plain_file:
         yield from _batches(_run_lines(source, name))
         return
@@ -154,28 +188,25 @@ def _result_lines(source: InputLines, name: str) -> Iterator[_Lines]:
 
 def _fast_lines(data: bytes, first: int) -> _Lines | None:
     """Result lines of ``data`` (whole lines, the first numbered ``first``) read as
-    :func:`_run_lines` reads them, or None when that cannot be vouched for."""
-    import numpy as np
-    import pandas as pd
-
+    :func:`_run_lines` reads them, or None when that cannot be vouched for: every line must
+    hold exactly six columns (``str.split`` of the whole piece, a sentinel token ending each
+    line) and a score ``float`` reads, not NaN."""
     if data.translate(None, _FAST_BYTES):
         return None
-    count = data.count(b"\n") + (not data.endswith(b"\n"))
-    try:
-        frame = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, dtype=object, na_filter=False,
-                            quoting=csv.QUOTE_NONE, engine="c")
-    except (ValueError, pd.errors.ParserError):  # a line with more columns than the first
-        return None
-    # One row per line (no blank line skipped), six columns, none missing on a shorter line.
-    if frame.shape != (count, 6) or frame[5].isna().any() or (frame[5] == "").any():
+    text = data.decode("ascii")
+    count = text.count("\n") + (not text.endswith("\n"))
+    tokens = text.replace("\n", f" {_END}\n").split()
+    if not text.endswith("\n"):
+        tokens.append(_END)
+    if len(tokens) != 7 * count or tokens[6::7].count(_END) != count:  # a line of another length
         return None
     try:
-        scores = list(map(float, frame[4]))  # exactly as the plain way converts them
+        scores = list(map(float, tokens[4::7]))  # exactly as the plain way converts them
     except ValueError:
         return None
-    if np.isnan(np.array(scores)).any():
+    if any(map(math.isnan, scores)):
         return None
-    return _Lines(range(first, first + count), frame[0].tolist(), frame[2].tolist(), scores, frame[5].tolist())
+    return _Lines(range(first, first + count), tokens[0::7], tokens[2::7], scores, tokens[5::7])
 
 
 def _batches(lines: Iterable[_Line]) -> Iterator[_Lines]:
@@ -228,38 +259,23 @@ class _Docs:
         self.scores += lines.scores[start:end]
         self.linenos += lines.linenos[start:end]
 
-    def ranking(self, qid: str, name: str, depth: int | None = None, unique: bool = True) -> list[RankedDoc]:
+    def ranking(self, qid: str, name: str, depth: int | None = None, unique: bool = True) -> Ranking:
         """trec_eval's order (as :func:`trec_order`): score descending, then equal scores by
         docid descending; the first ``depth`` documents only, when given.
 
         With ``unique``, a docid twice among the documents kept is an error naming the later
         line; as in trec_eval (form_res_rels.c), one beyond ``depth`` is not looked at."""
-        import numpy as np
+        pairs = sorted(zip(self.scores, self.docids), reverse=True)[:depth]  # C's tuple order: fast
+        if not pairs:
+            return Ranking([], [])
+        scores, docids = map(list, zip(*pairs))
+        if unique and len(set(docids)) != len(docids):  # which lines? (a docid twice has one key twice)
+            order = sorted(range(len(self.docids)), key=lambda i: (self.scores[i], self.docids[i]), reverse=True)
+            self._check_unique(order[:depth], qid, name)
+        return Ranking(docids, scores)
 
-        if not self.docids:
-            return []
-        scores = np.array(self.scores)
-        order = np.argsort(-scores, kind="stable")
-        ranked = scores[order]
-        order = order.tolist()
-        ties = np.flatnonzero(ranked[1:] == ranked[:-1]).tolist()  # i: ranks i and i + 1 have one score
-        starts = [i for k, i in enumerate(ties) if k == 0 or ties[k - 1] != i - 1]
-        ends = [i + 2 for k, i in enumerate(ties) if k == len(ties) - 1 or ties[k + 1] != i + 1]
-        for start, end in zip(starts, ends):  # each stretch of equal scores: docids descending
-            order[start:end] = sorted(order[start:end], key=self.docids.__getitem__, reverse=True)
-        order = order[:depth]
-        if unique:
-            self._check_unique(order, qid, name)
-        if len(order) < 2:  # itemgetter of one index gives the item, not a tuple
-            return [RankedDoc(self.docids[i], self.scores[i]) for i in order]
-        pick = operator.itemgetter(*order)
-        return list(map(_ranked_doc, zip(pick(self.docids), pick(self.scores))))
-
-
-    def _check_unique(self, kept: list[int], qid: str, name: str) -> None:
-        docids = self.docids if len(kept) == len(self.docids) else [self.docids[i] for i in kept]
-        if len(set(docids)) == len(docids):
-            return
+    def _check_unique(self, kept: Iterable[int], qid: str, name: str) -> None:
+        """The error for the first docid (in file order) seen twice among the lines ``kept``."""
         seen: set[str] = set()
         for i in sorted(kept):  # in file order: the second line of a docid is the one named
             if self.docids[i] in seen:
@@ -280,7 +296,7 @@ def read_run(path: PathLike, name: str | None = None, depth: int | None = None) 
         if isinstance(block, Restart):
             rankings.clear()
         else:
-            rankings[block[0]] = block[1]
+            rankings[block[0]] = list(block[1])
     return Run(name or source.name, rankings, source.path, source.lines)
 
 

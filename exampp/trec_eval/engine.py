@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from exampp.collection.qrels import Qrels, check_integer_labels
-from exampp.collection.runs import Ranked, RankedDoc, Restart, check_unique_name
+from exampp.collection.runs import Ranked, RankedDoc, Ranking, Restart, check_unique_name
 from exampp.errors import InputError
 from exampp.trec_eval.irm import IR_MEASURES, IrBatches, ir_aggregate
 from exampp.trec_eval.judged import BOGUS_DOCID, Settings, judge
@@ -64,7 +64,8 @@ def evaluate(
 
     def add(qid: str, docs: Sequence[RankedDoc] | Sequence[tuple[str, float]]) -> None:
         ranking = docs[:cut]  # blocks come cut already; -c's bogus document is cut here (-M0)
-        judged = judge([docid for docid, _ in ranking], qrels[qid], settings)
+        docids = ranking.docids if isinstance(ranking, Ranking) else [docid for docid, _ in ranking]
+        judged = judge(docids, qrels[qid], settings)
         values[qid] = [m.calc(judged, params, settings) for m, params, _ in trec]
         ir.add(qid, ranking)
 

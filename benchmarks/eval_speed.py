@@ -1,0 +1,153 @@
+"""`exampp eval -m all_trec` side by side with NIST trec_eval (the C binary) and pytrec_eval.
+
+Writes a synthetic collection of the size issue 12 names: R runs (default 50) of Q queries
+(default 200) x 1,000 documents, and qrels with 100 judgments per query (grades 0-3, most of them
+on documents the runs retrieve, as a pool's are). Runs of one query overlap as real runs do: each
+ranks the same candidate documents by their quality plus its own noise. Then times, each in a
+child process of its own (seconds and peak resident memory):
+
+- one run: ``exampp eval``, ``trec_eval`` and pytrec_eval (all_trec);
+- the folder: ``exampp eval`` on the folder (the qrels read once), ``trec_eval`` once per run
+  (it takes one run), pytrec_eval with one evaluator for every run.
+
+exampp's output must equal trec_eval's byte for byte (trec_eval 10.0; an older binary prints
+fewer measures and rounds recall levels differently), and pytrec_eval's means must agree with
+trec_eval's printed ones to its 4 decimals on every measure trec_eval averages arithmetically.
+
+    python benchmarks/eval_speed.py --trec-eval ~/src/trec_eval/trec_eval
+    python benchmarks/eval_speed.py --build ~/src/trec_eval          # make trec_eval first
+    python benchmarks/eval_speed.py --runs 5 --queries 50            # smaller, quicker
+
+Ratios are exampp's divided by the other tool's: below 1, exampp is faster (smaller). The last
+line is JSON with every figure.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scoring import EXAMPP, Table, check_pytrec, find_trec_eval, measure, measure_each  # noqa: E402
+from trec_eval_diff import build  # noqa: E402
+
+DEPTH = 1000
+JUDGED = 100  # judgments per query
+# trec_eval's "all" line of these is not the mean of the per-query values pytrec_eval gives
+NOT_MEANS = {"runid", "num_q", "relstring", "gm_map", "gm_bpref", "num_ret", "num_rel", "num_rel_ret",
+             "num_nonrel_judged_ret"}
+
+PYTREC = """
+import json, sys
+import pytrec_eval
+qrels_path, runs = sys.argv[1], sys.argv[2:]
+with open(qrels_path) as f:
+    evaluator = pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(f), {"all_trec"})
+means = {}
+for path in runs:
+    with open(path) as f:
+        per_query = evaluator.evaluate(pytrec_eval.parse_run(f))
+    names = [m for m in next(iter(per_query.values())) if m not in NOT_MEANS]
+    means[path] = {m: sum(v[m] for v in per_query.values()) / len(per_query) for m in names}
+print(json.dumps(means))
+"""
+
+
+def write_collection(folder: Path, runs: int, queries: int, seed: int = 0) -> dict:
+    """``runs/`` (R runs x Q queries x 1,000 documents) and ``qrels`` (100 judgments per query)."""
+    rng = np.random.default_rng(seed)
+    run_dir = folder / "runs"
+    run_dir.mkdir()
+    names = [f"sys{r:03d}" for r in range(runs)]
+    noise = rng.uniform(0.3, 1.2, runs)  # some systems are better than others
+    files = [open(run_dir / f"{name}.run", "w") for name in names]
+    qrels = []
+    universe = 2 * DEPTH  # candidates per query: runs share most of their documents
+    try:
+        for q in range(queries):
+            qid = str(1000 + q)
+            docids = np.array([f"D{d}" for d in rng.choice(9_000_000, universe, replace=False)])
+            quality = rng.normal(0.0, 1.0, universe)
+            scores = quality + noise[:, None] * rng.normal(0.0, 1.0, (runs, universe))
+            top = np.argsort(-scores, axis=1)[:, :DEPTH]
+            for r in range(runs):
+                ranked = top[r]
+                printed = np.round(scores[r, ranked] + 10.0, 3)  # 3 decimals: a few ties, as real runs have
+                files[r].write("".join(f"{qid} Q0 {d} {k} {s:.3f} {names[r]}\n"
+                                       for k, (d, s) in enumerate(zip(docids[ranked], printed), 1)))
+            # the pool: mostly the runs' top documents, a few from deeper down
+            pooled = np.unique(top[:, :5])
+            judged = rng.choice(pooled, min(len(pooled), JUDGED * 4 // 5), replace=False)
+            rest = np.setdiff1d(np.arange(universe), judged)
+            judged = np.concatenate([judged, rng.choice(rest, JUDGED - len(judged), replace=False)])
+            grades = np.clip(np.round(quality[judged] + rng.normal(0.0, 0.7, len(judged))), 0, 3).astype(int)
+            qrels.extend(f"{qid} 0 {d} {g}\n" for d, g in zip(docids[judged], grades))
+    finally:
+        for fh in files:
+            fh.close()
+    (folder / "qrels").write_text("".join(qrels))
+    return {"run_lines": runs * queries * DEPTH, "qrels_lines": len(qrels),
+            "runs_mb": round(sum(p.stat().st_size for p in run_dir.iterdir()) / 1e6, 1)}
+
+
+def check_output(out: str, trec_out: str) -> None:
+    if out != trec_out:
+        ours, theirs = out.splitlines(), trec_out.splitlines()
+        differ = [f"exampp: {a!r}\ntrec_eval: {b!r}" for a, b in zip(ours, theirs) if a != b]
+        raise SystemExit(f"exampp eval and trec_eval differ ({len(ours)} vs {len(theirs)} lines):\n"
+                         + "\n".join(differ[:5]))
+    print(f"  exampp eval output == trec_eval output, byte for byte ({len(out.splitlines()):,} lines)", flush=True)
+
+
+def compare(table: Table, label: str, trec_eval: str | None, qrels: Path, runs: list[Path], target: Path) -> None:
+    seconds, rss, out = measure(EXAMPP + ["eval", "-m", "all_trec", str(qrels), str(target)])
+    trec = pytrec = None
+    trec_out = None
+    if trec_eval:
+        t_seconds, t_rss, trec_out = measure_each([[trec_eval, "-m", "all_trec", str(qrels), str(run)] for run in runs])
+        trec = (t_seconds, t_rss)
+        check_output(out, trec_out)
+    p_seconds, p_rss, p_out = measure([sys.executable, "-c", f"NOT_MEANS = {sorted(NOT_MEANS)!r}\n" + PYTREC,
+                                       str(qrels), *map(str, runs)])
+    pytrec = (p_seconds, p_rss)
+    if trec_out is not None:
+        names = {str(run): run.stem for run in runs}
+        print(f"  pytrec_eval == trec_eval on {check_pytrec(p_out, trec_out, names):,} means (4 decimals)", flush=True)
+    table.row(label, (seconds, rss), trec, pytrec)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--trec-eval", metavar="PATH", help="trec_eval binary (default: from pyserini's anserini jar)")
+    parser.add_argument("--build", metavar="SRC", help="build trec_eval from this source folder first (make)")
+    parser.add_argument("--tmp", metavar="DIR", help="folder for the temporary files (default: the system's)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+        folder = Path(tmp)
+        counts = write_collection(folder, args.runs, args.queries)
+        print(f"collection: {args.runs} runs x {args.queries} queries x {DEPTH} documents "
+              f"({counts['run_lines']:,} lines, {counts['runs_mb']:,} MB); qrels {counts['qrels_lines']:,} lines "
+              f"({JUDGED} per query)", flush=True)
+        trec_eval = build(Path(args.build)) if args.build else find_trec_eval(args.trec_eval, folder)
+        print(f"trec_eval: {trec_eval}" if trec_eval else
+              "trec_eval: not found (give --trec-eval PATH or --build SRC); its column is skipped", flush=True)
+        print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (other work slows every column)\n",
+              flush=True)
+        table = Table()
+        runs = sorted((folder / "runs").iterdir())
+        qrels = folder / "qrels"
+        compare(table, "eval -m all_trec, one run", trec_eval, qrels, runs[:1], runs[0])
+        compare(table, f"eval -m all_trec, a folder of {len(runs)} runs", trec_eval, qrels, runs, folder / "runs")
+        print(json.dumps({"runs": args.runs, "queries": args.queries, "depth": DEPTH, **counts,
+                          "figures": table.figures}))
+
+
+if __name__ == "__main__":
+    main()
