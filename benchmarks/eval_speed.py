@@ -12,9 +12,10 @@ child process of its own (seconds and peak resident memory):
 
 exampp's output must equal trec_eval's byte for byte (trec_eval 10.0; an older binary prints
 fewer measures and rounds recall levels differently), and pytrec_eval's means must agree with
-trec_eval's printed ones to its 4 decimals on every measure trec_eval averages arithmetically.
+trec_eval's printed ones to its 4 decimals on every measure trec_eval averages arithmetically but
+the recall-level ones (see NOT_MEANS).
 
-    python benchmarks/eval_speed.py --trec-eval ~/src/trec_eval/trec_eval
+    python benchmarks/eval_speed.py --trec-eval ~/src/trec_eval/trec_eval   # or trec_eval on PATH
     python benchmarks/eval_speed.py --build ~/src/trec_eval          # make trec_eval first
     python benchmarks/eval_speed.py --runs 5 --queries 50            # smaller, quicker
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -33,14 +35,16 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scoring import EXAMPP, Table, check_pytrec, find_trec_eval, measure, measure_each  # noqa: E402
+from scoring import EXAMPP, Table, check_pytrec, measure, measure_each, write_runs  # noqa: E402
 from trec_eval_diff import build  # noqa: E402
 
 DEPTH = 1000
 JUDGED = 100  # judgments per query
-# trec_eval's "all" line of these is not the mean of the per-query values pytrec_eval gives
+# Left out of the comparison with pytrec_eval: measures whose "all" line is not the mean of the
+# per-query values pytrec_eval gives, and the two that turn recall levels into document counts as
+# (long)(x + 0.9) in the trec_eval 9.0.8 code pytrec_eval wraps, where 10.0 rounds them (lround)
 NOT_MEANS = {"runid", "num_q", "relstring", "gm_map", "gm_bpref", "num_ret", "num_rel", "num_rel_ret",
-             "num_nonrel_judged_ret"}
+             "num_nonrel_judged_ret", "11pt_avg"}
 
 PYTREC = """
 import json, sys
@@ -52,7 +56,7 @@ means = {}
 for path in runs:
     with open(path) as f:
         per_query = evaluator.evaluate(pytrec_eval.parse_run(f))
-    names = [m for m in next(iter(per_query.values())) if m not in NOT_MEANS]
+    names = [m for m in next(iter(per_query.values())) if m not in NOT_MEANS and not m.startswith("iprec_at_recall")]
     means[path] = {m: sum(v[m] for v in per_query.values()) / len(per_query) for m in names}
 print(json.dumps(means))
 """
@@ -61,38 +65,18 @@ print(json.dumps(means))
 def write_collection(folder: Path, runs: int, queries: int, seed: int = 0) -> dict:
     """``runs/`` (R runs x Q queries x 1,000 documents) and ``qrels`` (100 judgments per query)."""
     rng = np.random.default_rng(seed)
-    run_dir = folder / "runs"
-    run_dir.mkdir()
-    names = [f"sys{r:03d}" for r in range(runs)]
-    noise = rng.uniform(0.3, 1.2, runs)  # some systems are better than others
-    files = [open(run_dir / f"{name}.run", "w") for name in names]
     qrels = []
-    universe = 2 * DEPTH  # candidates per query: runs share most of their documents
-    try:
-        for q in range(queries):
-            qid = str(1000 + q)
-            docids = np.array([f"D{d}" for d in rng.choice(9_000_000, universe, replace=False)])
-            quality = rng.normal(0.0, 1.0, universe)
-            scores = quality + noise[:, None] * rng.normal(0.0, 1.0, (runs, universe))
-            top = np.argsort(-scores, axis=1)[:, :DEPTH]
-            for r in range(runs):
-                ranked = top[r]
-                printed = np.round(scores[r, ranked] + 10.0, 3)  # 3 decimals: a few ties, as real runs have
-                files[r].write("".join(f"{qid} Q0 {d} {k} {s:.3f} {names[r]}\n"
-                                       for k, (d, s) in enumerate(zip(docids[ranked], printed), 1)))
-            # the pool: mostly the runs' top documents, a few from deeper down
-            pooled = np.unique(top[:, :5])
-            judged = rng.choice(pooled, min(len(pooled), JUDGED * 4 // 5), replace=False)
-            rest = np.setdiff1d(np.arange(universe), judged)
-            judged = np.concatenate([judged, rng.choice(rest, JUDGED - len(judged), replace=False)])
-            grades = np.clip(np.round(quality[judged] + rng.normal(0.0, 0.7, len(judged))), 0, 3).astype(int)
-            qrels.extend(f"{qid} 0 {d} {g}\n" for d, g in zip(docids[judged], grades))
-    finally:
-        for fh in files:
-            fh.close()
+    for qid, docids, quality, top in write_runs(folder / "runs", runs, queries, DEPTH, rng):
+        # the pool: mostly the runs' top documents, a few from deeper down
+        pooled = np.unique(top[:, :5])
+        judged = rng.choice(pooled, min(len(pooled), JUDGED * 4 // 5), replace=False)
+        rest = np.setdiff1d(np.arange(len(docids)), judged)
+        judged = np.concatenate([judged, rng.choice(rest, JUDGED - len(judged), replace=False)])
+        grades = np.clip(np.round(quality[judged] + rng.normal(0.0, 0.7, len(judged))), 0, 3).astype(int)
+        qrels.extend(f"{qid} 0 {d} {g}\n" for d, g in zip(docids[judged], grades))
     (folder / "qrels").write_text("".join(qrels))
     return {"run_lines": runs * queries * DEPTH, "qrels_lines": len(qrels),
-            "runs_mb": round(sum(p.stat().st_size for p in run_dir.iterdir()) / 1e6, 1)}
+            "runs_mb": round(sum(p.stat().st_size for p in (folder / "runs").iterdir()) / 1e6, 1)}
 
 
 def check_output(out: str, trec_out: str) -> None:
@@ -125,7 +109,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--trec-eval", metavar="PATH", help="trec_eval binary (default: from pyserini's anserini jar)")
+    parser.add_argument("--trec-eval", metavar="PATH", help="trec_eval 10.0 binary (default: trec_eval on PATH)")
     parser.add_argument("--build", metavar="SRC", help="build trec_eval from this source folder first (make)")
     parser.add_argument("--tmp", metavar="DIR", help="folder for the temporary files (default: the system's)")
     args = parser.parse_args()
@@ -135,7 +119,7 @@ def main() -> None:
         print(f"collection: {args.runs} runs x {args.queries} queries x {DEPTH} documents "
               f"({counts['run_lines']:,} lines, {counts['runs_mb']:,} MB); qrels {counts['qrels_lines']:,} lines "
               f"({JUDGED} per query)", flush=True)
-        trec_eval = build(Path(args.build)) if args.build else find_trec_eval(args.trec_eval, folder)
+        trec_eval = build(Path(args.build)) if args.build else args.trec_eval or shutil.which("trec_eval")
         print(f"trec_eval: {trec_eval}" if trec_eval else
               "trec_eval: not found (give --trec-eval PATH or --build SRC); its column is skipped", flush=True)
         print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (other work slows every column)\n",

@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -97,17 +98,16 @@ print(format_trec(evaluate(read_qrels(sys.argv[1]), read_run(sys.argv[2]), sys.a
 
 # --- the synthetic collection --------------------------------------------------------------------
 
-def write_collection(folder: Path, runs: int, queries: int, depth: int, questions: int, seed: int = 0) -> dict:
-    """Runs, official-style qrels and question grades (Parquet) in ``folder``; returns counts."""
-    import pandas as pd
-
-    rng = np.random.default_rng(seed)
-    run_dir = folder / "runs"
+def write_runs(run_dir: Path, runs: int, queries: int, depth: int, rng: np.random.Generator
+               ) -> Iterator[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
+    """Write ``runs`` run files into ``run_dir`` (made here), a query at a time: each ranks the
+    query's candidate documents by their quality plus its own noise, so runs overlap as real
+    ones do. Yields each query's ``(qid, docids, quality, top)`` once its lines are written
+    (``top[r]``: run r's ranking, as indices into ``docids``), for the qrels and grades."""
     run_dir.mkdir()
     names = [f"sys{r:03d}" for r in range(runs)]
     noise = rng.uniform(0.3, 1.2, runs)  # some systems are better than others
     files = [open(run_dir / f"{name}.run", "w") for name in names]
-    qrels_lines, grade_tables = [], []
     universe = 2 * depth  # candidates per query: runs share most of their documents
     try:
         for q in range(queries):
@@ -121,19 +121,29 @@ def write_collection(folder: Path, runs: int, queries: int, depth: int, question
                 printed = np.round(scores[r, ranked] + 10.0, 3)  # 3 decimals: a few ties, as real runs have
                 files[r].write("".join(f"{qid} Q0 {d} {k} {s:.3f} {names[r]}\n"
                                        for k, (d, s) in enumerate(zip(docids[ranked], printed), 1)))
-            judged = np.unique(top[:, :JUDGED_DEPTH])
-            rel = np.clip(np.round(quality[judged] + rng.normal(0.0, 0.7, len(judged))), 0, 3).astype(int)
-            qrels_lines.extend(f"{qid} 0 {d} {g}\n" for d, g in zip(docids[judged], rel))
-            pool = np.unique(top[:, :POOL_DEPTH])
-            grade_tables.append(_grades(rng, qid, docids[pool], quality[pool], questions))
+            yield qid, docids, quality, top
     finally:
         for fh in files:
             fh.close()
+
+
+def write_collection(folder: Path, runs: int, queries: int, depth: int, questions: int, seed: int = 0) -> dict:
+    """Runs, official-style qrels and question grades (Parquet) in ``folder``; returns counts."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    qrels_lines, grade_tables = [], []
+    for qid, docids, quality, top in write_runs(folder / "runs", runs, queries, depth, rng):
+        judged = np.unique(top[:, :JUDGED_DEPTH])
+        rel = np.clip(np.round(quality[judged] + rng.normal(0.0, 0.7, len(judged))), 0, 3).astype(int)
+        qrels_lines.extend(f"{qid} 0 {d} {g}\n" for d, g in zip(docids[judged], rel))
+        pool = np.unique(top[:, :POOL_DEPTH])
+        grade_tables.append(_grades(rng, qid, docids[pool], quality[pool], questions))
     (folder / "official.qrels").write_text("".join(qrels_lines))
     grades = pd.concat(grade_tables, ignore_index=True)
     grades.to_parquet(folder / "grades.parquet")
     return {"run_lines": runs * queries * depth, "qrels_lines": len(qrels_lines), "grades": len(grades),
-            "runs_mb": round(sum(p.stat().st_size for p in run_dir.iterdir()) / 1e6, 1)}
+            "runs_mb": round(sum(p.stat().st_size for p in (folder / "runs").iterdir()) / 1e6, 1)}
 
 
 def _grades(rng: np.random.Generator, qid: str, passages: np.ndarray, quality: np.ndarray, questions: int):

@@ -1,6 +1,8 @@
 """``exampp eval``: trec_eval, byte for byte, plus ir_measures names and several runs at once."""
 from __future__ import annotations
 
+import os
+
 import click
 
 from exampp.cli.output import format_option_of, one_stdin, output_option, write_output
@@ -20,13 +22,16 @@ from exampp.trec_eval import Score, evaluate_runs, format_json, format_trec, for
 @click.option("-m", "measures", multiple=True, metavar="MEASURE",
               help="trec_eval measure (map, P.5,10, ndcg_cut.20), nickname (official, all_trec, set) "
                    "or ir_measures name (nDCG@20, 'P(rel=2)@10', AP, RR). Repeatable; default official.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Evaluate up to N runs at once, in worker processes (output unchanged).  [default: the CPUs "
+                   "this process may use]")
 @format_option_of("trec", "json", "tsv",
                   help="trec: trec_eval's text, one block per run; json/tsv: rows of run, measure, query, value.")
 @output_option
 @click.argument("qrels", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(allow_dash=True))
-def eval_cmd(per_query, complete, max_retrieved, rel_level, judged_only, num_docs_in_coll, measures, fmt, output,
-             qrels, runs):
+def eval_cmd(per_query, complete, max_retrieved, rel_level, judged_only, num_docs_in_coll, measures, jobs, fmt,
+             output, qrels, runs):
     """Evaluate RUNS (files or directories of runs) against QRELS like NIST trec_eval.
 
     With trec_eval's flags the output is identical to trec_eval's. Measures trec_eval does not
@@ -48,6 +53,7 @@ def eval_cmd(per_query, complete, max_retrieved, rel_level, judged_only, num_doc
         read_qrels(qrels),
         (RunFile(path) for path in run_paths(runs)),
         measures,
+        jobs=jobs or available_cpus(),
         per_query=per_query,
         complete=complete,
         max_retrieved=max_retrieved,
@@ -68,3 +74,11 @@ def _labelled(name: str, scores: list[Score], several: bool) -> list[Score]:
     if not several or any(s.measure == "runid" for s in scores):
         return scores
     return [Score("runid", "all", name, "%s"), *scores]
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the platform tells it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1

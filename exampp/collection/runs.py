@@ -266,13 +266,11 @@ class _Docs:
         With ``unique``, a docid twice among the documents kept is an error naming the later
         line; as in trec_eval (form_res_rels.c), one beyond ``depth`` is not looked at."""
         pairs = sorted(zip(self.scores, self.docids), reverse=True)[:depth]  # C's tuple order: fast
-        if not pairs:
-            return Ranking([], [])
-        scores, docids = map(list, zip(*pairs))
+        docids = [docid for _, docid in pairs]
         if unique and len(set(docids)) != len(docids):  # which lines? (a docid twice has one key twice)
             order = sorted(range(len(self.docids)), key=lambda i: (self.scores[i], self.docids[i]), reverse=True)
             self._check_unique(order[:depth], qid, name)
-        return Ranking(docids, scores)
+        return Ranking(docids, [score for score, _ in pairs])
 
     def _check_unique(self, kept: Iterable[int], qid: str, name: str) -> None:
         """The error for the first docid (in file order) seen twice among the lines ``kept``."""
@@ -311,7 +309,8 @@ class RunFile:
 
     def __init__(self, path: PathLike):
         self._source = path
-        self.path: Path | str = display_name(path) if is_stdio(path) else Path(path)  # as messages name it
+        self.stdin = is_stdio(path)
+        self.path: Path | str = display_name(path) if self.stdin else Path(path)  # as messages name it
         self.name: str | None = None
         self.runid: str | None = None
         self.lines: dict[str, int] = {}

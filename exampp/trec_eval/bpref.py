@@ -7,6 +7,10 @@ from exampp.trec_eval.measure import Averaging, Measure, Params, geometric_log, 
 
 def bpref_value(j: JudgedRanking, level: int) -> float:
     """Fraction of preferences (relevant above judged nonrelevant) the ranking keeps; unjudged docs skipped."""
+    return j.memo(("bpref", level), lambda: _bpref_value(j, level))  # bpref and gm_bpref share it
+
+
+def _bpref_value(j: JudgedRanking, level: int) -> float:
     num_nonrel = sum(j.level_count(grade) for grade in range(level))
     nonrel_so_far = 0
     bpref = 0.0

@@ -11,7 +11,9 @@ each query's values are kept, so a run file of any size is evaluated in the memo
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+import multiprocessing
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from exampp.collection.qrels import Qrels, check_integer_labels
@@ -108,18 +110,52 @@ def evaluate(
     return scores
 
 
-def evaluate_runs(qrels: Qrels, runs: Iterable[Ranked], measures: Iterable[str] = (), **options) -> dict[str, list[Score]]:
-    """:func:`evaluate` for several runs, one after the other, keyed by run name (in the order
-    given); two runs of one name are an error."""
+def evaluate_runs(qrels: Qrels, runs: Iterable[Ranked], measures: Iterable[str] = (), *, jobs: int = 1,
+                  **options) -> dict[str, list[Score]]:
+    """:func:`evaluate` for several runs, keyed by run name (in the order given); two runs of one
+    name are an error.
+
+    ``jobs`` > 1 evaluates up to that many runs at once, each in a worker process forked from
+    this one (so the qrels are not copied), where the platform forks and this process runs no
+    other thread; results, and the first error in run order, are what one process gives. A run
+    read from standard input is evaluated here."""
     measures = list(measures)
+    runs = list(runs)
     results: dict[str, list[Score]] = {}
     seen = {}
-    for run in runs:
-        scores = evaluate(qrels, run, measures, **options)
+    for run, scores in _evaluated(qrels, runs, measures, jobs, options):
         check_unique_name(seen, run)
         seen[run.name] = run
         results[run.name] = scores
     return results
+
+
+def _evaluated(qrels: Qrels, runs: list[Ranked], measures: list[str], jobs: int,
+               options: dict) -> Iterator[tuple[Ranked, list[Score]]]:
+    """Each run (as it was after its reading: its name known) with its scores, in order."""
+    forked = [r for r in runs if not getattr(r, "stdin", False)]
+    workers = min(jobs, len(forked))
+    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
+        for run in runs:
+            yield run, evaluate(qrels, run, measures, **options)
+        return
+    global _WORK
+    _WORK = (qrels, measures, options)  # the workers inherit it when they fork
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            done = pool.imap(_evaluate_one, forked)  # in order; a worker's error is raised at its run
+            for run in runs:
+                yield (run, evaluate(qrels, run, measures, **options)) if getattr(run, "stdin", False) else next(done)
+    finally:
+        _WORK = None
+
+
+_WORK: tuple[Qrels, list[str], dict] | None = None  # what forked workers evaluate against
+
+
+def _evaluate_one(run: Ranked) -> tuple[Ranked, list[Score]]:
+    qrels, measures, options = _WORK
+    return run, evaluate(qrels, run, measures, **options)
 
 
 def _summary(measure: Measure, values: Sequence[Value]) -> Value:

@@ -5,6 +5,7 @@ lags behind the ideal one).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import log2
 
 import numpy as np
@@ -23,17 +24,26 @@ def _g(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
         sum_ideal += gain
     if not g.ranked:
         return [0.0]
-    # the cost of rank i: the ideal gain there (at least MIN_COST); summed rank by rank, in order
-    last = g.ranked[-1][0] + 1
-    costs = np.full(last, MIN_COST)
-    walk = np.array(g.walk[:last], dtype=np.float64)
-    costs[: len(walk)] = np.where(walk >= MIN_COST, walk, MIN_COST)
-    sum_cost = np.cumsum(costs).tolist()
+    sum_cost = _cost_sums(g.walk, g.ranked[-1][0] + 1)
     results_g = sum_results = 0.0
     for i, gain in g.ranked:
         sum_results += gain
-        results_g += ratio(gain, c_log2(2 + sum_cost[i] - sum_results))  # negative gains reach log2 <= 0
+        results_g += ratio(gain, c_log2(2 + sum_cost(i) - sum_results))  # negative gains reach log2 <= 0
     return [results_g / sum_ideal if sum_ideal > 0.0 else 0.0]
+
+
+def _cost_sums(walk: list[float], ranks: int) -> Callable[[int], float]:
+    """``sum_cost(i)``: the costs of ranks 0..i added one by one, a rank's cost its ideal gain (at
+    least MIN_COST). Below the ideal ranking every cost is MIN_COST: while the sum is a whole
+    number (whole gains, the default) adding it k times is adding k, so only the ideal ranking's
+    ranks are summed one by one; otherwise every rank is."""
+    costs = [gain if gain >= MIN_COST else MIN_COST for gain in walk[:ranks]]
+    sums = np.cumsum(np.array(costs, dtype=np.float64)).tolist()  # cumsum adds in order
+    base, done = (sums[-1] if sums else 0.0), len(sums)
+    if ranks > done and not (base.is_integer() and base + ranks < 2.0 ** 52):
+        sums = np.cumsum(np.array(costs + [MIN_COST] * (ranks - done))).tolist()
+        done = ranks
+    return lambda i: sums[i] if i < done else base + (i + 1 - done) * MIN_COST
 
 
 def _bin_g(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
