@@ -198,3 +198,19 @@ def test_eval_reads_a_run_from_standard_input(tmp_path: Path):
         assert twice.exit_code == 2
         assert twice.output.splitlines()[-1] == \
             "Error: - (standard input) is given for more than one input; it can be read only once"
+
+
+def test_a_docid_twice_in_a_streamed_ranking_waits_until_the_file_is_known_grouped(tmp_path: Path):
+    # q1's first lines hold d1 twice within the top 3; the file comes back to q1 with higher
+    # scores, so that in q1's whole ranking the second d1 falls below the cut: no error (trec_eval)
+    path = _write(tmp_path / "a.run", ["q1 Q0 d1 1 5 s", "q1 Q0 d1 2 1 s", "q2 Q0 x 1 1 s",
+                                       "q1 Q0 d2 3 9 s", "q1 Q0 d3 4 8 s"])
+    blocks = list(RunFile(path).blocks(None, 3))
+    assert blocks[blocks.index(RESTART) + 1:] == [("q1", [("d2", 9.0), ("d3", 8.0), ("d1", 5.0)]), ("q2", [("x", 1.0)])]
+    # grouped, it is the error, raised once the file is read through; nothing follows it
+    grouped = _write(tmp_path / "b.run", ["q1 Q0 d1 1 5 s", "q1 Q0 d1 2 1 s", "q2 Q0 x 1 1 s"])
+    handed = []
+    with pytest.raises(InputError, match=r"b\.run:2: duplicate docid 'd1' in query 'q1'"):
+        handed.extend(RunFile(grouped).blocks(None, 3))
+    assert handed == []
+    assert list(RunFile(grouped).blocks(None, 1)) == [("q1", [("d1", 5.0)]), ("q2", [("x", 1.0)])]  # cut before it

@@ -344,12 +344,26 @@ class RunFile:
               hold: bool, depth: int | None, unique: bool) -> Iterator[Block]:
         # Every query's lines are read and checked; only the wanted queries are handed out, and
         # only their kept documents are checked for a docid twice (trec_eval's form_res_rels.c).
+        # Streaming, a docid twice is only known to be an error once the file is known to be
+        # grouped (the query's lines do not come back, and a later line might push one of the
+        # two beyond ``depth``): the first is raised at the end, and nothing is handed out after it.
         held: dict[str, _Docs] = {}
         current: str | None = None
         docs = _Docs()
+        pending: InputError | None = None
 
         def wanted(qid: str | None, docs: _Docs) -> bool:
             return qid is not None and bool(docs) and (queries is None or qid in queries)
+
+        def streamed(qid: str, docs: _Docs) -> Iterator[Block]:
+            nonlocal pending
+            if pending is None:
+                try:
+                    ranking = docs.ranking(qid, shown, depth, unique)
+                except InputError as error:
+                    pending = error
+                else:
+                    yield qid, ranking
 
         for lines in _result_lines(source, shown):
             if self.name is None:
@@ -360,7 +374,7 @@ class RunFile:
                     if qid in self.lines and not hold:
                         raise _Ungrouped
                     if not hold and wanted(current, docs):
-                        yield current, docs.ranking(current, shown, depth, unique)
+                        yield from streamed(current, docs)
                     current, docs = qid, held.setdefault(qid, _Docs()) if hold else _Docs()
                     self.lines.setdefault(qid, lines.linenos[start])
                 docs.add(lines, start, end)
@@ -369,8 +383,11 @@ class RunFile:
                 docs = held.pop(qid)
                 if wanted(qid, docs):
                     yield qid, docs.ranking(qid, shown, depth, unique)
-        elif wanted(current, docs):
-            yield current, docs.ranking(current, shown, depth, unique)
+            return
+        if wanted(current, docs):
+            yield from streamed(current, docs)
+        if pending is not None:
+            raise pending
 
 
 class _Ungrouped(Exception):

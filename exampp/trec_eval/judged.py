@@ -95,7 +95,7 @@ def judge(docids: Sequence[str], judgments: Mapping[str, int], settings: Setting
     return JudgedRanking(
         rels=rels,
         num_rel=sum(n for g, n in enumerate(rel_levels) if g >= level),
-        num_rel_ret=sum(1 for r in rels if r >= 0 and r >= level),
+        num_rel_ret=sum(map(rels.count, {g for g in present if g >= level})),  # a count per grade: C-speed
         num_nonpool=rels.count(NONPOOL),
         num_unjudged_in_pool=rels.count(UNJUDGED),
         rel_levels=rel_levels,

@@ -19,15 +19,22 @@ def _persistence(p: Params) -> float:
     return persistence
 
 
-def _weights(j: JudgedRanking, persistence: float) -> np.ndarray:
+def _weights(j: JudgedRanking, persistence: float) -> tuple[list[float], np.ndarray]:
     """``w[i]``: the weight of rank ``i`` (0 <= i <= num_ret), ``persistence ** i`` multiplied up
-    one rank at a time as m_rbp.c does (a power would differ in the last bits)."""
-    def compute() -> np.ndarray:
-        steps = np.full(j.num_ret + 1, persistence)
+    one rank at a time as m_rbp.c does (a power would differ in the last bits); as a list and an
+    array. The products are the same for every ranking: the longest made so far is kept and cut."""
+    weights = _WEIGHTS.get(persistence)
+    if weights is None or len(weights[0]) <= j.num_ret:
+        steps = np.full(max(j.num_ret + 1, 1024), persistence)
         steps[0] = 1.0
-        return np.multiply.accumulate(steps)  # left to right, one product at a time
+        array = np.multiply.accumulate(steps)  # left to right, one product at a time
+        weights = (array.tolist(), array)
+        if persistence == persistence:  # a NaN key is never found again
+            _WEIGHTS[persistence] = weights
+    return weights
 
-    return j.memo(("rbp weights", persistence), compute)
+
+_WEIGHTS: dict[float, tuple[list[float], np.ndarray]] = {}  # persistence -> weights of ranks 0, 1, 2, ...
 
 
 def _rbp(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
@@ -39,7 +46,7 @@ def _rbp(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
     high = max((level.gain for level in levels), default=0.0)
     if low < 0 or high > 1:
         table = {grade: ratio(gain - low, high - low) for grade, gain in table.items()}
-    weights = _weights(j, persistence).tolist()
+    weights = _weights(j, persistence)[0]
     total = 0.0
     for i, gain in ranked_gains(j, table):  # the ranks with a gain, in order: as the C loop adds
         total += gain * weights[i]
@@ -50,12 +57,12 @@ def _rbp_resid(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
     """The most RBP could still grow if every unjudged document (and every rank below) were relevant.
     Only ``p=`` of its parameters counts (gains do not)."""
     persistence = _persistence(p)
-    weights = _weights(j, persistence)
+    weights, array = _weights(j, persistence)
     unjudged = j.rel_array < 0
     if not unjudged.any():
         return [0.0]
-    total = float(np.cumsum(weights[:-1][unjudged])[-1])  # cumsum adds in order, as the C loop
-    return [float(weights[-1]) + (1 - persistence) * total]
+    total = float(np.cumsum(array[: j.num_ret][unjudged])[-1])  # cumsum adds in order, as the C loop
+    return [weights[j.num_ret] + (1 - persistence) * total]
 
 
 rbp = Measure("rbp", _rbp, ParamKind.PAIR_PARAMS)
