@@ -7,8 +7,9 @@ ranks the same candidate documents by their quality plus its own noise. Then tim
 child process of its own (seconds and peak resident memory):
 
 - one run: ``exampp eval``, ``trec_eval`` and pytrec_eval (all_trec);
-- the folder: ``exampp eval`` on the folder (the qrels read once), ``trec_eval`` once per run
-  (it takes one run), pytrec_eval with one evaluator for every run.
+- the folder: ``exampp eval`` on the folder (the qrels read once) in one process (``-j 1``) and
+  with its default worker processes (one per CPU), ``trec_eval`` once per run (it takes one run),
+  pytrec_eval with one evaluator for every run.
 
 exampp's output must equal trec_eval's byte for byte (trec_eval 10.0; an older binary prints
 fewer measures and rounds recall levels differently), and pytrec_eval's means must agree with
@@ -37,6 +38,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scoring import EXAMPP, Table, check_pytrec, measure, measure_each, write_runs  # noqa: E402
 from trec_eval_diff import build  # noqa: E402
+
+from exampp.cli.eval_cmd import available_cpus  # noqa: E402
 
 DEPTH = 1000
 JUDGED = 100  # judgments per query
@@ -88,21 +91,25 @@ def check_output(out: str, trec_out: str) -> None:
     print(f"  exampp eval output == trec_eval output, byte for byte ({len(out.splitlines()):,} lines)", flush=True)
 
 
-def compare(table: Table, label: str, trec_eval: str | None, qrels: Path, runs: list[Path], target: Path) -> None:
-    seconds, rss, out = measure(EXAMPP + ["eval", "-m", "all_trec", str(qrels), str(target)])
-    trec = pytrec = None
-    trec_out = None
+def compare(table: Table, rows: dict[str, list[str]], trec_eval: str | None, qrels: Path, runs: list[Path],
+            target: Path) -> None:
+    """One row per ``label: exampp eval options``, each against one timing of trec_eval (a
+    process per run) and of pytrec_eval (one process) on ``runs``."""
+    trec = pytrec = trec_out = None
     if trec_eval:
         t_seconds, t_rss, trec_out = measure_each([[trec_eval, "-m", "all_trec", str(qrels), str(run)] for run in runs])
         trec = (t_seconds, t_rss)
-        check_output(out, trec_out)
     p_seconds, p_rss, p_out = measure([sys.executable, "-c", f"NOT_MEANS = {sorted(NOT_MEANS)!r}\n" + PYTREC,
                                        str(qrels), *map(str, runs)])
     pytrec = (p_seconds, p_rss)
     if trec_out is not None:
         names = {str(run): run.stem for run in runs}
         print(f"  pytrec_eval == trec_eval on {check_pytrec(p_out, trec_out, names):,} means (4 decimals)", flush=True)
-    table.row(label, (seconds, rss), trec, pytrec)
+    for label, options in rows.items():
+        seconds, rss, out = measure(EXAMPP + ["eval", *options, "-m", "all_trec", str(qrels), str(target)])
+        if trec_out is not None:
+            check_output(out, trec_out)
+        table.row(label, (seconds, rss), trec, pytrec)
 
 
 def main() -> None:
@@ -127,8 +134,10 @@ def main() -> None:
         table = Table()
         runs = sorted((folder / "runs").iterdir())
         qrels = folder / "qrels"
-        compare(table, "eval -m all_trec, one run", trec_eval, qrels, runs[:1], runs[0])
-        compare(table, f"eval -m all_trec, a folder of {len(runs)} runs", trec_eval, qrels, runs, folder / "runs")
+        compare(table, {"eval -m all_trec, one run": []}, trec_eval, qrels, runs[:1], runs[0])
+        folder_rows = {f"eval -m all_trec, a folder of {len(runs)} runs, -j 1": ["-j", "1"],
+                       f"  the same, -j {available_cpus()} (the default here)": []}
+        compare(table, folder_rows, trec_eval, qrels, runs, folder / "runs")
         print(json.dumps({"runs": args.runs, "queries": args.queries, "depth": DEPTH, **counts,
                           "figures": table.figures}))
 

@@ -23,6 +23,7 @@ import argparse
 import hashlib
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -154,7 +155,9 @@ def _measure(rng: random.Random) -> str:
         parts = params.split(",")
         at = rng.randrange(len(parts))
         key, eq, value = parts[at].rpartition("=")
-        value = rng.choice([f"{value}x", f" {value}", f"+{value}", f"{value}e0", "", "abc", "1e1", "0x1p-1"])
+        # ... and huge values, which C casts to int or long (x86-64: the most negative one)
+        value = rng.choice([f"{value}x", f" {value}", f"+{value}", f"{value}e0", "", "abc", "1e1", "0x1p-1",
+                            "3e9", "-3e9", "1e300", "1e19"])
         parts[at] = f"{key}{eq}{value}"
         spec = f"{name}.{','.join(parts)}"
     return spec
@@ -262,7 +265,8 @@ def measure_of(difference: str) -> str:
     """The measure named in a difference (for the summary), or the kind of difference."""
     if not difference.startswith("line"):
         return difference if difference.startswith("exampp crashed") else difference.split(",")[0]
-    name = difference.split("'")[1].split()[0] if "'" in difference else "?"
+    quoted = re.match(r"line \d+: trec_eval ['\"]\s*(\S+)", difference)  # repr quotes with ' or "
+    name = quoted.group(1) if quoted else "?"
     roots = [r for r in (*LONG_CUTOFFS, *DOUBLE_CUTOFFS, *PAIRS, *PLAIN, "utility", "set_F", "11pt_avg", "relstring")
              if name == r or name.startswith(r + "_")]
     return max(roots, key=len, default=name)

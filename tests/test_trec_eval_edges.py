@@ -116,3 +116,23 @@ def test_runid_and_num_q_never_look_at_the_ranking(write):
     # neither calls form_res_rels, so trec_eval does not see the docid twice; runid is the last line's
     assert _eval(write, _DUPLICATES_QRELS, _DUPLICATES_RUN, "-m", "runid", "-m", "num_q") == (
         _line("runid", "all", "r2") + _line("num_q", "all", "1"))
+
+
+def test_huge_parameters_go_through_cs_integer_casts(write):
+    from exampp.trec_eval.interpolated import lround
+    from exampp.trec_eval.measure import c_int, c_long
+
+    # x86-64 casts a double beyond the integer's range (or NaN) to its most negative value
+    assert (c_int(2.9), c_int(-2.9), c_int(2147483647.5), c_int(-2147483648.5)) == (2, -2, 2147483647, -2147483648)
+    assert c_int(3e9) == c_int(-3e9) == c_int(math.nan) == -(2 ** 31)
+    assert (c_long(3e9), c_long(-2.5), c_long(1e19), c_long(-1e300)) == (3000000000, -2, -(2 ** 63), -(2 ** 63))
+    assert (lround(2.5), lround(-2.5), lround(1e300), lround(-1e300)) == (3, -3, -(2 ** 63), -(2 ** 63))
+    qrels, run = "q1 0 d1 1\nq1 0 d2 2\n", "q1 Q0 d1 1 2 r\nq1 Q0 d3 2 1 r\nq1 Q0 d2 3 0.5 r\n"
+    # gains 1e308 and 0 compare as INT_MIN: "less" both ways, so the merge sort leaves grade 0's
+    # level (gain 0) on top; the ideal ranking then never starts and nDCG is 0 (not 0.9197)
+    out = _eval(write, qrels, run, "-m", "ndcg.1=1e308,2=1e308")
+    assert out == _line("ndcg_1=1e308,2=1e308", "all", "0.0000")
+    # recall level 1e300 x 2 relevant: lround gives LONG_MIN documents, which the walk never meets,
+    # so the level takes the best precision of the whole walk, 1/1 at rank 1 (not 0)
+    out = _eval(write, qrels, run, "-m", "iprec_at_recall.1e300")
+    assert out == _line("iprec_at_recall_10000000", "all", "1.0000")

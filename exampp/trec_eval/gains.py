@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from exampp.trec_eval.judged import NONPOOL, JudgedRanking
+from exampp.trec_eval.measure import c_int
 
 _INTEGER = re.compile(r"[-+]?[0-9]+")
 
@@ -37,7 +38,8 @@ def setup_gains(pairs: Sequence[tuple[str, float]], judged: JudgedRanking) -> li
             levels.append(Level(grade, float(grade), judged.rel_levels[grade]))
     # trec_eval compares gains through an int cast, so gains less than 1 apart tie and the order is
     # not transitive (1.5 = 2.25 = 3 but 1.5 < 3): the result depends on the sort, glibc's
-    return _glibc_qsort(levels, lambda a, b: int(a.gain - b.gain))
+    return _glibc_qsort(levels, lambda a, b: c_int(a.gain - b.gain))
+
 
 
 def _glibc_qsort(items: list, compare) -> list:

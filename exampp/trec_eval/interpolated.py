@@ -16,7 +16,10 @@ RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
 def lround(x: float) -> int:
-    """C's lround: nearest integer, halves away from zero (Python's round() goes to even)."""
+    """C's lround: nearest integer, halves away from zero (Python's round() goes to even); glibc
+    gives LONG_MIN for NaN or a value beyond long's range (it casts, and x86-64 so casts them)."""
+    if x != x or not -9223372036854775808.0 <= x < 9223372036854775808.0:
+        return -(2 ** 63)
     if x < 0:
         return -lround(-x)
     whole = math.floor(x)

@@ -179,6 +179,23 @@ def ratio(num: float, den: float) -> float:
     return math.copysign(math.inf, num) * math.copysign(1.0, den)
 
 
+def c_int(x: float) -> int:
+    """C's ``(int)`` of a double as x86-64 computes it (``cvttsd2si``): truncated toward zero, and
+    INT_MIN for NaN or a value beyond int's range (so gains 2^31 apart compare as "less")."""
+    return _c_cast(x, 2 ** 31)
+
+
+def c_long(x: float) -> int:
+    """C's ``(long)`` of a double on x86-64: truncated toward zero, LONG_MIN beyond long's range."""
+    return _c_cast(x, 2 ** 63)
+
+
+def _c_cast(x: float, bound: int) -> int:
+    if x != x or not -bound - 1.0 < x < bound:
+        return -bound
+    return int(x)
+
+
 def c_log2(value: float) -> float:
     """C's ``log2``: -inf at 0 and C's NaN below it, where Python's raises ValueError."""
     if value > 0 or value != value:

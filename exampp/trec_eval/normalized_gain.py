@@ -38,11 +38,12 @@ def _cost_sums(walk: list[float], ranks: int) -> Callable[[int], float]:
     number (whole gains, the default) adding it k times is adding k, so only the ideal ranking's
     ranks are summed one by one; otherwise every rank is."""
     costs = [gain if gain >= MIN_COST else MIN_COST for gain in walk[:ranks]]
-    sums = np.cumsum(np.array(costs, dtype=np.float64)).tolist()  # cumsum adds in order
-    base, done = (sums[-1] if sums else 0.0), len(sums)
-    if ranks > done and not (base.is_integer() and base + ranks < 2.0 ** 52):
-        sums = np.cumsum(np.array(costs + [MIN_COST] * (ranks - done))).tolist()
-        done = ranks
+    with np.errstate(all="ignore"):  # huge gains overflow to inf, as in C, without a word
+        sums = np.cumsum(np.array(costs, dtype=np.float64)).tolist()  # cumsum adds in order
+        base, done = (sums[-1] if sums else 0.0), len(sums)
+        if ranks > done and not (base.is_integer() and base + ranks < 2.0 ** 52):
+            sums = np.cumsum(np.array(costs + [MIN_COST] * (ranks - done))).tolist()
+            done = ranks
     return lambda i: sums[i] if i < done else base + (i + 1 - done) * MIN_COST
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from exampp.trec_eval.judged import JudgedRanking, Settings
-from exampp.trec_eval.measure import Measure, ParamKind, Params
+from exampp.trec_eval.measure import Measure, ParamKind, Params, c_long
 
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
@@ -51,7 +51,7 @@ def _rprec_mult(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
     m_Rprec_mult.c walks up from the bottom while relevant documents remain, filling the
     cutoffs from the last one given as it meets them; this follows the same pointer, rank to
     rank of the cutoffs, with the relevant documents left at each counted by bisection."""
-    cutoffs = [int(mult * j.num_rel + 0.9) for mult in p.values]
+    cutoffs = [c_long(mult * j.num_rel + 0.9) for mult in p.values]
     values = [0.0] * len(cutoffs)
     cut = len(cutoffs) - 1
     while cut >= 0 and cutoffs[cut] > j.num_ret:

@@ -27,7 +27,8 @@ def _weights(j: JudgedRanking, persistence: float) -> tuple[list[float], np.ndar
     if weights is None or len(weights[0]) <= j.num_ret:
         steps = np.full(max(j.num_ret + 1, 1024), persistence)
         steps[0] = 1.0
-        array = np.multiply.accumulate(steps)  # left to right, one product at a time
+        with np.errstate(all="ignore"):  # p > 1 overflows to inf, as in C, without a word
+            array = np.multiply.accumulate(steps)  # left to right, one product at a time
         weights = (array.tolist(), array)
         if persistence == persistence:  # a NaN key is never found again
             _WEIGHTS[persistence] = weights
@@ -61,7 +62,8 @@ def _rbp_resid(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
     unjudged = j.rel_array < 0
     if not unjudged.any():
         return [0.0]
-    total = float(np.cumsum(array[: j.num_ret][unjudged])[-1])  # cumsum adds in order, as the C loop
+    with np.errstate(all="ignore"):
+        total = float(np.cumsum(array[: j.num_ret][unjudged])[-1])  # cumsum adds in order, as the C loop
     return [weights[j.num_ret] + (1 - persistence) * total]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from exampp.trec_eval.judged import NONPOOL, UNJUDGED, JudgedRanking, Settings
-from exampp.trec_eval.measure import Averaging, Measure, ParamKind, Params
+from exampp.trec_eval.measure import Averaging, Measure, ParamKind, Params, c_long
 
 
 def _unj(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
@@ -22,7 +22,7 @@ def _symbol(rel: int) -> str:
 
 def _relstring(j: JudgedRanking, p: Params, s: Settings) -> list[str]:
     """One character per top-ranked document: its grade, '-' not in the pool, '.' pooled but unjudged."""
-    return ["".join(_symbol(rel) for rel in j.rels[: max(int(p.values[0]), 0)])]
+    return ["".join(_symbol(rel) for rel in j.rels[: max(c_long(p.values[0]), 0)])]
 
 
 unj = Measure("unj", _unj, ParamKind.LONG_CUTOFFS, (5, 10, 20))
