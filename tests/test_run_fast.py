@@ -18,7 +18,7 @@ TRICKY = [
     "q1\tQ0\td2\t2\t2.5\tsysA",  # tabs; a score tie: docid descending decides
     "  q1  Q0   d3 3 1e3 sysA   ",  # leading, repeated and trailing blanks
     "q1 Q0 d4 4 -0.0 sysA extra columns are ignored",
-    "q1 Q0 NA 5 1_0 sysA",  # float() reads 1_0 as 10; NA stays a docid
+    "q1 Q0 NA 5 10 sysA",  # NA stays a docid
     "q1 Q0 \"quoted\" 6 +.5 sysA",
     "q2 Q0 a,b 1 inf sysA",
     "q2 Q0 nan 2 -inf sysA",
@@ -70,6 +70,7 @@ def test_fast_parser_takes_clean_pieces_only():
 BAD = [
     (["q1 Q0 d1 1 1 s", "q1 Q0 d2 2 x s"], "r.run:2: score 'x' is not a number"),
     (["q1 Q0 d1 1 1 s", "q1 Q0 d2 2 nan s"], "r.run:2: score is NaN"),
+    (["q1 Q0 d1 1 1 s", "q1 Q0 d2 2 1_0 s"], "r.run:2: score '1_0' is not a number"),  # float(): 10, atof: 1
     (["q1 Q0 d1 1 1 s", "q2 Q0 d1 1 1"], "r.run:2: expected 6 columns 'qid Q0 docid rank score runid', found 5"),
     # every line of a query is read before its ranking is formed and checked for a docid twice
     # (as trec_eval reads the whole file before form_res_rels.c): the bad line comes first

@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import json
 
+from typing import TYPE_CHECKING
+
 import click
-import pandas as pd
 
 from exampp.defaults import DEPTH
-from exampp.report.records import records, tsv
+
+if TYPE_CHECKING:  # pandas is imported by what makes tables: `exampp eval` starts without it
+    import pandas as pd
 
 FORMATS = ("text", "tsv", "json")
 
@@ -51,6 +54,8 @@ def check_method(_ctx: click.Context, _param: click.Parameter, value: str | None
 
 def render(table: pd.DataFrame, fmt: str, *, decimals: int = 4) -> str:
     """A DataFrame as text (aligned, rounded), TSV (full precision) or JSON (list of records)."""
+    from exampp.report.records import records, tsv
+
     if fmt == "json":
         return json.dumps(records(table), indent=2)
     if fmt == "tsv":

@@ -143,6 +143,8 @@ def _run_lines(lines: Iterable[tuple[int, str]], name: str) -> Iterator[_Line]:
         if len(cols) < 6:
             raise InputError(name, lineno, f"expected 6 columns 'qid Q0 docid rank score runid', found {len(cols)}")
         try:
+            if "_" in cols[4]:  # float() reads 1_0 as 10, trec_eval's atof as 1: neither is meant
+                raise ValueError
             score = float(cols[4])
         except ValueError:
             raise InputError(name, lineno, f"score {cols[4]!r} is not a number") from None
@@ -190,7 +192,7 @@ def _fast_lines(data: bytes, first: int) -> _Lines | None:
     """Result lines of ``data`` (whole lines, the first numbered ``first``) read as
     :func:`_run_lines` reads them, or None when that cannot be vouched for: every line must
     hold exactly six columns (``str.split`` of the whole piece, a sentinel token ending each
-    line) and a score ``float`` reads, not NaN."""
+    line) and a score ``float`` reads (without ``_``), not NaN."""
     if data.translate(None, _FAST_BYTES):
         return None
     text = data.decode("ascii")
@@ -200,8 +202,11 @@ def _fast_lines(data: bytes, first: int) -> _Lines | None:
         tokens.append(_END)
     if len(tokens) != 7 * count or tokens[6::7].count(_END) != count:  # a line of another length
         return None
+    column = tokens[4::7]
+    if "_" in "".join(column):  # the plain way refuses it
+        return None
     try:
-        scores = list(map(float, tokens[4::7]))  # exactly as the plain way converts them
+        scores = list(map(float, column))  # exactly as the plain way converts them
     except ValueError:
         return None
     if any(map(math.isnan, scores)):
