@@ -229,7 +229,7 @@ class FlopMeter:
     def _decoder(self, _module, args, kwargs) -> None:
         batch, new = _inputs(args, kwargs).shape[:2]
         source = kwargs["encoder_hidden_states"].shape[1]
-        cache = kwargs.get("past_key_values")
+        cache = kwargs.get("cache", kwargs.get("past_key_values"))  # transformers 5.24 renamed it
         past = getattr(cache, "self_attention_cache", cache).get_seq_length() if cache is not None else 0
         cross_kv = not getattr(cache, "is_updated", {}).get(0, False)  # T5Attention's own test
         self.flops += batch * decoder_flops(self.shape, new, past, source, cross_kv)

@@ -32,20 +32,42 @@ def _text(results) -> str:
     return "".join(format_trec(scores) for scores in results.values())
 
 
+# In a fresh interpreter (this one may run other tests' threads, and then evaluates here): which
+# process evaluated each run, and the text of what came back.
+_IN_WORKERS = """
+import json, os, sys
+from exampp.collection.qrels import read_qrels
+from exampp.collection.runs import RunFile
+from exampp.trec_eval import engine, evaluate_runs, format_trec
+here = []
+evaluate = engine.evaluate
+engine.evaluate = lambda *a, **k: here.append(os.getpid()) or evaluate(*a, **k)
+qrels, jobs, options, paths = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4:]
+results = evaluate_runs(read_qrels(qrels), [RunFile(p) for p in paths], ["all_trec"], jobs=jobs, **options)
+print(json.dumps({"here": len(here), "names": list(results),
+                  "text": "".join(format_trec(scores) for scores in results.values())}))
+"""
+
+
 @pytest.mark.parametrize("options", [{}, {"per_query": True, "complete": True, "max_retrieved": 10}])
-def test_workers_give_what_one_process_gives(tmp_path: Path, monkeypatch, options):
-    from exampp.trec_eval import engine
+def test_workers_give_what_one_process_gives(tmp_path: Path, options):
+    import json
+    import subprocess
+    import sys
 
     qrels_path, paths = _collection(tmp_path)
-    qrels = read_qrels(qrels_path)
-    here = []  # the runs evaluated in this process (a worker's list is its own)
-    monkeypatch.setattr(engine, "evaluate", lambda *a, _evaluate=engine.evaluate, **k: here.append(1) or _evaluate(*a, **k))
-    one = evaluate_runs(qrels, [RunFile(p) for p in paths], ["all_trec"], **options)
-    assert len(here) == 5
-    several = evaluate_runs(qrels, [RunFile(p) for p in paths], ["all_trec"], jobs=3, **options)
-    assert len(here) == 5  # evaluated in the workers
-    assert list(several) == list(one) == [f"sys{r}" for r in range(5)]
-    assert _text(several) == _text(one)
+
+    def run(jobs: int) -> dict:
+        done = subprocess.run([sys.executable, "-c", _IN_WORKERS, str(qrels_path), str(jobs), json.dumps(options),
+                               *map(str, paths)], capture_output=True, text=True, check=True)
+        return json.loads(done.stdout)
+
+    one, several = run(1), run(3)
+    assert one["here"] == 5 and several["here"] == 0  # the 5 runs were evaluated in the workers
+    assert several["names"] == one["names"] == [f"sys{r}" for r in range(5)]
+    assert several["text"] == one["text"]
+    qrels = read_qrels(qrels_path)  # and in this process, whichever way it goes, the same
+    assert _text(evaluate_runs(qrels, [RunFile(p) for p in paths], ["all_trec"], jobs=3, **options)) == one["text"]
 
 
 def test_the_first_error_in_run_order_is_raised(tmp_path: Path):

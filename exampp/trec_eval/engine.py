@@ -133,9 +133,8 @@ def evaluate_runs(qrels: Qrels, runs: Iterable[Ranked], measures: Iterable[str] 
     name are an error.
 
     ``jobs`` > 1 evaluates up to that many runs at once, each in a worker process forked from
-    this one (so the qrels are not copied), where the platform forks and this process runs no
-    other thread; results, and the first error in run order, are what one process gives. A run
-    read from standard input is evaluated here."""
+    this one (see :func:`_evaluated` for when); results, and the first error in run order, are
+    what one process gives."""
     measures = list(measures)
     runs = list(runs)
     results: dict[str, list[Score]] = {}
@@ -149,25 +148,31 @@ def evaluate_runs(qrels: Qrels, runs: Iterable[Ranked], measures: Iterable[str] 
 
 def _evaluated(qrels: Qrels, runs: list[Ranked], measures: list[str], jobs: int,
                options: dict) -> Iterator[tuple[Ranked, list[Score]]]:
-    """Each run (as it was after its reading: its name known) with its scores, in order."""
+    """Each run (as it was after its reading: its name known) with its scores, in order.
+
+    Workers are forked from this process, so they share the qrels without a copy; only where
+    that is safe: the platform forks, and no other thread runs (it could hold a lock the child
+    would inherit locked). Otherwise, and for a run read from standard input (a worker's is
+    closed), runs are evaluated here."""
     forked = [r for r in runs if not getattr(r, "stdin", False)]
     workers = min(jobs, len(forked))
     if workers < 2 or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
         for run in runs:
             yield run, evaluate(qrels, run, measures, **options)
         return
+    context = multiprocessing.get_context("fork")
+    with context.Pool(workers, initializer=_take_work, initargs=((qrels, measures, options),)) as pool:
+        done = pool.imap(_evaluate_one, forked)  # in order; a worker's error is raised at its run
+        for run in runs:
+            yield (run, evaluate(qrels, run, measures, **options)) if getattr(run, "stdin", False) else next(done)
+
+
+_WORK: tuple[Qrels, list[str], dict] | None = None  # a worker's qrels, measures and options
+
+
+def _take_work(work: tuple[Qrels, list[str], dict]) -> None:
     global _WORK
-    _WORK = (qrels, measures, options)  # the workers inherit it when they fork
-    try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            done = pool.imap(_evaluate_one, forked)  # in order; a worker's error is raised at its run
-            for run in runs:
-                yield (run, evaluate(qrels, run, measures, **options)) if getattr(run, "stdin", False) else next(done)
-    finally:
-        _WORK = None
-
-
-_WORK: tuple[Qrels, list[str], dict] | None = None  # what forked workers evaluate against
+    _WORK = work
 
 
 def _evaluate_one(run: Ranked) -> tuple[Ranked, list[Score]]:
