@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import functools
 import io
+import itertools
 import math
+import operator
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,7 +205,7 @@ def _fast_lines(data: bytes, first: int) -> _Lines | None:
     if len(tokens) != 7 * count or tokens[6::7].count(_END) != count:  # a line of another length
         return None
     column = tokens[4::7]
-    if "_" in "".join(column):  # the plain way refuses it
+    if "_" in text and "_" in "".join(column):  # the plain way refuses it (docids may hold "_")
         return None
     try:
         scores = list(map(float, column))  # exactly as the plain way converts them
@@ -238,14 +240,15 @@ def _columns(batch: list[_Line]) -> _Lines:
 
 def _segments(qids: list[str]) -> Iterator[tuple[str, int, int]]:
     """``(qid, start, end)`` of each run of equal consecutive query ids."""
-    import numpy as np
-
-    ids = np.array(qids, dtype=object)
-    cuts = [0, *(np.flatnonzero(ids[1:] != ids[:-1]) + 1).tolist(), len(qids)]
-    return ((qids[start], start, end) for start, end in zip(cuts, cuts[1:]))
+    start = 0
+    for qid, same in itertools.groupby(qids):
+        end = start + sum(1 for _ in same)
+        yield qid, start, end
+        start = end
 
 
 _ranked_doc = functools.partial(tuple.__new__, RankedDoc)  # RankedDoc((docid, score)) without Python-level __new__
+_first, _second = operator.itemgetter(0), operator.itemgetter(1)
 
 
 class _Docs:
@@ -271,11 +274,11 @@ class _Docs:
         With ``unique``, a docid twice among the documents kept is an error naming the later
         line; as in trec_eval (form_res_rels.c), one beyond ``depth`` is not looked at."""
         pairs = sorted(zip(self.scores, self.docids), reverse=True)[:depth]  # C's tuple order: fast
-        docids = [docid for _, docid in pairs]
+        docids = list(map(_second, pairs))
         if unique and len(set(docids)) != len(docids):  # which lines? (a docid twice has one key twice)
             order = sorted(range(len(self.docids)), key=lambda i: (self.scores[i], self.docids[i]), reverse=True)
             self._check_unique(order[:depth], qid, name)
-        return Ranking(docids, [score for score, _ in pairs])
+        return Ranking(docids, list(map(_first, pairs)))
 
     def _check_unique(self, kept: Iterable[int], qid: str, name: str) -> None:
         """The error for the first docid (in file order) seen twice among the lines ``kept``."""
