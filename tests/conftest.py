@@ -16,6 +16,18 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("EXAMPP_SHARED", REPO.parent / "shared"))
 
 
+def load_benchmark(name: str):
+    """A script of benchmarks/ (``name`` without .py) imported as a module, for its functions."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", REPO / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
 def shared_path(*parts: str) -> Path:
     """Path under the shared reference data; skips the test (with the reason) when absent."""
     path = SHARED.joinpath(*parts)

@@ -2,29 +2,19 @@
 and its draw of DL19 pairs."""
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from conftest import REPO, shared_path
+from conftest import load_benchmark, shared_path
 from tiny_models import save_t5, t5_model, t5_tokenizer_dir
 
 from exampp.llm.backends.hf import HFBackend
 
 
-def _load_benchmark():
-    spec = importlib.util.spec_from_file_location("grading_benchmark", REPO / "benchmarks" / "grading.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load_benchmark()
+bench = load_benchmark("grading")
 # d_model, d_ff, heads · d_kv and vocab all different, so that a swapped factor shows.
 ODD = {"d_model": 48, "d_ff": 40, "d_kv": 8, "num_heads": 3, "num_layers": 2}
 

@@ -9,26 +9,16 @@ Two independent references:
 """
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, load_benchmark
 
 GOLDEN = REPO / "tests" / "data" / "trec_eval_golden.tsv"
 
 
-def _load_script():
-    spec = importlib.util.spec_from_file_location("trec_eval_diff", REPO / "benchmarks" / "trec_eval_diff.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-diff = _load_script()
+diff = load_benchmark("trec_eval_diff")
 
 
 def _golden() -> tuple[dict[int, str], str]:
