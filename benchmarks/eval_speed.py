@@ -14,7 +14,7 @@ child process of its own (seconds and peak resident memory):
 exampp's output must equal trec_eval's byte for byte (trec_eval 10.0; an older binary prints
 fewer measures and rounds recall levels differently), and pytrec_eval's means must agree with
 trec_eval's printed ones to its 4 decimals on every measure trec_eval averages arithmetically but
-the recall-level ones (see NOT_MEANS).
+the recall-level ones (see :func:`not_compared`).
 
     python benchmarks/eval_speed.py --trec-eval ~/src/trec_eval/trec_eval   # or trec_eval on PATH
     python benchmarks/eval_speed.py --build ~/src/trec_eval          # make trec_eval first
@@ -36,10 +36,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scoring import EXAMPP, Table, check_pytrec, measure, measure_each, write_runs  # noqa: E402
+from scoring import EXAMPP, PYTREC, Table, check_pytrec, measure, measure_each, write_runs  # noqa: E402
 from trec_eval_diff import build  # noqa: E402
 
-from exampp.cli.eval_cmd import available_cpus  # noqa: E402
+from exampp.trec_eval.engine import available_cpus  # noqa: E402
 
 DEPTH = 1000
 JUDGED = 100  # judgments per query
@@ -49,20 +49,9 @@ JUDGED = 100  # judgments per query
 NOT_MEANS = {"runid", "num_q", "relstring", "gm_map", "gm_bpref", "num_ret", "num_rel", "num_rel_ret",
              "num_nonrel_judged_ret", "11pt_avg"}
 
-PYTREC = """
-import json, sys
-import pytrec_eval
-qrels_path, runs = sys.argv[1], sys.argv[2:]
-with open(qrels_path) as f:
-    evaluator = pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(f), {"all_trec"})
-means = {}
-for path in runs:
-    with open(path) as f:
-        per_query = evaluator.evaluate(pytrec_eval.parse_run(f))
-    names = [m for m in next(iter(per_query.values())) if m not in NOT_MEANS and not m.startswith("iprec_at_recall")]
-    means[path] = {m: sum(v[m] for v in per_query.values()) / len(per_query) for m in names}
-print(json.dumps(means))
-"""
+
+def not_compared(name: str) -> bool:
+    return name in NOT_MEANS or name.startswith("iprec_at_recall")
 
 
 def write_collection(folder: Path, runs: int, queries: int, seed: int = 0) -> dict:
@@ -99,12 +88,12 @@ def compare(table: Table, rows: dict[str, list[str]], trec_eval: str | None, qre
     if trec_eval:
         t_seconds, t_rss, trec_out = measure_each([[trec_eval, "-m", "all_trec", str(qrels), str(run)] for run in runs])
         trec = (t_seconds, t_rss)
-    p_seconds, p_rss, p_out = measure([sys.executable, "-c", f"NOT_MEANS = {sorted(NOT_MEANS)!r}\n" + PYTREC,
-                                       str(qrels), *map(str, runs)])
+    p_seconds, p_rss, p_out = measure([sys.executable, "-c", PYTREC, str(qrels), "all_trec", *map(str, runs)])
     pytrec = (p_seconds, p_rss)
     if trec_out is not None:
         names = {str(run): run.stem for run in runs}
-        print(f"  pytrec_eval == trec_eval on {check_pytrec(p_out, trec_out, names):,} means (4 decimals)", flush=True)
+        compared = check_pytrec(p_out, trec_out, names, not_compared)
+        print(f"  pytrec_eval == trec_eval on {compared:,} means (4 decimals)", flush=True)
     for label, options in rows.items():
         seconds, rss, out = measure(EXAMPP + ["eval", *options, "-m", "all_trec", str(qrels), str(target)])
         if trec_out is not None:

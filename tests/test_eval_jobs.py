@@ -1,17 +1,20 @@
 """`exampp eval` on several runs in worker processes (``jobs``): the same output, the same first
-error in run order, and a run on standard input still read, as one process gives."""
+error in run order, and a run on standard input still read, as one process gives.
+
+Each check runs in a fresh interpreter: this one may run other tests' threads, and then (rightly)
+evaluates every run itself, which would leave the workers untested."""
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from exampp.cli import main
 from exampp.collection.qrels import read_qrels
 from exampp.collection.runs import RunFile
-from exampp.errors import InputError
 from exampp.trec_eval import evaluate_runs, format_trec
 
 
@@ -32,37 +35,37 @@ def _text(results) -> str:
     return "".join(format_trec(scores) for scores in results.values())
 
 
-# In a fresh interpreter (this one may run other tests' threads, and then evaluates here): which
-# process evaluated each run, and the text of what came back.
+# How many runs this process evaluated itself, and what came back (or the error's message).
 _IN_WORKERS = """
-import json, os, sys
+import json, sys
 from exampp.collection.qrels import read_qrels
 from exampp.collection.runs import RunFile
+from exampp.errors import InputError
 from exampp.trec_eval import engine, evaluate_runs, format_trec
 here = []
 evaluate = engine.evaluate
-engine.evaluate = lambda *a, **k: here.append(os.getpid()) or evaluate(*a, **k)
+engine.evaluate = lambda *a, **k: here.append(1) or evaluate(*a, **k)
 qrels, jobs, options, paths = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4:]
-results = evaluate_runs(read_qrels(qrels), [RunFile(p) for p in paths], ["all_trec"], jobs=jobs, **options)
-print(json.dumps({"here": len(here), "names": list(results),
-                  "text": "".join(format_trec(scores) for scores in results.values())}))
+try:
+    results = evaluate_runs(read_qrels(qrels), [RunFile(p) for p in paths], ["all_trec"], jobs=jobs, **options)
+except InputError as error:
+    print(json.dumps({"here": len(here), "error": str(error)}))
+else:
+    print(json.dumps({"here": len(here), "names": list(results),
+                      "text": "".join(format_trec(scores) for scores in results.values())}))
 """
+
+
+def _in_workers(qrels: Path, paths: list[Path], jobs: int, options: dict | None = None) -> dict:
+    done = subprocess.run([sys.executable, "-c", _IN_WORKERS, str(qrels), str(jobs), json.dumps(options or {}),
+                           *map(str, paths)], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
 
 
 @pytest.mark.parametrize("options", [{}, {"per_query": True, "complete": True, "max_retrieved": 10}])
 def test_workers_give_what_one_process_gives(tmp_path: Path, options):
-    import json
-    import subprocess
-    import sys
-
     qrels_path, paths = _collection(tmp_path)
-
-    def run(jobs: int) -> dict:
-        done = subprocess.run([sys.executable, "-c", _IN_WORKERS, str(qrels_path), str(jobs), json.dumps(options),
-                               *map(str, paths)], capture_output=True, text=True, check=True)
-        return json.loads(done.stdout)
-
-    one, several = run(1), run(3)
+    one, several = _in_workers(qrels_path, paths, 1, options), _in_workers(qrels_path, paths, 3, options)
     assert one["here"] == 5 and several["here"] == 0  # the 5 runs were evaluated in the workers
     assert several["names"] == one["names"] == [f"sys{r}" for r in range(5)]
     assert several["text"] == one["text"]
@@ -72,26 +75,27 @@ def test_workers_give_what_one_process_gives(tmp_path: Path, options):
 
 def test_the_first_error_in_run_order_is_raised(tmp_path: Path):
     qrels_path, paths = _collection(tmp_path)
-    qrels = read_qrels(qrels_path)
     paths[1].write_text(paths[1].read_text() + "q1 Q0 d1 9 x sys1\n")  # a bad score at its last line
     paths[3].write_text("q1 Q0 d1 1 1 sys3\nq1 Q0 d1 2 0.5 sys3\n")  # a docid twice, in a later run
     for jobs in (1, 4):
-        with pytest.raises(InputError, match=r"r1\.run:241: score 'x' is not a number"):
-            evaluate_runs(qrels, [RunFile(p) for p in paths], ["map"], jobs=jobs)
+        assert _in_workers(qrels_path, paths, jobs)["error"].endswith("r1.run:241: score 'x' is not a number")
     paths[1].write_text(paths[0].read_text())  # now run 1 is named as run 0 is: that error comes first
     for jobs in (1, 4):
-        with pytest.raises(InputError, match=r"r1\.run: run name 'sys0' already used by .*r0\.run"):
-            evaluate_runs(qrels, [RunFile(p) for p in paths], ["map"], jobs=jobs)
+        error = _in_workers(qrels_path, paths, jobs)["error"]
+        assert error.startswith(str(paths[1])) and f"run name 'sys0' already used by {paths[0]}" in error
 
 
 def test_the_cli_prints_the_same_with_any_jobs_and_reads_standard_input(tmp_path: Path):
     qrels_path, paths = _collection(tmp_path)
-    runner = CliRunner()
-    args = ["eval", "-q", "-m", "all_trec", str(qrels_path), str(paths[0]), "-", *map(str, paths[2:])]
-    outputs = [runner.invoke(main, [args[0], "-j", str(jobs), *args[1:]], input=paths[1].read_text())
-               for jobs in (1, 2, 4)]
-    assert all(out.exit_code == 0 for out in outputs), [out.output for out in outputs]
-    assert outputs[0].output == outputs[1].output == outputs[2].output
-    assert outputs[0].output.count("runid                 \tall\tsys1") == 1  # the one on standard input
-    refused = runner.invoke(main, ["eval", "-j", "0", str(qrels_path), str(paths[0])])
-    assert refused.exit_code == 2 and "-j" in refused.output
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "exampp", "eval", *args], input=paths[1].read_text(),
+                              capture_output=True, text=True)
+
+    files = ["-q", "-m", "all_trec", str(qrels_path), str(paths[0]), "-", *map(str, paths[2:])]
+    outputs = [cli("-j", str(jobs), *files) for jobs in (1, 2, 4)]
+    assert [out.returncode for out in outputs] == [0, 0, 0], [out.stderr for out in outputs]
+    assert outputs[0].stdout == outputs[1].stdout == outputs[2].stdout
+    assert outputs[0].stdout.count("runid                 \tall\tsys1") == 1  # the one on standard input
+    refused = cli("-j", "0", str(qrels_path), str(paths[0]))
+    assert refused.returncode == 2 and "-j" in refused.stderr

@@ -1,8 +1,6 @@
 """``exampp eval``: trec_eval, byte for byte, plus ir_measures names and several runs at once."""
 from __future__ import annotations
 
-import os
-
 import click
 
 from exampp.cli.output import format_option_of, one_stdin, output_option, write_output
@@ -53,7 +51,7 @@ def eval_cmd(per_query, complete, max_retrieved, rel_level, judged_only, num_doc
         read_qrels(qrels),
         (RunFile(path) for path in run_paths(runs)),
         measures,
-        jobs=jobs or available_cpus(),
+        jobs=jobs,
         per_query=per_query,
         complete=complete,
         max_retrieved=max_retrieved,
@@ -75,10 +73,3 @@ def _labelled(name: str, scores: list[Score], several: bool) -> list[Score]:
         return scores
     return [Score("runid", "all", name, "%s"), *scores]
 
-
-def available_cpus() -> int:
-    """The CPUs this process may run on (its affinity where the platform tells it)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1

@@ -19,7 +19,7 @@ import operator
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import ClassVar, NamedTuple, Protocol
 
 from exampp.collection.ids import check_id, check_query_id, line_problem
 from exampp.collection.io import InputLines, PathLike, atomic_write, decode_line, display_name, is_stdio
@@ -52,6 +52,12 @@ class Ranking(Sequence[RankedDoc]):
         self.docids = docids
         self.scores = scores
 
+    @classmethod
+    def of(cls, docs: Iterable[tuple[str, float]]) -> Ranking:
+        """A ranking of these ``(docid, score)`` pairs, in the order given."""
+        docs = list(docs)
+        return cls([docid for docid, _ in docs], [score for _, score in docs])
+
     def __len__(self) -> int:
         return len(self.docids)
 
@@ -74,7 +80,7 @@ class Ranking(Sequence[RankedDoc]):
         return f"Ranking({list(self)!r})"
 
 
-Block = tuple[str, Sequence[RankedDoc]]  # a query id and its ranking in trec_eval order
+Block = tuple[str, Ranking]  # a query id and its ranking in trec_eval order
 
 
 class Ranked(Protocol):
@@ -85,6 +91,11 @@ class Ranked(Protocol):
 
     @property
     def runid(self) -> str | None: ...
+
+    @property
+    def stdin(self) -> bool:
+        """Read from standard input (so only in this process: a worker's is closed)."""
+        ...
 
     def blocks(self, queries: Collection[str] | None = None, depth: int | None = None,
                unique: bool = True) -> Iterator[Block | Restart]: ...
@@ -98,6 +109,7 @@ class Run:
     rankings: dict[str, list[RankedDoc]]
     path: Path | str | None = field(default=None, compare=False)
     lines: dict[str, int] = field(default_factory=dict, compare=False)  # query -> first line in the file
+    stdin: ClassVar[bool] = False  # held in memory, whatever it was read from
 
     @property
     def runid(self) -> str:
@@ -115,7 +127,8 @@ class Run:
                unique: bool = True) -> Iterator[Block]:
         """Each query's ranking that has documents (only those in ``queries`` when given; its
         top ``depth`` only, when given). Its docids were checked when it was read."""
-        return ((q, docs[:depth]) for q, docs in self.rankings.items() if docs and (queries is None or q in queries))
+        return ((q, Ranking.of(docs[:depth])) for q, docs in self.rankings.items()
+                if docs and (queries is None or q in queries))
 
 
 def trec_order(docs: Iterable[RankedDoc]) -> list[RankedDoc]:
@@ -198,10 +211,10 @@ def _fast_lines(data: bytes, first: int) -> _Lines | None:
     if data.translate(None, _FAST_BYTES):
         return None
     text = data.decode("ascii")
-    count = text.count("\n") + (not text.endswith("\n"))
+    if not text.endswith("\n"):  # the file's last line
+        text += "\n"
+    count = text.count("\n")
     tokens = text.replace("\n", f" {_END}\n").split()
-    if not text.endswith("\n"):
-        tokens.append(_END)
     if len(tokens) != 7 * count or tokens[6::7].count(_END) != count:  # a line of another length
         return None
     column = tokens[4::7]

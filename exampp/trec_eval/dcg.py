@@ -7,7 +7,7 @@ changes them; the document at rank r is discounted by log2(r + 1).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from math import log2
 
 from exampp.trec_eval.gains import gains
@@ -16,25 +16,18 @@ from exampp.trec_eval.measure import Measure, ParamKind, Params, ratio
 from exampp.trec_eval.precision import CUTOFFS
 
 
-def _discounted_sum(gains: Iterable[tuple[int, float]]) -> float:
-    """Sum of gain / log2(rank + 1), added rank by rank as trec_eval adds them."""
-    total = 0.0
-    for i, gain in gains:
-        total += gain / log2(i + 2)
-    return total
-
-
-def _ideal_prefix(ideal: Sequence[float]) -> list[float]:
-    """prefix[k] = the ideal ranking's DCG over its first k ranks."""
+def _dcg_prefix(gains: Iterable[tuple[int, float]]) -> list[float]:
+    """``prefix[m]``: the DCG of the first ``m`` of ``(rank index, gain)``, each gain / log2(rank + 2)
+    added in rank order, as trec_eval adds them."""
     prefix = [0.0]
-    for i, gain in enumerate(ideal):
+    for i, gain in gains:
         prefix.append(prefix[-1] + gain / log2(i + 2))
     return prefix
 
 
 def _dcg_and_ideal(j: JudgedRanking, p: Params) -> tuple[float, float]:
     g = gains(j, p.values)
-    return _discounted_sum(g.ranked), _discounted_sum(enumerate(g.ideal))
+    return _dcg_prefix(g.ranked)[-1], _dcg_prefix(enumerate(g.ideal))[-1]
 
 
 def _ndcg(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
@@ -52,16 +45,14 @@ def _ideal_dcg(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
 
 def _ndcg_cut(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
     """nDCG at each cutoff: DCG of the top k over the ideal ranking's DCG of the top k."""
-    ranks, dcg = [-1], [0.0]  # dcg[m] = DCG down to ranks[m]
-    for i, rel in j.pooled:
-        if rel > 0:
-            ranks.append(i)
-            dcg.append(dcg[-1] + rel / log2(i + 2))
-    ideal = _ideal_prefix(gains(j).ideal[: p.values[-1]])
+    g = gains(j)  # the grades as gains
+    dcg = _dcg_prefix(g.ranked)
+    ranks = [i for i, _ in g.ranked]
+    ideal = _dcg_prefix(enumerate(g.ideal[: p.values[-1]]))
     values = []
     for k in p.values:
         top_ideal = ideal[min(k, len(ideal) - 1)]
-        top_dcg = dcg[bisect_left(ranks, min(k, j.num_ret)) - 1]  # the ranks above k
+        top_dcg = dcg[bisect_left(ranks, min(k, j.num_ret))]  # the ranks above k
         values.append(top_dcg / top_ideal if top_ideal > 0.0 else top_dcg)
     return values
 
@@ -70,7 +61,7 @@ def _ndcg_rel(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
     """nDCG averaged over the ranks of the relevant (positive gain) documents; unretrieved ones
     take the nDCG at the end of the ranking."""
     g = gains(j, p.values)
-    ideal = _ideal_prefix(g.ideal)
+    ideal = _dcg_prefix(enumerate(g.ideal))
     num_rel = len(g.ideal)
     results_dcg = total = 0.0
     num_rel_ret = 0

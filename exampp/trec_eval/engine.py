@@ -13,13 +13,14 @@ from __future__ import annotations
 import gc
 import math
 import multiprocessing
+import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import NamedTuple
 
 from exampp.collection.qrels import Qrels, check_integer_labels
-from exampp.collection.runs import Ranked, RankedDoc, Ranking, Restart, check_unique_name
+from exampp.collection.runs import Ranked, Ranking, Restart, check_unique_name
 from exampp.errors import InputError
 from exampp.trec_eval.irm import IR_MEASURES, IrBatches, ir_aggregate
 from exampp.trec_eval.judged import BOGUS_DOCID, Settings, judge
@@ -66,10 +67,9 @@ def evaluate(
     values: dict[str, list[list[Value]]] = {}  # per query, per measure, per value name
     ir = IrBatches(selection.ir, qrels)
 
-    def add(qid: str, docs: Sequence[RankedDoc] | Sequence[tuple[str, float]]) -> None:
+    def add(qid: str, docs: Ranking) -> None:
         ranking = docs[:cut]  # blocks come cut already; -c's bogus document is cut here (-M0)
-        docids = ranking.docids if isinstance(ranking, Ranking) else [docid for docid, _ in ranking]
-        judged = judge(docids, qrels[qid], settings)
+        judged = judge(ranking.docids, qrels[qid], settings)
         values[qid] = [m.calc(judged, params, settings) for m, params, _ in trec]
         ir.add(qid, ranking)
 
@@ -84,7 +84,7 @@ def evaluate(
     if complete:
         for qid in qrels:
             if qid not in values:
-                add(qid, [(BOGUS_DOCID, 1.0)])
+                add(qid, Ranking([BOGUS_DOCID], [1.0]))
                 _reset_bogus_values(trec, values[qid])
     ir.flush()
     if not values:
@@ -127,16 +127,17 @@ def _no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def evaluate_runs(qrels: Qrels, runs: Iterable[Ranked], measures: Iterable[str] = (), *, jobs: int = 1,
+def evaluate_runs(qrels: Qrels, runs: Iterable[Ranked], measures: Iterable[str] = (), *, jobs: int | None = 1,
                   **options) -> dict[str, list[Score]]:
     """:func:`evaluate` for several runs, keyed by run name (in the order given); two runs of one
     name are an error.
 
-    ``jobs`` > 1 evaluates up to that many runs at once, each in a worker process forked from
-    this one (see :func:`_evaluated` for when); results, and the first error in run order, are
-    what one process gives."""
+    ``jobs`` > 1 (None: :func:`available_cpus`) evaluates up to that many runs at once, each in a
+    worker process forked from this one (see :func:`_evaluated` for when); results, and the first
+    error in run order, are what one process gives."""
     measures = list(measures)
     runs = list(runs)
+    jobs = available_cpus() if jobs is None else jobs
     results: dict[str, list[Score]] = {}
     seen = {}
     for run, scores in _evaluated(qrels, runs, measures, jobs, options):
@@ -144,6 +145,14 @@ def evaluate_runs(qrels: Qrels, runs: Iterable[Ranked], measures: Iterable[str] 
         seen[run.name] = run
         results[run.name] = scores
     return results
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the platform tells it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _evaluated(qrels: Qrels, runs: list[Ranked], measures: list[str], jobs: int,
@@ -154,7 +163,7 @@ def _evaluated(qrels: Qrels, runs: list[Ranked], measures: list[str], jobs: int,
     that is safe: the platform forks, and no other thread runs (it could hold a lock the child
     would inherit locked). Otherwise, and for a run read from standard input (a worker's is
     closed), runs are evaluated here."""
-    forked = [r for r in runs if not getattr(r, "stdin", False)]
+    forked = [r for r in runs if not r.stdin]
     workers = min(jobs, len(forked))
     if workers < 2 or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
         for run in runs:
@@ -164,7 +173,7 @@ def _evaluated(qrels: Qrels, runs: list[Ranked], measures: list[str], jobs: int,
     with context.Pool(workers, initializer=_take_work, initargs=((qrels, measures, options),)) as pool:
         done = pool.imap(_evaluate_one, forked)  # in order; a worker's error is raised at its run
         for run in runs:
-            yield (run, evaluate(qrels, run, measures, **options)) if getattr(run, "stdin", False) else next(done)
+            yield (run, evaluate(qrels, run, measures, **options)) if run.stdin else next(done)
 
 
 _WORK: tuple[Qrels, list[str], dict] | None = None  # a worker's qrels, measures and options

@@ -41,7 +41,6 @@ def setup_gains(pairs: Sequence[tuple[str, float]], judged: JudgedRanking) -> li
     return _glibc_qsort(levels, lambda a, b: c_int(a.gain - b.gain))
 
 
-
 def _glibc_qsort(items: list, compare) -> list:
     """glibc's ``qsort`` (msort.c up to glibc 2.36): a top-down merge sort, the left half
     ``n // 2`` long, a tie taken from the left. Python's sort differs once ``compare`` is not

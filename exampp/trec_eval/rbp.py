@@ -19,13 +19,13 @@ def _persistence(p: Params) -> float:
     return persistence
 
 
-def _weights(j: JudgedRanking, persistence: float) -> tuple[list[float], np.ndarray]:
-    """``w[i]``: the weight of rank ``i`` (0 <= i <= num_ret), ``persistence ** i`` multiplied up
+def _weights(persistence: float, ranks: int) -> tuple[list[float], np.ndarray]:
+    """``w[i]``: the weight of rank ``i`` (0 <= i <= ranks), ``persistence ** i`` multiplied up
     one rank at a time as m_rbp.c does (a power would differ in the last bits); as a list and an
     array. The products are the same for every ranking: the longest made so far is kept and cut."""
     weights = _WEIGHTS.get(persistence)
-    if weights is None or len(weights[0]) <= j.num_ret:
-        steps = np.full(max(j.num_ret + 1, 1024), persistence)
+    if weights is None or len(weights[0]) <= ranks:
+        steps = np.full(max(ranks + 1, 1024), persistence)
         steps[0] = 1.0
         with np.errstate(all="ignore"):  # p > 1 overflows to inf, as in C, without a word
             array = np.multiply.accumulate(steps)  # left to right, one product at a time
@@ -47,7 +47,7 @@ def _rbp(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
     high = max((level.gain for level in levels), default=0.0)
     if low < 0 or high > 1:
         table = {grade: ratio(gain - low, high - low) for grade, gain in table.items()}
-    weights = _weights(j, persistence)[0]
+    weights = _weights(persistence, j.num_ret)[0]
     total = 0.0
     for i, gain in ranked_gains(j, table):  # the ranks with a gain, in order: as the C loop adds
         total += gain * weights[i]
@@ -58,7 +58,7 @@ def _rbp_resid(j: JudgedRanking, p: Params, s: Settings) -> list[float]:
     """The most RBP could still grow if every unjudged document (and every rank below) were relevant.
     Only ``p=`` of its parameters counts (gains do not)."""
     persistence = _persistence(p)
-    weights, array = _weights(j, persistence)
+    weights, array = _weights(persistence, j.num_ret)
     unjudged = j.rel_array < 0
     if not unjudged.any():
         return [0.0]
