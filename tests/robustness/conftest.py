@@ -1,24 +1,46 @@
 """Hypothesis profiles for the robustness suite, and the count of hostile inputs it tried.
 
-``ci`` (the default): derandomized, so the same command tries the same inputs every time (about
-12,000 of them, a minute or so on two cores; hypothesis also mixes in constants from the modules
-loaded, so running a part of the suite may try other ones). ``HYPOTHESIS_PROFILE=thorough``: ten times as many, random ones,
-for a longer hunt (about ten minutes).
+``ci`` (the default where ``$CI`` is set, as ``.ci/run`` runs): derandomized, so one commit tries
+the same inputs in every run, whichever part of the suite is run (about 12,000 of them, a minute
+or so on two cores). ``explore`` (the default elsewhere): random inputs, as many, with failures
+kept in hypothesis's example database and replayed first next time. ``thorough``: ten times as
+many random ones, for a longer hunt (about ten minutes). ``HYPOTHESIS_PROFILE`` picks one.
+
+Hypothesis mixes constants mined from the project's loaded modules into its inputs, so which
+modules happen to be imported would change the derandomized inputs (a test run alone drew other
+examples than in the whole suite). Every exampp module is imported here, before any test draws,
+so the constants are always the whole package's.
 """
 from __future__ import annotations
 
+import importlib
 import os
+import pkgutil
 
 from hypothesis import HealthCheck, settings
+
+import exampp
 
 from .checks import TRIED
 
 _COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-               print_blob=True)
-settings.register_profile("ci", max_examples=250, derandomize=True, database=None, **_COMMON)
-settings.register_profile("thorough", max_examples=2500, **_COMMON)
-PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+               print_blob=True, max_examples=250)
+settings.register_profile("ci", derandomize=True, database=None, **_COMMON)
+settings.register_profile("explore", **_COMMON)
+settings.register_profile("thorough", **{**_COMMON, "max_examples": 2500})
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "explore")
 settings.load_profile(PROFILE)
+
+
+def _import_all() -> None:
+    for module in pkgutil.walk_packages(exampp.__path__, "exampp."):
+        try:
+            importlib.import_module(module.name)
+        except ImportError:  # an optional extra (vllm) that is not installed: its constants stay out everywhere
+            pass
+
+
+_import_all()
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
