@@ -10,7 +10,8 @@ the file's folder (``irds:`` and ``pyserini:`` sources are left as they are)::
     depth = 20
     tau = 4
 
-Keys: see :data:`KEYS`. An unknown key or a value of the wrong type is an :class:`InputError`
+Keys: see :data:`KEYS`. An unknown key, a value of the wrong type, or a number that breaks its
+setting's rule (:mod:`exampp.settings`: ``depth`` >= 1, a finite ``tau``...) is an :class:`InputError`
 naming the file, the key's line and the key.
 """
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 from exampp.collection.io import PathLike
 from exampp.errors import InputError
+from exampp.settings import SettingError, check_setting
 
 CONFIG_NAME = "exampp.toml"
 
@@ -129,6 +131,10 @@ def read_config(path: PathLike) -> Config:
                     else "an integer")
             raise InputError(path, _key_line(text, key), f"key {key!r} ({what}) must be {kind}, "
                                                          f"found {value!r}")
+        try:
+            check_setting(key, value)
+        except SettingError as exc:
+            raise InputError(path, _key_line(text, key), str(exc)) from None
         if key in PATH_KEYS:
             try:
                 if "\0" in value:

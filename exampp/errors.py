@@ -16,13 +16,22 @@ class ModelLoadError(ExamppError, RuntimeError):
     (``--model PATH`` to a local copy, or the offline ``--grader embedding``)."""
 
 
+# A message may quote what was read, which can be as long as a line (megabytes): past this many
+# characters its middle is left out, so that an error stays short whatever the input.
+MAX_MESSAGE_CHARS = 1000
+
+
 class _Located(ExamppError):
     """Rendered as ``path:line: message`` (line omitted when unknown; a path with characters that are
-    not printable, a line break say, as a quoted Python string)."""
+    not printable, a line break say, as a quoted Python string; a message longer than
+    :data:`MAX_MESSAGE_CHARS` without its middle)."""
 
     def __init__(self, path: str | PathLike[str] | None, line: int | None, message: str):
         self.path = str(path) if path is not None else None
         self.line = line
+        if len(message) > MAX_MESSAGE_CHARS:  # its start says what is wrong, its end often why
+            keep = MAX_MESSAGE_CHARS // 3
+            message = f"{message[:2 * keep]}...[{len(message) - 3 * keep:,} characters]...{message[-keep:]}"
         self.message = message
         super().__init__(str(self))
 

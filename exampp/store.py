@@ -10,6 +10,12 @@ Durability: WAL journal, one transaction per write call. A process killed mid-ba
 leaves the store as it was before that batch; readers never see half a batch; a second
 writer waits (busy timeout) instead of failing.
 
+Opening: a file that is not an exampp store (not SQLite, someone else's tables, a table or column
+missing, a schema version this exampp does not read) is refused before anything is written into
+it. The commands that only read grades open the store read-only (``read_only``): no schema, no
+switch to WAL, nothing written (SQLite may leave the empty ``-wal`` and ``-shm`` files of a WAL
+store beside it, which a read-only reader cannot remove).
+
 Several processes grading into one store split the work: a process claims the pairs it is
 about to grade (:meth:`GradeStore.claim`), others skip pairs claimed by a live process, and a
 grade committed releases its claim. A killed process's claims count as stale at once on its
@@ -40,6 +46,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from exampp.collection.io import PathLike
+from exampp.collection.temps import process_alive
 from exampp.errors import InputError, OutputError
 from exampp.grades import Grade, text_hash
 
@@ -99,15 +106,20 @@ def _alive(owner: str) -> bool:
     """Whether the process behind a claim may still be running (unknowable for another host)."""
     host, _, rest = owner.partition(":")
     pid = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid.isdigit():
-        return True
+    return host != socket.gethostname() or not pid.isdigit() or process_alive(int(pid))
+
+
+@functools.cache
+def _schema_columns() -> dict[str, list[str]]:
+    """Each table of the current schema with its columns, as SQLite reads them from :data:`_SCHEMA`."""
+    db = sqlite3.connect(":memory:")
     try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        pass
-    return True
+        db.executescript(_SCHEMA)
+        tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {table: [name for (name,) in db.execute("SELECT name FROM pragma_table_info(?)", (table,))]
+                for table in tables}
+    finally:
+        db.close()
 
 
 def _blobs(keys: Sequence[Key]) -> list[bytes]:
@@ -136,19 +148,29 @@ class GradeStore:
     Use as a context manager (``with GradeStore(path) as store: ...``) or call :meth:`close`.
     """
 
-    def __init__(self, path: PathLike, busy_timeout: float = 60.0):
+    def __init__(self, path: PathLike, busy_timeout: float = 60.0, *, read_only: bool = False):
+        """Open the store at ``path``, created when missing; ``read_only``: for commands that only
+        read grades, which must find a store there and write nothing into it (not even WAL mode)."""
         self.path = Path(path)
         if self.path.is_dir():
             raise InputError(self.path, None, "is a folder, not a grade store file")
         new = not self.path.exists()
+        if read_only and (new or self.path.stat().st_size == 0):
+            raise InputError(self.path, None,
+                             "no grade store here" if new else "an empty file, not an exampp grade store")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not read_only:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
             # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per write call.
-            self._db = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None)
+            self._db = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro" if read_only else self.path,
+                                       timeout=busy_timeout, isolation_level=None, uri=read_only)
         except (OSError, sqlite3.Error) as exc:
             raise OutputError(self.path, f"cannot open the grade store: {exc}") from None
         try:
-            self._set_up(time.monotonic() + busy_timeout)
+            if read_only:
+                self._check_schema()
+            else:
+                self._set_up(time.monotonic() + busy_timeout)
         except BaseException as exc:
             self._db.close()
             if new and self.path.exists() and self.path.stat().st_size == 0:
@@ -157,12 +179,19 @@ class GradeStore:
                 message = str(exc)
                 if "not a database" in message or "malformed" in message:
                     raise InputError(self.path, None, f"not an exampp grade store ({message})") from None
+                if read_only:
+                    raise InputError(self.path, None, f"cannot read the grade store: {message}") from None
                 raise OutputError(self.path, f"cannot open the grade store: {message}") from None
             raise
 
     def _set_up(self, deadline: float) -> None:
-        """WAL mode and the schema. Switching to WAL can report "locked" at once, without waiting,
-        while another process creates the same store: that is waited out like any lock."""
+        """Check an existing store before anything is written (a file that is not one stays as it
+        was), then WAL mode and, for a new store, the schema. A file without tables is new: an
+        empty database, or one that another process is creating now. Switching to WAL can report
+        "locked" at once, without waiting, while another process creates the same store: that is
+        waited out like any lock."""
+        if self._db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None:
+            self._check_schema()
         while True:
             try:
                 self._db.execute("PRAGMA journal_mode=WAL")
@@ -173,15 +202,41 @@ class GradeStore:
                 time.sleep(0.05)
         # FULL: a committed batch survives power loss too, not only a killed process.
         self._db.execute("PRAGMA synchronous=FULL")
-        version = self._schema_version()
-        if version is None:
-            version = self._create_schema()
-        if version not in READABLE_VERSIONS:
-            raise InputError(self.path, None, f"grade store schema version {version}, this exampp reads "
-                                              f"{' and '.join(map(str, READABLE_VERSIONS))}")
+        if self._schema_version() is None:
+            self._create_schema()
+        self._check_schema()  # also what another process created meanwhile
         if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'claims'").fetchone() is None:
             with self._transaction():
                 self._db.execute(_CLAIMS_SCHEMA)
+
+    def _check_schema(self) -> None:
+        """An InputError, having written nothing, unless the file is an exampp store: a schema version
+        this exampp reads, and the tables and columns of that version (a version-1 store may lack the
+        claims table, which a writer adds)."""
+        def columns(table: str) -> set[str]:
+            return {name for (name,) in self._db.execute("SELECT name FROM pragma_table_info(?)", (table,))}
+
+        tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "schema_version" not in tables or "version" not in columns("schema_version"):
+            raise InputError(self.path, None, "not an exampp grade store (no schema_version table)")
+        rows = self._db.execute("SELECT version FROM schema_version LIMIT 2").fetchall()
+        version = rows[0][0] if len(rows) == 1 else None
+        if version not in READABLE_VERSIONS:
+            found = "none" if not rows else "several" if len(rows) > 1 else repr(version)[:40]
+            raise InputError(self.path, None, f"grade store schema version {found}, this exampp reads "
+                                              f"{' and '.join(map(str, READABLE_VERSIONS))}")
+        expected = _schema_columns()
+        optional = {"claims"} | ({"cascaded"} if version == 1 else set())
+        missing = [table for table in expected if table not in tables and table not in optional]
+        if missing:
+            tables_named = f"table{'s' * (len(missing) > 1)} {', '.join(missing)}"
+            raise InputError(self.path, None, f"not an exampp grade store (it lacks the {tables_named})")
+        for table, wanted in expected.items():
+            if table in tables:
+                lacking = [column for column in wanted if column not in columns(table)]
+                if lacking:
+                    raise InputError(self.path, None, f"not an exampp grade store (its table {table} lacks "
+                                                      f"{', '.join(lacking)})")
 
     def _schema_version(self) -> int | None:
         # A plain read, so that opening an existing store does not wait for a writer's lock.
@@ -190,17 +245,14 @@ class GradeStore:
         row = self._db.execute("SELECT version FROM schema_version").fetchone()
         return None if row is None else row[0]
 
-    def _create_schema(self) -> int:
+    def _create_schema(self) -> None:
         with self._transaction():
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     self._db.execute(statement)
             # Another process may have created the store while we waited for the lock.
-            row = self._db.execute("SELECT version FROM schema_version").fetchone()
-            if row is None:
+            if self._db.execute("SELECT 1 FROM schema_version").fetchone() is None:
                 self._db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-                return SCHEMA_VERSION
-            return row[0]
 
     def __enter__(self) -> "GradeStore":
         return self

@@ -326,6 +326,60 @@ def test_max_questions_caps_each_item(tmp_path, server, replies):
     assert texts(tmp_path / "bank.jsonl") == ["A one?", "B one?", "C one?"]
 
 
+def test_a_lone_surrogate_control_characters_and_line_breaks_give_plain_questions_that_read_back(
+        tmp_path, server, replies):
+    replies.table = {
+        # the model's JSON escapes a lone surrogate, NUL, a line break, a bell
+        CAUSES: ['{"questions": ["Why \\ud800 here?", "What\\u0000 triggers\\ncoral\\u0007 bleaching?"]}'],
+        # the server's JSON does: the answer itself holds a lone surrogate
+        MASS: [fenced("How often do mass bleaching events occur?") + " \udfff"],
+        PRESS: ['{"questions": ["Who printed\\r\\n\\tthe Bible?", "' + "x" * 1001 + '?"]}'],
+    }
+    result, warnings = generate(tmp_path, server)
+    output = tmp_path / "bank.jsonl"
+    assert texts(output) == ["Why \ufffd here?", "What triggers coral bleaching?",
+                             "How often do mass bleaching events occur?", "Who printed the Bible?"]
+    assert warnings == ["Q2: 1 of its questions left out: longer than 1,000 characters"]
+    assert read_question_bank(output, disabled=True) == result.bank  # what was written reads back
+    assert not journal_path(output).exists()
+
+
+def test_json_nested_too_deep_is_an_answer_without_questions(tmp_path, server, replies):
+    deep = '{"questions": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    replies.table = {PRESS: [deep], CAUSES: [fenced("What triggers coral bleaching?")],
+                     MASS: [fenced("How often do they occur?")]}
+    result, warnings = generate(tmp_path, server, settings=Settings(max_attempts=2))
+    assert [o.key for o in result.failed] == ["Q2"]
+    assert warnings == ["Q2: no questions (2 answers, the last: '{\"questions\": " + "[" * 66 + "...'); "
+                        "--retry-failed asks it again"]
+    assert texts(tmp_path / "bank.jsonl") == ["What triggers coral bleaching?", "How often do they occur?"]
+
+
+def test_an_answer_gives_at_most_max_items_questions_and_says_so(tmp_path, server, replies, monkeypatch):
+    monkeypatch.setattr("exampp.generation.questions.MAX_ITEMS", 3)
+    many = [f"Which press was number {i}?" for i in range(7)]
+    replies.table = {PRESS: [fenced(*many)]}
+    result, warnings = generate(tmp_path, server, topics=TOPICS[1:])
+    assert texts(tmp_path / "bank.jsonl") == many[:3]
+    assert warnings == ["Q2: the answer held 7 questions: the first 3 taken"]
+    assert result.failed == () and result.new_questions == 3
+
+
+def test_a_note_is_journaled_and_said_again_when_a_run_resumes(tmp_path, server, replies, monkeypatch):
+    monkeypatch.setattr("exampp.generation.questions.MAX_ITEMS", 1)
+    replies.table = {CAUSES: [fenced("What triggers coral bleaching?", "Why do corals expel algae?")],
+                     MASS: [fenced("How often do they occur?")]}
+    server.faults[1] = Fault(status=400)  # the run stops after the first item
+    with pytest.raises(Exception, match="HTTP 400"):
+        generate(tmp_path, server, topics=TOPICS[:1], chunk_size=1)
+    entry = journal_entries(tmp_path / "bank.jsonl")["Q1 Q1.1"]
+    assert (entry["value"], entry["note"]) == ([{"text": "What triggers coral bleaching?"}],
+                                               "the answer held 2 questions: the first 1 taken")
+    result, warnings = generate(tmp_path, server, topics=TOPICS[:1], chunk_size=1)
+    assert warnings == ["Q1 Q1.1: the answer held 2 questions: the first 1 taken"]
+    assert (result.resumed, result.generated) == (1, 1)
+
+
 def test_a_run_stopped_by_an_error_resumes_from_its_journal(tmp_path, server, replies):
     replies.table = {CAUSES: [fenced("What triggers coral bleaching?")], MASS: [fenced("How often do they occur?")],
                      PRESS: [fenced("Who printed the Gutenberg Bible?")]}

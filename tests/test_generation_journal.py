@@ -107,3 +107,16 @@ def test_a_name_that_cannot_be_a_file_is_refused_before_anything_is_asked(tmp_pa
     with pytest.raises(OutputError, match=r"\.journal\.jsonl"):
         Journal(long, SETTINGS)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("line, message", [
+    (b'{"key": "Q1", "value": "caf\xe9"}', "not valid UTF-8 (byte 0xe9 at column 28)"),
+    (b'{"key": "Q1", "value": ' + b"[" * 50_000 + b"]" * 50_000 + b"}", "not a JSON line"),
+    (b'{"key": "Q1", "value": ' + b"9" * 5000 + b"}", "not a JSON line"),
+])
+def test_a_damaged_line_is_an_error_naming_its_line(tmp_path, line, message):
+    output = tmp_path / "bank.jsonl"
+    journal_path(output).write_bytes(json.dumps({"settings": SETTINGS}).encode() + b"\n" + line + b"\n")
+    with pytest.raises(InputError) as caught:
+        Journal(output, SETTINGS)
+    assert str(caught.value) == f"{journal_path(output)}:2: {message}"

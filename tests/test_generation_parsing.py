@@ -99,3 +99,30 @@ def test_near_duplicates_of_questions_kept_before_are_dropped():
     kept = ["What causes coral bleaching?"]
     assert remove_near_duplicates(["what causes coral bleaching", "How do reefs recover?"], kept_before=kept) == [
         "How do reefs recover?"]
+
+
+def test_a_question_is_one_plain_line_whatever_the_model_wrote():
+    # JSON escapes of NUL, a bell, a line break, an escape sequence, a line separator, a lone surrogate
+    answer = ('{"questions": ["What\\u0000 is\\u0007 a\\nreef?", "Why\\u001b[31m do\\u2028corals\\t\\tbleach?", '
+              '"Is \\ud800 a letter?", "\\u0000\\u0001"]}')
+    assert parse_questions(answer) == ["What is a reef?", "Why[31m do corals bleach?", "Is \ufffd a letter?"]
+    # the same characters raw, in numbered lines
+    assert parse_questions("1. What\x00 is\x1b a reef?\n2. Is \ud800 a\x7f letter?") == [
+        "What is a reef?", "Is \ufffd a letter?"]
+
+
+@pytest.mark.parametrize("answer, expected", [
+    ("[" * 50_000 + "]" * 50_000, []),
+    ('{"questions": ' + "[" * 50_000 + "]" * 50_000 + "}", []),
+    ('```json\n{"questions": ' + "[" * 50_000 + "\n```", []),
+    # cut off, the complete questions before the deep part are read
+    ('{"questions": ["What causes coral bleaching?", ' + "[" * 50_000, ["What causes coral bleaching?"]),
+])
+def test_json_nested_deeper_than_python_parses_is_no_json(answer, expected):
+    assert parse_questions(answer) == expected
+
+
+@pytest.mark.parametrize("threshold", [0, -0.5, 1.5, float("nan")])
+def test_a_threshold_outside_0_to_1_is_refused(threshold):
+    with pytest.raises(ValueError, match=r"^threshold must be above 0 and at most 1, not "):
+        remove_near_duplicates(Q, threshold)

@@ -111,7 +111,7 @@ def test_grade_example_collection_end_to_end(tmp_path):
 
 
 def test_config_settings_apply_and_flags_override(tmp_path):
-    # depth 20 and tau 4 come from exampp.toml; binary qrels from --min-grade
+    # depth 20 comes from exampp.toml, tau 4 is the grader's own; binary qrels from --min-grade
     ws = tmp_path / "ws"
     result = grade(str(REPO / "runs"), "-w", str(ws), "--min-grade", "4", "--format", "json",
                    "-o", str(tmp_path / "board.json"))
@@ -204,7 +204,7 @@ def test_repo_config_names_the_example_collection():
     assert config.values == {"topics": str(REPO / "topics/topics.jsonl"),
                               "bank": str(REPO / "question_banks/questions.jsonl"),
                               "corpus": str(REPO / "corpus/passages.jsonl"),
-                              "grader": "embedding", "depth": 20, "tau": 4}
+                              "grader": "embedding", "depth": 20}  # tau: the grader's own (4 for embedding)
     assert config.pick("depth", 5) == 5 and config.pick("depth", None) == 20 and config.pick("model", None, "m") == "m"
 
 
@@ -254,6 +254,39 @@ def test_backend_options_from_the_config_apply_only_where_the_backend_takes_them
     assert type(backend).__name__ == "SentenceEmbedder" and (backend.device, backend.batch_size) == ("cpu", 3)
     with pytest.raises(BackendError, match=r"^backend 'embedding' takes no --dtype$"):  # a flag is never dropped
         BackendSpec("embedding", None, {"dtype": "bf16"}).open()
+
+
+@pytest.mark.parametrize("args, message", [
+    # tau 6: no question counted, all-zero scores; tau 0: every question counted; min_grade 5.5: every label 0
+    (["--grader", "self-rating", "--tau", "6"], "tau must be a grade of self-rating in (0, 5], found 6"),
+    (["--grader", "self-rating", "--tau", "0"], "tau must be a grade of self-rating in (0, 5], found 0"),
+    (["--grader", "self-rating", "--min-grade", "5.5"],
+     "min_grade must be a grade of self-rating in (0, 5], found 5.5"),
+    (["--grader", "qa", "--tau", "4"], "tau must be a grade of qa in (0, 1], found 4"),  # 0/1 grades
+])
+def test_a_tau_outside_the_methods_grades_is_refused_before_anything_is_read(tmp_path, args, message):
+    result = grade(str(REPO / "runs"), "-w", str(tmp_path), *args)
+    assert (result.exit_code, result.output) == (1, f"Error: {message}\n")
+    assert not any(tmp_path.iterdir())
+
+
+def test_grade_collection_refuses_the_settings_a_job_refuses(tmp_path):
+    from exampp.api.grade import grade_collection
+    from exampp.settings import SettingError
+    from exampp.store import GradeStore
+
+    grader = registry.make_grader("embedding")  # its model loads on first use: never here
+    with GradeStore(tmp_path / "grades.sqlite") as store:
+        for options, message in [({"depth": 0}, "depth must be an integer >= 1, found 0"),
+                                 ({"tau": math.nan}, "tau must be a finite number, found nan"),
+                                 ({"tau": 6}, "tau must be a grade of embedding in (0, 5], found 6"),
+                                 ({"chunk_size": -1}, "chunk_size must be an integer >= 1, found -1")]:
+            with pytest.raises(SettingError) as caught:
+                grade_collection({}, [], grader, store, **options)
+            assert str(caught.value) == message
+        # A count of questions has no top grade: min_grade 6 of --label count is a count of 6 questions.
+        with pytest.raises(SettingError, match="found inf"):
+            grade_collection({}, [], grader, store, label="count", min_grade=math.inf)
 
 
 def test_bad_config_is_a_cli_error(write, tmp_path):
@@ -355,17 +388,14 @@ def test_current_folder_config_applies_without_workspace(tmp_path, monkeypatch):
     assert graded_pairs(result.output) == len(qrels) * 10
 
 
-def test_runs_without_exam_questions_give_an_empty_result_not_a_traceback(tmp_path):
+def test_runs_without_exam_questions_are_refused_in_one_line_not_a_traceback(tmp_path):
     ws = tmp_path / "ws"
     (ws / "runs").mkdir(parents=True)
     (ws / "runs" / "x.run").write_text("zz Q0 d-Q1-001 1 1 X\n", encoding="utf-8")
     result = grade("-w", str(ws), "--format", "tsv")
-    assert result.exit_code == 0, result.output
-    assert "Traceback" not in result.output and result.exception is None
-    assert "query 'zz' not in the exam (question bank), left out" in result.stderr
-    assert "wrote 0 labels for 0 queries" in result.stderr
-    assert (ws / "qrels" / "exam.qrels").read_text() == ""
-    assert result.stdout.splitlines() == ["run\tmean\tstderr\tn_queries", "X\t0.0\t0.0\t6"]
+    assert (result.exit_code, result.output) == (
+        1, "Error: nothing to grade: no run ranks a passage for a query of the exam; no output written\n")
+    assert not (ws / "qrels").exists()  # no empty qrels file in place of a good one
 
 
 # --- a wrong --device is the device's fault, found before anything is read or loaded -------------

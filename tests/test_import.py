@@ -197,6 +197,33 @@ def test_bad_input_names_file_and_line(write, line: str, message: str):
     assert str(err.value) == f"{path}:2: {message}"
 
 
+def _rated_line(rating: str, prompt_info: str = "null") -> str:
+    return ('["q1", [{"paragraph_id": "p", "text": "t", "exam_grades": [{"llm": "m", "answers": [], '
+            f'"prompt_info": {prompt_info}, "self_ratings": [{{"question_id": "q1/a", "self_rating": {rating}}}]}}]}}]]')
+
+
+RATING_AT = "query 'q1', paragraph 1 (p).exam_grades[0].self_ratings[0].self_rating"
+
+
+@pytest.mark.parametrize("line, message", [
+    (_rated_line("1e300"), f"{RATING_AT}: 1e+300 is outside the grade scale of 'self-rating' (0 to 5)"),
+    (_rated_line("-1"), f"{RATING_AT}: -1 is outside the grade scale of 'self-rating' (0 to 5)"),
+    (_rated_line("6"), f"{RATING_AT}: 6 is outside the grade scale of 'self-rating' (0 to 5)"),
+    (_rated_line("2.5"), f"{RATING_AT}: expected an integer, found '2.5'"),
+    (_rated_line("NaN"), f"{RATING_AT}: expected an integer, found 'nan'"),
+    (_rated_line("-Infinity"), f"{RATING_AT}: expected an integer, found '-inf'"),
+    (_rated_line("2", '{"exampp_method": "qa"}'), f"{RATING_AT}: 2 is outside the grade scale of 'qa' (0 to 1)"),
+    ('["q1", [{"paragraph_id": "p", "text": "t", "grades": [{"llm": "m", "correctAnswered": true, '
+     '"prompt_info": {"prompt_class": "Thomas"}, "self_ratings": 3}]}]]',
+     "query 'q1', paragraph 1 (p).grades[0].self_ratings: 3 is outside the grade scale of 'direct:thomas' (0 to 2)"),
+])
+def test_a_grade_off_its_methods_scale_is_refused_with_file_and_line(write, tmp_path: Path, line: str, message: str):
+    path = write("bad.jsonl", '["q0", []]\n' + line + "\n")
+    result = CliRunner().invoke(main, ["import", str(path), "--workspace", str(tmp_path / "ws")])
+    assert (result.exit_code, result.stderr) == (1, f"Error: {path}:2: {message}\n")
+    assert not (tmp_path / "ws").exists()  # nothing stored
+
+
 def test_import_writes_every_file_exactly(graded: Path, tmp_path: Path):
     ws = Workspace.at(tmp_path / "ws")
     summary = import_reference(graded, ws)

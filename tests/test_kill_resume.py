@@ -1,9 +1,11 @@
 """kill -9 in the middle of `exampp grade`, then the same command: no committed grade is lost and
-the store ends exactly as after an uninterrupted run."""
+the store ends exactly as after an uninterrupted run. kill -9 in the middle of `exampp import`, then
+the same command: the killed run's temporary files are gone, the workspace as after one import."""
 from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -11,11 +13,14 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from exampp.cli import main
+from exampp.collection.temps import writer_prefix
 from exampp.grading import registry
+from exampp.importer import import_reference
 from exampp.store import GradeStore
 
 import fake_grader
 from killing import kill_when
+from test_import import LINES, workspace_files, write_gz_lines
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = Path(fake_grader.__file__)
@@ -66,3 +71,40 @@ def test_kill_9_mid_run_then_resume_gives_the_uninterrupted_store(tmp_path, monk
         assert store.grades().equals(expected)
     assert (ws / "qrels" / "exam.qrels").read_text() == (reference / "qrels" / "exam.qrels").read_text()
     assert resumed.stdout == result.stdout
+
+
+def temporary_files(ws: Path) -> list[Path]:
+    """The atomic writes' temporary files in a workspace (hidden ``.NAME.*.tmp``)."""
+    return sorted(ws.rglob(".*.tmp"))
+
+
+def test_kill_9_mid_import_then_import_again_leaves_no_temporary_file(tmp_path):
+    graded = write_gz_lines(tmp_path / "graded.jsonl.gz", LINES)
+    reference = tmp_path / "reference"
+    import_reference(graded, reference)
+    ws = tmp_path / "ws"
+    GradeStore(ws / "grades.sqlite").close()
+    # Holding the store's write lock stops the import with its four files staged (two runs, the
+    # qrels, the corpus), waiting to replace their targets once the grades are committed.
+    holder = sqlite3.connect(ws / "grades.sqlite", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    process = subprocess.Popen([sys.executable, "-m", "exampp", "import", str(graded), "-w", str(ws)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        kill_when(process, lambda: len(temporary_files(ws)) == 4, "the import's four files staged")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert [p.name.split(".")[1] for p in temporary_files(ws)] == ["passages", "official", "runA", "runB"]
+    # A live writer's temporary file (this process's) is not a leftover.
+    live = ws / "runs" / f"{writer_prefix('.runA.run.')}abcd1234.tmp"
+    live.write_text("being written\n")
+
+    again = subprocess.run([sys.executable, "-m", "exampp", "import", str(graded), "-w", str(ws)],
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert temporary_files(ws) == [live]
+    live.unlink()
+    assert workspace_files(ws) == workspace_files(reference)
+    with GradeStore(ws / "grades.sqlite") as store, GradeStore(reference / "grades.sqlite") as expected:
+        assert store.grades().equals(expected.grades())

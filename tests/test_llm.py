@@ -167,6 +167,27 @@ def test_fit_with_a_question_too_long_to_leave_room_keeps_the_question(t5):
     assert fitted == SELF_RATING.render(context="", question=question)
 
 
+def test_a_cut_passage_is_counted_with_the_tokens_it_lost(tiny_t5_dir):
+    model = HFBackend.load(str(tiny_t5_dir), batch_size=2)
+    model.fit(SELF_RATING, context="Corals expel their algae.", question="Why?")
+    assert (model.usage.cut_contexts, model.usage.cut_tokens) == (0, 0)  # it fits: nothing cut
+    passage = " ".join(f"Fact {i}: warm water stresses coral polyps." for i in range(300))
+    fitted = model.fit(SELF_RATING, context=passage, question="Why?")
+    whole = model.count_tokens(SELF_RATING.render(context=passage, question="Why?"))
+    assert (model.usage.cut_contexts, model.usage.cut_tokens) == (1, whole - model.count_tokens(fitted))
+    assert whole - model.count_tokens(fitted) > 2000
+    model.fit(SELF_RATING, context="some passage", question="why " * 600)  # even an empty context is too long
+    assert model.usage.cut_contexts == 2
+
+
+def test_int8_weights_are_a_judge_of_their_own_and_float_dtypes_the_same_one(tiny_t5_dir):
+    # Quantised linear layers move grades (README, Benchmarks): their grades must not be reused as fp32's.
+    assert HFBackend.load(str(tiny_t5_dir), dtype="int8").name == f"{tiny_t5_dir}+int8"
+    # bf16 is the GPU's default and fp32 the CPU's: one judge, so a workspace keeps its grades on either machine.
+    assert HFBackend.load(str(tiny_t5_dir), dtype="bf16").name == HFBackend.load(str(tiny_t5_dir)).name \
+        == str(tiny_t5_dir)
+
+
 # --- inference -----------------------------------------------------------------------------
 
 PROMPTS = ["short", "a somewhat longer prompt about coral reefs and bleaching " * 8, "mid length prompt here"]

@@ -440,3 +440,42 @@ def test_the_python_api_passes_max_input_tokens_and_prompts_go_cut(served, works
     whole = {QUESTION_ANSWERING.render(context=PASSAGES[pid], question=text)
              for qid, pid, question_id in prompt_pairs().values() for _, q, text, _ in QUESTIONS if q == question_id}
     assert len(expected - whole) == 12  # all but the pairs of "Sailors tie knots." were cut
+
+
+# --- what a grade is filed under -----------------------------------------------------------------
+
+
+def test_grades_of_cut_passages_are_another_judges_and_the_cut_is_reported(served, workspace, tmp_path):
+    cut = grade(workspace, tmp_path, "--grader", "self-rating", *served_args(served, "--max-input-tokens", "160"))
+    assert cut.exit_code == 0, cut.output
+    pairs, lost = 0, 0  # what 4 characters a token leaves of each prompt, counted as the backend counts
+    for prompt, (_, pid, question_id) in prompt_pairs().items():
+        question = next(text for _, q, text, _ in QUESTIONS if q == question_id)
+        head = SELF_RATING.render(context="", question=question)
+        kept = SELF_RATING.render(context=PASSAGES[pid][:4 * (160 - math.ceil(len(head) / 4))], question=question)
+        if kept != prompt:
+            pairs, lost = pairs + 1, lost + math.ceil(len(prompt) / 4) - math.ceil(len(kept) / 4)
+    assert 0 < pairs < PAIRS and f"{PAIRS} pairs: {PAIRS} new pairs graded" in cut.output
+    assert f", {pairs} graded with the passage cut to fit the judge's input ({lost} tokens cut)" in cut.output
+    assert method_ids(tmp_path) == [f"self-rating|{NAME}+chat+max_input_chars=640|self-rating@v1"]
+    served.reset()
+    whole = grade(workspace, tmp_path, "--grader", "self-rating", *served_args(served))
+    assert whole.exit_code == 0, whole.output
+    # Not one grade of the cut run is reused: every pair is asked again, with its passage whole.
+    assert f"{PAIRS} pairs: {PAIRS} new pairs graded" in whole.output and "passage cut" not in whole.output
+    assert sorted(served.prompts()) == sorted(prompt_pairs())
+    assert sorted(method_ids(tmp_path)) == [f"self-rating|{NAME}+chat+max_input_chars=640|self-rating@v1",
+                                           f"self-rating|{NAME}+chat|self-rating@v1"]
+
+
+def test_an_input_length_other_than_the_models_own_is_named_in_the_judge(served, judge_dir):
+    def name(**options) -> str:
+        with open_backend("openai", NAME, base_url=served.url, **options) as backend:
+            return backend.name
+
+    # The tokenizer's own length cuts as the local backend cuts: the same judge (the hf backend's name has no mark).
+    assert name(tokenizer=str(judge_dir)) == name(tokenizer=str(judge_dir), max_input_tokens=512) == f"{NAME}+chat"
+    assert name(tokenizer=str(judge_dir), max_input_tokens=100) == f"{NAME}+chat+max_input_tokens=100"
+    # Without a tokenizer tokens are estimated, so the cut falls at 4 characters a token.
+    assert name(endpoint="completions", max_input_tokens=300) == f"{NAME}+max_input_chars=1200"
+    assert name(endpoint="completions") == NAME  # nothing cut: the name of every earlier store

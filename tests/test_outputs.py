@@ -1,9 +1,11 @@
 """Outputs are written through what must not be replaced: `-o -` and /dev/stdout print (tested on a
 private link to this process's descriptor 1, never on the system's own /dev/stdout), a device node
 stays a device, a FIFO is written into, a symbolic link keeps pointing at its target, which gets
-the content; a regular file is replaced only once the new content is complete."""
+the content; a regular file is replaced only once the new content is complete, and killed writers'
+temporary files go at the next write into their folder. A job with nothing to write leaves its output as it was."""
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from exampp.collection.io import atomic_write, iter_lines, replace_together
+from exampp.collection.temps import writer_prefix
 from exampp.errors import OutputError
 
 TESTS = Path(__file__).resolve().parent
@@ -138,3 +141,55 @@ def test_gzip_through_a_pipe_and_standard_input_read_once(tmp_path: Path):
     done = subprocess.run([sys.executable, "-c", "from exampp.collection.io import iter_lines; "
                            "print(list(iter_lines('-')))"], input=data, capture_output=True)
     assert done.stdout.decode().strip() == "[(1, 'q1 Q0 d1 1 2 s'), (2, 'q1 Q0 d2 2 1 s')]"
+
+
+def test_dead_writers_temporary_files_go_at_the_next_write_into_their_folder_and_no_others(tmp_path: Path):
+    gone = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True).stdout)
+    mine = writer_prefix(".exam.qrels.")  # .exam.qrels.<pid>-<host>.
+    host = mine.split("-")[-1].rstrip(".")
+    names = {
+        f".exam.qrels.{gone}-{host}.x1y2z3_4.tmp": False,  # a writer killed mid-write: removed
+        f"{mine}abcd1234.tmp": True,  # a live writer's (this process's)
+        f".exam.qrels.{gone}-{'0' * 8}.abcd1234.tmp": True,  # another machine's: its pid means nothing here
+        f".other.qrels.{gone}-{host}.abcd1234.tmp": False,  # another file's, as dead
+        f".exam.qrels.{gone}-{host}.abcd1234.tmp.keep": True,  # not a temporary file
+    }
+    for name in names:
+        (tmp_path / name).write_text("partial\n")
+    with atomic_write(tmp_path / "exam.qrels") as fh:
+        fh.write("q1 0 d1 1\n")
+    kept = [name for name, stays in names.items() if stays]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*kept, "exam.qrels"])
+
+
+def test_a_job_with_nothing_to_write_leaves_a_good_output_as_it_was(workspace: Path, tmp_path: Path):
+    exam_qrels = workspace / "qrels" / "exam.qrels"
+    good = exam_qrels.read_text()
+    assert len(good.splitlines()) == 218
+    elsewhere = tmp_path / "elsewhere.jsonl"  # a corpus holding none of the pooled passages
+    elsewhere.write_text('{"docid": "zzz", "text": "nothing"}\n')
+    board = tmp_path / "board.txt"
+    done = subprocess.run([sys.executable, str(FAKE), "grade", str(REPO / "runs"), "--config", str(REPO / "exampp.toml"),
+                           "--grader", "fake", "-w", str(workspace), "--no-progress", "--corpus", str(elsewhere),
+                           "-o", str(board)], capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (1, "Error: nothing to grade: none of the 218 pooled passages has a text "
+                                                 "in the corpus (first: Q1:d-Q1-001); no output written\n")
+    assert not board.exists()
+
+    banks = tmp_path / "banks"
+    banks.mkdir()
+    lines = (REPO / "question_banks" / "questions.jsonl").read_text().splitlines()
+    facetless = banks / "facetless.jsonl"
+    facetless.write_text("".join(json.dumps({k: v for k, v in json.loads(line).items() if not k.startswith("facet")})
+                                 + "\n" for line in lines))
+    unrelated = banks / "unrelated.jsonl"
+    unrelated.write_text('{"query_id": "Q1", "question_id": "Q1/new", "text": "Is it new?"}\n')
+    for options, bank, relation in ((["--facets"], facetless, "has a facet in"), ([], unrelated, "is in"),
+                                    (["--per-question"], unrelated, "is in")):
+        done = subprocess.run([sys.executable, "-m", "exampp", "qrels", "-w", str(workspace), *options,
+                               "--bank", str(bank), "-o", str(exam_qrels)], capture_output=True, text=True)
+        assert (done.returncode, done.stderr) == (1, f"Error: none of the graded questions {relation} the question "
+                                                     f"bank {bank}: nothing written to {exam_qrels}\n")
+    assert exam_qrels.read_text() == good
+    assert sorted(p.name for p in exam_qrels.parent.iterdir()) == ["exam.qrels"]  # no key of per-question qrels

@@ -1,4 +1,5 @@
-"""The grade store: round trip, content addressing, atomic batches, kill -9, concurrent access."""
+"""The grade store: round trip, content addressing, atomic batches, kill -9, concurrent access; a file
+that is not a store refused before anything is written, a read-only open that writes nothing."""
 from __future__ import annotations
 
 import os
@@ -11,10 +12,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 
-from exampp.errors import InputError
+from exampp.cli import main
+from exampp.errors import InputError, OutputError
 from exampp.grades import Grade, Method, text_hash
 from exampp.store import GRADE_COLUMNS, GradeStore, HashedGrade
+from test_import import LINES, write_gz_lines
 
 RATING = Method("self-rating", "google/flan-t5-large", "QuestionSelfRatedUnanswerablePromptWithChoices").method_id
 QA = Method("qa", "google/flan-t5-large", "QuestionCompleteConcisePromptWithAnswerKey2").method_id
@@ -228,3 +232,75 @@ def test_processes_creating_one_new_store_at_once_all_open_it(tmp_path):
         for attempt in range(15):
             path = str(tmp_path / f"store{attempt}.sqlite")
             assert pool.map(_open_and_count, [path] * 4) == ["0"] * 4
+
+
+def _sqlite_file(path: Path, *statements: str) -> None:
+    """A SQLite file made by ``statements``, in the default rollback-journal mode."""
+    db = sqlite3.connect(path)
+    for statement in statements:
+        db.execute(statement)
+    db.commit()
+    db.close()
+
+
+def _foreign(path: Path) -> None:
+    """Someone else's SQLite file."""
+    _sqlite_file(path, "CREATE TABLE notes (text TEXT)", "INSERT INTO notes VALUES ('mine')")
+
+
+def _schema_version_only(path: Path) -> None:
+    _sqlite_file(path, "CREATE TABLE schema_version (version INTEGER NOT NULL)", "INSERT INTO schema_version VALUES (2)")
+
+
+def _store_without_probabilities(path: Path) -> None:
+    GradeStore(path).close()
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE grades DROP COLUMN probabilities")
+    db.execute("PRAGMA journal_mode=DELETE")
+    db.close()
+
+
+@pytest.mark.parametrize("make, message", [
+    (_foreign, "not an exampp grade store (no schema_version table)"),
+    (_schema_version_only,
+     "not an exampp grade store (it lacks the tables methods, passages, questions, grades, cascaded)"),
+    (_store_without_probabilities, "not an exampp grade store (its table grades lacks probabilities)"),
+    (lambda path: path.write_text("not a database, just text\n"), "not an exampp grade store (file is not a database)"),
+])
+def test_a_file_that_is_not_a_store_is_refused_in_one_line_and_left_as_it_was(tmp_path: Path, make, message):
+    graded = write_gz_lines(tmp_path / "graded.jsonl.gz", LINES)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    path = ws / "grades.sqlite"
+    make(path)
+    data = path.read_bytes()
+    for command in (["cover"], ["import", str(graded)]):  # a command that reads the store, one that writes it
+        result = CliRunner().invoke(main, [*command, "-w", str(ws)])
+        assert (result.exit_code, result.output) == (1, f"Error: {path}: {message}\n")
+        assert path.read_bytes() == data
+        assert [p.name for p in ws.iterdir()] == ["grades.sqlite"]
+
+
+def test_a_read_only_open_writes_nothing(tmp_path: Path):
+    path = tmp_path / "grades.sqlite"
+    path.touch()
+    with pytest.raises(InputError, match="an empty file, not an exampp grade store"):
+        GradeStore(path, read_only=True)
+    assert path.read_bytes() == b""
+    # A version-1 store as older exampp left it: no claims table (a writer adds one), rollback journal.
+    with GradeStore(path) as store:
+        grades = fill(store)
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE claims")
+    db.execute("DROP TABLE cascaded")
+    db.execute("UPDATE schema_version SET version = 1")
+    db.commit()
+    db.execute("PRAGMA journal_mode=DELETE")
+    db.close()
+    data = path.read_bytes()
+    with GradeStore(path, read_only=True) as store:
+        assert list(store.records()) == sorted(grades, key=lambda g: (g.passage_id, g.question_id, g.method_id))
+        with pytest.raises(OutputError, match="cannot write the grade store: attempt to write a readonly database"):
+            store.register_passages("q2", {"p": "text"})
+    assert path.read_bytes() == data
+    assert [p.name for p in tmp_path.iterdir()] == ["grades.sqlite"]

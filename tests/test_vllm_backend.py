@@ -185,7 +185,7 @@ def test_self_rating_grades_via_vllm_equal_those_via_hf(stand_in, workspace, jud
                   "--batch-size", "1")
     assert local.exit_code == 0, local.output
     served = grade(workspace, tmp_path / "vllm", "--backend", "vllm", "--model", str(judge_dir),
-                   "--gpu-memory-utilization", "0.5", "--max-model-len", "512")
+                   "--gpu-memory-utilization", "0.5", "--max-model-len", "1024")  # the model's own: the same judge
     assert served.exit_code == 0, served.output
     expected, got = stored(tmp_path / "hf"), stored(tmp_path / "vllm")
     assert sorted(got) == sorted(expected) and len(got) == len(rating_prompts())
@@ -196,7 +196,7 @@ def test_self_rating_grades_via_vllm_equal_those_via_hf(stand_in, workspace, jud
     assert {a for _, a, p in got.values() if p is None} == {"heat", "no", "reef"}  # read from the text
     engine = stand_in.LLM.opened[-1]
     assert engine.options["enable_prefix_caching"] is True
-    assert (engine.options["gpu_memory_utilization"], engine.options["max_model_len"]) == (0.5, 512)
+    assert (engine.options["gpu_memory_utilization"], engine.options["max_model_len"]) == (0.5, 1024)
     prompt_tokens = sum(map(open_backend("hf", str(judge_dir), device="cpu").count_tokens, rating_prompts()))
     # one request per pair; one token each in the first pass, two (the word and </s>) for the 5 text answers
     assert f"judge: 10 requests, {prompt_tokens} prompt tokens, {10 + 2 * 5} completion tokens\n" in served.output
@@ -213,10 +213,12 @@ def test_the_engine_is_opened_with_prefix_caching_and_the_options_given(stand_in
         "gpu_memory_utilization": 0.5, "tensor_parallel_size": 2, "max_model_len": 512,
         "enable_prefix_caching": True, "max_logprobs": 20}
     assert backend.max_input_tokens == 512 - 64  # room kept for the answer, as hf keeps it
+    assert backend.name == f"{judge_dir}+max_input_tokens=448"  # cut shorter than the model's 960: another judge
     default = open_backend("vllm", str(judge_dir))
     assert {k: engine_of(default).options[k] for k in ("dtype", "seed", "max_model_len", "tensor_parallel_size")} \
         == {"dtype": "auto", "seed": 0, "max_model_len": None, "tensor_parallel_size": 1}
     assert default.max_input_tokens == 1024 - 64  # GPT-2's positions, as hf computes it
+    assert default.name == str(judge_dir)
 
 
 def test_prompts_sharing_a_header_go_in_together_and_results_come_back_in_order(stand_in, judge_dir):

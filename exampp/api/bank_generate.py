@@ -105,6 +105,9 @@ def generate_bank(
                                             f"near-duplicate of another of query {item.query_id}")
                 record(journal, item.task, settled[item.key])
     failed = tuple(outcome for outcome in settled.values() if not outcome.ok)
+    for outcome in settled.values():
+        if outcome.ok and outcome.note:  # questions the reader left out of a usable answer
+            warn(f"{outcome.key}: {outcome.note}")
     for outcome in failed:
         warn(_failure(outcome))
     if not len(assembled.bank):

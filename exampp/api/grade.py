@@ -42,6 +42,7 @@ from exampp.grading.runner import (
 )
 from exampp.llm.backend import Backend, BackendSpec, Usage, opened
 from exampp.pool import Pool, build_pool
+from exampp.settings import check_grades, check_settings
 from exampp.store import GradeStore
 from exampp.workspace import Workspace
 
@@ -103,17 +104,24 @@ def grade_collection(
     where the grader runs (default: in this process; :class:`~exampp.grading.ray_engine.RayEngine`
     grades on Ray workers, ``grader`` being its :attr:`~exampp.grading.ray_engine.RayEngine.grader`).
     """
-    from exampp.grading.registry import default_tau
+    from exampp.grading.registry import default_tau, stored_method
     from exampp.labels import check_label, exam_labels
     from exampp.scoring import exam_cover, exam_qrels, summarize
 
     check_label(label)
+    check_settings({"depth": depth, "chunk_size": chunk_size})
+    _check_scale(stored_method(grader.method.method_id), tau, min_grade, label)
     exam = build_exam(grader, bank, topics)
     if not exam.questions:
         needs = "topics with query titles" if grader.direct else "questions it can grade"
         raise NothingToGrade(f"grader {grader.name!r} has nothing to grade: it needs {needs}")
     warnings = check_judged(runs, exam.questions, "the exam (question bank)", strict)
     pool = build_pool(runs, corpus, depth, query_ids=exam.questions, strict=strict)
+    if not pool.passages:  # the qrels would be empty: a good qrels file is not replaced by nothing
+        first = next((f"{qid}:{pids[0]}" for qid, pids in pool.missing.items()), None)
+        why = ("no run ranks a passage for a query of the exam" if first is None else
+               f"none of the {pool.missing_count} pooled passages has a text in the corpus (first: {first[:60]})")
+        raise NothingToGrade(f"nothing to grade: {why}; no output written")
     exam_texts = {qid: [q.text for q in exam.questions[qid]] for qid in pool.passages}
     with open_cascade(cascade, cascade_backend, exam_texts, query_texts(bank, topics),
                       default_tau(grader.method.method_id) if tau is None else tau) as first_stage:
@@ -165,6 +173,12 @@ class GradeJob:
     workers: int | None = None  # Ray workers, one model replica each [default: one per GPU, else 1]
     ray_address: str | None = None  # a running Ray cluster [default: start Ray on this machine]
 
+    def __post_init__(self) -> None:
+        """The numeric settings keep their rules (exampp.settings), however the job was made."""
+        check_settings({key: getattr(self, key) for key in _NUMERIC})
+        check_settings(self.backend_options)
+        check_settings(self.backend_defaults)
+
     @classmethod
     def configure(cls, config: PathLike | None = None, workspace: PathLike | None = None, **settings: Any) -> "GradeJob":
         """Settings given (not None), else from the config file (``config``; else
@@ -207,6 +221,7 @@ class GradeJob:
 
         check_label(self.label)
         method = self.grading_method()
+        _check_scale(method, self.tau, self.min_grade, self.label)
         spec = self.backend_spec(method)
         if self.engine not in ENGINES:
             raise ExamppError(f"engine {self.engine!r}: choose one of {', '.join(ENGINES)}")
@@ -304,6 +319,7 @@ class GradeJob:
 
 
 _JOB_FIELDS = frozenset(GradeJob.__dataclass_fields__)
+_NUMERIC = ("depth", "tau", "min_grade", "chunk_size", "cascade_threshold", "workers")  # the job's settings with a rule
 
 
 @dataclass(frozen=True)
@@ -332,6 +348,14 @@ class OpenGradeJob:
                                 chunk_size=job.chunk_size,
                                 progress=job.progress, cascade=self.cascade, cascade_backend=self.cascade_backend,
                                 engine=self.engine)
+
+
+def _check_scale(method: GradingMethod | None, tau: float | None, min_grade: float | None, label: str) -> None:
+    """``tau`` and ``min_grade`` checked: finite, and within the grades of ``method`` when it is known."""
+    if method is None:
+        check_settings({"tau": tau, "min_grade": min_grade})
+    else:
+        check_grades(method.grades[-1], str(method), tau=tau, min_grade=min_grade, label=label)
 
 
 def _check_device(device: str | None) -> None:

@@ -12,9 +12,11 @@ import pandas as pd
 
 from exampp.api import Warn, python_warning
 from exampp.api.workspace import (
+    NothingToWrite,
     RunsSource,
     as_workspace,
     exam_questions,
+    given_or_existing,
     question_facets,
     stored_grades,
     workspace_bank,
@@ -24,9 +26,10 @@ from exampp.api.workspace import (
 from exampp.collection.io import PathLike
 from exampp.collection.qrels import IntentQrels, Qrels
 from exampp.collection.runs import Ranked, RunFile, run_paths
-from exampp.errors import ExamppError
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
 from exampp.defaults import LEADERBOARD_MEASURES
+from exampp.errors import ExamppError
+from exampp.settings import check_settings
 from exampp.workspace import Workspace
 
 EXAM_SOURCE = "the exam (question bank)"  # what run queries are checked against, in warnings
@@ -90,6 +93,7 @@ def cover(
 
     if expected and normalized:
         raise ExamppError("expected cover has no normalized (n-EXAM) variant: give one of them")
+    check_settings({"tau": tau, "depth": depth})
     ws = as_workspace(workspace)
     stored = stored_grades(ws, method, probabilities=expected)
     tau = stored.default_tau if tau is None else tau
@@ -137,6 +141,7 @@ def export_qrels(
     from exampp.scoring import exam_qrels, facet_labels
 
     check_label(label)
+    check_settings({"tau": tau, "min_grade": min_grade})
     if facets and label != "max":
         raise ExamppError(f"facet qrels take max labels only, not {label!r}")
     ws = as_workspace(workspace)
@@ -149,8 +154,15 @@ def export_qrels(
     scale = 100 if label == "expected" else 1  # expected labels are hundredths of a grade
     qrels = exam_qrels(labels, None if min_grade is None else min_grade * scale)
     if output is not None:
+        if not qrels:
+            raise NothingToWrite(output, _no_labels(ws, bank, "has a facet in" if facets else "is in"))
         write_qrels(qrels, output)
     return qrels
+
+
+def _no_labels(ws: Workspace, bank: PathLike | None, relation: str) -> str:
+    """Why qrels from the store's grades came out empty: no graded question ``relation`` the bank."""
+    return f"none of the graded questions {relation} the question bank {given_or_existing(bank, ws.question_bank)}"
 
 
 def export_question_qrels(
@@ -171,12 +183,15 @@ def export_question_qrels(
     from exampp.collection.qrels import write_intent_key, write_intent_qrels
     from exampp.labels import exam_order, question_qrels
 
+    check_settings({"tau": tau})
     ws = as_workspace(workspace)
     stored = stored_grades(ws, method)
     read_bank = workspace_bank(ws, bank)
     order = exam_order(stored.grades, read_bank.question_ids() if read_bank is not None else None)
     qrels = question_qrels(stored.grades, order, tau=stored.default_tau if tau is None else tau)
     if output is not None:
+        if not qrels:
+            raise NothingToWrite(output, _no_labels(ws, bank, "is in"))
         write_intent_qrels(qrels, output)
         if str(output) != "-":
             texts = {q.question_id: q.text for q in read_bank.questions} if read_bank is not None else {}

@@ -25,6 +25,15 @@ class WorkspaceError(ExamppError):
     """A workspace lacks what a job needs (no store, no grades, an ambiguous method)."""
 
 
+class NothingToWrite(ExamppError, ValueError):
+    """A job would write an empty output: it writes nothing instead, so that an output file keeps
+    what it holds (a good qrels file is not replaced by an empty one)."""
+
+    def __init__(self, output: PathLike, reason: str):
+        where = "standard output" if str(output) == "-" else output
+        super().__init__(f"{reason}: nothing written to {where}")
+
+
 @dataclass(frozen=True)
 class StoredGrades:
     """The grades of one grading method from a workspace's store."""
@@ -55,7 +64,7 @@ def stored_grades(workspace: Workspace | PathLike, method: str | None = None, *,
     ws = as_workspace(workspace)
     if not ws.store.exists():
         raise WorkspaceError(f"{ws.store}: no grade store (run `exampp import` or `exampp grade` first)")
-    with GradeStore(ws.store) as store:
+    with GradeStore(ws.store, read_only=True) as store:
         methods = store.methods()
         if not methods:
             raise WorkspaceError(f"{ws.store}: the store holds no grades yet: grade first with "

@@ -9,6 +9,7 @@ import click
 from exampp.cli.backend_options import backend_options
 from exampp.cli.measures import check_measures
 from exampp.cli.output import FILE, check_method, format_option, one_stdin, output_option, render, write_output
+from exampp.cli.settings import Setting
 
 _PATH = click.Path(dir_okay=False)
 
@@ -25,16 +26,16 @@ _PATH = click.Path(dir_okay=False)
 @click.option("--grader", "--method", "grader", callback=check_method,
               help="Grading method, as for exampp grade [default: the config's, else self-rating].")
 @backend_options(backend_help="[default: the method's]", model_help="[default: the method's]")
-@click.option("--depth", "-k", type=click.IntRange(min=1), help="Pool and score the top-k passages [default: 20].")
+@click.option("--depth", "-k", type=Setting("depth"), help="Pool and score the top-k passages [default: 20].")
 @click.option("--topics", help="Topics [default: WORKSPACE/topics/topics.jsonl].")
 @click.option("--corpus", help="Passage texts [default: WORKSPACE/corpus/passages.jsonl].")
 @click.option("--store", type=_PATH, help="Grade store file [default: WORKSPACE/grades.sqlite].")
 @click.option("--measure", "-m", "measures", multiple=True, callback=check_measures,
               help="Measure on the EXAM-Qrels, repeatable (ir_measures or trec_eval name) "
                    "[default: nDCG@k and P(rel=tau)@k; P@k with --min-grade].")
-@click.option("--tau", type=float, help="EXAM-Cover counts a question answered at grade >= tau "
+@click.option("--tau", type=Setting("tau"), help="EXAM-Cover counts a question answered at grade >= tau "
                                         "[default: the config's, else the method's].")
-@click.option("--min-grade", type=float, help="Binary EXAM-Qrels: 1 when the label >= this grade "
+@click.option("--min-grade", type=Setting("min_grade"), help="Binary EXAM-Qrels: 1 when the label >= this grade "
                                               "[default: the config's, else graded labels].")
 @click.option("--strict", is_flag=True, help="Pooled passages without text and run queries without exam "
                                              "questions are errors (default: warnings).")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from exampp.cli.output import FILE, emit, method_option, workspace_option
+from exampp.cli.settings import Setting
 
 EXCERPT = 60  # characters of a question or passage text in the printed lists
 
@@ -12,7 +13,7 @@ EXCERPT = 60  # characters of a question or passage text in the printed lists
 @click.command()
 @workspace_option
 @method_option
-@click.option("--tau", type=float, help="Answered at grade >= tau [default: the stored method's: 4 for 0-5 "
+@click.option("--tau", type=Setting("tau"), help="Answered at grade >= tau [default: the stored method's: 4 for 0-5 "
                                         "self-ratings, 1 for 0/1 grades].")
 @click.option("--bank", type=FILE, help="Question bank to review [default: the workspace's].")
 @click.option("--official", type=FILE, help="Official qrels [default: the workspace's qrels/official.qrels, if any].")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from exampp.cli.measures import check_one_measure
+from exampp.cli.settings import Setting
 from exampp.cli.output import (
     FILE,
     bootstrap_options,
@@ -77,7 +78,7 @@ def _number(spec: str):
 @_side_options("a")
 @_side_options("b")
 @click.option("--runs", "runs_dir", type=click.Path(exists=True), help="Run files (folder) for --a-qrels/--b-qrels.")
-@click.option("--depth", "-k", type=click.IntRange(min=1), help="Cut runs at this depth before computing measures.")
+@click.option("--depth", "-k", type=Setting("depth"), help="Cut runs at this depth before computing measures.")
 @click.option("--exclude", multiple=True, metavar="RUN", help="Leave this run out of both leaderboards (repeatable).")
 @click.option("--per-query", is_flag=True,
               help="Also correlate query by query (needs per-query scores: --X-qrels, or a per-query table file).")

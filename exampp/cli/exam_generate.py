@@ -7,9 +7,10 @@ import click
 
 from exampp.cli.backend_options import backend_options, generation_options
 from exampp.cli.output import emit, format_option_of
+from exampp.cli.settings import FiniteRange
 
 _PATH = click.Path(dir_okay=False)
-_THRESHOLD = click.FloatRange(min=-1, max=1)
+_THRESHOLD = FiniteRange(min=-1, max=1)
 
 
 @click.command()
@@ -23,7 +24,7 @@ _THRESHOLD = click.FloatRange(min=-1, max=1)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the shuffle of the choices.")
 @generation_options(items="documents", max_new_tokens=512, max_attempts=2,
                     unusable="an answer that cannot be read", kept_in="OUTPUT.answers.jsonl")
-@click.option("--drop-fraction", type=click.FloatRange(0, 1, max_open=True), default=0.05, show_default=True,
+@click.option("--drop-fraction", type=FiniteRange(0, 1, max_open=True), default=0.05, show_default=True,
               help="What each distractor filter drops when its threshold is not given.")
 @click.option("--jaccard-margin", type=_THRESHOLD,
               help="Drop a question when a distractor's n-gram Jaccard with the document exceeds the key's by "

@@ -5,6 +5,7 @@ import click
 
 from exampp.cli.backend_options import backend_options
 from exampp.cli.output import check_method, emit, format_option, one_stdin, output_option
+from exampp.cli.settings import Setting
 from exampp.defaults import CHUNK, LABELS
 
 _PATH = click.Path(dir_okay=False)
@@ -33,7 +34,7 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
     backend_help="[default: the method's; hf for LLM methods]",
     model_help="[default: the method's, google/flan-t5-large for LLM methods]",
     chat_note=" Chat-formatted grades are filed under JUDGE+chat.")
-@click.option("--depth", "-k", type=click.IntRange(min=1), help="Pool the top-k passages of each run [default: 20].")
+@click.option("--depth", "-k", type=Setting("depth"), help="Pool the top-k passages of each run [default: 20].")
 @click.option("--bank", type=_PATH, help="Question bank [default: WORKSPACE/question_banks/questions.jsonl].")
 @click.option("--topics", help="Topics (query titles, needed by direct graders) [default: WORKSPACE/topics/topics.jsonl].")
 @click.option("--corpus", help="Passage texts: JSONL/TSV file, irds:<dataset-id> or pyserini:<index-dir> "
@@ -43,28 +44,28 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
 @click.option("--workspace", "-w", type=click.Path(file_okay=False),
               help="Workspace folder for grades.sqlite and qrels/ [default: the config file's folder, else .].")
 @click.option("--store", type=_PATH, help="Grade store file [default: WORKSPACE/grades.sqlite].")
-@click.option("--tau", type=float, help="EXAM-Cover counts a question answered at grade >= tau "
+@click.option("--tau", type=Setting("tau"), help="EXAM-Cover counts a question answered at grade >= tau "
                                         "[default: the method's: 4 for 0-5 ratings, 1 for 0/1 grades].")
-@click.option("--min-grade", type=float, help="Write binary qrels: 1 when the label >= this grade "
+@click.option("--min-grade", type=Setting("min_grade"), help="Write binary qrels: 1 when the label >= this grade "
                                               "[default: graded labels].")
 @click.option("--label", type=click.Choice(LABELS),
               help="EXAM label of the qrels written: max (best grade), count (questions answered at grade >= tau), "
                    "sum (of grades), expected (best expected grade in hundredths; methods storing grade "
                    "probabilities) [default: max].")
-@click.option("--chunk-size", type=click.IntRange(min=1), default=CHUNK, show_default=True,
+@click.option("--chunk-size", type=Setting("chunk_size"), default=CHUNK, show_default=True,
               help="Pairs graded between two commits to the store.")
 @click.option("--cascade", metavar="embedding:RECALL",
               help="Send the LLM only the pairs a cheap first stage (sentence embeddings, offline) cannot rule out; "
                    "the rest get grade 0, marked in the store so that a run without --cascade grades them. RECALL: "
                    "the share of the pairs the LLM grades >= tau to keep (0.8, 0.9, 0.95, 0.98 or 0.99; thresholds "
                    "calibrated on DL19 for tau 3, 4, 5).")
-@click.option("--cascade-threshold", type=float,
+@click.option("--cascade-threshold", type=Setting("cascade_threshold"),
               help="The cascade's threshold on its first stage's score (log-odds of grade >= tau), "
                    "instead of a target recall; implies --cascade embedding.")
 @click.option("--engine", type=click.Choice(["local", "ray"]),
               help="Where the grader runs: local (this process) or ray (Ray workers, one model replica each; "
                    "the extra 'ray') [default: local].")
-@click.option("--workers", type=click.IntRange(min=1),
+@click.option("--workers", type=Setting("workers"),
               help="With --engine ray: workers (model replicas) [default: one per GPU, else 1].")
 @click.option("--ray-address", metavar="ADDR",
               help="With --engine ray: a running Ray cluster, e.g. ray://head:10001 or auto "

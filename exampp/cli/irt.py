@@ -8,6 +8,7 @@ import json
 import click
 
 from exampp.cli.output import FILE, depth_option, emit, format_option_of, method_option, one_stdin, workspace_option
+from exampp.cli.settings import FiniteRange, Setting
 from exampp.errors import InputError
 
 
@@ -15,7 +16,7 @@ from exampp.errors import InputError
 @click.argument("runs", nargs=-1, type=click.Path(exists=True, allow_dash=True))
 @workspace_option
 @method_option
-@click.option("--tau", type=float, help="Correct when covered at grade >= tau [default: the stored method's: 4 for "
+@click.option("--tau", type=Setting("tau"), help="Correct when covered at grade >= tau [default: the stored method's: 4 for "
                                         "0-5 self-ratings, 1 for 0/1 grades].")
 @depth_option
 @click.option("--exclude", multiple=True, metavar="SYSTEM", help="Leave this system (run) out, repeatable.")
@@ -27,15 +28,15 @@ from exampp.errors import InputError
               help="IRT model family. 1pl: common discrimination; rasch: a = 1; 3pl: with guessing.")
 @click.option("--estimator", type=click.Choice(["mml", "jml"]), default="mml", show_default=True,
               help="mml: marginal ML by EM (Bock-Aitkin); jml: the paper's joint ML (L-BFGS-B, bounded).")
-@click.option("--guessing", type=click.FloatRange(0, 1, max_open=True), help="3PL: fix the guessing parameter g.")
-@click.option("--prior-a", type=(float, float), metavar="MEANLOG SDLOG",
+@click.option("--guessing", type=FiniteRange(0, 1, max_open=True), help="3PL: fix the guessing parameter g.")
+@click.option("--prior-a", type=(FiniteRange(), FiniteRange(min=0, min_open=True)), metavar="MEANLOG SDLOG",
               help="Lognormal prior on a (MAP) for 1PL/2PL/3PL by MML [default: 0 0.5 for 2PL/3PL with fewer than "
                    "100 respondents, where plain ML drives discriminations to their bounds; else none].")
 @click.option("--no-prior", is_flag=True, help="Plain maximum likelihood: no prior on a, whatever the size.")
 @click.option("--systems-meta", type=FILE, help="Systems' components table: abilities as sums of component effects.")
 @click.option("--official", type=FILE, help="Official leaderboard file to correlate IRT system scores with.")
 @click.option("--official-column", metavar="NAME", help="Measure column of --official (several columns).")
-@click.option("--prune-fraction", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--prune-fraction", type=FiniteRange(0, 1, min_open=True, max_open=True),
               help="Pruning: drop this fraction of the remaining items per step (lowest discrimination).")
 @click.option("--prune-steps", type=click.IntRange(min=1), help="Pruning: number of drop-and-refit steps.")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="Least informative questions to list.")

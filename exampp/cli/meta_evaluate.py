@@ -9,6 +9,7 @@ import pandas as pd
 
 from exampp.api.meta_evaluate import FAMILIES
 from exampp.cli.measures import check_one_measure
+from exampp.cli.settings import FiniteRange, Setting
 from exampp.cli.output import (
     FILE,
     depth_option,
@@ -57,13 +58,13 @@ def draw_options(command):
               callback=check_one_measure, help="Official measure on --official-qrels.")
 @click.option("--label", "labels", multiple=True, type=click.Choice(LABELS),
               help="EXAM label variant, repeatable [default: all; expected only with stored probabilities].")
-@click.option("--tau", "taus", multiple=True, type=float,
+@click.option("--tau", "taus", multiple=True, type=Setting("tau"),
               help="Grade threshold, repeatable [default: every grade level of the method's scale].")
 @click.option("--family", "families", multiple=True, type=click.Choice(FAMILIES),
               help="Kind of evaluation, repeatable [default: all].")
 @depth_option
 @draw_options
-@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+@click.option("--confidence", type=FiniteRange(0, 1, min_open=True, max_open=True), default=0.95,
               show_default=True, help="Confidence level of the intervals.")
 @click.option("--top", type=click.IntRange(min=2), default=10, show_default=True,
               help="Kendall's tau on the official top-N systems.")

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from exampp.cli.settings import FiniteRange, Setting
 from exampp.defaults import DEPTH
 
 if TYPE_CHECKING:  # pandas is imported by what makes tables: `exampp eval` starts without it
@@ -33,7 +34,7 @@ workspace_option = click.option(
 )
 method_option = click.option("--method", help="Grading method id in the store (default: the only one there).")
 depth_option = click.option(
-    "--depth", "-k", type=click.IntRange(min=1), default=DEPTH, show_default=True, help="Top-k passages of each run."
+    "--depth", "-k", type=Setting("depth"), default=DEPTH, show_default=True, help="Top-k passages of each run."
 )
 
 
@@ -68,7 +69,7 @@ def bootstrap_options(command):
         click.option("--bootstrap", type=click.IntRange(min=0), default=0, metavar="N",
                      help="Bootstrap over queries: N resamplings give each score a confidence interval (0: none)."),
         click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap's draws."),
-        click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+        click.option("--confidence", type=FiniteRange(0, 1, min_open=True, max_open=True), default=0.95,
                      show_default=True, help="Confidence level of the bootstrap intervals."),
     ]
     for option in reversed(options):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from exampp.cli.measures import check_measures
+from exampp.cli.settings import Setting
 from exampp.cli.output import (
     bootstrap_options,
     depth_option,
@@ -25,7 +26,7 @@ from exampp.defaults import LABELS, LEADERBOARD_MEASURES
 @method_option
 @click.option("--bank", type=click.Path(dir_okay=False, exists=True, allow_dash=True),
               help="Question bank defining each query's exam (default: the workspace's, else the graded questions).")
-@click.option("--tau", "--min-grade", "tau", type=float,
+@click.option("--tau", "--min-grade", "tau", type=Setting("tau"),
               help="A question counts as answered at grade >= tau [default: the stored method's: 4 for "
                    "0-5 self-ratings, 1 for 0/1 grades].")
 @depth_option
@@ -70,10 +71,10 @@ def cover(runs, workspace, method, bank, tau, depth, normalized, expected, per_q
               help="Label of a passage from its grades on the query's questions: max (best grade), count "
                    "(questions answered at grade >= --tau), sum (of grades), expected (best expected grade, in "
                    "hundredths, from grade probabilities).")
-@click.option("--tau", type=float,
+@click.option("--tau", type=Setting("tau"),
               help="Grade at which a question counts as answered, for --label count and --per-question "
                    "[default: the stored method's: 4 for 0-5 self-ratings, 1 for 0/1 grades].")
-@click.option("--min-grade", type=float, help="Write binary labels: 1 when label >= this (for --label expected: "
+@click.option("--min-grade", type=Setting("min_grade"), help="Write binary labels: 1 when label >= this (for --label expected: "
                                               "when the expected grade >= this).")
 @click.option("--per-question", is_flag=True,
               help="Intent-aware qrels 'qid subtopic docid label' (for alpha_nDCG@k, ERR_IA@k): each exam question "
@@ -130,7 +131,7 @@ def qrels(workspace, method, label, tau, min_grade, per_question, facets, bank, 
               callback=check_measures,
               help="Measure, repeatable: ir_measures name (nDCG@10, P(rel=2)@20, AP, R@100, RR...) or "
                    "trec_eval name (ndcg_cut.10, P.5,10, map).")
-@click.option("--depth", "-k", type=click.IntRange(min=1), help="Truncate runs to their top-k first.")
+@click.option("--depth", "-k", type=Setting("depth"), help="Truncate runs to their top-k first.")
 @click.option("--exclude", multiple=True, help="Run name to leave out, repeatable.")
 @click.option("--per-query", is_flag=True, help="Print per-query values instead of means.")
 @bootstrap_options

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from exampp.cli.measures import check_one_measure
+from exampp.cli.settings import FiniteRange, Setting
 from exampp.cli.output import FILE, format_option, one_stdin, output_option, render, strict_option, warn, write_output
 from exampp.report.records import json_value, records
 
@@ -61,9 +62,9 @@ def _source(flag: str, table: str | None, column: str | None, qrels: str | None,
 @click.option("--correction", type=click.Choice(["holm", "bh", "none"]), default="holm", show_default=True,
               help="Multiple-comparison correction: Holm (family-wise error) or Benjamini-Hochberg (false "
                    "discovery rate).")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
+@click.option("--alpha", type=FiniteRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
               help="Significance level of the adjusted p-values.")
-@click.option("--depth", "-k", type=click.IntRange(min=1), help="Cut runs at this depth before computing measures.")
+@click.option("--depth", "-k", type=Setting("depth"), help="Cut runs at this depth before computing measures.")
 @click.option("--exclude", multiple=True, metavar="RUN", help="Leave this run out (repeatable).")
 @strict_option
 @format_option

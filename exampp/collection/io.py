@@ -4,6 +4,9 @@ Inputs: plain or gzipped (detected by magic bytes), UTF-8, line-numbered; ``-`` 
 input. Every input is opened exactly once, so a FIFO or a process substitution
 (``<(zcat run.gz)``) reads the same as the file it streams. Decoding and truncation problems
 become :class:`InputError` naming file and line, so that no reader has to repeat that handling.
+A line is read only up to :data:`MAX_LINE_BYTES`: a longer one (a file of one endless line, a
+gzip bomb of NULs) is refused before it fills memory, and messages quote what they read by
+:func:`excerpt`, so that an error is one short line whatever the input.
 
 Outputs: :func:`atomic_write` replaces a regular file only once the new content is complete,
 and writes *through* what must not be replaced: ``-`` and ``/dev/stdout`` print, a device node
@@ -30,6 +33,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, Any
 
+from exampp.collection.temps import remove_leftovers, writer_prefix
 from exampp.errors import InputError, OutputError
 
 PathLike = str | os.PathLike[str]
@@ -37,13 +41,23 @@ STDIO = "-"
 STDIN_NAME = "<stdin>"
 
 _GZIP_MAGIC = b"\x1f\x8b"
+# The longest line (its bytes, without the line break) a reader takes. Real lines are far shorter:
+# the longest of the DL19 graded-passages file (one query with its judged passages' texts and
+# grades) is 1.7 MB. Held whole, with its text and what JSON makes of it (a million empty
+# objects, at worst), a line of this many bytes stays under a gigabyte.
+MAX_LINE_BYTES = 32 << 20
+# The most lines a reader holds at once, for a file it reads whole (JSON topics, leaderboards,
+# response matrices): held, with what the reader makes of them, a million lines take some 500 MB.
+MAX_HELD_LINES = 1_000_000
+# How much of a value read from a file a message quotes.
+EXCERPT_CHARS = 80
 # Paths that name an open file descriptor of this process rather than a file: writing such a
 # path must go to that descriptor, never replace what it points to.
 _FD_ALIAS = re.compile(r"^/(?:proc/(?:self|thread-self|(\d+))/fd|dev/fd)/(\d+)$")
 _STD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
 # Temporary files written inside replace_together(), waiting to replace their targets.
 _STAGED: ContextVar[list[tuple[str, Path]] | None] = ContextVar("exampp_staged_outputs", default=None)
-# A temporary file is named ".<name>.<8 random characters>.tmp"; past this many bytes of
+# A temporary file is named ".<name>.<writer>.<8 random characters>.tmp"; past this many bytes of
 # <name> it takes a digest of the name instead, so that any name the file system allows works.
 _TEMP_NAME_BYTES = 128
 
@@ -167,7 +181,7 @@ class InputLines:
     def __iter__(self) -> Iterator[tuple[int, str]]:
         while True:
             try:
-                data = self._stream.readline()
+                data = self._stream.readline(MAX_LINE_BYTES + 1)
             except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
                 raise InputError(self.name, self.lineno + 1, f"corrupt or truncated gzip data ({exc})") from None
             except OSError as exc:
@@ -175,7 +189,13 @@ class InputLines:
             if not data:
                 return
             self.lineno += 1
+            self._check_length(data, self.lineno)
             yield self.lineno, decode_line(data, self.name, self.lineno)
+
+    def _check_length(self, line: bytes, lineno: int) -> None:
+        """InputError when ``line``, read with a limit of MAX_LINE_BYTES + 1, is longer than MAX_LINE_BYTES."""
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            raise InputError(self.name, lineno, f"line longer than {MAX_LINE_BYTES:,} bytes, the most a line may hold")
 
     @property
     def plain_file(self) -> bool:
@@ -186,19 +206,30 @@ class InputLines:
     def chunks(self, size: int = 1 << 22) -> Iterator[tuple[int, bytes]]:
         """The rest of a :attr:`plain_file` in pieces of about ``size`` bytes that end with a line:
         ``(number of the piece's first line, bytes)``; :func:`decode_line` decodes a line of it
-        as iterating would."""
+        as iterating would, and a line longer than :data:`MAX_LINE_BYTES` is refused as there."""
+        size = min(size, MAX_LINE_BYTES)  # so that only the piece's last line can be too long
         while True:
             try:
                 data = self._stream.read(size)
-                if data and not data.endswith(b"\n"):
-                    data += self._stream.readline()
+                start = data.rfind(b"\n") + 1  # of the piece's last line
+                if data and start < len(data):  # which is cut: read the rest of it, no more than a line may hold
+                    data += self._stream.readline(MAX_LINE_BYTES + 1 - (len(data) - start))
             except OSError as exc:
                 raise InputError(self.name, self.lineno or None, f"cannot read: {exc}") from None
             if not data:
                 return
             first = self.lineno + 1
+            self._check_length(data[start:], first + data.count(b"\n", 0, start))
             self.lineno += data.count(b"\n") + (not data.endswith(b"\n"))
             yield first, data
+
+
+def excerpt(text: str, limit: int | None = None) -> str:
+    """``text`` quoted for a message (as ``repr`` quotes it), cut after ``limit`` characters
+    [default: :data:`EXCERPT_CHARS`] with "..." after it: a value read from a file may be as
+    long as a line."""
+    limit = EXCERPT_CHARS if limit is None else limit
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
 
 
 def decode_line(data: bytes, name: str, lineno: int) -> str:
@@ -220,16 +251,30 @@ def iter_lines(source: PathLike) -> Iterator[tuple[int, str]]:
 
 
 def first_nonblank(lines: Iterator[tuple[int, str]]) -> tuple[str | None, Iterator[tuple[int, str]]]:
-    """The first non-blank line (None when there is none) and the same lines again, from the
-    start: a format can be sniffed without reading an input twice."""
-    seen: list[tuple[int, str]] = []
-    first = None
-    for item in lines:
-        seen.append(item)
-        if item[1].strip():
-            first = item[1]
-            break
-    return first, itertools.chain(seen, lines)
+    """The first non-blank line and the same lines again, from the start: a format can be sniffed
+    without reading an input twice. The blank lines before it come again empty (none is held:
+    there may be millions). None and no lines when every line is blank."""
+    start = None
+    for lineno, line in lines:
+        start = lineno if start is None else start
+        if line.strip():
+            return line, itertools.chain(((n, "") for n in range(start, lineno)), [(lineno, line)], lines)
+    return None, iter(())
+
+
+def held_lines(lines: Iterable[tuple[int, str]], name: str) -> list[tuple[int, str]]:
+    """``lines``, held, for a reader that goes over them more than once or parses them whole (a
+    JSON document): InputError past :data:`MAX_LINE_BYTES` characters or :data:`MAX_HELD_LINES`
+    lines, so that no input (a gzip bomb of line breaks) holds more than a gigabyte."""
+    held: list[tuple[int, str]] = []
+    size = 0
+    for lineno, line in lines:
+        size += len(line) + 1
+        if size > MAX_LINE_BYTES + 1 or len(held) == MAX_HELD_LINES:
+            what = f"{MAX_LINE_BYTES:,} characters" if size > MAX_LINE_BYTES + 1 else f"{MAX_HELD_LINES:,} lines"
+            raise InputError(name, lineno, f"more than {what} up to this line, the most a file read whole may hold")
+        held.append((lineno, line))
+    return held
 
 
 def json_lines(lines: Iterable[tuple[int, str]], name: PathLike) -> Iterator[tuple[int, Any]]:
@@ -355,7 +400,8 @@ def atomic_write(path: PathLike, *, gzipped: bool | None = None) -> Iterator[IO[
     which replaces it only when the block finishes without error; through a symbolic link, the
     link's target is replaced and the link stays. What cannot be replaced is written into
     directly: ``-`` (standard output), ``/dev/stdout`` and other descriptors of this process,
-    device nodes and FIFOs. ``gzipped`` defaults to ``path`` ending in ``.gz``.
+    device nodes and FIFOs. ``gzipped`` defaults to ``path`` ending in ``.gz``. The temporary
+    files that killed writers left in the folder go first (:mod:`exampp.collection.temps`).
     """
     if gzipped is None:
         gzipped = not is_stdio(path) and os.fspath(path).endswith(".gz")
@@ -387,7 +433,9 @@ def atomic_write(path: PathLike, *, gzipped: bool | None = None) -> Iterator[IO[
     target = Path(os.path.realpath(path))
     with _failing_as(target):
         target.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(dir=target.parent, prefix=_temp_prefix(target.name), suffix=".tmp")
+        remove_leftovers(target.parent)  # of writers killed mid-write
+        handle, tmp = tempfile.mkstemp(dir=target.parent, prefix=writer_prefix(_temp_prefix(target.name)),
+                                       suffix=".tmp")
         try:
             with os.fdopen(handle, "wb") as raw:
                 with _text(raw, gzipped) as fh:

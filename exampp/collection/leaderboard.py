@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from exampp.collection.ids import check_id
-from exampp.collection.io import PathLike, atomic_write, display_name, iter_lines, parse_json
+from exampp.collection.io import PathLike, atomic_write, display_name, held_lines, iter_lines, parse_json
 from exampp.errors import InputError
 
 Leaderboard = dict[str, float]
@@ -175,7 +175,7 @@ def read_leaderboard_file(path: PathLike, *, column: str | None = None, ranks: b
     run, one column per query; else None)."""
     name = display_name(path)
     what = "rank" if ranks else SCORE
-    lines = list(iter_lines(path))  # read once (a pipe cannot be read twice); leaderboards are small
+    lines = held_lines(iter_lines(path), name)  # read once (a pipe cannot be read twice); leaderboards are small
     first = next((line.lstrip() for _, line in lines if line.strip()), "")
     records = _per_query_records(lines, name, first)
     if records is not None:

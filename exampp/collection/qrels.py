@@ -5,7 +5,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 
 from exampp.collection.ids import check_id, check_query_id, line_problem
-from exampp.collection.io import PathLike, atomic_write, display_name, iter_lines
+from exampp.collection.io import PathLike, atomic_write, display_name, excerpt, iter_lines
 from exampp.collection.irds import IRDS_PREFIX, load_ir_dataset
 from exampp.errors import ExamppError, InputError
 
@@ -77,13 +77,13 @@ def read_qrels(source: PathLike) -> Qrels:
     for lineno, (qid, _, docid, rel_text) in _judgments(source, "qid iter docid rel"):
         rel = _parse_label(rel_text)
         if rel is None:
-            raise InputError(path, lineno, f"relevance {rel_text!r} is not a number")
+            raise InputError(path, lineno, f"relevance {excerpt(rel_text)} is not a number")
         problem = label_problem(rel)
         if problem is not None:
             raise InputError(path, lineno, f"relevance {rel_text[:40]!r} {problem}")
         judged = qrels.setdefault(qid, {})
         if docid in judged:
-            raise InputError(path, lineno, f"duplicate docid {docid!r} in query {qid!r}")
+            raise InputError(path, lineno, f"duplicate docid {excerpt(docid)} in query {excerpt(qid)}")
         judged[docid] = rel
     if not qrels:
         raise InputError(path, None, "empty qrels: no judgment lines")
@@ -151,7 +151,8 @@ def read_intent_qrels(path: PathLike) -> IntentQrels:
             raise InputError(name, lineno, f"label {rel_text[:40]!r} {problem}")
         judged = qrels.setdefault(qid, {}).setdefault(subtopic, {})
         if docid in judged:
-            raise InputError(name, lineno, f"duplicate docid {docid!r} in query {qid!r} subtopic {subtopic!r}")
+            raise InputError(name, lineno, f"duplicate docid {excerpt(docid)} in query {excerpt(qid)} "
+                                           f"subtopic {excerpt(subtopic)}")
         judged[docid] = rel
     if not qrels:
         raise InputError(name, None, "empty qrels: no judgment lines")

@@ -9,6 +9,7 @@ records and exampp :class:`~exampp.grades.Grade` records.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections import defaultdict
@@ -176,6 +177,30 @@ def _int(value: Any, where: str, limit: int | None = None) -> int:
 _MAX_RANK = 10**9  # ranks become -rank scores: far beyond any ranking, well within a float
 
 
+@functools.cache
+def _top_grade(method_name: str) -> int:
+    """The top of the grade scale of the method whose grades are filed under ``method_name``; for a
+    method unknown here (a plugin not installed, a reference prompt class), the reference tool's
+    self-rating scale."""
+    from exampp.grading.registry import stored_method  # the methods import collections: not at load time
+
+    try:
+        known = stored_method(method_name)
+    except ValueError:  # not a method name at all ('|' in it): refused as such once the method is named
+        known = None
+    return (known or stored_method(SELF_RATING)).top_grade
+
+
+def _rating(value: Any, where: str, method_name: str) -> int:
+    """A self-rating: an integer on the grade scale of the method it is filed under (stored as a
+    grade, it must be one that method can give)."""
+    rating = _int(value, where)
+    top = _top_grade(method_name)
+    if not 0 <= rating <= top:
+        raise _Bad(f"{where}: {str(value)[:40]} is outside the grade scale of {method_name!r} (0 to {top})")
+    return rating
+
+
 def _float(value: Any, where: str) -> float:
     # NaN has no place in a ranking (trec_eval's order is undefined; run files refuse it).
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
@@ -214,24 +239,27 @@ def _exam_grades(obj: Any, where: str) -> ExamGrades:
         if not isinstance(pair, list) or len(pair) != 2:
             raise _Bad(f"{where}.answers[{j}]: expected [question_id, answer_text]")
         answers.append((_line_id(pair[0], f"{where}.answers[{j}]"), "" if pair[1] is None else str(pair[1])))
+    prompt_info = obj.get("prompt_info")
+    prompt_info = None if prompt_info is None else _dict(prompt_info, f"{where}.prompt_info")
     self_ratings = None
     if obj.get("self_ratings") is not None:
+        method_name = _exam_method_name(prompt_info, self_rated=True)
         self_ratings = []
         for j, rating in enumerate(_list(obj["self_ratings"], f"{where}.self_ratings")):
             at = f"{where}.self_ratings[{j}]"
             rating = _dict(rating, at)
             # Newer reference files rate nuggets instead of questions.
             qid = rating.get("question_id") if rating.get("question_id") is not None else _get(rating, "nugget_id", at)
-            self_ratings.append(SelfRating(_line_id(qid, at), _int(_get(rating, "self_rating", at), f"{at}.self_rating")))
+            self_ratings.append(SelfRating(_line_id(qid, at),
+                                           _rating(_get(rating, "self_rating", at), f"{at}.self_rating", method_name)))
         self_ratings = tuple(self_ratings)
-    prompt_info = obj.get("prompt_info")
     return _named(exam_method, where, ExamGrades(
         llm=_id(_get(obj, "llm", where), where),
         answers=tuple(answers),
         correct_answered=tuple(_line_id(q, where) for q in _list(_get(obj, "correctAnswered", where, []), where)),
         wrong_answered=tuple(_line_id(q, where) for q in _list(_get(obj, "wrongAnswered", where, []), where)),
         self_ratings=self_ratings,
-        prompt_info=None if prompt_info is None else _dict(prompt_info, f"{where}.prompt_info"),
+        prompt_info=prompt_info,
         llm_options=_dict(_get(obj, "llm_options", where, {}), f"{where}.llm_options"),
         exam_ratio=None if obj.get("exam_ratio") is None else _float(obj["exam_ratio"], f"{where}.exam_ratio"),
         prompt_type=obj.get("prompt_type"),
@@ -244,13 +272,15 @@ def _direct_grade(obj: Any, where: str) -> DirectGrade:
     if not isinstance(correct, bool):
         raise _Bad(f"{where}.correctAnswered: expected true or false, found {correct!r}")
     prompt_info = obj.get("prompt_info")
+    prompt_info = None if prompt_info is None else _dict(prompt_info, f"{where}.prompt_info")
     rating = obj.get("self_ratings")
     return _named(direct_method, where, DirectGrade(
         llm=_id(_get(obj, "llm", where), where),
         correct_answered=correct,
         answer=str(_get(obj, "answer", where, "")),
-        self_ratings=None if rating is None else _int(rating, f"{where}.self_ratings"),
-        prompt_info=None if prompt_info is None else _dict(prompt_info, f"{where}.prompt_info"),
+        self_ratings=None if rating is None else _rating(rating, f"{where}.self_ratings",
+                                                         _direct_method_name(prompt_info)),
+        prompt_info=prompt_info,
         llm_options=_dict(_get(obj, "llm_options", where, {}), f"{where}.llm_options"),
         prompt_type=obj.get("prompt_type"),
     ))
@@ -385,12 +415,20 @@ def _exampp_name(prompt_info: Mapping[str, Any] | None, default: str) -> str:
     return name if isinstance(name, str) else default
 
 
+def _exam_method_name(prompt_info: Mapping[str, Any] | None, self_rated: bool) -> str:
+    return _exampp_name(prompt_info, SELF_RATING if self_rated else QA)
+
+
+def _direct_method_name(prompt_info: Mapping[str, Any] | None) -> str:
+    return _exampp_name(prompt_info, DIRECT_PREFIX + _prompt_class(prompt_info).lower())
+
+
 def exam_method(e: ExamGrades) -> Method:
-    return Method(_exampp_name(e.prompt_info, SELF_RATING if e.is_self_rated else QA), e.llm, e.prompt_class)
+    return Method(_exam_method_name(e.prompt_info, e.is_self_rated), e.llm, e.prompt_class)
 
 
 def direct_method(g: DirectGrade) -> Method:
-    return Method(_exampp_name(g.prompt_info, DIRECT_PREFIX + g.prompt_class.lower()), g.llm, g.prompt_class)
+    return Method(_direct_method_name(g.prompt_info), g.llm, g.prompt_class)
 
 
 def paragraph_grades(query_id: str, paragraph: Paragraph) -> list[Grade]:

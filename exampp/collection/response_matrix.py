@@ -11,6 +11,7 @@ the LSAT data). ``""``, ``NA``, ``NaN`` and ``.`` are missing responses.
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from exampp.collection.io import PathLike, display_name, is_stdio, iter_lines
+from exampp.collection.io import PathLike, display_name, excerpt, held_lines, is_stdio, iter_lines
 from exampp.errors import InputError
 
 MISSING = frozenset({"", "na", "nan", "."})
@@ -95,10 +96,11 @@ def read_response_matrix(path: PathLike, *, id_column: str | None = None,
                          weight_column: str | None = None) -> Responses:
     """Read a 0/1 response matrix file (CSV/TSV, gzip-aware); see the module docstring.
 
-    Bad cells raise :class:`InputError` naming the file, line and column.
+    Bad cells raise :class:`InputError` naming the file, line and column. The file is held whole,
+    within the bounds of :func:`~exampp.collection.io.held_lines`.
     """
-    lines = [(n, line) for n, line in iter_lines(path) if line.strip()]
     suffixes = [] if is_stdio(path) else Path(path).suffixes
+    lines = held_lines(((n, line) for n, line in iter_lines(path) if line.strip()), display_name(path))
     path = display_name(path)  # as the file is named in messages
     if not lines:
         raise InputError(path, None, "empty response matrix")
@@ -107,7 +109,7 @@ def read_response_matrix(path: PathLike, *, id_column: str | None = None,
     has_header = any(_binary(cell) is None for cell in first)
     if has_header:
         header, rows = first, lines[1:]
-        duplicates = sorted({name for name in header if header.count(name) > 1})
+        duplicates = sorted(name for name, count in Counter(header).items() if count > 1)
         if duplicates:
             raise InputError(path, first_line, f"duplicate column name(s) in the header: {', '.join(map(repr, duplicates))}")
         if "" in header:
@@ -135,7 +137,8 @@ def read_response_matrix(path: PathLike, *, id_column: str | None = None,
     id_at = position(id_column, "--id-column")
     weight_at = position(weight_column, "--weight-column")
     if id_at is not None and id_at == weight_at:
-        raise InputError(path, first_line, f"column {header[id_at]!r} cannot be both the id and the weight column")
+        raise InputError(path, first_line,
+                         f"column {excerpt(header[id_at])} cannot be both the id and the weight column")
     if id_at is None and weight_at != 0 and any(_binary(cells[0]) is None for _, cells in table):
         id_at = 0  # a first column with other values than 0/1 names the respondents
     item_at = [j for j in range(len(header)) if j not in (id_at, weight_at)]
@@ -151,16 +154,16 @@ def read_response_matrix(path: PathLike, *, id_column: str | None = None,
             value = _binary(cells[j])
             if value is None:
                 hint = " (a weight column? use --weight-column)" if _is_count(cells[j]) else ""
-                raise InputError(path, lineno, f"column {j + 1} ({header[j]!r}): {cells[j]!r} is not 0, 1 "
-                                               f"or missing (empty, NA){hint}")
+                raise InputError(path, lineno, f"column {j + 1} ({excerpt(header[j])}): {excerpt(cells[j])} is not "
+                                               f"0, 1 or missing (empty, NA){hint}")
             values[i, k] = value
         if weights is not None:
             weights[i] = _weight(path, lineno, weight_at, header, cells[weight_at])
         name = cells[id_at] if id_at is not None else str(i + 1)
         if id_at is not None and not name:
-            raise InputError(path, lineno, f"column {id_at + 1} ({header[id_at]!r}): empty respondent id")
+            raise InputError(path, lineno, f"column {id_at + 1} ({excerpt(header[id_at])}): empty respondent id")
         if name in seen:
-            raise InputError(path, lineno, f"duplicate respondent id {name!r} (first on line {seen[name]})")
+            raise InputError(path, lineno, f"duplicate respondent id {excerpt(name)} (first on line {seen[name]})")
         seen[name] = lineno
         ids.append(name)
     index_name = header[id_at] if id_at is not None and has_header else "respondent"
@@ -181,6 +184,6 @@ def _weight(path: str, lineno: int, at: int, header: list[str], cell: str) -> fl
     except ValueError:
         value = np.nan
     if not np.isfinite(value) or value < 0:
-        raise InputError(path, lineno, f"column {at + 1} ({header[at]!r}): weight {cell!r} is not a "
+        raise InputError(path, lineno, f"column {at + 1} ({excerpt(header[at])}): weight {excerpt(cell)} is not a "
                                        "non-negative number")
     return value

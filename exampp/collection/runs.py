@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import ClassVar, NamedTuple, Protocol
 
 from exampp.collection.ids import check_id, check_query_id, line_problem
-from exampp.collection.io import InputLines, PathLike, atomic_write, decode_line, display_name, is_stdio
+from exampp.collection.io import InputLines, PathLike, atomic_write, decode_line, display_name, excerpt, is_stdio
 from exampp.errors import InputError
 
 RUN_SUFFIXES = (".gz", ".run", ".txt", ".trec", ".tsv")
@@ -162,7 +162,7 @@ def _run_lines(lines: Iterable[tuple[int, str]], name: str) -> Iterator[_Line]:
                 raise ValueError
             score = float(cols[4])
         except ValueError:
-            raise InputError(name, lineno, f"score {cols[4]!r} is not a number") from None
+            raise InputError(name, lineno, f"score {excerpt(cols[4])} is not a number") from None
         if score != score:
             raise InputError(name, lineno, "score is NaN")
         yield lineno, cols[0], cols[2], score, cols[5]

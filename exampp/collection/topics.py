@@ -12,7 +12,16 @@ from typing import Any
 
 from exampp.collection.irds import IRDS_PREFIX, load_ir_dataset
 from exampp.collection.ids import check_id, check_query_id
-from exampp.collection.io import PathLike, atomic_write, display_name, iter_lines, json_lines, parse_json
+from exampp.collection.io import (
+    PathLike,
+    atomic_write,
+    display_name,
+    first_nonblank,
+    held_lines,
+    iter_lines,
+    json_lines,
+    parse_json,
+)
 from exampp.errors import InputError
 
 _ID_KEYS = ("query_id", "qid")
@@ -36,22 +45,23 @@ class Topic:
 def read_topics(source: str | PathLike) -> dict[str, Topic]:
     """Topics keyed by query id, in file order; the format is recognised from the content.
 
-    ``-`` reads standard input; a file is read once (topics files are small, so it is held whole).
+    ``-`` reads standard input; a file is read once (JSON is held whole, within the bounds of
+    :func:`~exampp.collection.io.held_lines`; TSV is read line by line).
     """
     if isinstance(source, str) and source.startswith(IRDS_PREFIX):
         return _read_irds_topics(source)
     name = display_name(source)
-    lines = list(iter_lines(source))
-    first = next((line.lstrip() for _, line in lines if line.strip()), None)
+    first, lines = first_nonblank(iter_lines(source))
     if first is None:
         raise InputError(name, None, "empty topics file")
+    first = first.lstrip()
     if first.startswith("["):
-        whole = parse_json("\n".join(line for _, line in lines), name)
+        whole = parse_json("\n".join(line for _, line in held_lines(lines, name)), name)
         if not isinstance(whole, list):
             raise InputError(name, None, "expected a JSON list of topic objects")
         records = [(None, _topic_from_object(obj, name, None)) for obj in whole]
     elif first.startswith("{"):
-        records = _object_records(lines, name)
+        records = _object_records(held_lines(lines, name), name)
     else:
         records = _tsv_records(lines, name)
     topics: dict[str, Topic] = {}
@@ -75,27 +85,27 @@ def write_topics(topics: Iterable[Topic] | Mapping[str, Topic], path: PathLike) 
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-class _Pairs(dict):
-    """A JSON object that keeps its pairs as written, a repeated key included (a dict keeps the last)."""
-
-    def __init__(self, pairs: list[tuple[str, Any]]):
-        super().__init__(pairs)
-        self.pairs = pairs
-
-
 def _object_records(lines: list[tuple[int, str]], name: str) -> list[tuple[int | None, Topic]]:
     """A ``{query_id: text}`` map, or JSONL with one topic object per line."""
+    pairs: list[tuple[str, Any]] = []  # the pairs of the last object parsed: the document's own, when it is one
+
+    def keep_pairs(read: list[tuple[str, Any]]) -> dict[str, Any]:  # a dict keeps a repeated key's last value
+        pairs[:] = read
+        return dict(read)
+
     try:
-        whole = parse_json("\n".join(line for _, line in lines), name, object_pairs_hook=_Pairs)
+        whole = parse_json("\n".join(line for _, line in lines), name, object_pairs_hook=keep_pairs)
     except InputError:
         whole = None  # several JSON values: JSONL (whose reader reports any real error by line)
     if isinstance(whole, dict) and not any(key in whole for key in _ID_KEYS):
         records: list[tuple[int | None, Topic]] = []
-        for query_id, text in whole.pairs:  # a repeated query id is refused as such, not overwritten
+        for query_id, text in pairs:  # a repeated query id is refused as such, not overwritten
             if not isinstance(text, str) or not text.strip():
                 raise InputError(name, None, f"query {query_id!r}: text must be a non-empty string")
             records.append((None, Topic(_query_id(query_id, name, None), text.strip())))
         return records
+    del whole  # JSONL, whose lines were read as one document: not held while they are read again
+    pairs.clear()
     return [(lineno, _topic_from_object(obj, name, lineno)) for lineno, obj in json_lines(lines, name)]
 
 
@@ -148,7 +158,7 @@ def _nonblank(value: Any, name: str, path: str, lineno: int | None) -> str:
     return value.strip()
 
 
-def _tsv_records(lines: list[tuple[int, str]], name: str) -> list[tuple[int | None, Topic]]:
+def _tsv_records(lines: Iterable[tuple[int, str]], name: str) -> list[tuple[int | None, Topic]]:
     records: list[tuple[int | None, Topic]] = []
     for lineno, line in lines:
         if not line.strip():

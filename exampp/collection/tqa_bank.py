@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from exampp.collection.choice_bank import CHOICE_KEYS, answer_key, check_choices, correct_answers
-from exampp.collection.io import parse_json
+from exampp.collection.io import held_lines, parse_json
 from exampp.collection.question_bank import BankFile, Question, QuestionBank
 from exampp.errors import InputError
 
@@ -54,7 +54,7 @@ class _Defect(ValueError):
 
 def read_tqa(lines: Iterable[tuple[int, str]], path: str) -> BankFile:
     """A bank from the numbered lines of a TQA JSON file."""
-    text = "\n".join(line for _, line in lines)
+    text = "\n".join(line for _, line in held_lines(lines, path))
     document = parse_json(text, path)
     if not isinstance(document, list):
         raise InputError(path, None, "expected TQA's JSON: a list of lessons")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from exampp.collection.io import excerpt
 from exampp.collection.question_bank import BankFile, Question, QuestionBank, question_id_for, read_question_records
 
 HEADER = ("query_id", "question")
@@ -52,7 +53,7 @@ def _question(columns: list[str]) -> tuple[Question, None]:
         raise ValueError(f"no tab: {_LAYOUT}")
     text = columns[1] if len(columns) > 1 else ""
     if not text.strip():
-        raise ValueError(f"query {query_id!r} has no question text: {_LAYOUT}")
+        raise ValueError(f"query {excerpt(query_id)} has no question text: {_LAYOUT}")
     answers = tuple(answer for answer in columns[2:] if answer.strip())
     return Question(query_id=query_id, question_id=question_id_for(query_id, text), text=text, answers=answers), None
 

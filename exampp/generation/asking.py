@@ -3,9 +3,11 @@
 
 :func:`ask` sends the first prompt of every item as one batch (the ``openai`` backend runs them
 concurrently; ``hf`` batches them on the model), reads each answer with the command's ``read``
-(which raises :class:`Unusable` saying what is wrong), and asks again the items whose answer was
-unusable, all in one batch, each in its own conversation: the prompt, the answer, a corrective
-turn (``corrective(problem)``), the next answer..., up to ``max_attempts`` requests per item.
+(which raises :class:`Unusable` saying what is wrong, or returns what it read :class:`Noted` with what
+it left out), and asks again the items whose answer was unusable, all in one batch, each in its own
+conversation: the prompt, the answer, a corrective turn (``corrective(problem)``), the next
+answer..., up to ``max_attempts`` requests per item. An answer is taken as valid text: a lone
+UTF-16 surrogate (a server's JSON can escape one) becomes U+FFFD, so that it can be journaled.
 
 :func:`ask_all` runs a command's items through it with a :class:`~exampp.generation.journal.Journal`
 and settles each one: what ``read`` made of its last answer, or the problem of its last answer
@@ -27,6 +29,7 @@ from typing import Any, Generic, TypeVar
 
 from exampp.errors import InputError
 from exampp.generation.journal import Journal
+from exampp.generation.parsing import valid_text
 from exampp.llm.backend import (
     Backend,
     BackendError,
@@ -46,6 +49,15 @@ CHUNK = 8  # items asked at once unless the openai backend's --concurrency says 
 
 class Unusable(ValueError):
     """An answer that holds nothing usable; the message says what is wrong (a corrective turn may name it)."""
+
+
+@dataclass(frozen=True)
+class Noted(Generic[T]):
+    """What a reader returns when it left part of an answer out: the ``value`` read, and a ``note``
+    for the user saying what was left out."""
+
+    value: T
+    note: str
 
 
 @dataclass(frozen=True)
@@ -71,16 +83,18 @@ class Asking:
 
 @dataclass(frozen=True)
 class Answered(Generic[T]):
-    """What asking the ``index``-th item gave: ``value``, read from its last answer, or None and the
-    ``problem`` of its last answer; ``answers``: every answer received, in order."""
+    """What asking the ``index``-th item gave: ``value``, read from its last answer (with the reader's
+    ``note`` where it left something out), or None and the ``problem`` of its last answer;
+    ``answers``: every answer received, in order."""
 
     index: int
     value: T | None
     problem: str | None
     answers: tuple[str, ...]
+    note: str | None = None
 
 
-def ask(backend: Backend, prompts: Sequence[str], read: Callable[[str], T], corrective: Callable[[str], str],
+def ask(backend: Backend, prompts: Sequence[str], read: Callable[[str], T | Noted[T]], corrective: Callable[[str], str],
         asking: Asking) -> Iterator[Answered[T]]:
     """Ask ``prompts`` (one per item) as one batch per attempt; yield each item's outcome as soon as it
     is settled (usable answers after every round, failures after the last)."""
@@ -93,6 +107,7 @@ def ask(backend: Backend, prompts: Sequence[str], read: Callable[[str], T], corr
         replies = backend.generate(batch, max_new_tokens=asking.max_new_tokens, temperature=asking.temperature)
         still = []
         for i, reply in zip(pending, replies, strict=True):
+            reply = valid_text(reply)
             answers[i].append(reply)
             try:
                 value = read(reply)
@@ -103,7 +118,8 @@ def ask(backend: Backend, prompts: Sequence[str], read: Callable[[str], T], corr
                     turns[i] += (("assistant", reply), ("user", corrective(str(problem))))
                     still.append(i)
             else:
-                yield Answered(i, value, None, tuple(answers[i]))
+                value, note = (value.value, value.note) if isinstance(value, Noted) else (value, None)
+                yield Answered(i, value, None, tuple(answers[i]), note)
         pending = still
         if not pending:
             return
@@ -131,7 +147,8 @@ class Task:
 class Outcome:
     """One item settled: ``value`` (JSON: what ``read`` made of the last answer) or, failed, the
     ``problem`` of its last answer; every answer received; the ``model`` that answered (the
-    backend's name) and when (``date``, UTC). ``asked``: in this run (False: from the journal)."""
+    backend's name) and when (``date``, UTC); ``note``: what the reader left out of a usable answer.
+    ``asked``: in this run (False: from the journal)."""
 
     key: str
     value: Any
@@ -139,6 +156,7 @@ class Outcome:
     answers: tuple[str, ...]
     model: str
     date: str
+    note: str | None = None
     asked: bool = field(default=False, compare=False)
 
     @property
@@ -157,7 +175,9 @@ class Outcome:
     def entry(self, digest: str) -> dict[str, Any]:
         """The journal's value: the outcome, and the digest of the text it was asked for."""
         settled = {"value": self.value} if self.ok else {"problem": self.problem}
-        return {**settled, "answers": list(self.answers), "model": self.model, "date": self.date, "text_md5": digest}
+        noted = {"note": self.note} if self.note else {}
+        return {**settled, **noted, "answers": list(self.answers), "model": self.model, "date": self.date,
+                "text_md5": digest}
 
     @classmethod
     def from_entry(cls, key: str, entry: Any) -> "Outcome":
@@ -166,8 +186,10 @@ class Outcome:
             problem = entry.get("problem")
             if (problem is None) == ("value" not in entry):
                 raise ValueError("an entry holds a value or a problem")
+            note = entry.get("note")
             return cls(key, entry.get("value"), None if problem is None else str(problem),
-                       tuple(str(a) for a in entry["answers"]), str(entry["model"]), str(entry["date"]))
+                       tuple(str(a) for a in entry["answers"]), str(entry["model"]), str(entry["date"]),
+                       None if note is None else str(note))
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a settled item ({type(exc).__name__}: {exc})") from None
 
@@ -235,7 +257,7 @@ def ask_all(generator: Backend | BackendSpec, journal: Journal, tasks: Sequence[
                     for answered in ask(backend, prompts, read, corrective, asking):
                         task = chunk[answered.index]
                         outcome = Outcome(task.key, answered.value, answered.problem, answered.answers, backend.name,
-                                          now(), asked=True)
+                                          now(), answered.note, asked=True)
                         record(journal, task, outcome)
                         outcomes[task.key] = outcome
                         if bar is not None:

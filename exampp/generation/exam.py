@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from exampp.generation.asking import Unusable
+from exampp.generation.parsing import plain_text
 from exampp.llm.prompt import Prompt
 
 LETTERS = "ABCD"
@@ -167,7 +168,8 @@ def parse_exam_answer(text: str) -> ExamQuestion:
     choice lines A to D in order ("A) x", "A. x", "(A) x", "A: x", "a) x", bulleted or in bold); a
     line "Correct Answer: ..." (or "Answer:", "The correct answer is") giving the key as a letter
     or as a choice's text, on that line or the next. Anything after the key line (explanations)
-    is ignored, and so is a line between the choices that is none of these. Raises
+    is ignored, and so is a line between the choices that is none of these. The question and the
+    choices are plain text (:func:`~exampp.generation.parsing.plain_text`: no control characters). Raises
     :class:`Unparseable` saying what is missing or wrong.
     """
     lines = [_clean(line) for line in text.splitlines()]
@@ -188,10 +190,10 @@ def parse_exam_answer(text: str) -> ExamQuestion:
         choice = _CHOICE.match(line)
         if choice is not None:
             letter = next(g for g in choice.groups()[:3] if g).upper()
-            choices.append((letter, choice.group(4).strip()))
+            choices.append((letter, plain_text(choice.group(4))))
         elif not choices and line:
             question.append(line)
-    question_text = " ".join(" ".join(question).split())
+    question_text = plain_text(" ".join(question))
     if not question_text:
         raise Unparseable("the question is empty")
     letters = "".join(letter for letter, _ in choices)

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from exampp.collection.io import PathLike, check_output_name
+from exampp.collection.io import PathLike, check_output_name, decode_line
 from exampp.errors import InputError, OutputError
 
 
@@ -53,7 +53,7 @@ class Journal:
         if len(complete) < len(data):  # a line a kill cut short: drop it, its item is asked again
             with open(self.path, "r+b") as fh:
                 fh.truncate(len(complete))
-        records = list(_records(complete.decode("utf-8").split("\n"), str(self.path)))
+        records = list(_records(complete.split(b"\n"), str(self.path)))
         if not records:
             return
         lineno, header = records[0]
@@ -102,10 +102,11 @@ class Journal:
         self.path.unlink(missing_ok=True)
 
 
-def _records(lines: list[str], path: str) -> Iterator[tuple[int, Any]]:
-    for index, line in enumerate(lines):
+def _records(lines: list[bytes], path: str) -> Iterator[tuple[int, Any]]:
+    for lineno, data in enumerate(lines, 1):
+        line = decode_line(data, path, lineno)
         if line.strip():
             try:
-                yield index + 1, json.loads(line)
-            except json.JSONDecodeError:
-                raise InputError(path, index + 1, "not a JSON line") from None
+                yield lineno, json.loads(line)
+            except (ValueError, RecursionError):  # JSONDecodeError is a ValueError, as is a too long integer
+                raise InputError(path, lineno, "not a JSON line") from None

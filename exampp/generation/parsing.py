@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -27,11 +28,26 @@ IMPORTANCE = ("vital", "okay")  # AutoNuggetizer's labels: a nugget an answer mu
 _IMPORTANCE_KEYS = ("importance", "label")
 _MARK = re.compile(r"^[\[(](vital|okay)[\])]\s*(.*)$|^(.*?)\s*[\[(](vital|okay)[\])]$", re.IGNORECASE | re.DOTALL)
 _WORD = re.compile(r"\w+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# C0 and C1 control characters; those that are white space (tab, line breaks) become a space first
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def plain_text(text: str) -> str:
+    """``text`` as one plain line: white space runs (line breaks included) one space, control
+    characters gone, lone surrogates U+FFFD."""
+    text = _CONTROL.sub(lambda control: " " if control.group().isspace() else "", valid_text(text))
+    return " ".join(text.split())
+
+
+def valid_text(text: str) -> str:
+    """``text`` with each lone UTF-16 surrogate replaced by U+FFFD, so that it can be written as UTF-8."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def _clean(text: str) -> str:
-    """One line, outer quotes and spaces gone."""
-    text = " ".join(text.split())
+    """One plain line, outer quotes and spaces gone."""
+    text = plain_text(text).strip()
     while len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`":
         text = text[1:-1].strip()
     return text
@@ -92,6 +108,8 @@ def _first_json(text: str) -> list[Entry]:
             value, _ = decoder.raw_decode(text, match.start())
         except json.JSONDecodeError:
             continue
+        except RecursionError:  # nested deeper than Python parses; so would be a start within it: no JSON here
+            return []
         found = _from_json(value)
         if found:
             return found
@@ -109,7 +127,7 @@ def _truncated_json(text: str) -> list[Entry]:
             at += 1
         try:
             item, at = decoder.raw_decode(text, at)
-        except json.JSONDecodeError:  # the element cut off, or the end
+        except (json.JSONDecodeError, RecursionError):  # the element cut off, or the end (or too deep)
             return _entries(items)
         items.append(item)
 
@@ -144,16 +162,47 @@ def _words(text: str) -> frozenset[str]:
 def remove_near_duplicates(questions: Sequence[str], threshold: float = 0.9, *,
                            kept_before: Iterable[str] = ()) -> list[str]:
     """``questions`` without those whose word set has a Jaccard similarity of at least ``threshold``
-    with an earlier kept one, or with one of ``kept_before`` (questions kept already, e.g. for the
-    query's other subtopics); equal word sets always count: case and punctuation do not."""
+    (above 0, at most 1) with an earlier kept one, or with one of ``kept_before`` (questions kept
+    already, e.g. for the query's other subtopics); equal word sets always count: case and
+    punctuation do not."""
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be above 0 and at most 1, not {threshold}")
+    before = [words for words in map(_words, kept_before) if words]
+    candidates = [_words(question) for question in questions]
+    index = _SimilarSets(threshold, Counter(word for words in before + candidates for word in words))
+    for words in before:
+        index.add(words)
     kept: list[str] = []
-    seen: list[frozenset[str]] = [words for words in map(_words, kept_before) if words]
-    for question in questions:
-        words = _words(question)
-        if not words:
-            continue
-        if any(len(words & other) >= threshold * len(words | other) for other in seen):
-            continue
-        kept.append(question)
-        seen.append(words)
+    for question, words in zip(questions, candidates):
+        if words and not index.near(words):
+            kept.append(question)
+            index.add(words)
     return kept
+
+
+class _SimilarSets:
+    """Word sets, found again by similarity without comparing each with all (prefix filtering).
+
+    Two sets A and B with ``|A & B| >= t * |A | B|`` share at least ``ceil(t * |A|)`` words, so
+    any ``|A| - ceil(t * |A|) + 1`` words of A (its *prefix*) hold one of them; when both prefixes
+    are taken in one order of the words, the prefixes of A and B themselves share a word. Taking
+    the rarest words first keeps the sets that share a prefix word few: only those are compared.
+    """
+
+    def __init__(self, threshold: float, frequency: Counter[str]):
+        self.threshold = threshold
+        self.frequency = frequency
+        self.by_word: dict[str, list[frozenset[str]]] = {}
+
+    def _prefix(self, words: frozenset[str]) -> list[str]:
+        size = len(words) - int(self.threshold * len(words)) + 1  # int() rounds down: a longer prefix is safe
+        return sorted(words, key=lambda word: (self.frequency[word], word))[:size]
+
+    def near(self, words: frozenset[str]) -> bool:
+        t = self.threshold
+        return any(len(words & other) >= t * len(words | other)
+                   for word in self._prefix(words) for other in self.by_word.get(word, ()))
+
+    def add(self, words: frozenset[str]) -> None:
+        for word in self._prefix(words):
+            self.by_word.setdefault(word, []).append(words)

@@ -5,7 +5,9 @@ An :class:`Item` is one request's worth: a query, or a query with one of its sub
 prompt it is asked with (:func:`items_for`). :func:`reader` reads an answer
 (:func:`~exampp.generation.parsing.parse_nuggets`: fenced or bare JSON, a JSON list, numbered
 lines, prose around them) into its questions without near-duplicates; an answer without any is
-unusable, and asked again with the prompts' corrective turn.
+unusable, and asked again with the prompts' corrective turn. A question longer than
+:data:`MAX_CHARS` is no question (a paragraph, a model running on) and is left out; an answer
+gives at most :data:`MAX_ITEMS` questions. What is left out is noted, for the user.
 
 :func:`assemble` turns the items' usable outcomes into bank questions, at most ``max_questions``
 of an item's: ids ``<query_id>/<md5(text)>``, the facet, ``source`` ``generated:<model>`` and the
@@ -22,10 +24,15 @@ from dataclasses import dataclass
 from exampp.collection.question_bank import Question, QuestionBank, question_id_for
 from exampp.collection.topics import Topic
 from exampp.errors import InputError
-from exampp.generation.asking import Asking, Outcome, Task, Unusable
+from exampp.generation.asking import Asking, Noted, Outcome, Task, Unusable
 from exampp.generation.parsing import parse_nuggets, remove_near_duplicates
 from exampp.generation.prompts import PromptChoice
 from exampp.llm.prompt import Prompt
+
+# The prompts ask for about ten short questions: far more, or far longer ones, are a model gone astray
+# (and would make the near-duplicate search and the bank needlessly big).
+MAX_ITEMS = 1000  # questions (or nuggets) taken from one answer, the first ones
+MAX_CHARS = 1000  # a question's length in characters, at most
 
 
 @dataclass(frozen=True)
@@ -85,22 +92,31 @@ class Settings(Asking):
             raise ValueError("max_questions must be at least 1")
 
 
-def reader(choice: PromptChoice) -> Callable[[str], list[dict[str, str]]]:
+def reader(choice: PromptChoice) -> Callable[[str], list[dict[str, str]] | Noted[list[dict[str, str]]]]:
     """What :func:`~exampp.generation.asking.ask` reads an answer with: its questions (or nuggets),
-    near-duplicates within it dropped, as JSON (``{"text": ..., "importance": ...}``, importance
-    for nuggets only, where given); :class:`Unusable` when it holds none."""
+    at most :data:`MAX_CHARS` long and :data:`MAX_ITEMS` of them, near-duplicates within it
+    dropped, as JSON (``{"text": ..., "importance": ...}``, importance for nuggets only, where
+    given), :class:`Noted` when some were left out; :class:`Unusable` when it holds none."""
 
-    def read(answer: str) -> list[dict[str, str]]:
-        entries = parse_nuggets(answer)
-        if not choice.nuggets:
-            entries = [(text, None) for text, _ in entries]
+    def read(answer: str) -> list[dict[str, str]] | Noted[list[dict[str, str]]]:
+        found = parse_nuggets(answer)
+        entries = [(text, importance if choice.nuggets else None) for text, importance in found
+                   if len(text) <= MAX_CHARS]
+        notes = []
+        if len(entries) < len(found):
+            notes.append(f"{len(found) - len(entries):,} of its {choice.items} left out: longer than {MAX_CHARS:,} "
+                         "characters")
+        if len(entries) > MAX_ITEMS:
+            notes.append(f"the answer held {len(entries):,} {choice.items}: the first {MAX_ITEMS:,} taken")
+            entries = entries[:MAX_ITEMS]
         first: dict[str, str | None] = {}
         for text, importance in entries:
             first.setdefault(text, importance)
         kept = remove_near_duplicates([text for text, _ in entries])
         if not kept:
-            raise Unusable(f"no {choice.items}")
-        return [{"text": text, **({"importance": first[text]} if first[text] else {})} for text in kept]
+            raise Unusable(f"no {choice.items}" + (f" ({notes[0]})" if notes else ""))
+        value = [{"text": text, **({"importance": first[text]} if first[text] else {})} for text in kept]
+        return Noted(value, "; ".join(notes)) if notes else value
 
     return read
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -36,6 +36,7 @@ from exampp.grading.base import DIRECT_QUESTION_ID, Grader, Judgment, Pair
 from exampp.grading.cascade import Cascade
 from exampp.grading.engine import Engine, LocalEngine
 from exampp.defaults import CHUNK as DEFAULT_CHUNK
+from exampp.llm.backend import Usage
 from exampp.pool import Pool
 from exampp.progress import progress_bar
 from exampp.store import GradeStore, HashedGrade, claimant
@@ -71,6 +72,8 @@ class GradingSummary:
     seconds: float
     concurrent: int = 0  # pairs another process graded into the store meanwhile
     cascaded: int = 0  # distinct pairs the cascade's first stage ruled out now: grade 0, no grader call
+    cut: int = 0  # pairs graded now whose passage was cut to fit the judge's input
+    cut_tokens: int = 0  # the tokens cut from their prompts
 
     @property
     def pairs_per_second(self) -> float:
@@ -86,6 +89,8 @@ class GradingSummary:
             text += f", {self.shared} shared a grade with an identical pair"
         if self.concurrent:
             text += f", {self.concurrent} graded by another process meanwhile"
+        if self.cut:
+            text += f", {self.cut} graded with the passage cut to fit the judge's input ({self.cut_tokens} tokens cut)"
         skipped = [(self.missing_passages, "passages without text"),
                    (self.skipped_questions, "questions lacking the grader's answer key or choices"),
                    (self.queries_without_questions, "pooled queries without questions")]
@@ -144,11 +149,13 @@ def grade_pool(
     """Grade every pair of ``pool`` x ``exam`` that ``store`` lacks, committing chunk by chunk;
     with a ``cascade``, only the pairs its first stage sends (it rules out the rest: grade 0).
     ``engine`` grades the chunks (default: ``grader`` in this process; see
-    :mod:`exampp.grading.engine`); claims, the cascade and every commit stay in this process."""
+    :mod:`exampp.grading.engine`); claims, the cascade and every commit stay in this process. The
+    summary counts the pairs whose passage the judge's backend cut to fit its input."""
     if chunk_size < 1:
         raise ValueError("chunk_size must be >= 1")
     start = time.perf_counter()
     method_id = grader.method.method_id
+    used = replace(grader.usage or Usage())  # a copy: the backend counts on in place
     passage_hashes = {qid: store.register_passages(qid, texts) for qid, texts in pool.passages.items()}
     question_hashes = store.register_questions(
         (q.query_id, q.question_id, q.text) for questions in exam.questions.values() for q in questions
@@ -192,6 +199,7 @@ def grade_pool(
         if bar is not None:
             bar.close()
     distinct = len(first)
+    cut = (grader.usage or Usage()) - used
     return GradingSummary(
         method_id=method_id,
         pairs=len(pairs),
@@ -204,6 +212,8 @@ def grade_pool(
         queries_without_questions=sum(qid not in exam.questions for qid in pool.passages),
         seconds=time.perf_counter() - start,
         cascaded=ruled_out,
+        cut=cut.cut_contexts,
+        cut_tokens=cut.cut_tokens,
     )
 
 

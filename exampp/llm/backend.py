@@ -37,6 +37,7 @@ from typing import Any
 from exampp.defaults import TOP_LOGPROBS
 from exampp.errors import ExamppError
 from exampp.llm.prompt import Conversation, Prompt
+from exampp.settings import check_settings
 
 
 class Capability(str, Enum):
@@ -102,6 +103,9 @@ class Usage:
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cut_contexts: int = 0  # prompts whose context (passage) was cut to fit the input (exampp.llm.fitting)
+    cut_tokens: int = 0  # tokens those prompts lost
+    cut_answers: int = 0  # answers longer than the tokens asked for allow, cut (a served judge's)
 
     def __add__(self, other: "Usage") -> "Usage":
         return Usage(*(a + b for a, b in zip(astuple(self), astuple(other))))
@@ -114,6 +118,8 @@ class Usage:
         for count, what in ((self.prompt_tokens, "prompt tokens"), (self.completion_tokens, "completion tokens")):
             if count:
                 text += f", {count} {what}"
+        if self.cut_answers:
+            text += f", {self.cut_answers} answers cut to the length asked for"
         return text
 
 
@@ -232,6 +238,7 @@ class BackendSpec:
             if wrong:
                 flags = ", ".join("--" + k.replace("_", "-") for k in wrong)
                 raise BackendError(f"backend {self.name!r} takes no {flags}")
+        check_settings(given)  # what came through the Python API: a flag or exampp.toml was checked already
         return given
 
     def option(self, key: str) -> Any:

@@ -5,13 +5,20 @@ question) stay whole. :func:`fit_prompt` is the loop; a backend gives it a token
 to take the context's first n tokens: exact with a tokenizer (:func:`tokenizer_prefix`,
 :func:`count_tokens`), or estimated from characters (:func:`char_count`, :func:`char_prefix`) when
 the model's tokenizer is unknown (a served model). Nothing here imports torch or transformers.
+
+A cut changes what the judge reads, so it is counted (:class:`~exampp.llm.backend.Usage`), and an
+input length other than the model's own is part of the judge's identity (:func:`input_mark`).
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from exampp.llm.prompt import Conversation, Prompt, as_messages
+
+if TYPE_CHECKING:
+    from exampp.llm.backend import Usage
 
 CHARS_PER_TOKEN = 4  # the usual estimate for English text under BPE/SentencePiece vocabularies
 _T5_FAMILY = frozenset({"t5", "mt5", "umt5"})
@@ -21,22 +28,36 @@ CAUSAL_OUTPUT_ROOM = 64  # positions a causal LM keeps free after the prompt for
 
 
 def fit_prompt(prompt: Prompt, context: str, fields: Mapping[str, str], *, max_tokens: int,
-               count: Callable[[str], int], prefix: Callable[[int], str]) -> str:
+               count: Callable[[str], int], prefix: Callable[[int], str], usage: Usage | None = None) -> str:
     """``prompt`` rendered with ``context`` and ``fields``, the context cut to its first tokens so the
     whole prompt counts at most ``max_tokens``. ``count`` counts a rendered prompt's tokens;
     ``prefix(n)`` is the context's first n tokens. A context that fits is kept as is; when even an
-    empty context does not fit, the prompt goes with an empty context."""
+    empty context does not fit, the prompt goes with an empty context. A cut is counted in ``usage``:
+    one more context cut, and the tokens the prompt lost."""
     full = prompt.render(context=context, **fields)
-    if count(full) <= max_tokens:
+    whole = count(full)
+    if whole <= max_tokens:
         return full
     budget = max_tokens - count(prompt.render(context="", **fields))
     # Tokens can merge across the boundary between template and context: shrink until it fits.
     while True:
         rendered = prompt.render(context=prefix(max(budget, 0)), **fields)
-        excess = count(rendered) - max_tokens
-        if excess <= 0 or budget <= 0:
+        tokens = count(rendered)
+        if tokens <= max_tokens or budget <= 0:
+            if usage is not None:
+                usage.cut_contexts += 1
+                usage.cut_tokens += whole - tokens
             return rendered
-        budget -= excess
+        budget -= tokens - max_tokens
+
+
+def input_mark(max_tokens: int, *, estimated: bool = False) -> str:
+    """What the judge's identity gets for prompts cut to ``max_tokens``, an input length other than
+    the model's own: ``+max_input_tokens=N``, or ``+max_input_chars=M`` where tokens are estimated
+    (:data:`CHARS_PER_TOKEN` characters each: the cut falls by characters)."""
+    if estimated:
+        return f"+max_input_chars={max_tokens * CHARS_PER_TOKEN}"
+    return f"+max_input_tokens={max_tokens}"
 
 
 def tokenizer_prefix(tokenizer, text: str) -> Callable[[int], str]:

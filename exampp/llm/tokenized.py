@@ -3,8 +3,9 @@ run one (``hf``, ``vllm``), so that the same model is the same judge on either.
 
 :class:`TokenizedBackend` decides the prompt format once (the tokenizer's chat template for a
 decoder-only model that has one, unless told otherwise; the judge's identity gets ``+chat``), counts
-and cuts prompts exactly (:mod:`exampp.llm.fitting`), encodes them as the model's input ids (counted
-in :attr:`~exampp.llm.backend.Backend.usage`) and reads a token's text as generated output decodes it,
+and cuts prompts exactly (:mod:`exampp.llm.fitting`; an input shorter than the model's own is in the
+identity too), encodes them as the model's input ids (counted in
+:attr:`~exampp.llm.backend.Backend.usage`) and reads a token's text as generated output decodes it,
 which is what label log-probabilities are classified by (:meth:`TokenizedBackend.token_scores`).
 """
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from exampp.errors import ModelLoadError
 from exampp.llm.backend import Backend, Labels, NextToken, next_token_scores
-from exampp.llm.fitting import chat_format, fit_prompt, token_ids, tokenizer_prefix
+from exampp.llm.fitting import chat_format, fit_prompt, input_mark, token_ids, tokenizer_prefix
 from exampp.llm.prompt import Conversation, Prompt, as_text
 
 _KEPT_IDS = 4096  # fitted prompts whose token ids are kept for the batches
@@ -31,17 +32,23 @@ class TokenizedBackend(Backend):
     is_encoder_decoder: bool
 
     def read_prompts(self, name: str, tokenizer, *, encoder_decoder: bool, chat: bool | None,
-                     max_input_tokens: int | None) -> None:
+                     max_input_tokens: int | None, own_input_tokens: int | None = None, marks: str = "") -> None:
         """Set the prompt format and the judge's identity. ``chat``: None for the chat template when a
-        decoder-only model's tokenizer has one; True where there is none is a ModelLoadError."""
+        decoder-only model's tokenizer has one; True where there is none is a ModelLoadError.
+        ``max_input_tokens``: where prompts are cut; ``own_input_tokens``: the model's own input length,
+        when that is another (the identity then names the cut). ``marks``: what else the identity
+        names (``+int8``: quantised weights)."""
         self.tokenizer = tokenizer
         self.is_encoder_decoder = encoder_decoder
         has_template = bool(getattr(tokenizer, "chat_template", None))
         if chat and (encoder_decoder or not has_template):
             raise ModelLoadError(f"model {name!r} has no chat template: leave out --chat")
         self.chat = has_template and not encoder_decoder if chat is None else chat
-        # The judge's identity: prompts rendered through a chat template are another judge's input.
+        # The judge's identity: prompts rendered through a chat template, or cut shorter than the model
+        # reads them, are another judge's input.
+        cut = own_input_tokens not in (None, max_input_tokens)
         self.name = f"{name}+chat" if self.chat else name
+        self.name += marks + (input_mark(max_input_tokens) if cut else "")
         # A decoder-only model continues "Answer:" with a space-led token; a seq2seq decoder or a chat
         # model's reply starts afresh.
         self.answer_lead = " " if not (encoder_decoder or self.chat) else ""
@@ -76,7 +83,7 @@ class TokenizedBackend(Backend):
         """``prompt`` rendered with ``fields``, its context cut (token-wise, at the end) so the whole
         prompt fits :attr:`max_input_tokens`. Only the context is cut; a context that fits is kept as is."""
         return fit_prompt(prompt, context, fields, max_tokens=self.max_input_tokens, count=self.count_tokens,
-                          prefix=self._prefixes(context))
+                          prefix=self._prefixes(context), usage=self.usage)
 
     def _encode(self, prompts: Sequence[str | Conversation]) -> list[list[int]]:
         """The prompts' input ids, cut to :attr:`max_input_tokens`, counted as requests and prompt

@@ -19,9 +19,10 @@ prompt is tokenised once (:class:`~exampp.llm.tokenized.TokenizedBackend` keeps 
 counted for the batches to reuse) and a passage cut for several questions is tokenised once; on
 loading, :func:`exampp.llm.fused.speed_up` fuses the GELU and builds T5's attention mask once per
 stack. Options: ``threads`` (torch's CPU threads), ``dtype="int8"`` (dynamic int8 quantisation of
-the linear layers, CPU only; grades may move), ``compile`` (``torch.compile`` of the stacks). On
-CUDA, fp32 matrix products use TF32 and batches are copied from pinned memory. The encoder pass of a
-passage cannot be shared between its questions (:mod:`exampp.llm.fused` says why).
+the linear layers, CPU only; grades move, so the judge's identity gets ``+int8``), ``compile``
+(``torch.compile`` of the stacks). On CUDA, fp32 matrix products use TF32 and batches are copied
+from pinned memory. The encoder pass of a passage cannot be shared between its questions
+(:mod:`exampp.llm.fused` says why).
 """
 from __future__ import annotations
 
@@ -72,7 +73,8 @@ class HFBackend(TokenizedBackend):
         self.device = device
         self.usage = Usage()
         self.read_prompts(name, tokenizer, encoder_decoder=bool(model.config.is_encoder_decoder), chat=chat,
-                          max_input_tokens=max_input_tokens(model.config, tokenizer))
+                          max_input_tokens=max_input_tokens(model.config, tokenizer),
+                          marks=f"+{INT8}" if quantised(model) else "")
         if tokenizer.pad_token is None:  # GPT-2 style tokenizers: pad with end-of-text (masked anyway)
             tokenizer.pad_token = tokenizer.eos_token
         if not self.is_encoder_decoder:
@@ -309,6 +311,13 @@ def quantize_int8(model):
     with warnings.catch_warnings():  # torch announces the move of eager quantisation to torchao
         warnings.simplefilter("ignore")
         return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+
+
+def quantised(model: torch.nn.Module) -> bool:
+    """Whether ``model``'s linear layers are int8 (:func:`quantize_int8`). Its grades move, so it is a judge
+    of its own; the float dtypes (fp32, bf16, fp16) are the same judge: the defaults differ by device
+    (bf16 on GPU, fp32 on CPU), and a workspace's grades must not split by the machine that made them."""
+    return any(isinstance(m, torch.ao.nn.quantized.dynamic.Linear) for m in model.modules())
 
 
 def _generation_options(max_new_tokens: int, temperature: float = 0.0, num_beams: int = 1) -> dict[str, Any]:

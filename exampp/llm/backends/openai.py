@@ -13,25 +13,49 @@ alternatives as a map from token text to log-probability: tokens that print alik
 "▁5" and "5") keep one entry there, while the chat endpoint lists each. A server that returns no
 log-probabilities is asked for text only, which the methods parse.
 
-Requests run ``concurrency`` at a time in a thread pool, results in input order. The SDK retries
-what is worth retrying. :attr:`usage` counts the completion requests (not the model list asked for
-at opening), the HTTP attempts beyond the first of each (retries) and the tokens the server reports;
-``max_requests`` caps the completion requests, refusing a batch that would go past it before any of
-it is sent. The judge's identity (:attr:`name`) is the served model's name, with ``+chat`` on the
-chat endpoint (the server's chat template renders the prompts there). The API key is read
-from an environment variable and kept nowhere else: not in messages, method ids or the store.
+Requests run ``concurrency`` at a time on an event loop in a thread of the backend's own (so that an
+attempt can be stopped wherever it waits), results in input order. The SDK retries what is worth
+retrying: answers 408, 409, 429 and 5xx, time-outs and lost connections. :attr:`usage` counts the
+completion requests (not the model list asked for at opening), the HTTP attempts beyond the first of
+each (retries) and the tokens the server reports; ``max_requests`` caps the completion requests,
+refusing a batch that would go past it before any of it is sent. The judge's identity (:attr:`name`)
+is the served model's name, with ``+chat`` on the chat endpoint (the server's chat template renders
+the prompts there). The API key is read from an environment variable and kept nowhere else: not in
+messages, method ids or the store.
+
+A server's answer is untrusted input (:class:`BoundedClient`). ``timeout`` is a wall-clock deadline
+per attempt, however slowly the server trickles its bytes. At most :data:`MAX_BODY` bytes of an
+answer are read, and as many decoded: exampp asks for no compression, and a gzip or deflate answer
+sent all the same is inflated no further (another encoding is refused at once). Redirects are
+refused, naming where they point, so that grades come from the address given. A whole answer that
+is malformed (not JSON, a field missing or of the wrong kind, a log-probability that is not a
+number <= 0) is asked again, within the same ``max_retries`` as the SDK's retries and backing off
+as they do (a proxy between may have answered for a server that was restarting), then is one
+:class:`BackendError` naming the server, the model, the field and the attempts made. The token
+counts of ``usage`` are only reported: one that is not a count is taken as 0. The text of an answer
+is kept up to :data:`CHARS_PER_TOKEN` characters per token asked for: a longer one is cut, and
+counted in :attr:`usage` (``cut_answers``).
 """
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import contextvars
+import json
+import math
 import os
+import sys
 import threading
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+import zlib
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import Any, NamedTuple, TypeVar
+from urllib.parse import urljoin, urlsplit
 
 import openai
 
+from exampp.collection.io import excerpt
 from exampp.defaults import TOP_LOGPROBS
 from exampp.llm import fitting
 from exampp.llm.backend import Backend, BackendError, Capability, Labels, NextToken, Usage, next_token_scores
@@ -43,6 +67,20 @@ PLACEHOLDER_KEY = "no-key"  # the SDK insists on a key; local servers ignore it
 _NO_MODEL_LIST = frozenset({404, 405, 501})  # a server without GET /models: the model name is taken on trust
 _SPACE_MARKS = str.maketrans({"▁": " ", "Ġ": " "})  # SentencePiece's and byte-level BPE's space in token strings
 _MESSAGE_LIMIT = 300  # characters of a server's error message that go into ours
+MAX_BODY = 4 << 20  # bytes of an answer read at most: 20 alternatives for 32 tokens take about 50 KB
+CHARS_PER_TOKEN = 32  # characters of an answer's text kept per token asked for (a token has a few)
+_ROUNDING = 1e-6  # a log-probability up to this far above 0 is float rounding of a certain token: 0
+_MAX_COUNT = 1 << 31  # a token count past this in an answer's usage is not a count
+RETRY_DELAY = 0.5  # seconds before asking again for a malformed answer, doubling per attempt (the SDK's)
+_MAX_RETRY_DELAY = 8.0  # seconds, at most (the SDK's)
+_JOIN_TIMEOUT = 10.0  # seconds close() waits for the requests to end, and again for the loop's thread
+_INFLATED = frozenset({"gzip", "x-gzip", "deflate"})  # encodings read (zlib's, bounded); others are refused
+_REFUSED = "exampp_refused"  # the extension by which BoundedClient says why it read nothing of an answer
+_EXCERPT = 40  # characters of a malformed value quoted in a message
+_MISSING = object()  # a key an answer lacks (None stands for null)
+_ATTEMPTS: contextvars.ContextVar[int] = contextvars.ContextVar("exampp_openai_attempts", default=0)
+_Item = TypeVar("_Item")
+_Result = TypeVar("_Result")
 
 
 def token_text(token: str) -> str:
@@ -85,19 +123,24 @@ class OpenAIBackend(Backend):
         self.usage = Usage()
         self._lock = threading.Lock()
         self._reserved = 0  # requests granted from the max_requests budget
-        self._thread = threading.local()  # HTTP attempts of the request this thread is making
         self._counter: Callable[[str], int] = fitting.char_count
         self._prefix: Callable[[str], Callable[[int], str]] = fitting.char_prefix
-        # Retries are the SDK's own (openai/_base_client.py: SyncAPIClient's request loop, _should_retry,
-        # _calculate_retry_timeout; read in openai 1.40 and 3.54): up to max_retries on 408, 409, 429 and 5xx
-        # answers (or x-should-retry: true), time-outs and connection errors, waiting as a Retry-After(-ms)
-        # header says (up to 60 s in 1.40, 2 min in 3.54), else 0.5 s doubling up to 8 s, less up to 25 %
-        # jitter. The event hook sees every HTTP attempt, so usage.retries counts them.
-        self._client = openai.OpenAI(
+        # Retries are the SDK's own (openai/_base_client.py: the request loop, _should_retry,
+        # _calculate_retry_timeout; read in openai 1.40, 3.54 and 3.57): up to max_retries on 408, 409, 429 and
+        # 5xx answers (or x-should-retry: true), time-outs and connection errors, waiting as a Retry-After(-ms)
+        # header says (up to 60 s in 1.40, 2 min in 3.x), else 0.5 s doubling up to 8 s, less up to 25 %
+        # jitter. The event hook sees every HTTP attempt, so usage.retries counts them. The asynchronous
+        # client, because only a task can be stopped at a deadline wherever it waits.
+        self._http = BoundedClient(timeout, MAX_BODY, event_hooks={"request": [_attempt]})
+        self._client = openai.AsyncOpenAI(
             base_url=base_url, api_key=os.environ.get(api_key_env) or PLACEHOLDER_KEY, timeout=timeout,
-            max_retries=max_retries, http_client=openai.DefaultHttpxClient(event_hooks={"request": [self._attempt]}))
+            max_retries=max_retries, http_client=self._http)
         self.url = str(self._client.base_url).rstrip("/")
-        self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="exampp-openai")
+        self._slots = asyncio.Semaphore(concurrency)  # requests in flight
+        self._closed = False
+        self._loop = asyncio.new_event_loop()
+        self._loop_thread = threading.Thread(target=self._loop.run_forever, name="exampp-openai", daemon=True)
+        self._loop_thread.start()
 
     @classmethod
     def open(cls, model: str | None = None, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
@@ -109,11 +152,13 @@ class OpenAIBackend(Backend):
 
         ``api_key_env``: the environment variable holding the API key (unset: a placeholder, for local
         servers). ``endpoint``: ``chat`` or ``completions``. ``concurrency``: requests in flight at once.
-        ``max_requests``: at most this many requests (None: no limit). ``timeout``: seconds before an
+        ``max_requests``: at most this many requests (None: no limit). ``timeout``: seconds, wall-clock, before an
         attempt is given up and retried; ``max_retries``: retries per request. Prompts are cut to fit
         the model's input with ``tokenizer`` (a local HF tokenizer or model folder: exact counts;
         the input length from ``max_input_tokens``, else the folder's model config or tokenizer),
-        else with ``max_input_tokens`` alone (4 characters a token, estimated), else not at all.
+        else with ``max_input_tokens`` alone (4 characters a token, estimated), else not at all. Prompts
+        cut to another length than the model's own (known from ``tokenizer``) are another judge's
+        input: the identity gets ``+max_input_tokens=N``, or ``+max_input_chars=M`` for the estimate.
         """
         if not model:
             raise BackendError("the openai backend needs --model: the served model's name")
@@ -123,18 +168,33 @@ class OpenAIBackend(Backend):
             backend._check_model()
             if tokenizer is not None:
                 backend._use_tokenizer(tokenizer, max_input_tokens)
-            else:
+            elif max_input_tokens is not None:
                 backend.max_input_tokens = max_input_tokens
+                backend.name += fitting.input_mark(max_input_tokens, estimated=True)
         except BaseException:
             backend.close()
             raise
         return backend
 
     def close(self) -> None:
-        # The client first: closing it aborts requests in flight, so an error or Ctrl-C does not wait
-        # for their time-outs and retries.
-        self._client.close()
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        # Requests in flight are cancelled first, so that an error or Ctrl-C does not wait for their
+        # time-outs and retries; then the connections are closed and the loop ends. Closed is marked
+        # first: a close cut short (a second Ctrl-C) leaves a loop that nothing may wait on again.
+        # Without its thread (ended, or not carried over by a fork) the loop runs nothing, so nothing
+        # is waited for.
+        if self._closed:
+            return
+        self._closed = True
+        if not self._loop_thread.is_alive():
+            return
+        try:
+            with contextlib.suppress(TimeoutError):  # connections that will not close are left to the process's end
+                asyncio.run_coroutine_threadsafe(self._shut_down(), self._loop).result(_JOIN_TIMEOUT)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._loop_thread.join(_JOIN_TIMEOUT)
+            if not self._loop_thread.is_alive():
+                self._loop.close()
 
     # --- prompts -----------------------------------------------------------------------------
 
@@ -148,7 +208,7 @@ class OpenAIBackend(Backend):
         if self.max_input_tokens is None:
             return super().fit(prompt, context=context, **fields)
         return fitting.fit_prompt(prompt, context, fields, max_tokens=self.max_input_tokens, count=self.count_tokens,
-                                  prefix=self._prefix(context))
+                                  prefix=self._prefix(context), usage=self.usage)
 
     # --- capabilities --------------------------------------------------------------------------
 
@@ -156,9 +216,11 @@ class OpenAIBackend(Backend):
                  temperature: float = 0.0) -> list[str]:
         """Text per prompt (a text or a conversation): greedy at ``temperature`` 0, else the server samples."""
         self._reserve(len(prompts))
-        return list(self._pool.map(
-            lambda prompt: self._complete(prompt, max_new_tokens, logprobs=False, temperature=temperature)[0],
-            prompts))
+
+        async def one(prompt: str | Conversation) -> str:
+            return (await self._complete(prompt, max_new_tokens, logprobs=False, temperature=temperature))[0]
+
+        return self._each(prompts, one)
 
     def next_token_labels(self, prompts: Sequence[str], labels: Labels, *,
                           max_new_tokens: int = 32) -> list[NextToken]:
@@ -166,57 +228,112 @@ class OpenAIBackend(Backend):
         the token generated, and the text (always; alone where the server gives no log-probabilities)."""
         self._reserve(len(prompts))
 
-        def one(prompt: str) -> NextToken:
-            text, top, first = self._complete(prompt, max_new_tokens, logprobs=True)
+        async def one(prompt: str) -> NextToken:
+            text, top, first = await self._complete(prompt, max_new_tokens, logprobs=True)
             return label_scores(top, first, labels, text)
 
-        return list(self._pool.map(one, prompts))
+        return self._each(prompts, one)
 
     # --- requests ----------------------------------------------------------------------------
 
-    def _complete(self, prompt: str | Conversation, max_new_tokens: int, *, logprobs: bool, temperature: float = 0.0
-                  ) -> tuple[str, list[tuple[str, float]], str | None]:
-        """One request (greedy unless ``temperature``): the text, the first token's alternatives and the
-        first token (with ``logprobs``, where the server reports them; else ``[]`` and None)."""
-        if self.endpoint == "chat":
-            options: dict[str, Any] = {"logprobs": True, "top_logprobs": TOP_LOGPROBS} if logprobs else {}
-            choice = self._request(self._client.chat.completions.create, max_new_tokens, temperature,
-                                   messages=as_messages(prompt), **options)
-            text = choice.message.content or ""
-            first = choice.logprobs.content[0] if logprobs and choice.logprobs and choice.logprobs.content else None
-            if first is None:
-                return text, [], None
-            return text, [(alt.token, alt.logprob) for alt in first.top_logprobs or ()], first.token
-        options = {"logprobs": TOP_LOGPROBS} if logprobs else {}
-        choice = self._request(self._client.completions.create, max_new_tokens, temperature, prompt=as_text(prompt),
-                               **options)
-        reported = choice.logprobs if logprobs else None
-        if not (reported and reported.tokens and reported.top_logprobs and reported.top_logprobs[0]):
-            return choice.text, [], None
-        return choice.text, list(reported.top_logprobs[0].items()), reported.tokens[0]
+    def _each(self, items: Sequence[_Item], one: Callable[[_Item], Awaitable[_Result]]) -> list[_Result]:
+        """``one(item)`` for every item, ``concurrency`` at a time, in input order; the first failure (in
+        input order) cancels the rest."""
 
-    def _request(self, create: Callable[..., Any], max_new_tokens: int, temperature: float, **body: Any) -> Any:
-        """The first choice of one API call (with the SDK's retries), counted in :attr:`usage`."""
-        self._thread.attempts = 0
+        async def limited(item: _Item) -> _Result:
+            async with self._slots:
+                return await one(item)
+
+        async def every() -> list[_Result]:
+            tasks = [asyncio.ensure_future(limited(item)) for item in items]
+            try:
+                return [await task for task in tasks]
+            finally:
+                for task in tasks:
+                    task.cancel()
+
+        return self._call(every())
+
+    def _call(self, work: Coroutine[Any, Any, _Result]) -> _Result:
+        """Run ``work`` on the backend's loop and wait for it; a closed backend (or one opened in another
+        process, whose loop's thread a fork did not carry over) has no loop to run it."""
+        if self._closed or not self._loop_thread.is_alive():
+            work.close()
+            raise BackendError(f"the openai backend for model {self.model} at {self.url} is closed (or was opened "
+                               "in another process)")
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result()
+
+    async def _shut_down(self) -> None:
+        """Cancel the requests in flight, wait for them to end, and close the client's connections."""
+        tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._client.close()
+
+    async def _complete(self, prompt: str | Conversation, max_new_tokens: int, *, logprobs: bool,
+                        temperature: float = 0.0) -> tuple[str, list[tuple[str, float]], str | None]:
+        """One request (greedy unless ``temperature``): the text (cut to :data:`CHARS_PER_TOKEN` characters
+        a token asked for), the first token's alternatives and the first token (with ``logprobs``, where the
+        server reports them; else ``[]`` and None). Counted in :attr:`usage`, each HTTP attempt beyond
+        the first a retry."""
+        _ATTEMPTS.set(0)
         try:
-            response = create(model=self.model, temperature=temperature, max_tokens=max_new_tokens, **body)
-        except openai.APIError as exc:
-            raise self._error(exc) from None
+            answer = await self._answer(prompt, max_new_tokens, logprobs=logprobs, temperature=temperature)
         finally:
             with self._lock:
                 self.usage.requests += 1
-                self.usage.retries += max(self._thread.attempts - 1, 0)
-        if response.usage is not None:
-            with self._lock:
-                self.usage.prompt_tokens += response.usage.prompt_tokens or 0
-                self.usage.completion_tokens += response.usage.completion_tokens or 0
-        if not response.choices:
-            raise BackendError(f"{self.url} answered without a completion for model {self.model}")
-        return response.choices[0]
+                self.usage.retries += max(_ATTEMPTS.get() - 1, 0)
+        longest = CHARS_PER_TOKEN * max_new_tokens
+        with self._lock:
+            self.usage.prompt_tokens += answer.prompt_tokens
+            self.usage.completion_tokens += answer.completion_tokens
+            self.usage.cut_answers += len(answer.text) > longest
+        return answer.text[:longest], answer.top, answer.first
 
-    def _attempt(self, _request: Any) -> None:
-        """httpx event hook: one more HTTP attempt by this thread (it runs in the thread that sends)."""
-        self._thread.attempts = getattr(self._thread, "attempts", 0) + 1
+    async def _answer(self, prompt: str | Conversation, max_new_tokens: int, *, logprobs: bool,
+                      temperature: float) -> _Answer:
+        """A well-formed answer, a malformed one asked again while ``max_retries`` allows (the SDK's
+        retries of this request included)."""
+        chat = self.endpoint == "chat"
+        while True:
+            response = await self._request(prompt, max_new_tokens, logprobs=logprobs, temperature=temperature)
+            refused = response.extensions.get(_REFUSED)
+            if refused is not None:  # another encoding will not come on asking again
+                raise BackendError(f"{self.url} sent the answer for model {self.model} with {refused}, which exampp "
+                                   "did not ask for and cannot read: it reads answers uncompressed (or gzip or "
+                                   "deflate)")
+            if len(response.content) > self._http.max_body:
+                raise BackendError(f"{self.url} sent more than {self._http.max_body >> 20} MiB for model "
+                                   f"{self.model}: exampp reads at most that much of an answer")
+            try:
+                return _read_answer(response.content, response.headers.get("Content-Type", ""), chat=chat,
+                                    logprobs=logprobs)
+            except _Malformed as exc:
+                made = _ATTEMPTS.get()
+                if made > self.max_retries:
+                    raise BackendError(f"{self.url} sent a malformed answer for model {self.model}: {exc} "
+                                       f"({_attempts(made)}; --max-retries sets how many)") from None
+            await asyncio.sleep(min(RETRY_DELAY * 2 ** (made - 1), _MAX_RETRY_DELAY))
+
+    async def _request(self, prompt: str | Conversation, max_new_tokens: int, *, logprobs: bool,
+                       temperature: float) -> Any:
+        """The HTTP response of one API call, with the SDK's retries: those ``max_retries`` leaves after
+        the attempts this request has made."""
+        made = _ATTEMPTS.get()
+        client = self._client.with_options(max_retries=self.max_retries - made) if made else self._client
+        asked: dict[str, Any] = {"model": self.model, "temperature": temperature, "max_tokens": max_new_tokens}
+        try:
+            if self.endpoint == "chat":
+                options = {"logprobs": True, "top_logprobs": TOP_LOGPROBS} if logprobs else {}
+                raw = await client.chat.completions.with_raw_response.create(messages=as_messages(prompt), **asked,
+                                                                             **options)
+            else:
+                options = {"logprobs": TOP_LOGPROBS} if logprobs else {}
+                raw = await client.completions.with_raw_response.create(prompt=as_text(prompt), **asked, **options)
+            return raw.http_response
+        except openai.APIError as exc:
+            raise self._error(exc) from None
 
     def _reserve(self, n: int) -> None:
         """Take ``n`` requests from the budget, or refuse the whole batch: a batch cut short is lost
@@ -235,7 +352,7 @@ class OpenAIBackend(Backend):
     def _check_model(self) -> None:
         """BackendError unless the server serves :attr:`name` (a server with no model list is trusted)."""
         try:
-            served = [model.id for model in self._client.models.list()]
+            listed = self._call(self._client.models.with_raw_response.list())
         except openai.APIStatusError as exc:
             if exc.status_code in _NO_MODEL_LIST:
                 return
@@ -244,7 +361,7 @@ class OpenAIBackend(Backend):
             raise self._error(exc) from None
         # A name the list lacks is still tried: servers accept aliases they do not list (Ollama's
         # "llama3" for "llama3:latest", Azure's deployment names); a 404 then shows the list.
-        self._served = served
+        self._served = _model_names(listed.http_response.content)
 
     def _listed(self) -> str:
         if not self._served:
@@ -265,11 +382,14 @@ class OpenAIBackend(Backend):
                 else None
         except (OSError, ValueError) as exc:
             raise BackendError(f"cannot load the tokenizer in {path}: {error_reason(exc)}") from None
-        limit = max_input_tokens or fitting.max_input_tokens(config, tokenizer)
+        own = fitting.max_input_tokens(config, tokenizer)
+        limit = own if max_input_tokens is None else max_input_tokens
         if limit is None:
             raise BackendError(f"the tokenizer in {path} names no input length: give max_input_tokens")
         chat = self.endpoint == "chat" and bool(getattr(tokenizer, "chat_template", None))
         self.max_input_tokens = limit
+        if limit != own:  # the local backend cuts at the model's own length: the same judge there
+            self.name += fitting.input_mark(limit)
         self._counter = lambda text: fitting.count_tokens(tokenizer, text, chat=chat)
         self._prefix = lambda context: fitting.tokenizer_prefix(tokenizer, context)
 
@@ -278,9 +398,8 @@ class OpenAIBackend(Backend):
     def _error(self, exc: openai.APIError) -> BackendError:
         """One line the user can act on, naming the server and the model, never the key."""
         if isinstance(exc, openai.APITimeoutError):
-            tries = self.max_retries + 1
             return BackendError(f"{self.url} did not answer for model {self.model} within --timeout {self.timeout:g} s "
-                                f"({tries} attempt{'s' if tries > 1 else ''}; --max-retries sets how many)")
+                                f"({_attempts(self.max_retries + 1)}; --max-retries sets how many)")
         if isinstance(exc, openai.APIConnectionError):
             cause = f": {_one_line(str(exc.__cause__))}" if exc.__cause__ is not None and str(exc.__cause__) else ""
             return BackendError(f"cannot reach {self.url} for model {self.model}{cause} (is the server running "
@@ -292,6 +411,9 @@ class OpenAIBackend(Backend):
             return BackendError(f"{self.url} refused model {self.model} with {key}: HTTP {status} "
                                 f"{'Unauthorized' if status == 401 else 'Forbidden'} (--api-key-env names the "
                                 "variable to read the key from)")
+        location = exc.response.headers.get("Location") if isinstance(exc, openai.APIStatusError) else None
+        if status is not None and 300 <= status < 400 and location is not None:
+            return self._redirected(status, str(exc.response.request.url), location)
         message = self._server_message(exc)
         said = f": {message}" if message else ""
         if status == 404:
@@ -299,8 +421,18 @@ class OpenAIBackend(Backend):
             return BackendError(f"{self.url} has no model {self.model} or no /{path} endpoint: HTTP 404{said}{self._listed()}")
         return BackendError(f"{self.url} answered HTTP {status} for model {self.model}{said}")
 
+    def _redirected(self, status: int, asked: str, location: str) -> BackendError:
+        """Redirects are refused: grades come from the address given, and a redirected POST may arrive as a GET."""
+        target = urljoin(asked, location)
+        elsewhere = _origin(target) is None or _origin(target) != _origin(asked)
+        return BackendError(f"{self.url} redirected the request for model {self.model} to "
+                            f"{_shown(target, _MESSAGE_LIMIT)} (HTTP {status}): exampp does not follow redirects"
+                            f"{' to another address' if elsewhere else ''}; if that is the server, give its address "
+                            "as --base-url")
+
     def _server_message(self, exc: openai.APIError) -> str:
-        """The server's own error message, on one line, shortened, with the key blotted out."""
+        """The server's own error message, on one line, shortened, with the key blotted out and control
+        characters escaped."""
         body = exc.body
         if isinstance(body, dict):
             inner = body.get("error")
@@ -309,11 +441,229 @@ class OpenAIBackend(Backend):
         key = os.environ.get(self.api_key_env)
         if key:
             text = text.replace(key, "***")
-        return text if len(text) <= _MESSAGE_LIMIT else text[:_MESSAGE_LIMIT] + "..."
+        shown = text[:_MESSAGE_LIMIT] + ("..." if len(text) > _MESSAGE_LIMIT else "")
+        # Control characters escaped: a server's text must not drive the terminal it is shown on.
+        return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in shown)
 
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def _attempts(n: int) -> str:
+    return f"{n} attempt{'s' if n > 1 else ''}"
+
+
+async def _attempt(_request: Any) -> None:
+    """httpx event hook: one more HTTP attempt of the request this task is making."""
+    _ATTEMPTS.set(_ATTEMPTS.get() + 1)
+
+
+def _httpx(request: object) -> ModuleType:
+    """The httpx package ``request`` comes from: httpx under openai 1.x, httpx2 under openai 3.x."""
+    return sys.modules[type(request).__module__.partition(".")[0]]
+
+
+def _origin(url: str) -> tuple[str, str, int | None] | None:
+    """The scheme, host and port of ``url`` (None where it does not parse)."""
+    try:
+        parts = urlsplit(url)
+        return parts.scheme, parts.hostname or "", parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return None
+
+
+class BoundedClient(openai.DefaultAsyncHttpxClient):
+    """The SDK's HTTP client, holding each attempt (one :meth:`send`) to ``deadline`` seconds, wall-clock,
+    and reading at most ``max_body`` + 1 bytes of an answer, decoded (one more than allowed says it was cut).
+
+    httpx's own time-outs are per read, so a server that sends a byte every few seconds never trips
+    them; the deadline is a time-out to the SDK, which retries it as its own. Answers are asked for
+    uncompressed, since a small compressed body can inflate to any size; one sent gzip or deflate all
+    the same is inflated here up to the bound (httpx would inflate a whole read at once). Another
+    encoding, or a body that does not inflate, is read no further: the answer comes back empty, with
+    why in its extension ``exampp_refused`` (an error raised here, the SDK would retry as a lost
+    connection). Redirects are not followed: the SDK reports them as status errors."""
+
+    def __init__(self, deadline: float, max_body: int, **options: Any) -> None:
+        super().__init__(follow_redirects=False, headers={"Accept-Encoding": "identity"}, **options)
+        self.deadline = deadline
+        self.max_body = max_body
+
+    async def send(self, request: Any, **options: Any) -> Any:
+        """One attempt: the response, its body read (bounded) before the deadline, or a time-out."""
+        http = _httpx(request)
+        try:
+            async with asyncio.timeout(self.deadline):
+                response = await super().send(request, **{**options, "stream": True})
+                try:
+                    body, refused = await self._read(response)
+                finally:
+                    await response.aclose()
+        except TimeoutError:
+            raise http.ReadTimeout(f"no whole answer within {self.deadline:g} s", request=request) from None
+        # The body as read, decoded: the headers that describe it as sent go.
+        headers = [(key, value) for key, value in response.headers.multi_items()
+                   if key.lower() not in ("content-encoding", "content-length")]
+        extensions = {**response.extensions, **({_REFUSED: refused} if refused else {})}
+        return http.Response(response.status_code, headers=headers, content=body, request=request,
+                             extensions=extensions)
+
+    async def _read(self, response: Any) -> tuple[bytes, str | None]:
+        """The first ``max_body`` + 1 bytes of ``response``'s body, decoded; or nothing, and why."""
+        encoding = response.headers.get("Content-Encoding", "").strip().lower()
+        if encoding not in ("", "identity") and encoding not in _INFLATED:
+            return b"", f"Content-Encoding {_shown(encoding)}"
+        # wbits: a gzip or a zlib header, as HTTP's deflate has
+        inflate = zlib.decompressobj(zlib.MAX_WBITS | 32) if encoding in _INFLATED else None
+        body = bytearray()
+        async with contextlib.aclosing(response.aiter_raw()) as chunks:
+            async for chunk in chunks:
+                room = self.max_body + 1 - len(body)
+                try:
+                    body += inflate.decompress(chunk, room) if inflate else chunk[:room]
+                except zlib.error:
+                    return b"", f"Content-Encoding {_shown(encoding)} that does not inflate"
+                if len(body) > self.max_body:
+                    break
+        return bytes(body), None
+
+
+# --- reading an answer ------------------------------------------------------------------------------
+
+
+class _Malformed(ValueError):
+    """What is wrong with an answer, and where in it (``choices[0].message``)."""
+
+
+class _Answer(NamedTuple):
+    text: str
+    top: list[tuple[str, float]]  # the first token's alternatives: (token, log-probability)
+    first: str | None  # the first token
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def _read_answer(body: bytes, content_type: str, *, chat: bool, logprobs: bool) -> _Answer:
+    """What exampp uses of a completion's JSON ``body``, checked: the first choice's text; with ``logprobs``
+    its first token's alternatives and the token (``[]`` and None where the server reports none); the
+    token counts of ``usage`` (0 where absent or not a count). :class:`_Malformed` says what is wrong otherwise."""
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):  # RecursionError: nested too deep for the parser
+        raise _Malformed(f"the body is not JSON (Content-Type {_shown(content_type)}): "
+                         f"{_shown(body[:_EXCERPT + 1].decode('utf-8', 'replace'))}") from None
+    data = _expect(data, "the body", dict, "an object")
+    choices = _expect(data.get("choices", _MISSING), "choices", list, "a list")
+    if not choices:
+        raise _Malformed("choices is empty: there is no completion")
+    choice = _expect(choices[0], "choices[0]", dict, "an object")
+    usage = data["usage"] if isinstance(data.get("usage"), dict) else {}  # only reported: not one, no counts
+    prompt_tokens, completion_tokens = (_count(usage.get(key)) for key in ("prompt_tokens", "completion_tokens"))
+    if chat:
+        message = _expect(choice.get("message", _MISSING), "choices[0].message", dict, "an object")
+        text = _optional(message.get("content", _MISSING), "choices[0].message.content", str, "a string",
+                         missing=False) or ""
+        top, first = _chat_logprobs(choice) if logprobs else ([], None)
+    else:
+        text = _expect(choice.get("text", _MISSING), "choices[0].text", str, "a string")
+        top, first = _completion_logprobs(choice) if logprobs else ([], None)
+    return _Answer(text, top, first, prompt_tokens, completion_tokens)
+
+
+def _chat_logprobs(choice: dict[str, Any]) -> tuple[list[tuple[str, float]], str | None]:
+    """The chat endpoint's report of the first token: a list of alternatives."""
+    reported = _optional(choice.get("logprobs"), "choices[0].logprobs", dict, "an object")
+    content = reported and _optional(reported.get("content"), "choices[0].logprobs.content", list, "a list")
+    if not content:
+        return [], None
+    where = "choices[0].logprobs.content[0]"
+    first = _expect(content[0], where, dict, "an object")
+    token = _expect(first.get("token", _MISSING), f"{where}.token", str, "a string")
+    top = []
+    for i, entry in enumerate(_optional(first.get("top_logprobs"), f"{where}.top_logprobs", list, "a list") or ()):
+        entry = _expect(entry, f"{where}.top_logprobs[{i}]", dict, "an object")
+        top.append((_expect(entry.get("token", _MISSING), f"{where}.top_logprobs[{i}].token", str, "a string"),
+                    _logprob(entry.get("logprob", _MISSING), f"{where}.top_logprobs[{i}].logprob")))
+    return top, token
+
+
+def _completion_logprobs(choice: dict[str, Any]) -> tuple[list[tuple[str, float]], str | None]:
+    """The completions endpoint's report of the first token: a map from token text to log-probability."""
+    reported = _optional(choice.get("logprobs"), "choices[0].logprobs", dict, "an object")
+    if not reported:
+        return [], None
+    tokens = _optional(reported.get("tokens"), "choices[0].logprobs.tokens", list, "a list")
+    tops = _optional(reported.get("top_logprobs"), "choices[0].logprobs.top_logprobs", list, "a list")
+    where = "choices[0].logprobs.top_logprobs[0]"
+    alternatives = _optional(tops[0], where, dict, "an object") if tokens and tops else None
+    if not alternatives:
+        return [], None
+    token = _expect(tokens[0], "choices[0].logprobs.tokens[0]", str, "a string")
+    return [(key, _logprob(value, f"{where}[{_shown(key)}]")) for key, value in alternatives.items()], token
+
+
+def _expect(value: Any, where: str, kind: type, what: str) -> Any:
+    """``value`` (found at ``where``) if it is a ``kind``, else :class:`_Malformed`."""
+    if isinstance(value, kind) and not isinstance(value, bool):
+        return value
+    if value is _MISSING:
+        raise _Malformed(f"{where} is missing")
+    raise _Malformed(f"{where} is {_shown(value)}, not {what}")
+
+
+def _optional(value: Any, where: str, kind: type, what: str, *, missing: bool = True) -> Any:
+    """None for a value that is null (or absent, where ``missing`` allows), else as :func:`_expect`."""
+    if value is None or (missing and value is _MISSING):
+        return None
+    return _expect(value, where, kind, what)
+
+
+def _logprob(value: Any, where: str) -> float:
+    """A log-probability: a number <= 0, one a rounding error above 0 read as 0 (-Infinity, which Python's
+    json writes for log(0), is a probability of 0)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except OverflowError:  # an integer too long for a float
+            number = math.nan
+        if number <= _ROUNDING:  # not NaN, not +Infinity
+            return min(number, 0.0)
+    raise _Malformed(f"{where} is {'missing' if value is _MISSING else _shown(value)}, not a log-probability "
+                     "(a number <= 0)")
+
+
+def _count(value: Any) -> int:
+    """A token count of ``usage``; 0 for anything else (absent, null, a float, negative...): exampp only
+    reports these counts, so one that is wrong is no reason to stop grading."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MAX_COUNT:
+        return value
+    return 0
+
+
+def _shown(value: Any, limit: int = _EXCERPT) -> str:
+    """A short excerpt of a JSON value for a message: a string quoted (control characters escaped), other
+    scalars as JSON writes them, each cut after ``limit`` characters; an object or a list by its kind."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return excerpt(value, limit)
+    text = json.dumps(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _model_names(body: bytes) -> list[str]:
+    """The names of a model list (none where it is not one: the list serves messages only), each one a
+    name could be typed as, printable and short."""
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return []
+    models = data.get("data") if isinstance(data, dict) else None
+    return [model["id"] for model in models if isinstance(model, dict) and isinstance(model.get("id"), str)
+            and model["id"].isprintable() and len(model["id"]) <= _MESSAGE_LIMIT] if isinstance(models, list) else []
 
 
 BACKEND = OpenAIBackend

@@ -43,6 +43,7 @@ from exampp.llm.fitting import CAUSAL_OUTPUT_ROOM, max_input_tokens
 from exampp.llm.locate import locate_model
 from exampp.llm.prompt import Conversation
 from exampp.llm.tokenized import TokenizedBackend
+from exampp.settings import check_setting
 
 # hf's dtype names, as vLLM spells them ("auto": vLLM's choice, the checkpoint's dtype, float16 for float32)
 DTYPES = {"auto": "auto", "float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
@@ -55,11 +56,12 @@ class VLLMBackend(TokenizedBackend):
     capabilities = frozenset({Capability.GENERATE, Capability.LABEL_LOGPROBS, Capability.CONTINUATION})
 
     def __init__(self, name: str, engine, sampling_params: type, tokenizer, *, chat: bool | None,
-                 max_input_tokens: int | None) -> None:
+                 max_input_tokens: int | None, own_input_tokens: int | None = None) -> None:
         self.engine = engine
         self._sampling_params = sampling_params  # vllm.SamplingParams
         self.usage = Usage()
-        self.read_prompts(name, tokenizer, encoder_decoder=False, chat=chat, max_input_tokens=max_input_tokens)
+        self.read_prompts(name, tokenizer, encoder_decoder=False, chat=chat, max_input_tokens=max_input_tokens,
+                          own_input_tokens=own_input_tokens)
 
     @classmethod
     def open(cls, model: str | None = None, *, dtype: str = "auto", chat: bool | None = None,
@@ -71,11 +73,13 @@ class VLLMBackend(TokenizedBackend):
         chat template when the tokenizer has one. ``gpu_memory_utilization``: the share of each GPU's memory
         vLLM takes for weights and KV cache; ``tensor_parallel_size``: GPUs to split the model over;
         ``max_model_len``: the context length (prompt and output) the engine plans for [default: the
-        model's], prompts are cut to fit it; ``seed``: the engine's seed (sampled generation).
+        model's], prompts are cut to fit it (shorter than the model's input: the judge's identity says
+        so, ``+max_input_tokens=N``); ``seed``: the engine's seed (sampled generation).
         """
         if not model:
             raise BackendError("the vllm backend needs --model: a causal LM's hub id or folder "
                                "(FLAN-T5 and other encoder-decoder models stay on --backend hf)")
+        check_setting("max_model_len", max_model_len)
         if dtype not in DTYPES:
             raise ModelLoadError(f"unknown dtype {dtype!r}: use one of {', '.join(DTYPES)}")
         import vllm  # the extra: an ImportError here says to install it
@@ -89,16 +93,14 @@ class VLLMBackend(TokenizedBackend):
                                  "runs decoder-only (causal) LMs; grade with it on --backend hf")
         with source.loading():
             tokenizer = AutoTokenizer.from_pretrained(source.name_or_path, **source.options)
-        limit = max_input_tokens(config, tokenizer)
+        own = limit = max_input_tokens(config, tokenizer)
         if max_model_len is not None:
-            if max_model_len <= CAUSAL_OUTPUT_ROOM:
-                raise BackendError(f"max_model_len {max_model_len} leaves no room for a prompt: give more than "
-                                   f"{CAUSAL_OUTPUT_ROOM} (the tokens kept free for the answer)")
             limit = min(limit, max_model_len - CAUSAL_OUTPUT_ROOM)
         engine = vllm.LLM(model=source.name_or_path, tokenizer=source.name_or_path, dtype=DTYPES[dtype], seed=seed,
                           gpu_memory_utilization=gpu_memory_utilization, tensor_parallel_size=tensor_parallel_size,
                           max_model_len=max_model_len, enable_prefix_caching=True, max_logprobs=TOP_LOGPROBS)
-        return cls(model, engine, vllm.SamplingParams, tokenizer, chat=chat, max_input_tokens=limit)
+        return cls(model, engine, vllm.SamplingParams, tokenizer, chat=chat, max_input_tokens=limit,
+                   own_input_tokens=own)
 
     def close(self) -> None:
         self.engine = None  # vLLM frees the GPU when its engine is collected
