@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from exampp.errors import ExamppError
 from exampp.llm.fitting import CAUSAL_OUTPUT_ROOM
+
+if TYPE_CHECKING:
+    from exampp.grading.method import GradingMethod
 
 MIN_INPUT_TOKENS = 32  # below any model's input length: a prompt template alone takes about this many
 MAX_THREADS = 1024  # torch takes a C int, and starts every thread it is given
@@ -95,12 +98,16 @@ def check_settings(values: dict[str, Any]) -> None:
         check_setting(key, value)
 
 
-def check_grades(top_grade: float, method: str, *, tau: float | None, min_grade: float | None = None,
+def check_grades(method: GradingMethod | None, *, tau: float | None, min_grade: float | None = None,
                  label: str = "max") -> None:
-    """SettingError when ``tau`` (or ``min_grade`` of a label on the grade scale: ``max``,
-    ``expected``) lies outside ``(0, top_grade]``, the grades of ``method`` above 0: at or below 0
-    every question counts as answered, above the top none does."""
+    """SettingError when ``tau`` or ``min_grade`` breaks its rule, or, ``method`` being known, when
+    ``tau`` (or ``min_grade`` of a label on the grade scale: ``max``, ``expected``) lies outside
+    ``(0, top grade]``, the method's grades above 0: at or below 0 every question counts as answered,
+    above the top none does."""
     check_settings({"tau": tau, "min_grade": min_grade})
+    if method is None:
+        return
+    top = method.top_grade
     for key, value in [("tau", tau)] + ([("min_grade", min_grade)] if label in ("max", "expected") else []):
-        if value is not None and not 0 < value <= top_grade:
-            raise SettingError(f"{key} must be a grade of {method} in (0, {top_grade:g}], found {value!r}")
+        if value is not None and not 0 < value <= top:
+            raise SettingError(f"{key} must be a grade of {method} in (0, {top:g}], found {value!r}")

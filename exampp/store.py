@@ -39,7 +39,7 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
@@ -109,17 +109,20 @@ def _alive(owner: str) -> bool:
     return host != socket.gethostname() or not pid.isdigit() or process_alive(int(pid))
 
 
+def _tables(db: sqlite3.Connection) -> list[str]:
+    return [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+
+
+def _columns(db: sqlite3.Connection, table: str) -> list[str]:
+    return [name for (name,) in db.execute("SELECT name FROM pragma_table_info(?)", (table,))]
+
+
 @functools.cache
 def _schema_columns() -> dict[str, list[str]]:
     """Each table of the current schema with its columns, as SQLite reads them from :data:`_SCHEMA`."""
-    db = sqlite3.connect(":memory:")
-    try:
+    with closing(sqlite3.connect(":memory:")) as db:
         db.executescript(_SCHEMA)
-        tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        return {table: [name for (name,) in db.execute("SELECT name FROM pragma_table_info(?)", (table,))]
-                for table in tables}
-    finally:
-        db.close()
+        return {table: _columns(db, table) for table in _tables(db)}
 
 
 def _blobs(keys: Sequence[Key]) -> list[bytes]:
@@ -190,7 +193,8 @@ class GradeStore:
         empty database, or one that another process is creating now. Switching to WAL can report
         "locked" at once, without waiting, while another process creates the same store: that is
         waited out like any lock."""
-        if self._db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None:
+        new = self._db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None
+        if not new:
             self._check_schema()
         while True:
             try:
@@ -202,9 +206,10 @@ class GradeStore:
                 time.sleep(0.05)
         # FULL: a committed batch survives power loss too, not only a killed process.
         self._db.execute("PRAGMA synchronous=FULL")
-        if self._schema_version() is None:
-            self._create_schema()
-        self._check_schema()  # also what another process created meanwhile
+        if new:
+            if self._schema_version() is None:
+                self._create_schema()
+            self._check_schema()  # also what another process created meanwhile
         if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'claims'").fetchone() is None:
             with self._transaction():
                 self._db.execute(_CLAIMS_SCHEMA)
@@ -213,11 +218,8 @@ class GradeStore:
         """An InputError, having written nothing, unless the file is an exampp store: a schema version
         this exampp reads, and the tables and columns of that version (a version-1 store may lack the
         claims table, which a writer adds)."""
-        def columns(table: str) -> set[str]:
-            return {name for (name,) in self._db.execute("SELECT name FROM pragma_table_info(?)", (table,))}
-
-        tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "schema_version" not in tables or "version" not in columns("schema_version"):
+        tables = set(_tables(self._db))
+        if "schema_version" not in tables or "version" not in _columns(self._db, "schema_version"):
             raise InputError(self.path, None, "not an exampp grade store (no schema_version table)")
         rows = self._db.execute("SELECT version FROM schema_version LIMIT 2").fetchall()
         version = rows[0][0] if len(rows) == 1 else None
@@ -233,7 +235,8 @@ class GradeStore:
             raise InputError(self.path, None, f"not an exampp grade store (it lacks the {tables_named})")
         for table, wanted in expected.items():
             if table in tables:
-                lacking = [column for column in wanted if column not in columns(table)]
+                present = _columns(self._db, table)
+                lacking = [column for column in wanted if column not in present]
                 if lacking:
                     raise InputError(self.path, None, f"not an exampp grade store (its table {table} lacks "
                                                       f"{', '.join(lacking)})")

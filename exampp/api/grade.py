@@ -110,7 +110,7 @@ def grade_collection(
 
     check_label(label)
     check_settings({"depth": depth, "chunk_size": chunk_size})
-    _check_scale(stored_method(grader.method.method_id), tau, min_grade, label)
+    check_grades(stored_method(grader.method.method_id), tau=tau, min_grade=min_grade, label=label)
     exam = build_exam(grader, bank, topics)
     if not exam.questions:
         needs = "topics with query titles" if grader.direct else "questions it can grade"
@@ -175,7 +175,7 @@ class GradeJob:
 
     def __post_init__(self) -> None:
         """The numeric settings keep their rules (exampp.settings), however the job was made."""
-        check_settings({key: getattr(self, key) for key in _NUMERIC})
+        check_settings(vars(self))  # the fields with a rule (depth, tau...); the others have none to keep
         check_settings(self.backend_options)
         check_settings(self.backend_defaults)
 
@@ -221,7 +221,7 @@ class GradeJob:
 
         check_label(self.label)
         method = self.grading_method()
-        _check_scale(method, self.tau, self.min_grade, self.label)
+        check_grades(method, tau=self.tau, min_grade=self.min_grade, label=self.label)
         spec = self.backend_spec(method)
         if self.engine not in ENGINES:
             raise ExamppError(f"engine {self.engine!r}: choose one of {', '.join(ENGINES)}")
@@ -319,7 +319,6 @@ class GradeJob:
 
 
 _JOB_FIELDS = frozenset(GradeJob.__dataclass_fields__)
-_NUMERIC = ("depth", "tau", "min_grade", "chunk_size", "cascade_threshold", "workers")  # the job's settings with a rule
 
 
 @dataclass(frozen=True)
@@ -348,14 +347,6 @@ class OpenGradeJob:
                                 chunk_size=job.chunk_size,
                                 progress=job.progress, cascade=self.cascade, cascade_backend=self.cascade_backend,
                                 engine=self.engine)
-
-
-def _check_scale(method: GradingMethod | None, tau: float | None, min_grade: float | None, label: str) -> None:
-    """``tau`` and ``min_grade`` checked: finite, and within the grades of ``method`` when it is known."""
-    if method is None:
-        check_settings({"tau": tau, "min_grade": min_grade})
-    else:
-        check_grades(method.grades[-1], str(method), tau=tau, min_grade=min_grade, label=label)
 
 
 def _check_device(device: str | None) -> None:

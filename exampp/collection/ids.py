@@ -20,7 +20,8 @@ _NOT_IN_ID = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
 # character. A CR, VT or FF breaks the line for other tools (old Mac files, str.splitlines).
 _NOT_IN_LINE = re.compile(r"[^\S \t\n]|[\x00-\x08\x0e-\x1f\x7f-\x9f]")
 _LINE_BREAKS = "\r\x0b\x0c"
-_SURROGATE = re.compile("[\ud800-\udfff]")
+# A lone UTF-16 surrogate: JSON can escape one, but no UTF-8 file (run, qrels, TSV) or SQLite text holds it.
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _describe(char: str) -> str:
@@ -53,8 +54,8 @@ def id_problem(value: object, *, first_column: bool = False) -> str | None:
         what = "whitespace" if match.group().isspace() else "a control character"
         return (f"contains {what} ({_describe(match.group())}), which would break the line formats "
                 "(runs, qrels) it is written to")
-    surrogate = _SURROGATE.search(value)
-    if surrogate is not None:  # JSON can escape one, but no UTF-8 file (run, qrels, TSV) or SQLite text holds it
+    surrogate = SURROGATE.search(value)
+    if surrogate is not None:
         return f"contains an unpaired UTF-16 surrogate ({_describe(surrogate.group())}), which no UTF-8 file can hold"
     if first_column and value.startswith("#"):
         return "starts with '#': run and qrels files read such a line as a comment"

@@ -46,8 +46,11 @@ _GZIP_MAGIC = b"\x1f\x8b"
 # grades) is 1.7 MB. Held whole, with its text and what JSON makes of it (a million empty
 # objects, at worst), a line of this many bytes stays under a gigabyte.
 MAX_LINE_BYTES = 32 << 20
-# The most lines a reader holds at once, for a file it reads whole (JSON topics, leaderboards,
-# response matrices): held, with what the reader makes of them, a million lines take some 500 MB.
+# The most a reader holds at once of a file it reads whole (JSON topics, leaderboards, response
+# matrices): characters (the lines joined by line breaks; the line's bound, for the same reason:
+# parsed as one JSON document, they stay under a gigabyte), and lines (held, with what the reader
+# makes of them, a million lines take some 500 MB).
+MAX_HELD_CHARS = 32 << 20
 MAX_HELD_LINES = 1_000_000
 # How much of a value read from a file a message quotes.
 EXCERPT_CHARS = 80
@@ -212,7 +215,7 @@ class InputLines:
             try:
                 data = self._stream.read(size)
                 start = data.rfind(b"\n") + 1  # of the piece's last line
-                if data and start < len(data):  # which is cut: read the rest of it, no more than a line may hold
+                if start < len(data):  # which is cut: read the rest of it, no more than a line may hold
                     data += self._stream.readline(MAX_LINE_BYTES + 1 - (len(data) - start))
             except OSError as exc:
                 raise InputError(self.name, self.lineno or None, f"cannot read: {exc}") from None
@@ -264,16 +267,20 @@ def first_nonblank(lines: Iterator[tuple[int, str]]) -> tuple[str | None, Iterat
 
 def held_lines(lines: Iterable[tuple[int, str]], name: str) -> list[tuple[int, str]]:
     """``lines``, held, for a reader that goes over them more than once or parses them whole (a
-    JSON document): InputError past :data:`MAX_LINE_BYTES` characters or :data:`MAX_HELD_LINES`
+    JSON document): InputError past :data:`MAX_HELD_CHARS` characters or :data:`MAX_HELD_LINES`
     lines, so that no input (a gzip bomb of line breaks) holds more than a gigabyte."""
     held: list[tuple[int, str]] = []
-    size = 0
+    size = -1  # characters of the lines held, joined by line breaks
     for lineno, line in lines:
         size += len(line) + 1
-        if size > MAX_LINE_BYTES + 1 or len(held) == MAX_HELD_LINES:
-            what = f"{MAX_LINE_BYTES:,} characters" if size > MAX_LINE_BYTES + 1 else f"{MAX_HELD_LINES:,} lines"
-            raise InputError(name, lineno, f"more than {what} up to this line, the most a file read whole may hold")
-        held.append((lineno, line))
+        if size > MAX_HELD_CHARS:
+            what = f"{MAX_HELD_CHARS:,} characters"
+        elif len(held) == MAX_HELD_LINES:
+            what = f"{MAX_HELD_LINES:,} lines"
+        else:
+            held.append((lineno, line))
+            continue
+        raise InputError(name, lineno, f"more than {what} up to this line, the most a file read whole may hold")
     return held
 
 

@@ -177,7 +177,7 @@ def _int(value: Any, where: str, limit: int | None = None) -> int:
 _MAX_RANK = 10**9  # ranks become -rank scores: far beyond any ranking, well within a float
 
 
-@functools.cache
+@functools.lru_cache(maxsize=64)  # a file names a few methods; a hostile one, one per line: bounded
 def _top_grade(method_name: str) -> int:
     """The top of the grade scale of the method whose grades are filed under ``method_name``; for a
     method unknown here (a plugin not installed, a reference prompt class), the reference tool's

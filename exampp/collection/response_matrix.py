@@ -100,8 +100,8 @@ def read_response_matrix(path: PathLike, *, id_column: str | None = None,
     within the bounds of :func:`~exampp.collection.io.held_lines`.
     """
     suffixes = [] if is_stdio(path) else Path(path).suffixes
-    lines = held_lines(((n, line) for n, line in iter_lines(path) if line.strip()), display_name(path))
-    path = display_name(path)  # as the file is named in messages
+    source, path = path, display_name(path)  # as the file is named in messages
+    lines = held_lines(((n, line) for n, line in iter_lines(source) if line.strip()), path)
     if not lines:
         raise InputError(path, None, "empty response matrix")
     delimiter = _delimiter(suffixes, lines[0][1])

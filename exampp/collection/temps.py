@@ -36,15 +36,16 @@ def process_alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except (PermissionError, OverflowError):  # someone else's process; a pid no process can have: not ours
-        return True
+        pass
     return True
 
 
 def remove_leftovers(folder: Path) -> None:
-    """Remove the temporary files in ``folder`` that processes of this machine which are gone left
-    behind: once per folder and process, as a folder is first written into (a listing per write
-    would make writing many files into one folder quadratic)."""
-    key = os.path.realpath(folder)
+    """Remove the temporary files in ``folder`` (a resolved path, as :func:`os.path.realpath` gives)
+    that processes of this machine which are gone left behind: once per folder and process, as a
+    folder is first written into (a listing per write would make writing many files into one
+    folder quadratic)."""
+    key = os.fspath(folder)
     if key in _SWEPT:
         return
     # .<name or digest>.<pid>-<host>.<mkstemp's random part: lower-case letters, digits, underscores>.tmp

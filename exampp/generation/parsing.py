@@ -20,6 +20,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from exampp.collection.ids import SURROGATE
+
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _MARKER = re.compile(r"^\s*(?:[-*•·]|\(?\d{1,3}[.):]|\(?[a-zA-Z][.)]|Q\d{1,3}[.):]?)\s+(.*)$")
 _QUESTION_KEYS = ("questions", "question_set", "items", "nuggets")
@@ -28,7 +30,6 @@ IMPORTANCE = ("vital", "okay")  # AutoNuggetizer's labels: a nugget an answer mu
 _IMPORTANCE_KEYS = ("importance", "label")
 _MARK = re.compile(r"^[\[(](vital|okay)[\])]\s*(.*)$|^(.*?)\s*[\[(](vital|okay)[\])]$", re.IGNORECASE | re.DOTALL)
 _WORD = re.compile(r"\w+")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 # C0 and C1 control characters; those that are white space (tab, line breaks) become a space first
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
@@ -42,12 +43,12 @@ def plain_text(text: str) -> str:
 
 def valid_text(text: str) -> str:
     """``text`` with each lone UTF-16 surrogate replaced by U+FFFD, so that it can be written as UTF-8."""
-    return _SURROGATE.sub("\ufffd", text)
+    return SURROGATE.sub("\ufffd", text)
 
 
 def _clean(text: str) -> str:
     """One plain line, outer quotes and spaces gone."""
-    text = plain_text(text).strip()
+    text = plain_text(text)
     while len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`":
         text = text[1:-1].strip()
     return text

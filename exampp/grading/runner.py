@@ -39,6 +39,7 @@ from exampp.defaults import CHUNK as DEFAULT_CHUNK
 from exampp.llm.backend import Usage
 from exampp.pool import Pool
 from exampp.progress import progress_bar
+from exampp.settings import check_setting
 from exampp.store import GradeStore, HashedGrade, claimant
 
 _WAIT_SECONDS = 0.5  # between looks at pairs another process is grading
@@ -151,8 +152,7 @@ def grade_pool(
     ``engine`` grades the chunks (default: ``grader`` in this process; see
     :mod:`exampp.grading.engine`); claims, the cascade and every commit stay in this process. The
     summary counts the pairs whose passage the judge's backend cut to fit its input."""
-    if chunk_size < 1:
-        raise ValueError("chunk_size must be >= 1")
+    check_setting("chunk_size", chunk_size)  # a SettingError (a ValueError) with the flag's message
     start = time.perf_counter()
     method_id = grader.method.method_id
     used = replace(grader.usage or Usage())  # a copy: the backend counts on in place

@@ -115,11 +115,10 @@ class Usage:
 
     def __str__(self) -> str:
         text = f"{self.requests} requests" + (f" ({self.retries} retried)" if self.retries else "")
-        for count, what in ((self.prompt_tokens, "prompt tokens"), (self.completion_tokens, "completion tokens")):
+        for count, what in ((self.prompt_tokens, "prompt tokens"), (self.completion_tokens, "completion tokens"),
+                            (self.cut_answers, "answers cut to the length asked for")):
             if count:
                 text += f", {count} {what}"
-        if self.cut_answers:
-            text += f", {self.cut_answers} answers cut to the length asked for"
         return text
 
 

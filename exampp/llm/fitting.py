@@ -51,10 +51,13 @@ def fit_prompt(prompt: Prompt, context: str, fields: Mapping[str, str], *, max_t
         budget -= tokens - max_tokens
 
 
-def input_mark(max_tokens: int, *, estimated: bool = False) -> str:
-    """What the judge's identity gets for prompts cut to ``max_tokens``, an input length other than
-    the model's own: ``+max_input_tokens=N``, or ``+max_input_chars=M`` where tokens are estimated
+def input_mark(max_tokens: int, own: int | None = None, *, estimated: bool = False) -> str:
+    """What the judge's identity gets for prompts cut to ``max_tokens``: nothing when that is the
+    model's input length ``own`` (the same judge as a backend that cuts there), else
+    ``+max_input_tokens=N``, or ``+max_input_chars=M`` where tokens are estimated
     (:data:`CHARS_PER_TOKEN` characters each: the cut falls by characters)."""
+    if max_tokens == own:
+        return ""
     if estimated:
         return f"+max_input_chars={max_tokens * CHARS_PER_TOKEN}"
     return f"+max_input_tokens={max_tokens}"

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from exampp.errors import ModelLoadError
 from exampp.llm.backend import Backend, Labels, NextToken, next_token_scores
-from exampp.llm.fitting import chat_format, fit_prompt, input_mark, token_ids, tokenizer_prefix
+from exampp.llm.fitting import chat_format, fit_prompt, token_ids, tokenizer_prefix
 from exampp.llm.prompt import Conversation, Prompt, as_text
 
 _KEPT_IDS = 4096  # fitted prompts whose token ids are kept for the batches
@@ -32,12 +32,12 @@ class TokenizedBackend(Backend):
     is_encoder_decoder: bool
 
     def read_prompts(self, name: str, tokenizer, *, encoder_decoder: bool, chat: bool | None,
-                     max_input_tokens: int | None, own_input_tokens: int | None = None, marks: str = "") -> None:
+                     max_input_tokens: int | None, marks: str = "") -> None:
         """Set the prompt format and the judge's identity. ``chat``: None for the chat template when a
         decoder-only model's tokenizer has one; True where there is none is a ModelLoadError.
-        ``max_input_tokens``: where prompts are cut; ``own_input_tokens``: the model's own input length,
-        when that is another (the identity then names the cut). ``marks``: what else the identity
-        names (``+int8``: quantised weights)."""
+        ``max_input_tokens``: where prompts are cut. ``marks``: what else the identity names
+        (``+int8``: quantised weights; :func:`~exampp.llm.fitting.input_mark`: a cut shorter than the
+        model's own input)."""
         self.tokenizer = tokenizer
         self.is_encoder_decoder = encoder_decoder
         has_template = bool(getattr(tokenizer, "chat_template", None))
@@ -45,10 +45,8 @@ class TokenizedBackend(Backend):
             raise ModelLoadError(f"model {name!r} has no chat template: leave out --chat")
         self.chat = has_template and not encoder_decoder if chat is None else chat
         # The judge's identity: prompts rendered through a chat template, or cut shorter than the model
-        # reads them, are another judge's input.
-        cut = own_input_tokens not in (None, max_input_tokens)
-        self.name = f"{name}+chat" if self.chat else name
-        self.name += marks + (input_mark(max_input_tokens) if cut else "")
+        # reads them (marks), are another judge's input.
+        self.name = (f"{name}+chat" if self.chat else name) + marks
         # A decoder-only model continues "Answer:" with a space-led token; a seq2seq decoder or a chat
         # model's reply starts afresh.
         self.answer_lead = " " if not (encoder_decoder or self.chat) else ""

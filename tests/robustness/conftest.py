@@ -36,7 +36,7 @@ def _import_all() -> None:
     for module in pkgutil.walk_packages(exampp.__path__, "exampp."):
         try:
             importlib.import_module(module.name)
-        except ImportError:  # an optional extra (vllm) that is not installed: its constants stay out everywhere
+        except ImportError:  # an extra not installed (torch, imported by the llm modules): their constants stay out
             pass
 
 

@@ -1,6 +1,6 @@
 """No input makes a reader hold more than a bound: a line longer than MAX_LINE_BYTES (a file of one
 endless line, a gzip bomb of NULs) is refused, naming the file and line, before it is read whole;
-a file read whole holds at most MAX_LINE_BYTES characters and MAX_HELD_LINES lines; blank lines
+a file read whole holds at most MAX_HELD_CHARS characters and MAX_HELD_LINES lines; blank lines
 are not held; and a message quotes at most a short excerpt of what it read.
 
 The bounds are lowered here (monkeypatch) so that small inputs reach them; the real ones were
@@ -123,7 +123,8 @@ def test_a_file_read_whole_holds_at_most_max_held_lines(tmp_path, monkeypatch):
     assert len(read_topics(tsv)) == 150
 
 
-def test_a_file_read_whole_holds_at_most_max_line_bytes_characters(tmp_path, limit):
+def test_a_file_read_whole_holds_at_most_max_held_chars_characters(tmp_path, monkeypatch):
+    monkeypatch.setattr(collection_io, "MAX_HELD_CHARS", 1000)
     lines = "".join(f'{{"query_id": "q{i:02}", "text": "{"t" * 40}"}}\n' for i in range(40))  # 72 bytes a line
     topics = put(tmp_path / "topics.jsonl", lines.encode())
     with pytest.raises(InputError) as caught:

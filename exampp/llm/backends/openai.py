@@ -314,7 +314,7 @@ class OpenAIBackend(Backend):
                 if made > self.max_retries:
                     raise BackendError(f"{self.url} sent a malformed answer for model {self.model}: {exc} "
                                        f"({_attempts(made)}; --max-retries sets how many)") from None
-            await asyncio.sleep(min(RETRY_DELAY * 2 ** (made - 1), _MAX_RETRY_DELAY))
+                await asyncio.sleep(min(RETRY_DELAY * 2 ** (made - 1), _MAX_RETRY_DELAY))
 
     async def _request(self, prompt: str | Conversation, max_new_tokens: int, *, logprobs: bool,
                        temperature: float) -> Any:
@@ -344,7 +344,8 @@ class OpenAIBackend(Backend):
                 raise BackendError(
                     f"request budget spent: {self._reserved} of --max-requests {self.max_requests} sent, and the "
                     f"next batch needs {n} (only {left} left); what is done so far is kept: run again to go on"
-                    + (" (smaller batches, --chunk-size or --concurrency, waste less budget)" if n > self.max_requests else ""))
+                    + (" (smaller batches, --chunk-size or --concurrency, waste less budget)"
+                       if n > self.max_requests else ""))
             self._reserved += n
 
     # --- opening -------------------------------------------------------------------------------
@@ -388,8 +389,7 @@ class OpenAIBackend(Backend):
             raise BackendError(f"the tokenizer in {path} names no input length: give max_input_tokens")
         chat = self.endpoint == "chat" and bool(getattr(tokenizer, "chat_template", None))
         self.max_input_tokens = limit
-        if limit != own:  # the local backend cuts at the model's own length: the same judge there
-            self.name += fitting.input_mark(limit)
+        self.name += fitting.input_mark(limit, own)  # none at the model's own length: a local backend's judge
         self._counter = lambda text: fitting.count_tokens(tokenizer, text, chat=chat)
         self._prefix = lambda context: fitting.tokenizer_prefix(tokenizer, context)
 
@@ -418,13 +418,15 @@ class OpenAIBackend(Backend):
         said = f": {message}" if message else ""
         if status == 404:
             path = "chat/completions" if self.endpoint == "chat" else "completions"
-            return BackendError(f"{self.url} has no model {self.model} or no /{path} endpoint: HTTP 404{said}{self._listed()}")
+            return BackendError(f"{self.url} has no model {self.model} or no /{path} endpoint: HTTP 404{said}"
+                                f"{self._listed()}")
         return BackendError(f"{self.url} answered HTTP {status} for model {self.model}{said}")
 
     def _redirected(self, status: int, asked: str, location: str) -> BackendError:
         """Redirects are refused: grades come from the address given, and a redirected POST may arrive as a GET."""
         target = urljoin(asked, location)
-        elsewhere = _origin(target) is None or _origin(target) != _origin(asked)
+        origin = _origin(target)
+        elsewhere = origin is None or origin != _origin(asked)
         return BackendError(f"{self.url} redirected the request for model {self.model} to "
                             f"{_shown(target, _MESSAGE_LIMIT)} (HTTP {status}): exampp does not follow redirects"
                             f"{' to another address' if elsewhere else ''}; if that is the server, give its address "

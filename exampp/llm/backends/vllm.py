@@ -39,11 +39,10 @@ from typing import Any
 from exampp.defaults import TOP_LOGPROBS
 from exampp.errors import ModelLoadError
 from exampp.llm.backend import BackendError, Capability, Labels, NextToken, Usage
-from exampp.llm.fitting import CAUSAL_OUTPUT_ROOM, max_input_tokens
+from exampp.llm.fitting import CAUSAL_OUTPUT_ROOM, input_mark, max_input_tokens
 from exampp.llm.locate import locate_model
 from exampp.llm.prompt import Conversation
 from exampp.llm.tokenized import TokenizedBackend
-from exampp.settings import check_setting
 
 # hf's dtype names, as vLLM spells them ("auto": vLLM's choice, the checkpoint's dtype, float16 for float32)
 DTYPES = {"auto": "auto", "float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
@@ -56,12 +55,12 @@ class VLLMBackend(TokenizedBackend):
     capabilities = frozenset({Capability.GENERATE, Capability.LABEL_LOGPROBS, Capability.CONTINUATION})
 
     def __init__(self, name: str, engine, sampling_params: type, tokenizer, *, chat: bool | None,
-                 max_input_tokens: int | None, own_input_tokens: int | None = None) -> None:
+                 max_input_tokens: int | None, marks: str = "") -> None:
         self.engine = engine
         self._sampling_params = sampling_params  # vllm.SamplingParams
         self.usage = Usage()
         self.read_prompts(name, tokenizer, encoder_decoder=False, chat=chat, max_input_tokens=max_input_tokens,
-                          own_input_tokens=own_input_tokens)
+                          marks=marks)
 
     @classmethod
     def open(cls, model: str | None = None, *, dtype: str = "auto", chat: bool | None = None,
@@ -79,7 +78,6 @@ class VLLMBackend(TokenizedBackend):
         if not model:
             raise BackendError("the vllm backend needs --model: a causal LM's hub id or folder "
                                "(FLAN-T5 and other encoder-decoder models stay on --backend hf)")
-        check_setting("max_model_len", max_model_len)
         if dtype not in DTYPES:
             raise ModelLoadError(f"unknown dtype {dtype!r}: use one of {', '.join(DTYPES)}")
         import vllm  # the extra: an ImportError here says to install it
@@ -100,7 +98,7 @@ class VLLMBackend(TokenizedBackend):
                           gpu_memory_utilization=gpu_memory_utilization, tensor_parallel_size=tensor_parallel_size,
                           max_model_len=max_model_len, enable_prefix_caching=True, max_logprobs=TOP_LOGPROBS)
         return cls(model, engine, vllm.SamplingParams, tokenizer, chat=chat, max_input_tokens=limit,
-                   own_input_tokens=own)
+                   marks=input_mark(limit, own))
 
     def close(self) -> None:
         self.engine = None  # vLLM frees the GPU when its engine is collected
