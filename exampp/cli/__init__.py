@@ -27,6 +27,8 @@ COMMANDS: dict[str, str] = {
     "exam": "exampp.cli.exam:exam",
     "meta-evaluate": "exampp.cli.meta_evaluate:meta_evaluate",
     "report": "exampp.cli.report:report",
+    "nuggets": "exampp.cli.nuggets:nuggets",
+    "support": "exampp.cli.support:support",
 }
 
 

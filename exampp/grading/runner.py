@@ -147,20 +147,43 @@ def grade_pool(
     cascade: Cascade | None = None,
     engine: Engine | None = None,
 ) -> GradingSummary:
-    """Grade every pair of ``pool`` x ``exam`` that ``store`` lacks, committing chunk by chunk;
-    with a ``cascade``, only the pairs its first stage sends (it rules out the rest: grade 0).
+    """Grade every pair of ``pool`` x ``exam`` that ``store`` lacks (see :func:`grade_pairs`)."""
+    return grade_pairs(build_pairs(pool, exam), grader, store, chunk_size=chunk_size, progress=progress,
+                       cascade=cascade, engine=engine, missing_passages=pool.missing_count,
+                       skipped_questions=exam.skipped_questions,
+                       queries_without_questions=sum(qid not in exam.questions for qid in pool.passages))
+
+
+def grade_pairs(
+    pairs: list[Pair],
+    grader: Grader,
+    store: GradeStore,
+    *,
+    chunk_size: int = DEFAULT_CHUNK,
+    progress: bool = True,
+    cascade: Cascade | None = None,
+    engine: Engine | None = None,
+    missing_passages: int = 0,
+    skipped_questions: int = 0,
+    queries_without_questions: int = 0,
+) -> GradingSummary:
+    """Grade every pair of ``pairs`` that ``store`` lacks, committing chunk by chunk; with a
+    ``cascade``, only the pairs its first stage sends (it rules out the rest: grade 0).
     ``engine`` grades the chunks (default: ``grader`` in this process; see
     :mod:`exampp.grading.engine`); claims, the cascade and every commit stay in this process. The
-    summary counts the pairs whose passage the judge's backend cut to fit its input."""
+    summary counts the pairs whose passage the judge's backend cut to fit its input; the other
+    counts (``missing_passages``...) are the caller's, passed on. Pairs need not be a cross product
+    (a sentence is judged against the segments it cites only)."""
     check_setting("chunk_size", chunk_size)  # a SettingError (a ValueError) with the flag's message
     start = time.perf_counter()
     method_id = grader.method.method_id
     used = replace(grader.usage or Usage())  # a copy: the backend counts on in place
-    passage_hashes = {qid: store.register_passages(qid, texts) for qid, texts in pool.passages.items()}
-    question_hashes = store.register_questions(
-        (q.query_id, q.question_id, q.text) for questions in exam.questions.values() for q in questions
-    )
-    pairs = build_pairs(pool, exam)
+    texts: dict[str, dict[str, str]] = {}
+    for pair in pairs:
+        texts.setdefault(pair.query_id, {})[pair.passage_id] = pair.passage
+    passage_hashes = {qid: store.register_passages(qid, passages) for qid, passages in texts.items()}
+    question_hashes = store.register_questions(dict.fromkeys(
+        (p.query_id, p.question.question_id, p.question.text) for p in pairs))
     keys = [(passage_hashes[p.query_id][p.passage_id], question_hashes[p.query_id, p.question.question_id])
             for p in pairs]
     mark = cascade.mark if cascade is not None else None
@@ -207,9 +230,9 @@ def grade_pool(
         concurrent=distinct - graded - ruled_out,
         shared=pending - distinct,
         reused=len(pairs) - pending,
-        missing_passages=pool.missing_count,
-        skipped_questions=exam.skipped_questions,
-        queries_without_questions=sum(qid not in exam.questions for qid in pool.passages),
+        missing_passages=missing_passages,
+        skipped_questions=skipped_questions,
+        queries_without_questions=queries_without_questions,
         seconds=time.perf_counter() - start,
         cascaded=ruled_out,
         cut=cut.cut_contexts,

@@ -1,0 +1,171 @@
+"""Nugget assignments: answers with their topic's nuggets, each marked supported or not.
+
+The TREC 2024 RAG track's format, which the ``nuggetizer`` package's ``assign`` script also
+writes, is JSONL, one answer per line::
+
+    {"query": text, "qid": id, "run_id": id, "answer_text": text, "response_length": int?,
+     "nuggets": [{"text": text, "importance": "vital"|"okay",
+                  "assignment": "support"|"partial_support"|"not_support"}]}
+
+A line of the ``nuggetizer``'s ``create`` output (``{"qid", "query", "nuggets": [{"text",
+"importance"}]}``) has no answer; it is a nugget bank (``bank`` format ``nuggetizer``, read by
+:func:`exampp.collection.question_bank.read_question_bank`). A nugget's grade in exampp's store is
+its assignment's index in :data:`ASSIGNMENTS`: 0 not supported, 1 partly, 2 fully.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from exampp.collection.ids import check_id, check_query_id
+from exampp.collection.io import PathLike, atomic_write, display_name, excerpt, iter_json_lines
+from exampp.errors import InputError
+
+ASSIGNMENTS = ("not_support", "partial_support", "support")  # grade 0, 1, 2
+IMPORTANCE = ("vital", "okay")
+
+
+@dataclass(frozen=True)
+class AssignedNugget:
+    """One nugget of an answer's topic; ``assignment`` None: not assigned yet."""
+
+    text: str
+    importance: str
+    assignment: str | None = None
+
+    @property
+    def grade(self) -> int | None:
+        """The assignment as a grade: 0 not supported, 1 partly, 2 fully."""
+        return None if self.assignment is None else ASSIGNMENTS.index(self.assignment)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One run's answer to one topic, with the topic's nuggets (assigned or not)."""
+
+    query_id: str
+    run_id: str
+    text: str
+    nuggets: tuple[AssignedNugget, ...] = ()
+    query: str | None = None  # the topic's text, where the file gives it
+    line: int | None = None  # where it was read from
+
+
+def _string(record: Mapping[str, Any], key: str, name: str, line: int, *, optional: bool = False) -> str | None:
+    value = record.get(key)
+    if value is None and optional:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and key == "qid":
+        value = str(value)  # numeric topic ids, as some tracks write them
+    if not isinstance(value, str):
+        raise InputError(name, line, f"{key!r} must be a string, found {excerpt(json_name(value))}")
+    return value
+
+
+def json_name(value: Any) -> str:
+    """How a JSON value is named in a message: its type, or null."""
+    return "null" if value is None else type(value).__name__
+
+
+def _nugget(item: Any, name: str, line: int, index: int, *, assigned: bool) -> AssignedNugget:
+    where = f"nuggets[{index}]"
+    if not isinstance(item, dict):
+        raise InputError(name, line, f"{where} must be an object, found {json_name(item)}")
+    text = item.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(name, line, f"{where}.text must be a non-empty string")
+    importance = item.get("importance")
+    if importance not in IMPORTANCE:
+        raise InputError(name, line, f"{where}.importance is {excerpt(repr(importance))}, not one of "
+                                     f"{', '.join(IMPORTANCE)}")
+    assignment = item.get("assignment")
+    if assignment is None and not assigned:
+        return AssignedNugget(text, importance)
+    if assignment not in ASSIGNMENTS:
+        raise InputError(name, line, f"{where}.assignment is {excerpt(repr(assignment))}, not one of "
+                                     f"{', '.join(ASSIGNMENTS)}")
+    return AssignedNugget(text, importance, assignment)
+
+
+def parse_answer(record: Any, name: str, line: int, *, assigned: bool = True) -> Answer:
+    """One line of an assignment file (``assigned``: every nugget must carry its assignment)."""
+    if not isinstance(record, dict):
+        raise InputError(name, line, f"expected an answer object, found {json_name(record)}")
+    query_id = _string(record, "qid", name, line)
+    run_id = _string(record, "run_id", name, line)
+    try:
+        check_query_id(query_id, "qid")
+        check_id(run_id, "run_id")
+    except ValueError as exc:
+        raise InputError(name, line, str(exc)) from None
+    text = _string(record, "answer_text", name, line)
+    query = _string(record, "query", name, line, optional=True)
+    nuggets = record.get("nuggets")
+    if not isinstance(nuggets, list):
+        raise InputError(name, line, f"'nuggets' must be a list, found {json_name(nuggets)}")
+    parsed = tuple(_nugget(item, name, line, i, assigned=assigned) for i, item in enumerate(nuggets))
+    seen: set[str] = set()
+    for nugget in parsed:
+        if nugget.text in seen:
+            raise InputError(name, line, f"nugget {excerpt(repr(nugget.text))} is listed twice")
+        seen.add(nugget.text)
+    return Answer(query_id, run_id, text, parsed, query, line)
+
+
+def read_assignments(path: PathLike, *, assigned: bool = True) -> list[Answer]:
+    """The answers of an assignment file, in file order. A (run, topic) twice is an error, and so
+    is a topic whose answers list different nuggets (the track assigns each topic's nuggets to
+    every answer). ``assigned=False`` also takes nuggets without an assignment."""
+    name = display_name(path)
+    answers: list[Answer] = []
+    seen: dict[tuple[str, str], int] = {}
+    nuggets: dict[str, tuple[tuple[str, str], ...]] = {}
+    first_line: dict[str, int] = {}
+    for line, record in iter_json_lines(path):
+        answer = parse_answer(record, name, line, assigned=assigned)
+        key = (answer.run_id, answer.query_id)
+        if key in seen:
+            raise InputError(name, line, f"run {key[0]!r} already answered topic {key[1]!r} (line {seen[key]})")
+        seen[key] = line
+        listed = tuple((n.text, n.importance) for n in answer.nuggets)
+        if nuggets.setdefault(answer.query_id, listed) != listed:
+            raise InputError(name, line, f"topic {answer.query_id!r} has other nuggets (or importance) than on "
+                                         f"line {first_line[answer.query_id]}")
+        first_line.setdefault(answer.query_id, line)
+        answers.append(answer)
+    if not answers:
+        raise InputError(name, None, "no answers: the file is empty")
+    return answers
+
+
+def assignment_record(answer: Answer) -> dict[str, Any]:
+    """An answer as a line of the track's assignment file."""
+    record: dict[str, Any] = {"query": answer.query or "", "qid": answer.query_id,
+                              "nuggets": [{"text": n.text, "importance": n.importance,
+                                           **({} if n.assignment is None else {"assignment": n.assignment})}
+                                          for n in answer.nuggets],
+                              "run_id": answer.run_id, "answer_text": answer.text,
+                              "response_length": len(answer.text.split())}
+    return record
+
+
+def write_assignments(answers: Iterable[Answer], path: PathLike) -> int:
+    """Write ``answers`` in the track's format (gzipped when ``path`` ends in .gz), atomically;
+    the number written."""
+    import json
+
+    count = 0
+    with atomic_write(path) as fh:
+        for answer in answers:
+            fh.write(json.dumps(assignment_record(answer), ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def by_topic(answers: Iterable[Answer]) -> Iterator[tuple[str, list[Answer]]]:
+    """Answers grouped by topic, topics in order of first appearance."""
+    groups: dict[str, list[Answer]] = {}
+    for answer in answers:
+        groups.setdefault(answer.query_id, []).append(answer)
+    yield from groups.items()
