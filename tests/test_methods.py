@@ -47,8 +47,9 @@ def test_spelling_is_forgiving_where_it_is_unambiguous():
 
 
 @pytest.mark.parametrize("name, message", [
-    ("nope", "unknown grading method 'nope'; choose one of direct, embedding, multiple-choice, qa, qa-extractive, "
-             "self-rating (exampp grade --list-graders)"),
+    ("nope", "unknown grading method 'nope'; choose one of citation-support, direct, embedding, multiple-choice, "
+             "nugget-cosine, nugget-embedding, nugget-support, qa, qa-extractive, self-rating "
+             "(exampp grade --list-graders)"),
     ("qa(verify=regex)", "qa(verify=regex): verify='regex' is not one of string, llm"),
     ("qa(verifier=llm)", "qa(verifier=llm): unknown parameter(s) verifier of 'qa' (has: verify)"),
     ("qa(verify)", "qa(verify): 'verify' is not key=value"),

@@ -60,11 +60,13 @@ def per_answer(answers: Iterable[Answer]) -> pd.DataFrame:
     return frame.sort_values(["run", "query_id"], kind="stable").reset_index(drop=True)
 
 
-def run_scores(per_answer_scores: pd.DataFrame, topics: Sequence[str] | None = None) -> pd.DataFrame:
-    """Columns ``run``, the :data:`MEASURES` and ``n_topics``, best V_strict first (ties by run).
+def run_scores(per_answer_scores: pd.DataFrame, topics: Sequence[str] | None = None, *,
+               measures: Sequence[str] = MEASURES) -> pd.DataFrame:
+    """Columns ``run``, the ``measures`` and ``n_topics``, best first by the first measure (ties by run).
 
     A run's score is the mean over its answers; with ``topics``, over those topics, a topic the
-    run did not answer scoring 0 (answers to other topics are left out)."""
+    run did not answer scoring 0 (answers to other topics are left out). ``measures``: the
+    per-answer columns averaged (the support measures use it too)."""
     frame = per_answer_scores
     if topics is not None:
         wanted = list(dict.fromkeys(topics))
@@ -72,8 +74,8 @@ def run_scores(per_answer_scores: pd.DataFrame, topics: Sequence[str] | None = N
         grid = pd.MultiIndex.from_product([sorted(per_answer_scores["run"].unique()), wanted],
                                           names=["run", "query_id"])
         frame = frame.set_index(["run", "query_id"]).reindex(grid, fill_value=0.0).reset_index()
-    board = frame.groupby("run", sort=True)[list(MEASURES)].mean()
+    board = frame.groupby("run", sort=True)[list(measures)].mean()
     board["n_topics"] = frame.groupby("run", sort=True)["query_id"].nunique()
     board = board.reset_index()
-    board = board.sort_values(["V_strict", "run"], ascending=[False, True], kind="stable")
+    board = board.sort_values([measures[0], "run"], ascending=[False, True], kind="stable")
     return board.reset_index(drop=True)

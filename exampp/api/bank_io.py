@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from exampp.api import Warn, python_warning
-from exampp.collection import tqa_bank, tsv_bank
+from exampp.collection import nugget_bank, tqa_bank, tsv_bank
 from exampp.collection.choice_bank import choice_problem
 from exampp.collection.io import PathLike, display_name
 from exampp.collection.question_bank import Question, QuestionBank, load_question_bank, write_question_bank
@@ -29,9 +29,9 @@ def _car_left_out(question: Question) -> list[str]:
 
 # Per output format, the fields of a question it leaves out (a format not named holds them all).
 _LEFT_OUT: dict[str, Callable[[Question], list[str]]] = {
-    "tsv": tsv_bank.left_out, "tqa": tqa_bank.left_out, "car": _car_left_out}
+    "tsv": tsv_bank.left_out, "tqa": tqa_bank.left_out, "car": _car_left_out, "nuggetizer": nugget_bank.left_out}
 _HOLDS_DISABLED = ("exampp", "reference", "reference-nuggets", "choices")
-_HOLDS_QUERY_TEXTS = ("exampp", "reference", "reference-nuggets", "car", "choices", "tqa")
+_HOLDS_QUERY_TEXTS = ("exampp", "reference", "reference-nuggets", "nuggetizer", "car", "choices", "tqa")
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,13 @@
 The page shows: the leaderboards with their bootstrap intervals; the EXAM++ paper's comparison plot
 (systems in the official leaderboard's order, every evaluation min-max normalised onto one axis);
 the meta-evaluation table; agreement of the EXAM labels with the official judgments (Cohen's κ);
-per-query scatter plots; grade histograms; the bank diagnostics where there is a bank.
+per-query scatter plots; grade histograms; the bank diagnostics where there is a bank. For RAG
+answers, where given: the nugget leaderboard of the track's assignment file, how exampp's own
+nugget assignments agree with it, and the runs' citation support.
+
+A RAG track without qrels gives the official leaderboard as a file (``official``: a per-query
+table such as ``exampp nuggets score --per-query`` writes) and its runs as the segmented responses
+(``responses``), as ``exampp grade --responses`` graded them.
 
 Figures are embedded in the page as PNG data URIs, so the page is one file that can be mailed or
 archived alone; the same PNGs lie in ``figures/`` for pasting into a paper. Every file is written
@@ -20,7 +26,7 @@ from __future__ import annotations
 import datetime
 import os
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,11 +37,14 @@ from exampp.api import Warn, python_warning
 from exampp.collection.io import PathLike
 from exampp.collection.qrels import Qrels, as_label
 from exampp.defaults import DEPTH
+from exampp.errors import ExamppError
 from exampp.workspace import Workspace
 
 if TYPE_CHECKING:
     from exampp.api.bank_review import BankReview
+    from exampp.api.leaderboards import LeaderboardSource
     from exampp.api.meta_evaluate import MetaEvaluation
+    from exampp.collection.nugget_assignments import Answer
 
 CHOSEN = 3
 """Best evaluations of the meta-evaluation table drawn in the figures, besides the official leaderboard
@@ -49,6 +58,7 @@ LEADERBOARD, SCORES, COMPARISON, META = "leaderboard.tsv", "scores.tsv", "compar
 KAPPA, GRADED, PER_QUERY, GRADES = "kappa.tsv", "graded-agreement.tsv", "per-query.tsv", "grades.tsv"
 KAPPA_QUESTIONS, ALPHA = "kappa-questions.tsv", "alpha.tsv"
 BANK, TOO_BROAD = "bank.tsv", "too-broad.tsv"
+NUGGETS, NUGGET_AGREEMENT, SUPPORT = "nuggets.tsv", "nugget-agreement.tsv", "support.tsv"
 FIGURES = ("comparison.png", "per-query.png", "grades.png")
 PAGE = "report.html"
 
@@ -97,6 +107,11 @@ def build_report(
     rel_level: float = 1,
     chosen: int = CHOSEN,
     date: str | None = None,
+    official: LeaderboardSource | None = None,
+    responses: PathLike | None = None,
+    nuggets: PathLike | None = None,
+    nuggets_assigned: Sequence[PathLike] = (),
+    support: PathLike | None = None,
     warn: Warn = python_warning,
 ) -> Report:
     """Write the report on ``workspace`` to ``output_dir`` (made if missing): ``report.html``, the
@@ -109,24 +124,36 @@ def build_report(
     ``exclude`` names left out. ``method``: the stored
     grading method (None: the only one). ``rel_level``: the official grade from which a passage is
     relevant (agreement, bank review). ``date``: the date in the header (default: the
-    ``SOURCE_DATE_EPOCH`` environment variable's day where set, else today)."""
+    ``SOURCE_DATE_EPOCH`` environment variable's day where set, else today).
+
+    ``official``: the official leaderboard instead of ``official_qrels`` (which then serves only the
+    agreement and the bank review); ``responses``: a RAG responses file whose segmented answers are
+    the runs, instead of the workspace's runs/. ``nuggets``, ``nuggets_assigned``, ``support``: the
+    RAG tables (:func:`rag_tables`), with the same ``bootstrap`` and ``seed``."""
     from exampp.api.workspace import WorkspaceError, as_workspace, exam_questions, given_or_existing, stored_grades
     from exampp.collection.qrels import read_qrels
     from exampp.labels import exam_labels
 
     ws = as_workspace(workspace)
     stored = stored_grades(ws, method)
+    # the RAG files first: bad input is told before the long meta-evaluation
+    rag = rag_tables(nuggets, nuggets_assigned, support, bootstrap=bootstrap, seed=seed)
     official_path = given_or_existing(official_qrels, ws.official_qrels)
     if meta is None:
         from exampp.api.leaderboards import QrelsMeasure
         from exampp.api.meta_evaluate import meta_evaluate
 
-        if official_path is None:
+        if official is None and official_path is None:
             raise WorkspaceError(f"{ws.official_qrels}: no official qrels to meta-evaluate against "
-                                 "(give --official-qrels)")
-        meta = meta_evaluate(ws, official=QrelsMeasure(official_path, official_measure), method=stored.method_id,
-                             bootstrap=bootstrap, irt_bootstrap=irt_bootstrap, seed=seed, depth=depth,
-                             exclude=exclude, warn=warn)
+                                 "(give --official-qrels, or --official FILE)")
+        runs = None
+        if responses is not None:
+            from exampp.segment import load_responses
+
+            runs = load_responses(responses).runs
+        meta = meta_evaluate(ws, official=official or QrelsMeasure(official_path, official_measure), runs=runs,
+                             method=stored.method_id, bootstrap=bootstrap, irt_bootstrap=irt_bootstrap, seed=seed,
+                             depth=depth, exclude=exclude, warn=warn)
     exam = exam_questions(ws, stored)
     labels = exam_labels(stored.grades, exam)
     answered = exam_labels(stored.grades, exam, label="count", tau=stored.default_tau)
@@ -135,7 +162,53 @@ def build_report(
     content = report_content(meta, stored.method_id, stored.grades, labels, judgments, bank, workspace=str(ws.root),
                              rel_level=rel_level, chosen=chosen, date=date,
                              answered=answered, tau=stored.default_tau)
+    if rag:
+        given = {"nugget assignments": nuggets, "citation judgments": support}
+        content = replace(content, header={**content.header, **{k: str(v) for k, v in given.items() if v is not None}},
+                          tables={**content.tables, **rag})
     return write_report(content, output_dir)
+
+
+def rag_tables(nuggets: PathLike | None = None, assigned: Sequence[PathLike] = (), support: PathLike | None = None,
+               *, bootstrap: int = 1000, seed: int = 0) -> dict[str, pd.DataFrame]:
+    """The RAG section's tables, each where its input is given: :data:`NUGGETS`, the nugget
+    leaderboard of the official assignment file ``nuggets`` (V_strict with its bootstrap interval over
+    topics, :func:`~exampp.api.nuggets.score_nuggets`); :data:`NUGGET_AGREEMENT`, one row per
+    assignment file of ``assigned`` against ``nuggets``
+    (:func:`~exampp.api.nugget_agreement.assignment_agreement` on V_strict: ``n_nuggets, n_topics,
+    n_runs`` and each statistic with ``_low, _high``); :data:`SUPPORT`, the runs' citation support
+    measures of the judgment file ``support`` (:func:`~exampp.api.support.support_scores`)."""
+    tables: dict[str, pd.DataFrame] = {}
+    if assigned and nuggets is None:
+        raise ExamppError("nugget assignments to compare need the official one (--nuggets)")
+    if nuggets is not None:
+        from exampp.api.nuggets import score_nuggets
+        from exampp.collection.nugget_assignments import read_assignments
+
+        official = read_assignments(nuggets)
+        tables[NUGGETS] = score_nuggets(official, bootstrap=bootstrap, seed=seed).leaderboard
+        if assigned:
+            tables[NUGGET_AGREEMENT] = pd.DataFrame([_agreement_row(path, official, bootstrap, seed)
+                                                     for path in assigned])
+    if support is not None:
+        from exampp.api.support import support_scores
+
+        tables[SUPPORT] = support_scores(support)
+    return tables
+
+
+def _agreement_row(path: PathLike, official: Sequence[Answer], bootstrap: int, seed: int) -> dict[str, object]:
+    """One row of :data:`NUGGET_AGREEMENT`: the assignment file ``path`` against the official answers."""
+    from exampp.api.nugget_agreement import assignment_agreement
+
+    result = assignment_agreement(path, official, measures=("V_strict",), bootstrap=bootstrap, seed=seed)
+    row: dict[str, object] = {"assignment": str(path), "n_nuggets": result.n_nuggets,
+                              "n_topics": len(result.topics), "n_runs": result.n_runs}
+    statistics = [*result.nuggets.itertuples(), *result.runs.set_index("statistic").itertuples()]
+    for statistic in statistics:
+        row.update({statistic.Index: statistic.value, f"{statistic.Index}_low": statistic.low,
+                    f"{statistic.Index}_high": statistic.high})
+    return row
 
 
 def report_content(

@@ -59,13 +59,18 @@ def _string(record: Mapping[str, Any], key: str, name: str, line: int, *, option
     if isinstance(value, int) and not isinstance(value, bool) and key == "qid":
         value = str(value)  # numeric topic ids, as some tracks write them
     if not isinstance(value, str):
-        raise InputError(name, line, f"{key!r} must be a string, found {excerpt(json_name(value))}")
+        raise InputError(name, line, f"{key!r} must be a string, found {json_name(value)}")
     return value
 
 
 def json_name(value: Any) -> str:
     """How a JSON value is named in a message: its type, or null."""
     return "null" if value is None else type(value).__name__
+
+
+def _shown(value: Any) -> str:
+    """A JSON value in a message: a string quoted (cut when long), another value's type."""
+    return excerpt(value) if isinstance(value, str) else json_name(value)
 
 
 def _nugget(item: Any, name: str, line: int, index: int, *, assigned: bool) -> AssignedNugget:
@@ -77,13 +82,13 @@ def _nugget(item: Any, name: str, line: int, index: int, *, assigned: bool) -> A
         raise InputError(name, line, f"{where}.text must be a non-empty string")
     importance = item.get("importance")
     if importance not in IMPORTANCE:
-        raise InputError(name, line, f"{where}.importance is {excerpt(repr(importance))}, not one of "
+        raise InputError(name, line, f"{where}.importance is {_shown(importance)}, not one of "
                                      f"{', '.join(IMPORTANCE)}")
     assignment = item.get("assignment")
     if assignment is None and not assigned:
         return AssignedNugget(text, importance)
     if assignment not in ASSIGNMENTS:
-        raise InputError(name, line, f"{where}.assignment is {excerpt(repr(assignment))}, not one of "
+        raise InputError(name, line, f"{where}.assignment is {_shown(assignment)}, not one of "
                                      f"{', '.join(ASSIGNMENTS)}")
     return AssignedNugget(text, importance, assignment)
 
@@ -92,14 +97,25 @@ def parse_answer(record: Any, name: str, line: int, *, assigned: bool = True) ->
     """One line of an assignment file (``assigned``: every nugget must carry its assignment)."""
     if not isinstance(record, dict):
         raise InputError(name, line, f"expected an answer object, found {json_name(record)}")
-    query_id = _string(record, "qid", name, line)
+    query_id, query, nuggets = parse_topic(record, name, line, assigned=assigned)
     run_id = _string(record, "run_id", name, line)
     try:
-        check_query_id(query_id, "qid")
         check_id(run_id, "run_id")
     except ValueError as exc:
         raise InputError(name, line, str(exc)) from None
     text = _string(record, "answer_text", name, line)
+    return Answer(query_id, run_id, text, nuggets, query, line)
+
+
+def parse_topic(record: Mapping[str, Any], name: str, line: int, *, assigned: bool = True
+                ) -> tuple[str, str | None, tuple[AssignedNugget, ...]]:
+    """The topic id, the topic's text (None when not given) and the nuggets of a line: an
+    answer's, or a nugget bank's (``nuggetizer``'s ``create`` output, where ``assigned`` is False)."""
+    query_id = _string(record, "qid", name, line)
+    try:
+        check_query_id(query_id, "qid")
+    except ValueError as exc:
+        raise InputError(name, line, str(exc)) from None
     query = _string(record, "query", name, line, optional=True)
     nuggets = record.get("nuggets")
     if not isinstance(nuggets, list):
@@ -108,9 +124,9 @@ def parse_answer(record: Any, name: str, line: int, *, assigned: bool = True) ->
     seen: set[str] = set()
     for nugget in parsed:
         if nugget.text in seen:
-            raise InputError(name, line, f"nugget {excerpt(repr(nugget.text))} is listed twice")
+            raise InputError(name, line, f"nugget {excerpt(nugget.text)} is listed twice")
         seen.add(nugget.text)
-    return Answer(query_id, run_id, text, parsed, query, line)
+    return query_id, query, parsed
 
 
 def read_assignments(path: PathLike, *, assigned: bool = True) -> list[Answer]:

@@ -14,7 +14,9 @@ is left out when the bank is read for grading and scoring.
 The reference tool's formats are read and written by :mod:`exampp.collection.reference_bank`,
 hand-written banks by :mod:`~exampp.collection.tsv_bank` (``query_id<TAB>question[<TAB>answer...]``)
 and :mod:`~exampp.collection.choice_bank` (multiple choice with answer keys), textbook exams by
-:mod:`~exampp.collection.tqa_bank` (TQA's JSON).
+:mod:`~exampp.collection.tqa_bank` (TQA's JSON), nugget banks with their importance by
+:mod:`~exampp.collection.nugget_bank` (the ``nuggetizer`` package's, and the TREC RAG track's
+assignment files).
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from exampp.collection.io import PathLike, atomic_write, display_name, first_non
 from exampp.collection.topics import Subtopic, Topic
 from exampp.errors import InputError
 
-WRITE_FORMATS = ("exampp", "reference", "reference-nuggets", "car", "choices", "tsv", "tqa")
+WRITE_FORMATS = ("exampp", "reference", "reference-nuggets", "nuggetizer", "car", "choices", "tsv", "tqa")
 READ_FORMATS = ("auto", *WRITE_FORMATS)
 
 
@@ -170,9 +172,11 @@ def read_question_bank(path: PathLike, format: str = "auto", *, disabled: bool =
 
     Formats: ``exampp`` (one question per line), ``reference`` / ``reference-nuggets`` (the
     reference tool's bank: one line per query or query facet holding ``questions`` or
-    ``items``), ``car`` (one question per line with ``qid``, ``question``, ``choices``,
-    ``correctKey``, ``correct``), ``choices`` (one question per line with ``query_id``,
-    ``question``, ``choices``, ``correct_key``), ``tsv`` (``query_id<TAB>question[<TAB>answer...]``),
+    ``items``), ``nuggetizer`` (one line per topic with ``qid``, ``query`` and ``nuggets``: the
+    ``nuggetizer`` package's nugget banks and the TREC RAG track's assignment files), ``car``
+    (one question per line with ``qid``, ``question``, ``choices``, ``correctKey``, ``correct``),
+    ``choices`` (one question per line with ``query_id``, ``question``, ``choices``,
+    ``correct_key``), ``tsv`` (``query_id<TAB>question[<TAB>answer...]``),
     ``tqa`` (the TQA dataset's JSON list of lessons). ``auto`` recognises them from the first
     non-blank line: a JSON object is one of the JSONL formats (by its fields), ``[`` starts TQA's
     JSON, anything else is TSV.
@@ -237,7 +241,8 @@ class _Format:
 
 def _formats() -> dict[str, _Format]:
     """Every format of :data:`WRITE_FORMATS` by name."""
-    from exampp.collection import choice_bank, reference_bank, tqa_bank, tsv_bank  # they build on the types above
+    # they build on the types above
+    from exampp.collection import choice_bank, nugget_bank, reference_bank, tqa_bank, tsv_bank
 
     return {
         "exampp": _Format(read_question_records,
@@ -245,6 +250,7 @@ def _formats() -> dict[str, _Format]:
         "reference": _Format(reference_bank.read_reference_records, reference_bank.reference_records),
         "reference-nuggets": _Format(reference_bank.read_reference_records,
                                      functools.partial(reference_bank.reference_records, nuggets=True)),
+        "nuggetizer": _Format(nugget_bank.read_nuggetizer_records, nugget_bank.nuggetizer_records),
         "car": _Format(reference_bank.read_car_records, reference_bank.car_records),
         "choices": _Format(choice_bank.read_choice_records, choice_bank.choice_records),
         "tsv": _Format(tsv_bank.read_tsv, tsv_bank.tsv_lines, jsonl=False),
@@ -256,6 +262,8 @@ def detect_format(record: Any, path: str, lineno: int) -> str:
     if isinstance(record, dict):
         if "questions" in record or "items" in record:
             return "reference"
+        if "qid" in record and "nuggets" in record:
+            return "nuggetizer"
         if "qid" in record and "question" in record:
             return "car"
         if "query_id" in record and "question" in record:
@@ -263,7 +271,8 @@ def detect_format(record: Any, path: str, lineno: int) -> str:
         if "query_id" in record and "text" in record:
             return "exampp"
     raise InputError(path, lineno, "not a question bank: expected an exampp question {\"query_id\", \"text\"}, "
-                                   "a reference bank line with \"questions\"/\"items\", a CAR question "
+                                   "a reference bank line with \"questions\"/\"items\", a nuggetizer line "
+                                   "{\"qid\", \"nuggets\"}, a CAR question "
                                    "{\"qid\", \"question\"}, or a multiple-choice question "
                                    "{\"query_id\", \"question\", \"choices\", \"correct_key\"}")
 

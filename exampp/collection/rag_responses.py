@@ -5,8 +5,9 @@ Input (plain or gzipped), recognised from the first non-blank line:
 - JSONL, one response per line. The query id is the first of ``topic_id``, ``query_id``,
   ``qid``, ``narrative_id``; the run id is ``run_id``; either may also sit in a ``metadata``
   object (TREC RAG 2024). The text is ``answer`` (a list of ``{"text", "citations"}`` sentences,
-  joined with spaces, or a string), else ``response`` or ``text`` (a string). A line without a
-  run id takes the file's name (without suffixes) as run id.
+  joined with spaces, or a string), else ``response``, ``text`` or ``answer_text`` (a string: the
+  TREC RAG track's nugget assignment files, :mod:`exampp.collection.nugget_assignments`, read as
+  their answers). A line without a run id takes the file's name (without suffixes) as run id.
 - TSV, ``query_id<TAB>text`` per line; the run id is the file's name without suffixes.
 
 A run answers a query at most once. :mod:`exampp.segment` splits the responses into passages.
@@ -23,7 +24,7 @@ from exampp.collection.io import PathLike, display_name, first_nonblank, is_stdi
 from exampp.errors import InputError
 
 QUERY_KEYS = ("topic_id", "query_id", "qid", "narrative_id")
-TEXT_KEYS = ("answer", "response", "text")
+TEXT_KEYS = ("answer", "response", "text", "answer_text")
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def _jsonl_responses(lines: Iterator[tuple[int, str]], name: str, default_run: s
         text = None if key is None else _answer_text(record[key])
         if text is None:
             raise InputError(name, lineno, "missing text: expected 'answer' (a list of {\"text\"} sentences or "
-                                           "a string), 'response' or 'text'")
+                                           "a string), 'response', 'text' or 'answer_text'")
         yield Response(run_id, query_id, text, lineno)
 
 

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from exampp.api.report import (
-    ALPHA, BANK, COMPARISON, GRADED, GRADES, KAPPA, KAPPA_QUESTIONS, LEADERBOARD, META, PER_QUERY,
-    SCORES, TOO_BROAD
+    ALPHA, BANK, COMPARISON, GRADED, GRADES, KAPPA, KAPPA_QUESTIONS, LEADERBOARD, META, NUGGET_AGREEMENT, NUGGETS,
+    PER_QUERY, SCORES, SUPPORT, TOO_BROAD
 )
 
 from exampp.report.figures import CUT
@@ -73,6 +73,9 @@ def report_html(content: ReportContent, figures: dict[str, bytes]) -> str:
                 _per_query(content, figures), _grades(content, figures), _bank(content)]
     links = [("leaderboards", "Leaderboards"), ("comparison", "Comparison"), ("meta", "Meta-evaluation"),
              ("agreement", "Agreement"), ("per-query", "Per query"), ("grades", "Grades"), ("bank", "Bank")]
+    if any(name in content.tables for name in RAG_TABLES):  # only a report given RAG inputs has the section
+        sections.insert(1, _rag(content))
+        links.insert(1, ("rag", "RAG answers"))
     summary = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in content.header.items())
     nav = "".join(f'<a href="#{anchor}">{name}</a>' for anchor, name in links)
     return "\n".join([
@@ -189,6 +192,63 @@ def _bank(content: ReportContent) -> str:
                         "(at most the first ten; all of them, with gaps and answers: <code>exampp bank review</code>)."),
                   _frame_table(tables[TOO_BROAD], TOO_BROAD, wide=True)]
     return _section("bank", "Question bank", "".join(parts))
+
+
+RAG_TABLES = (NUGGETS, NUGGET_AGREEMENT, SUPPORT)
+AGREEMENT_STATISTICS = {"kappa": "κ", "kappa_binary": "κ, support vs rest", "alpha_ordinal": "α ordinal",
+                        "kendall": "Kendall τ-b (V<sub>strict</sub>)", "spearman": "Spearman ρ (V<sub>strict</sub>)",
+                        "tau_ap": "τ<sub>AP</sub> (V<sub>strict</sub>)"}
+"""Display names of the nugget agreement table's statistics (HTML)."""
+_RAG_CITATIONS = (
+    "TREC 2024 Retrieval-Augmented Generation track (<a href=\"https://trec-rag.github.io/\">trec-rag.github.io</a>); "
+    "R. Pradeep et al., <i>Initial Nugget Evaluation Results for the TREC 2024 RAG Track with the AutoNuggetizer "
+    "Framework</i>, 2024, arXiv:2411.09607; N. Thakur et al., <i>Support Evaluation for the TREC 2024 RAG Track: "
+    "Comparing Human versus LLM Judges</i>, 2025, arXiv:2504.15205.")
+
+
+def _rag(content: ReportContent) -> str:
+    tables = content.tables
+    parts = []
+    if NUGGETS in tables:
+        board = tables[NUGGETS]
+        measures = [c for c in board.columns if c not in ("run", "low", "high", "n_topics")]
+        head = ["#", "run", *measures, "topics"]
+        rows = [[_number(i + 1), f'<span class="k">{_text(r["run"])}</span>',
+                 *(_score(r[m], r.get("low") if m == "V_strict" else None, r.get("high") if m == "V_strict" else None)
+                   for m in measures), _number(r["n_topics"])] for i, r in board.iterrows()]
+        parts += ["<h3>Nugget scores</h3>", _note(
+            "The official nugget assignment's run leaderboard, best first by V<sub>strict</sub>: the share of a "
+            "topic's vital nuggets the answer supports (V counts partial support as 0.5, V<sub>strict</sub> as 0); "
+            "A and A<sub>strict</sub> over all nuggets; W and W<sub>strict</sub> all nuggets weighted, vital 1 and "
+            "okay 0.5. A run's score is its mean over the topics it answered; under V<sub>strict</sub> its "
+            "bootstrap interval over those topics."),
+            _table(head, rows, NUGGETS, numeric=set(range(2, len(head))) | {0}, wide=True)]
+    if NUGGET_AGREEMENT in tables:
+        agreement = tables[NUGGET_AGREEMENT]
+        statistics = [s for s in AGREEMENT_STATISTICS if s in agreement]
+        head = ("<tr><th>assignment</th>" + "".join(f'<th class="n"><span class="k">{h}</span></th>'
+                                                         for h in ("nuggets", "topics", "runs"))
+                + "".join(f'<th class="n">{AGREEMENT_STATISTICS[s]}</th>' for s in statistics) + "</tr>")
+        rows = "\n".join(
+            f"<tr><td>{_text(r['assignment'])}</td>"
+            + "".join(f'<td class="n">{_number(r[c])}</td>' for c in ("n_nuggets", "n_topics", "n_runs"))
+            + "".join(f'<td class="n">{_score(r[s], r[f"{s}_low"], r[f"{s}_high"])}</td>' for s in statistics)
+            + "</tr>" for _, r in agreement.iterrows())
+        parts += ["<h3>Nugget assignments against the official one</h3>", _note(
+            "On the (topic, run, nugget) both assign: Cohen's κ of support / partial support / no support, κ of "
+            "support against the rest, Krippendorff's α (ordinal) of the grades 0/1/2; and the correlation of "
+            "the V<sub>strict</sub> leaderboards the two assignments induce over the runs that answered every "
+            "shared topic. Under each value its bootstrap interval over the topics."),
+            f'<table class="wide" data-tsv="{NUGGET_AGREEMENT}">\n<thead>{head}</thead>\n<tbody>\n{rows}\n'
+            "</tbody>\n</table>\n"]
+    if SUPPORT in tables:
+        parts += ["<h3>Citation support</h3>", _note(
+            "Per run, the mean over its topics of each answer's weighted precision (over its judged citations, "
+            "full support 1, partial 0.5, none 0), weighted recall (over its sentences, each its best cited "
+            "support, a sentence citing nothing 0) and the share of its sentences that cite nothing."),
+            _frame_table(tables[SUPPORT], SUPPORT, wide=True)]
+    parts.append(_note(f"Measures as defined by: {_RAG_CITATIONS}"))
+    return _section("rag", "RAG answers", "".join(parts))
 
 
 # -- pieces ----------------------------------------------------------------------------------

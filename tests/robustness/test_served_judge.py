@@ -440,6 +440,15 @@ def test_an_overlong_answer_is_stored_cut_and_the_cut_is_reported(workspace):
     assert (workspace / "ws" / "grades.sqlite").stat().st_size < 1 << 20
 
 
+@pytest.mark.parametrize("grader", ["qa", "self-rating(fast=false)"])
+def test_an_answer_with_a_lone_surrogate_is_stored_with_a_replacement_character(workspace, grader):
+    # JSON may escape a lone surrogate ("\\ud800"): Python reads it, UTF-8 (the store) cannot hold it.
+    with HostileServer(completions_only(lambda request: as_json(payload(request, "heat \ud800")))) as server:
+        result = grade(workspace, server, "--grader", grader)
+    assert result.exit_code == 0, result.output
+    assert {answer for _, answer in stored(workspace).values()} == {"heat \ufffd"}
+
+
 # --- closing ------------------------------------------------------------------------------------------
 
 

@@ -55,6 +55,7 @@ from urllib.parse import urljoin, urlsplit
 
 import openai
 
+from exampp.collection.ids import SURROGATE
 from exampp.collection.io import excerpt
 from exampp.defaults import TOP_LOGPROBS
 from exampp.llm import fitting
@@ -289,7 +290,8 @@ class OpenAIBackend(Backend):
             self.usage.prompt_tokens += answer.prompt_tokens
             self.usage.completion_tokens += answer.completion_tokens
             self.usage.cut_answers += len(answer.text) > longest
-        return answer.text[:longest], answer.top, answer.first
+        # A lone surrogate (JSON can escape one) cannot be stored as UTF-8: it becomes U+FFFD here, once.
+        return SURROGATE.sub("\ufffd", answer.text[:longest]), answer.top, answer.first
 
     async def _answer(self, prompt: str | Conversation, max_new_tokens: int, *, logprobs: bool,
                       temperature: float) -> _Answer:
