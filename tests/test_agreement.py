@@ -4,10 +4,19 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from exampp.analysis.agreement import Confusion, cohen_kappa, confusion, graded_confusion, kappa_table, overlap
+from exampp.analysis.agreement import (
+    Confusion,
+    cohen_kappa,
+    cohen_kappa_counts,
+    confusion,
+    graded_confusion,
+    kappa_table,
+    overlap,
+)
 from exampp.cli import main
 
 EXAM = {"q1": {"d1": 5, "d2": 3, "d3": 0, "d4": 4}, "q2": {"d5": 1, "d6": 2, "d7": 5}}
@@ -37,6 +46,14 @@ def test_kappa_matches_closed_form(tp, fp, fn, tn):
     a, b, c, d = tp, fp, fn, tn
     expected = 2 * (a * d - b * c) / ((a + b) * (b + d) + (a + c) * (c + d))
     assert cohen_kappa(Confusion(tp, fp, fn, tn)) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("tp, fp, fn, tn", [(20, 5, 10, 15), (45, 15, 25, 15), (1, 2, 3, 4), (5, 0, 0, 0)])
+def test_kappa_of_count_tables_is_kappa_of_a_confusion_on_two_levels(tp, fp, fn, tn):
+    # rows the EXAM label, columns the official one: [[tn, fp], [fn, tp]] (0 first)
+    value = cohen_kappa_counts(np.array([[tn, fp], [fn, tp]]))
+    expected = cohen_kappa(Confusion(tp, fp, fn, tn))
+    assert math.isnan(value) if math.isnan(expected) else value == pytest.approx(expected)
 
 
 def test_undefined_kappa_is_nan():

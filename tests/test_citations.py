@@ -92,10 +92,10 @@ def test_integer_support_and_topic_ids_are_read(tmp_path):
     (answer("t", "r", sentence(0, "x", {"reference": "s", "support": "1"})),
      "sentences[0].citations[0] needs one of 'citationID' or 'citationId', found neither"),
     (answer("t", "r", sentence(0, "x", cite("s", "3"))),
-     'sentences[0].citations[0].support is \'"3"\', not one of "2" (full), "1" (partial), "0" (none), '
+     'sentences[0].citations[0].support is \'3\', not one of "2" (full), "1" (partial), "0" (none), '
      '"-1" (not judged)'),
     (answer("t", "r", sentence(0, "x", cite("s", "x"))),
-     'sentences[0].citations[0].support is \'"x"\', not one of "2" (full), "1" (partial), "0" (none), '
+     'sentences[0].citations[0].support is \'x\', not one of "2" (full), "1" (partial), "0" (none), '
      '"-1" (not judged)'),
     (answer("t", "r", sentence(0, "x", cite("s", "1"), cite("s", "2", 1))), "sentences[0] cites 's' twice"),
     (answer("t", "r", sentence(0, "x"), sentence(0, "y")), "sentence id 0 is used twice"),
@@ -157,7 +157,7 @@ def test_measures_command_reports_a_bad_file_in_one_line(tmp_path):
     path = write(tmp_path / "j.jsonl", answer("t", "r", sentence(0, "x", cite("s", "3"))))
     result = CliRunner().invoke(main, ["support", "measures", str(path)])
     assert result.exit_code == 1
-    assert result.output == (f'Error: {path}:1: sentences[0].citations[0].support is \'"3"\', not one of "2" (full), '
+    assert result.output == (f'Error: {path}:1: sentences[0].citations[0].support is \'3\', not one of "2" (full), '
                              '"1" (partial), "0" (none), "-1" (not judged)\n')
 
 

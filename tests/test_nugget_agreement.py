@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from exampp.api.nugget_agreement import NoCommonNuggets, assignment_agreement, kappa
+from exampp.analysis.agreement import cohen_kappa_counts
+from exampp.api.nugget_agreement import NoCommonNuggets, assignment_agreement
 from exampp.cli import main
 from exampp.collection.nugget_assignments import ASSIGNMENTS, Answer, AssignedNugget, write_assignments
 from exampp.errors import ExamppError
@@ -42,10 +43,10 @@ def _answers(grades: dict[tuple[str, str], tuple[int, ...]]) -> list[Answer]:
 
 def test_kappa_of_tables_vectorised():
     tables = np.array([TABLE, [[3, 0, 0], [0, 0, 0], [0, 0, 3]], [[2, 0, 0], [0, 0, 0], [0, 0, 0]]])
-    value = kappa(tables)
+    value = cohen_kappa_counts(tables)
     assert value[0] == pytest.approx(KAPPA) and value[1] == 1.0
     assert math.isnan(value[2])  # one label throughout: chance agreement is 1
-    assert math.isnan(kappa(np.zeros((3, 3))))
+    assert math.isnan(cohen_kappa_counts(np.zeros((3, 3))))
 
 
 def test_hand_worked_agreement():

@@ -9,7 +9,8 @@ import pytest
 from exampp.collection.corpus import MemoryCorpus
 from exampp.collection.question_bank import Question, QuestionBank
 from exampp.collection.runs import from_scores
-from exampp.grading.runner import build_exam, grade_pool, pool_grades, pool_records
+from exampp.grading.base import Pair
+from exampp.grading.runner import build_exam, grade_pairs, grade_pool, pool_grades, pool_records
 from exampp.pool import build_pool
 from exampp.store import GradeStore
 
@@ -180,3 +181,14 @@ def test_grade_collection_is_the_step_by_step_job(tmp_path):
     with GradeStore(tmp_path / "strict.sqlite") as store, pytest.raises(InputError, match="query 'q7'"):
         grade_collection(runs, MemoryCorpus(TEXTS), FakeGrader(), store, QuestionBank(QUESTIONS),
                          strict=True, progress=False)
+
+
+def test_grade_pairs_refuses_an_id_with_two_texts_and_grades_nothing(tmp_path):
+    question = Question("q1", "x", "what is a cat?")
+    pairs = [Pair("q1", "p1", "A cat purrs.", question), Pair("q1", "p1", "A dog barks.", question)]
+    grader = FakeGrader()
+    with GradeStore(tmp_path / "grades.sqlite") as store:
+        with pytest.raises(ValueError, match="^query 'q1': passage 'p1' or question 'x' comes with two "
+                                             "different texts$"):
+            grade_pairs(pairs, grader, store, progress=False)
+        assert grader.calls == 0 and store.grades().empty

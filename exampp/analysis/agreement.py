@@ -52,6 +52,19 @@ def cohen_kappa(table: Confusion) -> float:
     return (observed - expected) / (1 - expected)
 
 
+def cohen_kappa_counts(tables: np.ndarray) -> np.ndarray:
+    """Cohen's κ (unweighted) over k levels of each k×k count table along the last two axes (rows
+    one coder, columns the other; chance from each coder's own marginals); NaN where chance
+    agreement is 1 or the table is empty. :func:`cohen_kappa` is the 2×2 case of one table."""
+    tables = np.asarray(tables, dtype=float)
+    n = tables.sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        observed = np.trace(tables, axis1=-2, axis2=-1) / n
+        expected = (tables.sum(axis=-1) * tables.sum(axis=-2)).sum(axis=-1) / n**2
+        value = (observed - expected) / (1 - expected)
+    return np.where((n > 0) & (expected < 1), value, math.nan)
+
+
 def judged_pairs(exam: Labels, official: Labels) -> list[tuple[Label, Label]]:
     """``(exam grade, official grade)`` of every (query, docid) judged in both."""
     return [

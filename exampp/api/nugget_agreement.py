@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from exampp.analysis.agreement import cohen_kappa_counts
 from exampp.collection.io import PathLike
 from exampp.collection.nugget_assignments import ASSIGNMENTS, Answer, AssignedNugget
 from exampp.errors import ExamppError
@@ -90,18 +91,6 @@ def _side(shared: dict[tuple[str, str], list[tuple[AssignedNugget, AssignedNugge
             for (topic, run), pairs in shared.items()]
 
 
-def kappa(tables: np.ndarray) -> np.ndarray:
-    """Cohen's κ (unweighted) of each square count table along the last two axes (rows one
-    rater, columns the other); NaN where chance agreement is 1 (or there is nothing)."""
-    tables = np.asarray(tables, dtype=float)
-    n = tables.sum(axis=(-2, -1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        observed = np.trace(tables, axis1=-2, axis2=-1) / n
-        expected = (tables.sum(axis=-1) * tables.sum(axis=-2)).sum(axis=-1) / n**2
-        value = (observed - expected) / (1 - expected)
-    return np.where((n > 0) & (expected < 1), value, math.nan)
-
-
 def _binary(tables: np.ndarray) -> np.ndarray:
     """Support against the rest: the 2×2 tables (row/column 0 not support, 1 support)."""
     rest = [g for g in range(len(ASSIGNMENTS)) if g != SUPPORT]
@@ -127,7 +116,7 @@ def _nugget_statistics(tables: np.ndarray, bootstrap: int, seed: int, confidence
     from exampp.analysis.statistics import bootstrap_samples, percentile_interval
 
     def values(table_sets: np.ndarray) -> np.ndarray:  # (replicates, statistics)
-        return np.column_stack([kappa(table_sets), kappa(_binary(table_sets)),
+        return np.column_stack([cohen_kappa_counts(table_sets), cohen_kappa_counts(_binary(table_sets)),
                                 [_alpha(t) for t in table_sets]])
 
     point = values(tables.sum(axis=0)[None])[0]

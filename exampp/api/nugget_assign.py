@@ -23,13 +23,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from exampp.collection.io import InputLines, PathLike, display_name, excerpt, first_nonblank
+from exampp.collection.io import InputLines, PathLike, display_name, excerpt, first_nonblank, json_excerpt
 from exampp.collection.nugget_assignments import (
     ASSIGNMENTS,
     IMPORTANCE,
     Answer,
     AssignedNugget,
-    json_name,
     read_assignments,
     write_assignments,
 )
@@ -107,9 +106,8 @@ def read_nugget_bank(path: PathLike) -> tuple[dict[str, tuple[AssignedNugget, ..
         importance = (question.info or {}).get("importance")
         line = loaded.lines.get(question.question_id)
         if importance not in IMPORTANCE:
-            shown = excerpt(importance) if isinstance(importance, str) else json_name(importance)
             raise InputError(name, line, f"question {excerpt(question.text)} is no nugget: its info.importance is "
-                                         f"{shown}, not one of {', '.join(IMPORTANCE)}")
+                                         f"{json_excerpt(importance)}, not one of {', '.join(IMPORTANCE)}")
         topic = nuggets.setdefault(question.query_id, [])
         if any(nugget.text == question.text for nugget in topic):
             raise InputError(name, line, f"nugget {excerpt(question.text)} is listed twice for topic "

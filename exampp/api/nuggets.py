@@ -14,6 +14,7 @@ import pandas as pd
 
 from exampp.analysis.nuggets import MEASURES, per_answer, run_scores
 from exampp.collection.io import PathLike
+from exampp.errors import ExamppError
 from exampp.collection.nugget_assignments import Answer, read_assignments
 
 
@@ -51,7 +52,7 @@ def score_nuggets(
     the topics its mean is over (runs over the same topics share the draws, as in every bootstrap
     of exampp's)."""
     if measure not in MEASURES:
-        raise ValueError(f"unknown nugget measure {measure!r}; expected one of {', '.join(MEASURES)}")
+        raise ExamppError(f"unknown nugget measure {measure!r}; expected one of {', '.join(MEASURES)}")
     answers = read_assignments(assignments) if isinstance(assignments, (str, os.PathLike)) else assignments
     scores = per_answer(answers)
     topics = tuple(dict.fromkeys(a.query_id for a in answers))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -159,21 +159,9 @@ def judged_citations(answers: Iterable[CitedAnswer]) -> dict[Key, int]:
             for a in answers for s in a.sentences for c in s.citations if c.support is not None}
 
 
-def cohen_kappa_levels(pairs: Sequence[tuple[int, int]], levels: Sequence[int] = GRADES) -> float:
-    """Cohen's κ of two coders over ``levels`` (unweighted): (p_o − p_e) / (1 − p_e), chance from
-    each coder's own marginals; NaN without pairs or when chance agreement is 1."""
-    if not pairs:
-        return math.nan
-    n = len(pairs)
-    observed = sum(a == b for a, b in pairs) / n
-    first, second = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
-    expected = sum(first[level] * second[level] for level in levels) / n ** 2
-    return math.nan if expected == 1 else (observed - expected) / (1 - expected)
-
-
 def support_agreement(first: PathLike, second: PathLike) -> SupportAgreement:
     """Compare two judgment files (see :class:`SupportAgreement`)."""
-    from exampp.analysis.agreement import cohen_kappa, confusion
+    from exampp.analysis.agreement import cohen_kappa, cohen_kappa_counts, confusion
     from exampp.analysis.statistics import krippendorff_alpha
 
     answers_a, answers_b = read_citations(first), read_citations(second)
@@ -192,5 +180,5 @@ def support_agreement(first: PathLike, second: PathLike) -> SupportAgreement:
         scores_a, scores_b = (s[s["query_id"].isin(shared)] for s in (scores_a, scores_b))
     board_a, board_b = run_scores(scores_a).set_index("run"), run_scores(scores_b).set_index("run")
     correlations = {m: correlate(board_a[m].to_dict(), board_b[m].to_dict()) for m in LEADERBOARD_MEASURES}
-    return SupportAgreement(len(pairs), cohen_kappa_levels(pairs), kappa_full, alpha, table,
+    return SupportAgreement(len(pairs), float(cohen_kappa_counts(table.to_numpy())), kappa_full, alpha, table,
                             (len(topics_a), len(topics_b)), tuple(shared), correlations)

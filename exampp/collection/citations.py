@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from exampp.collection.ids import check_id, check_query_id
-from exampp.collection.io import PathLike, atomic_write, display_name, excerpt, iter_json_lines
-from exampp.collection.nugget_assignments import json_name
+from exampp.collection.io import (PathLike, display_name, excerpt, iter_json_lines, json_excerpt, json_name,
+                                  write_json_lines)
 from exampp.errors import InputError
 
 SUPPORT_LABELS = ("0", "1", "2")  # the track's support values: grade 0 none, 1 partial, 2 full
@@ -79,7 +79,7 @@ def _support(value: Any, where: str, name: str, line: int) -> int | None:
     if text == NOT_JUDGED:
         return None
     if text not in SUPPORT_LABELS:
-        raise InputError(name, line, f"{where}.support is {excerpt(json.dumps(value))}, not one of "
+        raise InputError(name, line, f"{where}.support is {json_excerpt(text)}, not one of "
                                      '"2" (full), "1" (partial), "0" (none), "-1" (not judged)')
     return int(text)
 
@@ -178,9 +178,4 @@ def citation_record(answer: CitedAnswer) -> dict[str, Any]:
 def write_citations(answers: Iterable[CitedAnswer], path: PathLike) -> int:
     """Write ``answers`` in the predictions file's spelling (gzipped when ``path`` ends in .gz),
     atomically; the number written."""
-    count = 0
-    with atomic_write(path) as fh:
-        for answer in answers:
-            fh.write(json.dumps(citation_record(answer), ensure_ascii=False) + "\n")
-            count += 1
-    return count
+    return write_json_lines(map(citation_record, answers), path)

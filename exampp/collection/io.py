@@ -235,6 +235,16 @@ def excerpt(text: str, limit: int | None = None) -> str:
     return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
 
 
+def json_name(value: Any) -> str:
+    """How a JSON value is named in a message: its type, or null (the value itself may be long)."""
+    return "null" if value is None else type(value).__name__
+
+
+def json_excerpt(value: Any) -> str:
+    """A JSON value in a message: a string quoted (:func:`excerpt`), another value by :func:`json_name`."""
+    return excerpt(value) if isinstance(value, str) else json_name(value)
+
+
 def decode_line(data: bytes, name: str, lineno: int) -> str:
     """A line's bytes as text without its line break; invalid UTF-8 is an InputError at ``name:lineno``."""
     try:
@@ -294,6 +304,17 @@ def json_lines(lines: Iterable[tuple[int, str]], name: PathLike) -> Iterator[tup
 def iter_json_lines(source: PathLike) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, value)`` for each non-blank line of a JSONL file."""
     return json_lines(iter_lines(source), display_name(source))
+
+
+def write_json_lines(records: Iterable[Any], path: PathLike) -> int:
+    """Write ``records`` as JSONL, one per line (gzipped when ``path`` ends in .gz), atomically
+    (:func:`atomic_write`); the number written."""
+    count = 0
+    with atomic_write(path) as fh:
+        for record in records:
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            count += 1
+    return count
 
 
 # A \u escape of a UTF-16 surrogate: JSON allows a lone one, which no UTF-8 file or SQLite text can hold.

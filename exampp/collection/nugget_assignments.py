@@ -19,7 +19,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from exampp.collection.ids import check_id, check_query_id
-from exampp.collection.io import PathLike, atomic_write, display_name, excerpt, iter_json_lines
+from exampp.collection.io import (
+    PathLike,
+    display_name,
+    excerpt,
+    iter_json_lines,
+    json_excerpt,
+    json_name,
+    write_json_lines,
+)
 from exampp.errors import InputError
 
 ASSIGNMENTS = ("not_support", "partial_support", "support")  # grade 0, 1, 2
@@ -63,16 +71,6 @@ def _string(record: Mapping[str, Any], key: str, name: str, line: int, *, option
     return value
 
 
-def json_name(value: Any) -> str:
-    """How a JSON value is named in a message: its type, or null."""
-    return "null" if value is None else type(value).__name__
-
-
-def _shown(value: Any) -> str:
-    """A JSON value in a message: a string quoted (cut when long), another value's type."""
-    return excerpt(value) if isinstance(value, str) else json_name(value)
-
-
 def _nugget(item: Any, name: str, line: int, index: int, *, assigned: bool) -> AssignedNugget:
     where = f"nuggets[{index}]"
     if not isinstance(item, dict):
@@ -82,13 +80,13 @@ def _nugget(item: Any, name: str, line: int, index: int, *, assigned: bool) -> A
         raise InputError(name, line, f"{where}.text must be a non-empty string")
     importance = item.get("importance")
     if importance not in IMPORTANCE:
-        raise InputError(name, line, f"{where}.importance is {_shown(importance)}, not one of "
+        raise InputError(name, line, f"{where}.importance is {json_excerpt(importance)}, not one of "
                                      f"{', '.join(IMPORTANCE)}")
     assignment = item.get("assignment")
     if assignment is None and not assigned:
         return AssignedNugget(text, importance)
     if assignment not in ASSIGNMENTS:
-        raise InputError(name, line, f"{where}.assignment is {_shown(assignment)}, not one of "
+        raise InputError(name, line, f"{where}.assignment is {json_excerpt(assignment)}, not one of "
                                      f"{', '.join(ASSIGNMENTS)}")
     return AssignedNugget(text, importance, assignment)
 
@@ -109,7 +107,7 @@ def parse_answer(record: Any, name: str, line: int, *, assigned: bool = True) ->
 
 def parse_topic(record: Mapping[str, Any], name: str, line: int, *, assigned: bool = True
                 ) -> tuple[str, str | None, tuple[AssignedNugget, ...]]:
-    """The topic id, the topic's text (None when not given) and the nuggets of a line: an
+    """The topic id, the topic's text (None when not given or blank) and the nuggets of a line: an
     answer's, or a nugget bank's (``nuggetizer``'s ``create`` output, where ``assigned`` is False)."""
     query_id = _string(record, "qid", name, line)
     try:
@@ -117,6 +115,7 @@ def parse_topic(record: Mapping[str, Any], name: str, line: int, *, assigned: bo
     except ValueError as exc:
         raise InputError(name, line, str(exc)) from None
     query = _string(record, "query", name, line, optional=True)
+    query = query if query is not None and query.strip() else None  # blank: no text, as written for None
     nuggets = record.get("nuggets")
     if not isinstance(nuggets, list):
         raise InputError(name, line, f"'nuggets' must be a list, found {json_name(nuggets)}")
@@ -156,7 +155,8 @@ def read_assignments(path: PathLike, *, assigned: bool = True) -> list[Answer]:
 
 
 def assignment_record(answer: Answer) -> dict[str, Any]:
-    """An answer as a line of the track's assignment file."""
+    """An answer as a line of the track's assignment file (a topic without text: ``"query": ""``,
+    which reads back as None)."""
     record: dict[str, Any] = {"query": answer.query or "", "qid": answer.query_id,
                               "nuggets": [{"text": n.text, "importance": n.importance,
                                            **({} if n.assignment is None else {"assignment": n.assignment})}
@@ -169,14 +169,7 @@ def assignment_record(answer: Answer) -> dict[str, Any]:
 def write_assignments(answers: Iterable[Answer], path: PathLike) -> int:
     """Write ``answers`` in the track's format (gzipped when ``path`` ends in .gz), atomically;
     the number written."""
-    import json
-
-    count = 0
-    with atomic_write(path) as fh:
-        for answer in answers:
-            fh.write(json.dumps(assignment_record(answer), ensure_ascii=False) + "\n")
-            count += 1
-    return count
+    return write_json_lines(map(assignment_record, answers), path)
 
 
 def by_topic(answers: Iterable[Answer]) -> Iterator[tuple[str, list[Answer]]]:

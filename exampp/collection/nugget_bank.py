@@ -24,7 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from exampp.collection.nugget_assignments import IMPORTANCE, json_name, parse_topic
+from exampp.collection.io import json_name
+from exampp.collection.nugget_assignments import IMPORTANCE, parse_topic
 from exampp.collection.question_bank import BankFile, Question, QuestionBank, question_id_for
 from exampp.errors import InputError
 
@@ -46,7 +47,7 @@ def read_nuggetizer_records(records: Iterable[tuple[int, Any]], path: str) -> Ba
         if first[1] != listed:
             raise InputError(path, lineno, f"topic {query_id!r} has other nuggets (or importance) than on "
                                            f"line {first[0]}")
-        if query is not None and query.strip():
+        if query is not None:
             bank.query_texts.setdefault(query_id, query)
         if first[0] != lineno:  # another answer to a topic already read
             continue

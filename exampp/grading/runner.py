@@ -63,14 +63,14 @@ class Exam:
 @dataclass(frozen=True)
 class GradingSummary:
     method_id: str
-    pairs: int  # (passage, question) pairs of the pool and exam
+    pairs: int  # (passage, question) pairs of the pool and exam, or as given
     graded: int  # distinct (passage text, question text) pairs graded now
     shared: int  # pairs graded now whose texts equal another pair's (one grade for both)
     reused: int  # pairs whose grade was already in the store
-    missing_passages: int  # pooled passages without text, not graded
-    skipped_questions: int  # questions lacking what the grader needs
-    queries_without_questions: int  # pooled queries with no exam question
     seconds: float
+    missing_passages: int = 0  # pooled passages without text, not graded
+    skipped_questions: int = 0  # questions lacking what the grader needs
+    queries_without_questions: int = 0  # pooled queries with no exam question
     concurrent: int = 0  # pairs another process graded into the store meanwhile
     cascaded: int = 0  # distinct pairs the cascade's first stage ruled out now: grade 0, no grader call
     cut: int = 0  # pairs graded now whose passage was cut to fit the judge's input
@@ -147,11 +147,12 @@ def grade_pool(
     cascade: Cascade | None = None,
     engine: Engine | None = None,
 ) -> GradingSummary:
-    """Grade every pair of ``pool`` x ``exam`` that ``store`` lacks (see :func:`grade_pairs`)."""
-    return grade_pairs(build_pairs(pool, exam), grader, store, chunk_size=chunk_size, progress=progress,
-                       cascade=cascade, engine=engine, missing_passages=pool.missing_count,
-                       skipped_questions=exam.skipped_questions,
-                       queries_without_questions=sum(qid not in exam.questions for qid in pool.passages))
+    """Grade every pair of ``pool`` x ``exam`` that ``store`` lacks (see :func:`grade_pairs`); the
+    summary also counts what the pool and exam left out."""
+    summary = grade_pairs(build_pairs(pool, exam), grader, store, chunk_size=chunk_size, progress=progress,
+                          cascade=cascade, engine=engine)
+    return replace(summary, missing_passages=pool.missing_count, skipped_questions=exam.skipped_questions,
+                   queries_without_questions=sum(qid not in exam.questions for qid in pool.passages))
 
 
 def grade_pairs(
@@ -163,27 +164,29 @@ def grade_pairs(
     progress: bool = True,
     cascade: Cascade | None = None,
     engine: Engine | None = None,
-    missing_passages: int = 0,
-    skipped_questions: int = 0,
-    queries_without_questions: int = 0,
 ) -> GradingSummary:
     """Grade every pair of ``pairs`` that ``store`` lacks, committing chunk by chunk; with a
     ``cascade``, only the pairs its first stage sends (it rules out the rest: grade 0).
     ``engine`` grades the chunks (default: ``grader`` in this process; see
     :mod:`exampp.grading.engine`); claims, the cascade and every commit stay in this process. The
-    summary counts the pairs whose passage the judge's backend cut to fit its input; the other
-    counts (``missing_passages``...) are the caller's, passed on. Pairs need not be a cross product
-    (a sentence is judged against the segments it cites only)."""
+    summary counts the pairs whose passage the judge's backend cut to fit its input. Pairs need
+    not be a cross product (a sentence is judged against the segments it cites only), but a
+    (query, passage id) or (query, question id) has one text throughout: ValueError otherwise."""
     check_setting("chunk_size", chunk_size)  # a SettingError (a ValueError) with the flag's message
     start = time.perf_counter()
     method_id = grader.method.method_id
     used = replace(grader.usage or Usage())  # a copy: the backend counts on in place
     texts: dict[str, dict[str, str]] = {}
-    for pair in pairs:
-        texts.setdefault(pair.query_id, {})[pair.passage_id] = pair.passage
+    questions: dict[tuple[str, str], str] = {}
+    for pair in pairs:  # one text per id: the store files a grade under the texts' hashes
+        question = pair.question
+        if (texts.setdefault(pair.query_id, {}).setdefault(pair.passage_id, pair.passage) != pair.passage
+                or questions.setdefault((pair.query_id, question.question_id), question.text) != question.text):
+            raise ValueError(f"query {pair.query_id!r}: passage {pair.passage_id!r} or question "
+                             f"{question.question_id!r} comes with two different texts")
     passage_hashes = {qid: store.register_passages(qid, passages) for qid, passages in texts.items()}
-    question_hashes = store.register_questions(dict.fromkeys(
-        (p.query_id, p.question.question_id, p.question.text) for p in pairs))
+    question_hashes = store.register_questions((qid, question_id, text)
+                                               for (qid, question_id), text in questions.items())
     keys = [(passage_hashes[p.query_id][p.passage_id], question_hashes[p.query_id, p.question.question_id])
             for p in pairs]
     mark = cascade.mark if cascade is not None else None
@@ -230,9 +233,6 @@ def grade_pairs(
         concurrent=distinct - graded - ruled_out,
         shared=pending - distinct,
         reused=len(pairs) - pending,
-        missing_passages=missing_passages,
-        skipped_questions=skipped_questions,
-        queries_without_questions=queries_without_questions,
         seconds=time.perf_counter() - start,
         cascaded=ruled_out,
         cut=cut.cut_contexts,

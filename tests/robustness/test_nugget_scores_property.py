@@ -40,13 +40,14 @@ def assignments(draw) -> list[Answer]:
     """Answers of some runs to some topics (not every run every topic), each topic's nuggets the
     same in all its answers."""
     topics = {f"t{q}": draw(st.lists(IMPORTANCE, max_size=7)) for q in range(draw(st.integers(1, 4)))}
+    queries = {qid: draw(st.sampled_from([f"topic {qid}", None])) for qid in topics}  # None: no text given
     answers = []
     for run in ("r1", "r2", "r3")[:draw(st.integers(1, 3))]:
         for qid, importance in topics.items():
             if draw(st.integers(0, 4)) == 0:
                 continue  # this run did not answer this topic
             nuggets = tuple(AssignedNugget(f"nugget {i}", imp, draw(ASSIGNMENT)) for i, imp in enumerate(importance))
-            answers.append(Answer(qid, run, f"{run} answers {qid}", nuggets, f"topic {qid}"))
+            answers.append(Answer(qid, run, f"{run} answers {qid}", nuggets, queries[qid]))
     if not answers:
         answers.append(Answer("t0", "r1", "the only answer", tuple(
             AssignedNugget(f"nugget {i}", imp, "support") for i, imp in enumerate(topics["t0"])), "topic t0"))

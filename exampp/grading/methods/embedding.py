@@ -33,13 +33,35 @@ PROMPT_VERSION = "cosine@v1"
 DEFAULT_THRESHOLDS: tuple[float, ...] = (0.5234, 0.5234, 0.5234, 0.5325, 0.7149)
 
 
-def _parse_thresholds(text: str) -> tuple[float, ...]:
+def parse_floats(text: str) -> tuple[float, ...]:
+    """A parameter's numbers separated by / (``0.5/0.6``), as :func:`show_floats` writes them."""
     return tuple(float(t) for t in text.split("/"))
 
 
-def _show_thresholds(values: tuple[float, ...]) -> str:
-    # repr() is the shortest text that reads back as the same float: equal ids, equal grades.
+def show_floats(values: tuple[float, ...]) -> str:
+    """Numbers separated by /, each as repr() writes it: the shortest text that reads back as the
+    same float, so equal parameters give equal method ids and equal grades."""
     return "/".join(repr(t) for t in values)
+
+
+@dataclass(frozen=True)
+class EmbeddingMethod(GradingMethod):
+    """A method grading from sentence embeddings alone (no LLM): the ``embedding`` backend by
+    default, and nothing asked of a backend but ``embed``."""
+
+    default_backend = "embedding"
+
+    @property
+    def requires(self) -> frozenset[Capability]:
+        return frozenset({Capability.EMBED})
+
+    def checked_thresholds(self, values: Sequence[float], levels: str) -> tuple[float, ...]:
+        """``values`` checked as the method's thresholds (finite, ascending), one per grade above
+        0; ``levels`` names those grades in the error."""
+        thresholds = check_thresholds(values)
+        if len(thresholds) != self.top_grade:
+            raise ValueError(f"need {self.top_grade} thresholds ({levels}), got {len(thresholds)}")
+        return thresholds
 
 
 def cosines(backend: Backend, pairs: Sequence[Pair]) -> np.ndarray:
@@ -55,31 +77,24 @@ def cosines(backend: Backend, pairs: Sequence[Pair]) -> np.ndarray:
 
 @register
 @dataclass(frozen=True)
-class Embedding(GradingMethod):
+class Embedding(EmbeddingMethod):
     """Grade = number of ``thresholds`` the question–passage cosine reaches (0..len(thresholds))."""
 
     thresholds: tuple[float, ...] = field(default=DEFAULT_THRESHOLDS, metadata=param(
-        "ascending cosine cuts for grades 1..5, separated by /", parse=_parse_thresholds, show=_show_thresholds))
+        "ascending cosine cuts for grades 1..5, separated by /", parse=parse_floats, show=show_floats))
 
     name = "embedding"
     description = "question-passage cosine of sentence embeddings mapped to 0-5 (offline, no LLM)"
-    default_backend = "embedding"
     top_grade = 5
     tau = 4.0
 
     def __post_init__(self) -> None:
-        thresholds = check_thresholds(self.thresholds)
-        if len(thresholds) != self.top_grade:  # the grades stand in for 0-5 self-ratings, read at their tau
-            raise ValueError(f"need {self.top_grade} thresholds (grades 1-{self.top_grade}), got {len(thresholds)}")
-        object.__setattr__(self, "thresholds", thresholds)
+        # the grades stand in for 0-5 self-ratings, read at their tau: all five cuts
+        object.__setattr__(self, "thresholds", self.checked_thresholds(self.thresholds, f"grades 1-{self.top_grade}"))
 
     @property
     def prompt_id(self) -> str:
         return f"{PROMPT_VERSION}:{','.join(repr(t) for t in self.thresholds)}"
-
-    @property
-    def requires(self) -> frozenset[Capability]:
-        return frozenset({Capability.EMBED})
 
     def grade(self, backend: Backend, pairs: Sequence[Pair]) -> list[Judgment]:
         values = cosines(backend, pairs)

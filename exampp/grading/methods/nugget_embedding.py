@@ -38,11 +38,11 @@ import numpy as np
 
 from exampp.grading.base import Judgment, Pair
 from exampp.grading.calibration import apply_thresholds, check_thresholds
-from exampp.grading.method import GradingMethod, param
-from exampp.grading.methods.embedding import _parse_thresholds, _show_thresholds
+from exampp.grading.method import param
+from exampp.grading.methods.embedding import EmbeddingMethod, parse_floats, show_floats
 from exampp.grading.registry import register
 from exampp.grading.verify import normalize
-from exampp.llm.backend import Backend, Capability
+from exampp.llm.backend import Backend
 
 FEATURE_VERSION = "nugget-features@v1"  # the sentence rule and the features: bump when either changes
 FEATURES = ("best", "second", "window", "whole", "mean", "overlap", "overlap_sentence", "length")
@@ -136,36 +136,28 @@ def _check_weights(values: Sequence[float]) -> tuple[float, ...]:
 
 @register
 @dataclass(frozen=True)
-class NuggetEmbedding(GradingMethod):
+class NuggetEmbedding(EmbeddingMethod):
     """Grade = how many of the two ``thresholds`` the score ``weights · features`` reaches."""
 
     weights: tuple[float, ...] = field(default=DEFAULT_WEIGHTS, metadata=param(
-        f"weights of the features {'/'.join(FEATURES)}, separated by /", parse=_parse_thresholds,
-        show=_show_thresholds))
+        f"weights of the features {'/'.join(FEATURES)}, separated by /", parse=parse_floats,
+        show=show_floats))
     thresholds: tuple[float, ...] = field(default=DEFAULT_THRESHOLDS, metadata=param(
-        "ascending score cuts for partial_support and support, separated by /", parse=_parse_thresholds,
-        show=_show_thresholds))
+        "ascending score cuts for partial_support and support, separated by /", parse=parse_floats,
+        show=show_floats))
 
     name = "nugget-embedding"
     description = "nugget support 0-2 from sentence embeddings and word overlap (offline, no LLM)"
-    default_backend = "embedding"
     top_grade = 2
     tau = 2.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", _check_weights(self.weights))
-        thresholds = check_thresholds(self.thresholds)
-        if len(thresholds) != self.top_grade:
-            raise ValueError(f"need {self.top_grade} thresholds (partial_support, support), got {len(thresholds)}")
-        object.__setattr__(self, "thresholds", thresholds)
+        object.__setattr__(self, "thresholds", self.checked_thresholds(self.thresholds, "partial_support, support"))
 
     @property
     def prompt_id(self) -> str:
-        return f"{FEATURE_VERSION}:{_show_thresholds(self.weights)}:{_show_thresholds(self.thresholds)}"
-
-    @property
-    def requires(self) -> frozenset[Capability]:
-        return frozenset({Capability.EMBED})
+        return f"{FEATURE_VERSION}:{show_floats(self.weights)}:{show_floats(self.thresholds)}"
 
     def scores(self, backend: Backend, pairs: Sequence[Pair]) -> np.ndarray:
         """Each pair's score ``weights · features``."""
@@ -179,7 +171,7 @@ class NuggetEmbedding(GradingMethod):
 
 @register
 @dataclass(frozen=True)
-class NuggetCosine(GradingMethod):
+class NuggetCosine(EmbeddingMethod):
     """The naive baseline: support (2) when the nugget's best sentence cosine reaches ``threshold``,
     else not_support (0)."""
 
@@ -188,7 +180,6 @@ class NuggetCosine(GradingMethod):
 
     name = "nugget-cosine"
     description = "nugget supported when its best sentence cosine passes a threshold (offline baseline)"
-    default_backend = "embedding"
     top_grade = 2
     tau = 2.0
 
@@ -198,10 +189,6 @@ class NuggetCosine(GradingMethod):
     @property
     def prompt_id(self) -> str:
         return f"nugget-cosine@v1:{self.threshold!r}"
-
-    @property
-    def requires(self) -> frozenset[Capability]:
-        return frozenset({Capability.EMBED})
 
     def grade(self, backend: Backend, pairs: Sequence[Pair]) -> list[Judgment]:
         values = best_cosines(pairs, backend.embed)
