@@ -46,6 +46,7 @@ class Grader(ABC):
 
     name: str
     direct: bool = False  # True: judges passages against the query title (no exam questions)
+    whole_passages: bool = False  # True: a passage's pairs are graded in one call (a listwise prompt)
 
     @property
     @abstractmethod

@@ -78,6 +78,11 @@ class GradingMethod(ABC):
     shorthand: ClassVar[str | None] = None  # the parameter that "name:value" sets (direct:thomas)
     needs: ClassVar[tuple[str, ...]] = ()  # what a question must carry: "answers", "choices"
     direct: ClassVar[bool] = False  # judges passages against the query title, not exam questions
+
+    @property
+    def whole_passages(self) -> bool:
+        """Whether the method must see all of a passage's pairs in one call (one prompt lists them)."""
+        return False
     default_backend: ClassVar[str | None] = "hf"  # None: the method needs no model
     judge: ClassVar[str] = "none"  # the judge's name in the method id of a method that needs no model
     top_grade: ClassVar[int] = 1
@@ -202,6 +207,7 @@ class BoundGrader(Grader):
         self.owned = owned
         self.name = str(grading_method)
         self.direct = grading_method.direct
+        self.whole_passages = grading_method.whole_passages
 
     @property
     def method(self) -> Method:

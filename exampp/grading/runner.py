@@ -208,7 +208,8 @@ def grade_pairs(
     try:
         while work:
             others: list[tuple[Key, Pair]] = []  # claimed by another process
-            chunks = _claimed_chunks(work, chunk_size, store, method_id, owner, cascade, others)
+            chunks = _claimed_chunks(work, chunk_size, store, method_id, owner, cascade, others,
+                                     whole_passages=grader.whole_passages)
             for (sent, excluded), judgments in engine.grade(chunks):
                 _commit(store, sent, excluded, judgments, method_id, grader.name, cascade)
                 graded += len(sent)
@@ -240,14 +241,27 @@ def grade_pairs(
     )
 
 
+def _chunk_bounds(work: list[tuple[Key, Pair]], chunk_size: int, whole_passages: bool) -> Iterator[tuple[int, int]]:
+    """(begin, end) of each chunk of ``work``: ``chunk_size`` pairs, or, with ``whole_passages``, as
+    many more as finish the last passage's pairs (they are together in ``work``)."""
+    begin = 0
+    while begin < len(work):
+        end = min(begin + chunk_size, len(work))
+        while whole_passages and end < len(work) and work[end][0][0] == work[end - 1][0][0]:
+            end += 1
+        yield begin, end
+        begin = end
+
+
 def _claimed_chunks(work: list[tuple[Key, Pair]], chunk_size: int, store: GradeStore, method_id: str, owner: str,
-                    cascade: Cascade | None, others: list[tuple[Key, Pair]]) -> Iterator[tuple[Chunk, list[Pair]]]:
+                    cascade: Cascade | None, others: list[tuple[Key, Pair]], *,
+                    whole_passages: bool = False) -> Iterator[tuple[Chunk, list[Pair]]]:
     """The chunks of ``work`` to grade, each claimed as the engine pulls it (the pairs another
     process holds go to ``others``), split by the cascade: (pairs sent, pairs ruled out with their
     scores), and the pairs the engine grades."""
     mark = cascade.mark if cascade is not None else None
-    for begin in range(0, len(work), chunk_size):
-        chunk = work[begin:begin + chunk_size]
+    for begin, end in _chunk_bounds(work, chunk_size, whole_passages):
+        chunk = work[begin:end]
         mine = set(store.claim(method_id, [key for key, _ in chunk], owner, cascade=mark))
         others += [item for item in chunk if item[0] not in mine]
         chunk = [item for item in chunk if item[0] in mine]

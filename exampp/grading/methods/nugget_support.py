@@ -8,9 +8,11 @@ answer (10, as the track used); ``window=1`` asks per nugget, one label a reques
 package's two-label variant (support / not_support). The grade is the label's index in
 :data:`~exampp.collection.nugget_assignments.ASSIGNMENTS`: 0 not_support, 1 partial_support, 2 support.
 
-Pairs come from the runner in chunks: the nuggets of one answer in a chunk (an answer may be split
-between two chunks) go in windows in the order of their ``position`` (the topic's order, where the
-pairs carry it). A pair's question is the nugget; the query text comes from the question's
+Pairs come from the runner in chunks; with ``window`` > 1 the runner keeps all of an answer's
+pairs in one chunk (:attr:`NuggetSupport.whole_passages`), and they go in windows in the order of
+their ``position`` (the topic's order, where the pairs carry it): the requests are the package's own,
+window for window. Nuggets already in the store are not asked again, so a resumed answer's windows
+hold the nuggets still missing. A pair's question is the nugget; the query text comes from the question's
 ``info["query"]`` (``exampp nuggets assign`` puts it there; a pair without it is not gradable, see
 :meth:`NuggetSupport.usable`). An empty answer supports nothing and is not sent, as in the package.
 
@@ -132,6 +134,11 @@ class NuggetSupport(GradingMethod):
     @property
     def prompt_id(self) -> str:
         return f"{ASSIGN.prompt_id}:labels={self.labels},window={self.window},attempts={self.attempts}"
+
+    @property
+    def whole_passages(self) -> bool:
+        # An answer's nuggets in one chunk: the windows are then the AutoNuggetizer's own.
+        return self.window > 1
 
     def usable(self, question: Question) -> bool:
         """A nugget whose query text the pair carries (in ``info["query"]``)."""
