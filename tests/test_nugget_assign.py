@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import gzip
 import json
+import os
 import re
 from pathlib import Path
 
@@ -434,3 +435,12 @@ def test_the_offline_method_assigns_through_the_same_command_without_a_server(tm
     written = [n.grade for a in read_assignments(tmp_path / "out.jsonl") for n in a.nuggets]
     assert written == grades
     assert "(30 graded now, 0 from the store)" in result.stderr and "0 nuggets unparsed" in result.stderr
+
+
+def test_answers_from_a_fifo_are_refused_in_one_line_rather_than_read_without_their_first_line(tmp_path):
+    from exampp.api.nugget_assign import read_answers
+
+    fifo = tmp_path / "answers.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match=r"answers\.fifo: not a regular file or a folder: answers are read twice"):
+        read_answers(fifo)

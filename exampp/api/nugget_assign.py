@@ -74,6 +74,9 @@ def answer_files(path: PathLike) -> list[Path]:
     """A file as given; a folder's files (hidden ones skipped), sorted by name."""
     path = Path(path)
     if not path.is_dir():
+        if not path.is_file():  # a FIFO, a process substitution: its first line would be lost to the sniffing
+            raise InputError(path, None, "not a regular file or a folder: answers are read twice (first to tell an "
+                                         "assignment file from a responses file); save them to a file")
         return [path]
     files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
     if not files:
