@@ -47,6 +47,7 @@ class Grader(ABC):
     name: str
     direct: bool = False  # True: judges passages against the query title (no exam questions)
     whole_passages: bool = False  # True: a passage's pairs are graded in one call (a listwise prompt)
+    parallel_calls: int = 1  # grade() calls that may run at once, in threads (a served backend takes several)
 
     @property
     @abstractmethod

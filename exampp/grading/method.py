@@ -208,6 +208,7 @@ class BoundGrader(Grader):
         self.name = str(grading_method)
         self.direct = grading_method.direct
         self.whole_passages = grading_method.whole_passages
+        self.parallel_calls = backend.parallel_calls if backend is not None else 1
 
     @property
     def method(self) -> Method:

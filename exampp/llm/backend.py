@@ -130,6 +130,9 @@ class Backend(ABC):
     capabilities: frozenset[Capability] = frozenset()
     answer_lead: str = ""  # what an answer to a prompt ending in "Answer:" starts with (" " for raw decoder-only LMs)
     max_input_tokens: int | None = None  # None: the backend does not cut prompts
+    # How many callers may use the backend at once (each grading a chunk, in threads of their own): a
+    # served model's requests then overlap across chunks; a local model computes one call at a time.
+    parallel_calls: int = 1
     usage: Usage
 
     @classmethod
