@@ -1,4 +1,5 @@
-"""Served judges: what bounded concurrency buys against a server with network latency.
+"""Served judges: what bounded concurrency buys against a server with network latency, and how much of a
+continuous-batching server's capacity the client uses.
 
 The same self-rating pairs of the example collection are graded (a) by the local ``hf`` backend
 and (b) by the ``openai`` backend against a real OpenAI-compatible HTTP server on loopback
@@ -8,29 +9,56 @@ model runs one request at a time). For (b) the requests go ``--concurrency`` at 
 value given. It prints pairs/s, the ratio to one request at a time, and whether the grades and
 grade probabilities equal the local backend's.
 
+With ``--quick`` it grades self-rating prompts instead against the simulated continuous-batching
+server (tests/batching_server.py: max batch 256, a step of 0.04 s + 1 ms a request in it, 16 prompt
+words prefilled a step, a prefix cache), ``--prompts`` of them for each size given, through exampp's
+runner (:func:`exampp.grading.runner.grade_pairs` into a temporary store: its chunks of
+:data:`~exampp.defaults.CHUNK` pairs, each committed before the next is sent, count), once at the
+``openai`` backend's default settings and once with today's client (8 requests in flight, one chunk at a
+time), each on a
+fresh server. The prompts are the example collection's (passage, question) pairs, beyond its 1,200
+with the questions numbered to make them distinct. It prints prompts/s against the server's capacity
+for the prompts as served (cache hits included) and ends with one JSON line: ``utilisation`` (default
+settings, the largest size) and ``baseline_utilisation`` (concurrency 8), each the share of capacity
+reached end to end (prompts/s over capacity).
+
 Usage (from the repository root; about a minute on 2 CPU cores):
     python benchmarks/served_judge.py [--pairs 48] [--latency 0.1] [--concurrency 1,4,16]
+    python benchmarks/served_judge.py --quick [--prompts 1000]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # the tiny model and the test server live with the tests
 
+from batching_server import BatchingServer  # noqa: E402
 from openai_server import OpenAIServer  # noqa: E402
 from tiny_models import build_t5, t5_tokenizer_dir  # noqa: E402
 
 from exampp.collection.corpus import read_passages  # noqa: E402
 from exampp.collection.question_bank import read_question_bank  # noqa: E402
 from exampp.collection.runs import read_run  # noqa: E402
+from exampp.defaults import CHUNK  # noqa: E402
 from exampp.grading.base import Pair  # noqa: E402
 from exampp.grading.registry import make_grader  # noqa: E402
+from exampp.grading.engine import LocalEngine  # noqa: E402
+from exampp.grading.runner import grade_pairs  # noqa: E402
 from exampp.llm.backend import open_backend  # noqa: E402
+from exampp.store import GradeStore  # noqa: E402
+
+BASELINE = 8  # today's client: 8 requests in flight, one chunk of the runner's at a time
+# The simulated server of --quick: steps twice the server's defaults, so that its capacity (about 140
+# self-rating prompts/s) stays well inside what client and server, one Python process on loopback,
+# can push (about 3 ms of CPU a request together): what is measured is the client's filling of it.
+SERVER = {"base": 0.04, "per_seq": 0.001}
 
 
 def example_pairs(n: int, depth: int = 10) -> list[Pair]:
@@ -45,6 +73,65 @@ def example_pairs(n: int, depth: int = 10) -> list[Pair]:
     return every[::step][:n]
 
 
+def distinct_pairs(n: int) -> list[Pair]:
+    """``n`` pairs with distinct texts: the example collection's, then the same with the questions numbered."""
+    every = example_pairs(1 << 30, depth=1 << 30)
+    pairs = []
+    for i in range(n):
+        pair, copy = every[i % len(every)], i // len(every)
+        if copy:
+            pair = replace(pair, question=replace(pair.question, question_id=f"{pair.question.question_id}~{copy}",
+                                                  text=f"{pair.question.text} ({copy})"))
+        pairs.append(pair)
+    return pairs
+
+
+def batched_run(pairs: list[Pair], concurrency: int | None) -> dict:
+    """Grade ``pairs`` through the runner against a fresh simulated server: the figures of the run. With
+    ``concurrency`` given, today's client: that many requests in flight and one chunk at a time."""
+    options = {} if concurrency is None else {"concurrency": concurrency}
+    with tempfile.TemporaryDirectory() as tmp, BatchingServer(**SERVER) as server:
+        backend = open_backend("openai", "judge", base_url=server.url, **options)
+        try:
+            with GradeStore(Path(tmp) / "grades.sqlite") as store:
+                cpu, start = time.process_time(), time.perf_counter()
+                grader = make_grader("self-rating", backend)
+                engine = None if concurrency is None else LocalEngine(grader, in_flight=1)
+                summary = grade_pairs(pairs, grader, store, progress=False, engine=engine)
+                seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+        finally:
+            backend.close()
+        stats = server.stats()
+    if not summary.graded == stats.completed == len(pairs):
+        raise RuntimeError(f"{len(pairs)} prompts, but {summary.graded} graded and {stats.completed} answered")
+    return {"client": "default" if concurrency is None else f"concurrency {concurrency}", "prompts": len(pairs),
+            "seconds": round(seconds, 2), "prompts_per_s": round(len(pairs) / seconds, 1),
+            "capacity": round(stats.capacity, 1), "utilisation": round(stats.ideal_seconds / seconds, 3),
+            "full_batch_share": round(stats.full_share, 3), "cache_hit_rate": round(stats.hit_rate, 3),
+            "prefill_tokens_saved": stats.cached_tokens, "retries": backend.usage.retries,
+            "server_busy_share": round(stats.busy_share, 3), "cpu_ms_per_prompt": round(1000 * cpu / len(pairs), 2)}
+
+
+def quick(sizes: list[int]) -> None:
+    """Default settings against today's client on the simulated server, for each size; a table, then JSON."""
+    rows = []
+    print(f"self-rating through the runner (chunks of {CHUNK} pairs) against the simulated server: max batch 256, "
+          f"a step {SERVER['base']:g} s + {SERVER['per_seq']:g} s a request, 16 prompt words prefilled a step")
+    print(f"{'client':<16} {'prompts':>7} {'seconds':>8} {'prompts/s':>9} {'capacity':>8} {'utilisation':>11} "
+          f"{'full steps':>10} {'busy':>6} {'cache hits':>10}")
+    for n in sizes:
+        pairs = distinct_pairs(n)
+        for concurrency in (None, BASELINE):
+            row = batched_run(pairs, concurrency)
+            rows.append(row)
+            print(f"{row['client']:<16} {n:>7} {row['seconds']:>8.1f} {row['prompts_per_s']:>9.1f} "
+                  f"{row['capacity']:>8.1f} {row['utilisation']:>11.1%} {row['full_batch_share']:>10.1%} "
+                  f"{row['server_busy_share']:>6.1%} {row['cache_hit_rate']:>10.1%}", flush=True)
+    default, baseline = rows[-2], rows[-1]
+    print(json.dumps({"utilisation": default["utilisation"], "baseline_utilisation": baseline["utilisation"],
+                      "prompts": default["prompts"], "path": "exampp.grading.runner.grade_pairs", "runs": rows}))
+
+
 def timed_grades(backend, pairs: list[Pair]) -> tuple[list, float]:
     grader = make_grader("self-rating", backend)
     start = time.perf_counter()
@@ -57,7 +144,13 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=48)
     parser.add_argument("--latency", type=float, default=0.1, help="seconds the server waits before each answer")
     parser.add_argument("--concurrency", default="1,4,16", help="comma-separated request concurrencies")
+    parser.add_argument("--quick", action="store_true",
+                        help="default settings against concurrency 8 on the simulated continuous-batching server")
+    parser.add_argument("--prompts", default="1000", help="with --quick: comma-separated numbers of prompts")
     args = parser.parse_args()
+    if args.quick:
+        quick([int(n) for n in args.prompts.split(",")])
+        return
     pairs = example_pairs(args.pairs, depth=5)
     with tempfile.TemporaryDirectory() as tmp:
         model = str(build_t5(Path(tmp) / "tiny", t5_tokenizer_dir()))

@@ -104,6 +104,9 @@ class OpenAIBackend(Backend):
     """A model on an OpenAI-compatible server. Build it with :meth:`open`."""
 
     capabilities = frozenset({Capability.GENERATE, Capability.LABEL_LOGPROBS})
+    # Chunks graded at once (LocalEngine's threads): their requests share the ``concurrency`` in flight,
+    # so the server is not left idle while a chunk's last requests drain and the runner commits.
+    parallel_calls = 4
 
     def __init__(self, name: str, *, base_url: str | None, api_key_env: str, endpoint: str, concurrency: int,
                  max_requests: int | None, timeout: float, max_retries: int) -> None:
