@@ -28,8 +28,8 @@ from exampp.analysis.correlation import correlate
 from exampp.analysis.nuggets import MEASURES, per_answer, run_scores
 from exampp.analysis.statistics import correlation_intervals, scores_table
 from exampp.api.grade import grade_collection
-from exampp.collection.nugget_assignments import Answer, read_assignments
-from exampp.collection.question_bank import Question, QuestionBank, question_id_for
+from exampp.collection.nugget_assignments import read_assignments
+from exampp.collection.question_bank import QuestionBank, read_question_bank
 from exampp.collection.rag_responses import Response
 from exampp.grading.registry import parse_method
 from exampp.llm.backend import BackendSpec
@@ -37,15 +37,9 @@ from exampp.segment import segment_responses
 from exampp.store import GradeStore
 
 
-def nugget_bank(answers: list[Answer], *, vital_only: bool = False) -> QuestionBank:
-    """Each topic's nuggets once, as exam questions."""
-    bank = QuestionBank(query_texts={a.query_id: a.query or "" for a in answers})
-    for answer in answers:
-        for nugget in answer.nuggets:
-            qid = question_id_for(answer.query_id, nugget.text)
-            if qid not in bank and (nugget.importance == "vital" or not vital_only):
-                bank.add(Question(answer.query_id, qid, nugget.text, info={"importance": nugget.importance}))
-    return bank
+def vital_nuggets(bank: QuestionBank) -> QuestionBank:
+    """The bank's vital nuggets only."""
+    return QuestionBank((q for q in bank if q.info["importance"] == "vital"), query_texts=bank.query_texts)
 
 
 def main() -> None:
@@ -57,7 +51,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    answers = read_assignments(Path(args.data) / "nugget-assignments.dev.jsonl.gz")
+    assignments = Path(args.data) / "nugget-assignments.dev.jsonl.gz"
+    answers = read_assignments(assignments)
+    bank = read_question_bank(assignments)  # an assignment file reads as the bank of its nuggets
     official = per_answer(answers)
     board = run_scores(official).set_index("run")
     topics = sorted({a.query_id for a in answers})
@@ -71,11 +67,11 @@ def main() -> None:
     rows = []
     backend = BackendSpec(method.default_backend).open() if method.default_backend else None
     try:
-        for exam, vital_only in (("all nuggets", False), ("vital nuggets", True)):
+        for exam, exam_bank in (("all nuggets", bank), ("vital nuggets", vital_nuggets(bank))):
             start = time.perf_counter()
             with GradeStore(args.store) as store:
                 result = grade_collection(segmented.runs, segmented.corpus, method.bind(backend), store,
-                                          nugget_bank(answers, vital_only=vital_only), progress=False)
+                                          exam_bank, progress=False)
             seconds = time.perf_counter() - start
             cover = result.leaderboard.set_index("run")["mean"]
             cover_table = scores_table(result.cover, "cover")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import socket
 import uuid
@@ -26,6 +27,11 @@ def load_benchmark(name: str):
     sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
+
+
+def jsonl(*records) -> str:
+    """JSONL text, a line per record (a string is taken as the line as it is)."""
+    return "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records)
 
 
 def shared_path(*parts: str) -> Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import shared_path
+from conftest import jsonl, shared_path
 from exampp.api.bank_io import export_bank, import_banks
 from exampp.cli import main
 from exampp.collection.question_bank import (
@@ -27,10 +27,6 @@ REPO = Path(__file__).resolve().parents[1]
 TQA_SAMPLE = REPO / "tests" / "data" / "banks" / "tqa_sample.json"
 TOPICS = REPO / "topics" / "topics.jsonl"
 LAYOUT = "expected query_id<TAB>question[<TAB>answer...]"
-
-
-def jsonl(*records) -> str:
-    return "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records)
 
 
 def bank_cli(*args) -> object:

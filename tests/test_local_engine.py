@@ -98,7 +98,7 @@ def test_the_runner_stores_the_same_grades_with_chunks_in_flight(tmp_path):
     items = pairs(50)
     stored = []
     for name, parallel in (("one", 1), ("four", 4)):
-        grader = Overlapping(sleep=0.01, parallel_calls=parallel)
+        grader = Overlapping(sleep=0.1, parallel_calls=parallel)  # long enough for the threads to overlap
         with GradeStore(tmp_path / f"{name}.sqlite") as store:
             summary = grade_pairs(items, grader, store, chunk_size=4, progress=False)
             assert summary.graded == 50

@@ -8,7 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from conftest import shared_path
+from conftest import jsonl, shared_path
 from exampp.cli import main
 from exampp.collection.question_bank import (
     Question,
@@ -20,10 +20,6 @@ from exampp.collection.question_bank import (
 )
 from exampp.collection.rag_responses import Response, read_responses
 from exampp.errors import InputError
-
-
-def jsonl(*records) -> str:
-    return "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records)
 
 
 def nugget(text: str, importance: str = "vital", assignment: str | None = None) -> dict:

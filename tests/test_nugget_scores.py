@@ -16,17 +16,13 @@ from click.testing import CliRunner
 from nuggetizer.core.metrics import calculate_global_metrics
 from scipy import stats
 
-from conftest import shared_path
+from conftest import jsonl, shared_path
 from exampp.analysis.statistics import bootstrap_means
 from exampp.api.nuggets import score_nuggets
 from exampp.cli import main
 
 MEASURES = ["V_strict", "A_strict", "V", "A", "W_strict", "W"]
 PACKAGE = {"V_strict": "strict_vital_score", "A_strict": "strict_all_score", "V": "vital_score", "A": "all_score"}
-
-
-def jsonl(*records) -> str:
-    return "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records)
 
 
 def answer(qid: str, run: str, nuggets: list[tuple[str, str, str]]) -> dict:

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from conftest import shared_path
+from conftest import jsonl, shared_path
 from exampp.collection.question_bank import (
     WRITE_FORMATS,
     Question,
@@ -18,10 +18,6 @@ from exampp.collection.question_bank import (
 )
 from exampp.collection.topics import Subtopic, Topic
 from exampp.errors import InputError
-
-
-def jsonl(*records) -> str:
-    return "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records)
 
 
 def test_question_id_is_query_slash_md5_of_the_verbatim_utf8_text():

@@ -224,8 +224,8 @@ def assign_nuggets(
     assigned, unparsed = [], 0
     for answer in found:
         nuggets = []
-        for position, nugget in enumerate(answer.nuggets):
-            grade, said = stored[answer.query_id, answer.run_id, nugget_question(answer, position).question_id]
+        for nugget in answer.nuggets:
+            grade, said = stored[answer.query_id, answer.run_id, question_id_for(answer.query_id, nugget.text)]
             if grade not in (0, 1, 2):
                 raise ExamppError(f"method {grading_method} gave grade {grade:g}, not 0, 1 or 2")
             unparsed += isinstance(said, str) and said.startswith(UNPARSED)

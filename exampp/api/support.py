@@ -28,7 +28,7 @@ from exampp.collection.question_bank import Question, question_id_for
 from exampp.errors import ExamppError
 from exampp.grading.base import Pair
 from exampp.grading.runner import GradingSummary
-from exampp.llm.backend import BackendSpec, Usage, opened
+from exampp.llm.backend import BackendSpec, Usage
 from exampp.store import GradeStore
 
 GRADES = (0, 1, 2)  # the support scale: none, partial, full
@@ -85,7 +85,7 @@ def assess_support(judgments: PathLike, corpus: Corpus, output: PathLike, backen
     file's spelling). Citations whose segment ``corpus`` lacks, or whose sentence has no text, are
     written unjudged (-1)."""
     from exampp.grading.methods.citation_support import UNREAD, CitationSupport
-    from exampp.grading.registry import check_backend
+    from exampp.grading.registry import check_backend, make_grader
     from exampp.grading.runner import grade_pairs
 
     method = CitationSupport()
@@ -97,8 +97,7 @@ def assess_support(judgments: PathLike, corpus: Corpus, output: PathLike, backen
     if not pairs:
         raise NothingToAssess(f"nothing to judge in {judgments}: no cited segment has a text in the corpus "
                               f"({len(cited)} segments cited)")
-    with GradeStore(store) as grades, opened(backend) as judge:
-        grader = method.bind(judge)
+    with GradeStore(store) as grades, make_grader(method, backend) as grader:
         summary = grade_pairs(pairs, grader, grades, chunk_size=chunk_size, progress=progress)
         stored = {(g.query_id, g.passage_id, g.question_id): g
                   for g in grades.records(summary.method_id, query_ids={p.query_id for p in pairs})}

@@ -1,13 +1,10 @@
 """`exampp nuggets score`: nugget scores of answers and runs from a nugget assignment file."""
 from __future__ import annotations
 
-import json
-
 import click
 
 from exampp.analysis.nuggets import MEASURES
-from exampp.cli.output import FILE, bootstrap_options, emit, format_option, output_option, write_output
-from exampp.report.records import json_value
+from exampp.cli.output import FILE, bootstrap_options, emit, emit_leaderboard, format_option, output_option
 
 
 @click.command()
@@ -48,9 +45,5 @@ def score(assignments, measure, complete, per_query, bootstrap, seed, confidence
                            confidence=confidence)
     if per_query:
         emit(result.per_answer, fmt, output)
-    elif fmt == "json":
-        board = {str(row.pop("run")): {k: json_value(v) for k, v in row.items()}
-                 for row in result.leaderboard.to_dict(orient="records")}
-        write_output(json.dumps(board, indent=2) + "\n", output)
     else:
-        emit(result.leaderboard, fmt, output)
+        emit_leaderboard(result.leaderboard, fmt, output)

@@ -106,6 +106,18 @@ def emit(table: pd.DataFrame, fmt: str, output: str | None = None) -> None:
     write_output(render(table, fmt) + "\n", output)
 
 
+def emit_leaderboard(table: pd.DataFrame, fmt: str, output: str | None = None) -> None:
+    """A leaderboard table (a ``run`` column, then its measures), JSON as ``{run: {measure: value}}``,
+    the shape leaderboard files are read in (:mod:`exampp.collection.leaderboard`); else as :func:`emit`."""
+    if fmt != "json":
+        emit(table, fmt, output)
+        return
+    from exampp.report.records import json_value
+
+    board = {str(row.pop("run")): {k: json_value(v) for k, v in row.items()} for row in table.to_dict(orient="records")}
+    write_output(json.dumps(board, indent=2) + "\n", output)
+
+
 strict_option = click.option(
     "--strict", is_flag=True, help="A run query the qrels/exam lack is an error (default: a warning; it is left out)."
 )

@@ -1,11 +1,9 @@
 """``exampp support measures``: per-run citation-support measures of a judgment file."""
 from __future__ import annotations
 
-import json
-
 import click
 
-from exampp.cli.output import FILE, emit, format_option, output_option, write_output
+from exampp.cli.output import FILE, emit, emit_leaderboard, format_option, output_option
 
 
 @click.command()
@@ -30,12 +28,6 @@ def measures(judgments, per_query, fmt, output) -> None:
       exampp support measures judgments.jsonl.gz --format json -o support.json
     """
     from exampp.api.support import support_scores
-    from exampp.report.records import json_value
 
     table = support_scores(judgments, per_query=per_query)
-    if fmt == "json" and not per_query:
-        board = {row.pop("run"): {k: json_value(v) for k, v in row.items()}
-                 for row in table.to_dict(orient="records")}
-        write_output(json.dumps(board, indent=2) + "\n", output)
-    else:
-        emit(table, fmt, output)
+    (emit if per_query else emit_leaderboard)(table, fmt, output)

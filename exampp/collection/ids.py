@@ -24,6 +24,11 @@ _LINE_BREAKS = "\r\x0b\x0c"
 SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def valid_text(text: str) -> str:
+    """``text`` with each lone UTF-16 surrogate replaced by U+FFFD, so that it can be written as UTF-8."""
+    return SURROGATE.sub("\ufffd", text)
+
+
 def _describe(char: str) -> str:
     return repr(char) if char.isprintable() else f"U+{ord(char):04X}"
 

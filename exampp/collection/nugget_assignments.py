@@ -14,7 +14,7 @@ its assignment's index in :data:`ASSIGNMENTS`: 0 not supported, 1 partly, 2 full
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,6 +128,22 @@ def parse_topic(record: Mapping[str, Any], name: str, line: int, *, assigned: bo
     return query_id, query, parsed
 
 
+TopicLines = dict[str, tuple[int, tuple[tuple[str, str], ...]]]
+"""topic id -> the first line listing its nuggets, and the (text, importance) it lists."""
+
+
+def first_listing(topics: TopicLines, query_id: str, nuggets: Sequence[AssignedNugget], name: str, line: int
+                  ) -> bool:
+    """Whether ``line`` is the first to list the nuggets of topic ``query_id`` (noted in ``topics``);
+    an InputError when it lists other nuggets (or importance) than the topic's first line: the
+    track assigns each topic's nuggets to every answer."""
+    listed = tuple((n.text, n.importance) for n in nuggets)
+    first, first_listed = topics.setdefault(query_id, (line, listed))
+    if first_listed != listed:
+        raise InputError(name, line, f"topic {query_id!r} has other nuggets (or importance) than on line {first}")
+    return first == line
+
+
 def read_assignments(path: PathLike, *, assigned: bool = True) -> list[Answer]:
     """The answers of an assignment file, in file order. A (run, topic) twice is an error, and so
     is a topic whose answers list different nuggets (the track assigns each topic's nuggets to
@@ -135,19 +151,14 @@ def read_assignments(path: PathLike, *, assigned: bool = True) -> list[Answer]:
     name = display_name(path)
     answers: list[Answer] = []
     seen: dict[tuple[str, str], int] = {}
-    nuggets: dict[str, tuple[tuple[str, str], ...]] = {}
-    first_line: dict[str, int] = {}
+    topics: TopicLines = {}
     for line, record in iter_json_lines(path):
         answer = parse_answer(record, name, line, assigned=assigned)
         key = (answer.run_id, answer.query_id)
         if key in seen:
             raise InputError(name, line, f"run {key[0]!r} already answered topic {key[1]!r} (line {seen[key]})")
         seen[key] = line
-        listed = tuple((n.text, n.importance) for n in answer.nuggets)
-        if nuggets.setdefault(answer.query_id, listed) != listed:
-            raise InputError(name, line, f"topic {answer.query_id!r} has other nuggets (or importance) than on "
-                                         f"line {first_line[answer.query_id]}")
-        first_line.setdefault(answer.query_id, line)
+        first_listing(topics, answer.query_id, answer.nuggets, name, line)
         answers.append(answer)
     if not answers:
         raise InputError(name, None, "no answers: the file is empty")

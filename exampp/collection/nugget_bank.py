@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from exampp.collection.io import json_name
-from exampp.collection.nugget_assignments import IMPORTANCE, parse_topic
+from exampp.collection.nugget_assignments import IMPORTANCE, TopicLines, first_listing, parse_topic
 from exampp.collection.question_bank import BankFile, Question, QuestionBank, question_id_for
 from exampp.errors import InputError
 
@@ -37,23 +37,20 @@ def read_nuggetizer_records(records: Iterable[tuple[int, Any]], path: str) -> Ba
     naming the line."""
     bank = QuestionBank()
     lines: dict[str, int] = {}
-    topics: dict[str, tuple[int, tuple[tuple[str, str], ...]]] = {}  # qid -> first line, its nuggets
+    topics: TopicLines = {}
     for lineno, record in records:
         if not isinstance(record, dict):
             raise InputError(path, lineno, f"expected a topic's nuggets object, found {json_name(record)}")
         query_id, query, nuggets = parse_topic(record, path, lineno, assigned=False)
-        listed = tuple((n.text, n.importance) for n in nuggets)
-        first = topics.setdefault(query_id, (lineno, listed))
-        if first[1] != listed:
-            raise InputError(path, lineno, f"topic {query_id!r} has other nuggets (or importance) than on "
-                                           f"line {first[0]}")
+        first = first_listing(topics, query_id, nuggets, path, lineno)
         if query is not None:
             bank.query_texts.setdefault(query_id, query)
-        if first[0] != lineno:  # another answer to a topic already read
+        if not first:  # another answer to a topic already read
             continue
-        for text, importance in listed:
+        for nugget in nuggets:
             # a line lists a text once (parse_topic), and an id is its topic's and its text's
-            question = Question(query_id, question_id_for(query_id, text), text, info={"importance": importance})
+            question = Question(query_id, question_id_for(query_id, nugget.text), nugget.text,
+                                info={"importance": nugget.importance})
             bank.add(question)
             lines[question.question_id] = lineno
     if not len(bank):

@@ -29,7 +29,7 @@ from typing import Any, Generic, TypeVar
 
 from exampp.errors import InputError
 from exampp.generation.journal import Journal
-from exampp.generation.parsing import valid_text
+from exampp.collection.ids import valid_text
 from exampp.llm.backend import (
     Backend,
     BackendError,

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from exampp.collection.ids import SURROGATE
+from exampp.collection.ids import valid_text
 
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _MARKER = re.compile(r"^\s*(?:[-*•·]|\(?\d{1,3}[.):]|\(?[a-zA-Z][.)]|Q\d{1,3}[.):]?)\s+(.*)$")
@@ -39,11 +39,6 @@ def plain_text(text: str) -> str:
     characters gone, lone surrogates U+FFFD."""
     text = _CONTROL.sub(lambda control: " " if control.group().isspace() else "", valid_text(text))
     return " ".join(text.split())
-
-
-def valid_text(text: str) -> str:
-    """``text`` with each lone UTF-16 surrogate replaced by U+FFFD, so that it can be written as UTF-8."""
-    return SURROGATE.sub("\ufffd", text)
 
 
 def _clean(text: str) -> str:

@@ -241,7 +241,10 @@ class RemoteGrader(Grader):
         self.engine = engine
         self.name = str(engine.method)
         self.direct = engine.method.direct
-        self.whole_passages = engine.method.whole_passages
+
+    @property
+    def whole_passages(self) -> bool:
+        return self.engine.method.whole_passages
 
     @property
     def method(self) -> Method:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from exampp.collection.nugget_assignments import ASSIGNMENTS
 from exampp.collection.question_bank import Question
-from exampp.generation.parsing import valid_text
+from exampp.collection.ids import valid_text
 from exampp.grading.base import Judgment, Pair
 from exampp.grading.method import GradingMethod, MethodError, param
 from exampp.grading.registry import register

@@ -55,9 +55,9 @@ from urllib.parse import urljoin, urlsplit
 
 import openai
 
-from exampp.collection.ids import SURROGATE
 from exampp.collection.io import excerpt
 from exampp.defaults import TOP_LOGPROBS
+from exampp.collection.ids import valid_text
 from exampp.llm import fitting
 from exampp.llm.backend import Backend, BackendError, Capability, Labels, NextToken, Usage, next_token_scores
 from exampp.llm.locate import error_reason
@@ -294,7 +294,7 @@ class OpenAIBackend(Backend):
             self.usage.completion_tokens += answer.completion_tokens
             self.usage.cut_answers += len(answer.text) > longest
         # A lone surrogate (JSON can escape one) cannot be stored as UTF-8: it becomes U+FFFD here, once.
-        return SURROGATE.sub("\ufffd", answer.text[:longest]), answer.top, answer.first
+        return valid_text(answer.text[:longest]), answer.top, answer.first
 
     async def _answer(self, prompt: str | Conversation, max_new_tokens: int, *, logprobs: bool,
                       temperature: float) -> _Answer:
