@@ -86,17 +86,29 @@ def distinct_pairs(n: int) -> list[Pair]:
     return pairs
 
 
-def batched_run(pairs: list[Pair], concurrency: int | None) -> dict:
-    """Grade ``pairs`` through the runner against a fresh simulated server: the figures of the run. With
-    ``concurrency`` given, today's client: that many requests in flight and one chunk at a time."""
-    options = {} if concurrency is None else {"concurrency": concurrency}
-    with tempfile.TemporaryDirectory() as tmp, BatchingServer(**SERVER) as server:
+# The clients compared: backend options, and chunks graded at once (None: the backend's parallel_calls).
+CLIENTS: dict[str, tuple[dict, int | None]] = {
+    "default": ({}, None),
+    "before": ({"concurrency": BASELINE, "adaptive_concurrency": False}, 1),  # 8 in flight, one chunk at a time
+    "fixed 256": ({"adaptive_concurrency": False}, None),  # 256 in flight always, whatever the server says
+}
+LIMIT = 64  # the limited server of --quick: 429 beyond this many requests in flight
+
+
+def batched_run(pairs: list[Pair], client: str = "default", *, method: str = "self-rating",
+                leader_first: bool = True, limit: int | None = None) -> dict:
+    """Grade ``pairs`` with ``method`` through the runner against a fresh simulated server (``limit``: it
+    answers 429 beyond that many in flight) with one of :data:`CLIENTS`: the figures of the run.
+    ``leader_first`` off: a passage's prompts are sent together (exampp.llm.prefix), for --prefix."""
+    options, in_flight = CLIENTS[client]
+    with tempfile.TemporaryDirectory() as tmp, BatchingServer(**SERVER, max_in_flight=limit) as server:
         backend = open_backend("openai", "judge", base_url=server.url, **options)
+        backend.leader_first = leader_first
         try:
             with GradeStore(Path(tmp) / "grades.sqlite") as store:
                 cpu, start = time.process_time(), time.perf_counter()
-                grader = make_grader("self-rating", backend)
-                engine = None if concurrency is None else LocalEngine(grader, in_flight=1)
+                grader = make_grader(method, backend)
+                engine = None if in_flight is None else LocalEngine(grader, in_flight=in_flight)
                 summary = grade_pairs(pairs, grader, store, progress=False, engine=engine)
                 seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         finally:
@@ -104,32 +116,58 @@ def batched_run(pairs: list[Pair], concurrency: int | None) -> dict:
         stats = server.stats()
     if not summary.graded == stats.completed == len(pairs):
         raise RuntimeError(f"{len(pairs)} prompts, but {summary.graded} graded and {stats.completed} answered")
-    return {"client": "default" if concurrency is None else f"concurrency {concurrency}", "prompts": len(pairs),
+    return {"client": client, "server": f"429 beyond {limit}" if limit else "no limit", "prompts": len(pairs),
             "seconds": round(seconds, 2), "prompts_per_s": round(len(pairs) / seconds, 1),
             "capacity": round(stats.capacity, 1), "utilisation": round(stats.ideal_seconds / seconds, 3),
             "full_batch_share": round(stats.full_share, 3), "cache_hit_rate": round(stats.hit_rate, 3),
-            "prefill_tokens_saved": stats.cached_tokens, "retries": backend.usage.retries,
+            "prefill_tokens_saved": stats.cached_tokens, "prompt_tokens": stats.prompt_tokens,
+            "refused": stats.refused, "retries": backend.usage.retries,
             "server_busy_share": round(stats.busy_share, 3), "cpu_ms_per_prompt": round(1000 * cpu / len(pairs), 2)}
 
 
-def quick(sizes: list[int]) -> None:
-    """Default settings against today's client on the simulated server, for each size; a table, then JSON."""
+def quick(sizes: list[int], baseline_max: int) -> None:
+    """Default settings against the client before (up to ``baseline_max`` prompts) on the simulated server,
+    for each size; then both adaptive and fixed against a server that takes :data:`LIMIT` in flight. A
+    table, then JSON."""
     rows = []
     print(f"self-rating through the runner (chunks of {CHUNK} pairs) against the simulated server: max batch 256, "
           f"a step {SERVER['base']:g} s + {SERVER['per_seq']:g} s a request, 16 prompt words prefilled a step")
-    print(f"{'client':<16} {'prompts':>7} {'seconds':>8} {'prompts/s':>9} {'capacity':>8} {'utilisation':>11} "
-          f"{'full steps':>10} {'busy':>6} {'cache hits':>10}")
+    print(f"{'client':<10} {'server':<14} {'prompts':>7} {'seconds':>8} {'prompts/s':>9} {'capacity':>8} "
+          f"{'utilisation':>11} {'full steps':>10} {'busy':>6} {'cache hits':>10} {'429s':>6}")
+    runs = [(n, client, None) for n in sizes for client in ("default", "before") if client == "default" or
+            n <= baseline_max] + [(sizes[0], client, LIMIT) for client in ("default", "fixed 256")]
+    for n, client, limit in runs:
+        row = batched_run(distinct_pairs(n), client, limit=limit)
+        rows.append(row)
+        print(f"{client:<10} {row['server']:<14} {n:>7} {row['seconds']:>8.1f} {row['prompts_per_s']:>9.1f} "
+              f"{row['capacity']:>8.1f} {row['utilisation']:>11.1%} {row['full_batch_share']:>10.1%} "
+              f"{row['server_busy_share']:>6.1%} {row['cache_hit_rate']:>10.1%} {row['refused']:>6}", flush=True)
+    unlimited = [row for row in rows if row["server"] == "no limit"]
+    print(json.dumps({"utilisation": min(row["utilisation"] for row in unlimited if row["client"] == "default"),
+                      "baseline_utilisation": max(row["utilisation"] for row in unlimited if row["client"] == "before"),
+                      "path": "exampp.grading.runner.grade_pairs", "runs": rows}))
+
+
+def prefix(sizes: list[int]) -> None:
+    """The prefix cache's share of the prompt tokens at default settings: the papers' self-rating prompt
+    (question first), then the passage-first one sent all at once and leader-first, for each size."""
+    variants = (("question-first", "self-rating", True),
+                ("passage-first, all at once", "self-rating(prompt=passage-first)", False),
+                ("passage-first, leader-first", "self-rating(prompt=passage-first)", True))
+    rows = []
+    print("self-rating through the runner at default settings against the simulated server (as --quick), its "
+          "prefix cache in blocks of 16 words")
+    print(f"{'prompt, dispatch':<28} {'prompts':>7} {'prompts/s':>9} {'capacity':>8} {'utilisation':>11} "
+          f"{'cache hits':>10} {'prefill saved':>13} {'prompt tokens':>13}")
     for n in sizes:
         pairs = distinct_pairs(n)
-        for concurrency in (None, BASELINE):
-            row = batched_run(pairs, concurrency)
+        for label, method, leader_first in variants:
+            row = {**batched_run(pairs, method=method, leader_first=leader_first), "client": label}
             rows.append(row)
-            print(f"{row['client']:<16} {n:>7} {row['seconds']:>8.1f} {row['prompts_per_s']:>9.1f} "
-                  f"{row['capacity']:>8.1f} {row['utilisation']:>11.1%} {row['full_batch_share']:>10.1%} "
-                  f"{row['server_busy_share']:>6.1%} {row['cache_hit_rate']:>10.1%}", flush=True)
-    default, baseline = rows[-2], rows[-1]
-    print(json.dumps({"utilisation": default["utilisation"], "baseline_utilisation": baseline["utilisation"],
-                      "prompts": default["prompts"], "path": "exampp.grading.runner.grade_pairs", "runs": rows}))
+            print(f"{label:<28} {n:>7} {row['prompts_per_s']:>9.1f} {row['capacity']:>8.1f} "
+                  f"{row['utilisation']:>11.1%} {row['cache_hit_rate']:>10.1%} {row['prefill_tokens_saved']:>13} "
+                  f"{row['prompt_tokens']:>13}", flush=True)
+    print(json.dumps({"prefix": rows}))
 
 
 def timed_grades(backend, pairs: list[Pair]) -> tuple[list, float]:
@@ -145,11 +183,19 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.1, help="seconds the server waits before each answer")
     parser.add_argument("--concurrency", default="1,4,16", help="comma-separated request concurrencies")
     parser.add_argument("--quick", action="store_true",
-                        help="default settings against concurrency 8 on the simulated continuous-batching server")
-    parser.add_argument("--prompts", default="1000", help="with --quick: comma-separated numbers of prompts")
+                        help="default settings against the client before on the simulated continuous-batching server")
+    parser.add_argument("--prefix", action="store_true",
+                        help="the prefix cache's hits: question-first, passage-first all at once and leader-first")
+    parser.add_argument("--prompts", default="1000",
+                        help="with --quick or --prefix: comma-separated numbers of prompts")
+    parser.add_argument("--baseline-max", type=int, default=10_000,
+                        help="with --quick: the client before runs up to this many prompts (it takes 7 times as long)")
     args = parser.parse_args()
     if args.quick:
-        quick([int(n) for n in args.prompts.split(",")])
+        quick([int(n) for n in args.prompts.split(",")], args.baseline_max)
+        return
+    if args.prefix:
+        prefix([int(n) for n in args.prompts.split(",")])
         return
     pairs = example_pairs(args.pairs, depth=5)
     with tempfile.TemporaryDirectory() as tmp:

@@ -42,7 +42,8 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "tokenizer": ((str,), "local tokenizer folder of a served model (prompt fitting)"),
     "max_input_tokens": ((int,), "a served model's input length in tokens"),
     "endpoint": ((str,), "a server's endpoint: chat or completions"),
-    "concurrency": ((int,), "requests in flight at once"),
+    "concurrency": ((int,), "requests in flight at most"),
+    "adaptive_concurrency": ((bool,), "adapt the requests in flight to the server (false: always concurrency)"),
     "max_requests": ((int,), "requests a job may send at most"),
     "timeout": ((int, float), "seconds before a request is retried"),
     "max_retries": ((int,), "retries of a request"),
@@ -66,11 +67,14 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "engine": ((str,), "where the grader runs: local (this process) or ray (Ray workers)"),
     "workers": ((int,), "Ray workers, one model replica each [default: one per GPU, else 1]"),
     "ray_address": ((str,), "a running Ray cluster's address [default: start Ray on this machine]"),
+    "batch_api": ((bool,), "openai: grade through the OpenAI Batch API (half the price, answers within a day)"),
+    "batch_price": ((str,), "with batch_api: IN,OUT dollars per million prompt and completion tokens"),
+    "batch_poll": ((int, float), "with batch_api: seconds between looks at a batch"),
 }
 # options passed to the backend; one that a backend does not take is left out when it comes from the file
 BACKEND_KEYS = ("device", "dtype", "batch_size", "max_batch_tokens", "threads", "compile", "base_url", "api_key_env",
-                "tokenizer", "max_input_tokens", "endpoint", "concurrency", "max_requests", "timeout", "max_retries",
-                "gpu_memory_utilization", "tensor_parallel_size", "max_model_len")
+                "tokenizer", "max_input_tokens", "endpoint", "concurrency", "adaptive_concurrency", "max_requests",
+                "timeout", "max_retries", "gpu_memory_utilization", "tensor_parallel_size", "max_model_len")
 PATH_KEYS = ("topics", "bank", "corpus", "responses", "workspace", "store", "tokenizer")
 _SOURCE_PREFIXES = ("irds:", "pyserini:")
 _TOML_LINE = re.compile(r"at line (\d+)")

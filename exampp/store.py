@@ -66,6 +66,18 @@ CREATE TABLE IF NOT EXISTS cascaded (
     stage TEXT NOT NULL, score REAL NOT NULL,
     PRIMARY KEY (method, passage_hash, question_hash)) WITHOUT ROWID;
 """
+# The OpenAI Batch API's batches (exampp.llm.batch_api) and their requests by key, each with its answer
+# once downloaded (status NULL until then; 0: the batch ended without one); added when a writer opens a
+# store without them. They do not bear on grades: a store with them stays readable by older exampp.
+_BATCH_SCHEMA = """
+CREATE TABLE IF NOT EXISTS batches (
+    id TEXT PRIMARY KEY, url TEXT NOT NULL, model TEXT NOT NULL, method_id TEXT NOT NULL, state TEXT NOT NULL,
+    requests INTEGER NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS batch_answers (
+    key BLOB PRIMARY KEY, batch TEXT NOT NULL, status INTEGER, body BLOB) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS batch_answers_by_batch ON batch_answers (batch);
+"""
+_BATCH_ENDED = ("completed", "failed", "expired", "cancelled")  # the Batch API's final states
 # A claim outlives a crash on another machine for this long (on this one, a dead pid frees it).
 CLAIM_SECONDS = 3600.0
 
@@ -86,7 +98,7 @@ CREATE TABLE IF NOT EXISTS grades (
     method INTEGER NOT NULL REFERENCES methods (id), passage_hash BLOB NOT NULL, question_hash BLOB NOT NULL,
     grade REAL NOT NULL, answer TEXT, probabilities TEXT,
     PRIMARY KEY (method, passage_hash, question_hash)) WITHOUT ROWID;
-""" + _CLAIMS_SCHEMA + _CASCADED_SCHEMA
+""" + _CLAIMS_SCHEMA + _CASCADED_SCHEMA + _BATCH_SCHEMA
 
 GRADE_COLUMNS = ["query_id", "passage_id", "question_id", "method_id", "grade", "answer"]
 
@@ -213,11 +225,15 @@ class GradeStore:
         if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'claims'").fetchone() is None:
             with self._transaction():
                 self._db.execute(_CLAIMS_SCHEMA)
+        if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'batch_answers'").fetchone() is None:
+            with self._transaction():
+                for statement in filter(str.strip, _BATCH_SCHEMA.split(";")):
+                    self._db.execute(statement)
 
     def _check_schema(self) -> None:
         """An InputError, having written nothing, unless the file is an exampp store: a schema version
         this exampp reads, and the tables and columns of that version (a version-1 store may lack the
-        claims table, which a writer adds)."""
+        claims and batch tables, which a writer adds)."""
         tables = set(_tables(self._db))
         if "schema_version" not in tables or "version" not in _columns(self._db, "schema_version"):
             raise InputError(self.path, None, "not an exampp grade store (no schema_version table)")
@@ -228,7 +244,7 @@ class GradeStore:
             raise InputError(self.path, None, f"grade store schema version {found}, this exampp reads "
                                               f"{' and '.join(map(str, READABLE_VERSIONS))}")
         expected = _schema_columns()
-        optional = {"claims"} | ({"cascaded"} if version == 1 else set())
+        optional = {"claims", "batches", "batch_answers"} | ({"cascaded"} if version == 1 else set())
         missing = [table for table in expected if table not in tables and table not in optional]
         if missing:
             tables_named = f"table{'s' * (len(missing) > 1)} {', '.join(missing)}"
@@ -509,3 +525,51 @@ class GradeStore:
             return {name: self._db.execute(sql).fetchone()[0] for name, sql in queries.items()}
         finally:
             self._db.execute("COMMIT")
+
+    # -- the Batch API's batches (exampp.llm.batch_api) ----------------------------------
+
+    def add_batch(self, batch_id: str, url: str, model: str, method_id: str, keys: Sequence[str]) -> None:
+        """Keep a batch just created at ``url`` for ``model``, with its requests' keys (hex), awaiting answers."""
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO batches (id, url, model, method_id, state, requests, created)"
+                       " VALUES (?, ?, ?, ?, 'validating', ?, ?)",
+                       (batch_id, url, model, method_id, len(keys), time.time()))
+            db.executemany("INSERT OR REPLACE INTO batch_answers (key, batch, status, body) VALUES (?, ?, NULL, NULL)",
+                           ((bytes.fromhex(key), batch_id) for key in keys))
+
+    def open_batches(self, url: str, model: str) -> list[str]:
+        """The batches of ``model`` at ``url`` whose answers are not in, oldest first."""
+        marks = ", ".join("?" * len(_BATCH_ENDED))
+        return [row[0] for row in self._db.execute(
+            f"SELECT id FROM batches WHERE url = ? AND model = ? AND state NOT IN ({marks}) ORDER BY created, id",
+            (url, model, *_BATCH_ENDED))]
+
+    def end_batch(self, batch_id: str, state: str, answers: Iterable[tuple[str, tuple[int, bytes]]] | None) -> None:
+        """Keep the answers of an ended batch (key -> status, body; lines of keys it lacks are ignored), its
+        requests without one as unanswered (status 0), and its final ``state``: all in one transaction.
+        ``answers`` None: the batch answered nothing, and its requests are forgotten (to be submitted anew)."""
+        with self._transaction() as db:
+            if answers is None:
+                db.execute("DELETE FROM batch_answers WHERE batch = ?", (batch_id,))
+                answers = ()
+            db.executemany("UPDATE batch_answers SET status = ?, body = ? WHERE key = ? AND batch = ?",
+                           ((status, body, bytes.fromhex(key), batch_id) for key, (status, body) in answers))
+            db.execute("UPDATE batch_answers SET status = 0 WHERE batch = ? AND status IS NULL", (batch_id,))
+            db.execute("UPDATE batches SET state = ? WHERE id = ?", (state, batch_id))
+
+    def batch_answers(self, url: str, model: str,
+                      batch_id: str | None = None) -> dict[str, tuple[int | None, bytes | None]]:
+        """The requests of the batches of ``model`` at ``url`` (or of batch ``batch_id`` alone): key (hex) ->
+        (status, body), both None while the batch is open."""
+        sql = ("SELECT a.key, a.status, a.body FROM batch_answers a JOIN batches b ON b.id = a.batch"
+               " WHERE b.url = ? AND b.model = ?" + (" AND b.id = ?" if batch_id is not None else ""))
+        params = (url, model) + ((batch_id,) if batch_id is not None else ())
+        return {key.hex(): (status, body) for key, status, body in self._db.execute(sql, params)}
+
+    def forget_batch_answers(self, url: str, model: str, method_id: str) -> None:
+        """Drop the answers of the batches ``method_id`` submitted to ``model`` at ``url`` (its grades are
+        committed); requests still awaited stay."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM batch_answers WHERE status IS NOT NULL AND batch IN"
+                       " (SELECT id FROM batches WHERE url = ? AND model = ? AND method_id = ?)",
+                       (url, model, method_id))

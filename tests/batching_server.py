@@ -24,8 +24,8 @@ workload whose requests needed s_1..s_n steps (the cache hits as they came) take
 
 seconds (:func:`ideal_seconds`: the steps cost ``base`` each and ``per_seq`` per request in them;
 a step holds at most ``max_batch`` requests, and a request's steps come one after another), so its
-capacity is n / ideal requests/s and the utilisation of a run is ideal / its wall time (first
-request in to last answer out). The scheduler keeps simulated time: a step that starts late
+capacity is n / ideal requests/s (``max_batch`` no more than ``max_in_flight`` where that is set) and
+the utilisation of a run is ideal / its wall time (first request in to last answer out). The scheduler keeps simulated time: a step that starts late
 (another thread held the interpreter) is caught up on, up to :data:`LAG` seconds behind, so that
 the server's pace is its own and not the test machine's.
 """
@@ -212,7 +212,7 @@ class BatchingServer:
         self._stopping = False
         self._work = threading.Condition()  # guards the simulation and the figures
         self._scheduler = threading.Thread(target=self._schedule, name="batching-scheduler", daemon=True)
-        self._http = _Listening(("127.0.0.1", port), _handler(self))
+        self._http = _QuietServer(("127.0.0.1", port), _handler(self))
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
 
@@ -233,6 +233,11 @@ class BatchingServer:
         self._http.shutdown()
         self._http.server_close()
 
+    @property
+    def batch_limit(self) -> int:
+        """The largest batch the server runs: ``max_batch``, or fewer where it takes fewer in flight."""
+        return min(self.sim.max_batch, self.max_in_flight or self.sim.max_batch)
+
     def step_seconds(self, batch: int) -> float:
         return self.base + self.per_seq * batch
 
@@ -248,7 +253,7 @@ class BatchingServer:
             return Stats(completed=len(sim.job_steps), refused=self.refused, seconds=seconds, steps=sim.steps,
                          full_share=sim.full_steps / sim.steps if sim.steps else 0.0,
                          busy_share=min(self._busy / seconds, 1.0) if seconds else 0.0,
-                         ideal_seconds=ideal_seconds(sim.job_steps, sim.max_batch, self.base, self.per_seq),
+                         ideal_seconds=ideal_seconds(sim.job_steps, self.batch_limit, self.base, self.per_seq),
                          prompt_tokens=sim.prompt_tokens, cached_tokens=sim.cached_tokens)
 
     # --- the scheduler ---------------------------------------------------------------------------
@@ -302,10 +307,6 @@ class BatchingServer:
             return 503, {}, _error("the server is shutting down", "ServiceUnavailable", 503)
         top = (body.get("top_logprobs") if body.get("logprobs") else None) if chat else body.get("logprobs")
         return 200, {}, _completion(self.name, prompt, len(job.words), chat, top)
-
-
-class _Listening(_QuietServer):
-    request_queue_size = 1024  # connections waiting to be accepted: hundreds open at once (5 would refuse them)
 
 
 def _completion(name: str, prompt: str, prompt_tokens: int, chat: bool, top: int | None) -> dict:

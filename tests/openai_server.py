@@ -254,7 +254,11 @@ def _error(message: str, kind: str, code: int) -> dict:
 
 
 class _QuietServer(ThreadingHTTPServer):
-    """A client that hangs up (exampp closes its connections at once on an error) is no server error."""
+    """A client that hangs up (exampp closes its connections at once on an error) is no server error.
+    Hundreds of connections may wait to be accepted (a client opens one per request in flight; 5, the
+    default, would refuse them)."""
+
+    request_queue_size = 1024
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if not isinstance(sys.exc_info()[1], ConnectionError):

@@ -41,6 +41,14 @@ def test_a_request_takes_a_step_per_prefill_chunk_of_uncached_words_then_its_dec
     assert (sim.prompt_tokens, sim.cached_tokens) == (80, 32)
 
 
+def test_a_server_that_takes_fewer_in_flight_than_its_batch_has_their_capacity():
+    four = [1, 1, 1, 1]  # requests of one step each, as if completed
+    for limit, steps in ((None, 1), (2, 2)):
+        with BatchingServer(max_in_flight=limit, base=0.5) as server:
+            server.sim.job_steps = four
+        assert server.stats().ideal_seconds == pytest.approx(steps * 0.5 + 4 * 0.0005)  # 4 in one step, or in 2
+
+
 def test_beyond_max_in_flight_it_answers_429_with_retry_after():
     with BatchingServer(max_in_flight=2, base=0.5, retry_after=3) as server:
         client = openai.OpenAI(base_url=server.url, api_key="none", max_retries=0)
@@ -55,6 +63,7 @@ def test_beyond_max_in_flight_it_answers_429_with_retry_after():
             ask()
         for thread in threads:
             thread.join()
+    assert (server.stats().completed, server.stats().refused) == (2, 1)
     assert refused.value.response.headers["Retry-After"] == "3"
     assert refused.value.response.headers["retry-after-ms"] == "3000"
     assert refused.value.message.endswith("more than 2 requests in flight")

@@ -220,7 +220,7 @@ def test_config_paths_are_relative_to_the_file_and_sources_kept(write, tmp_path)
 @pytest.mark.parametrize("text, line, message", [
     ('depth = 20\n\n  grade = "qa"\n', 3, "unknown key 'grade'; known keys: topics, bank, corpus, responses, grader, "
                                           "backend, model, base_url, api_key_env, tokenizer, max_input_tokens, endpoint, "
-                                          "concurrency, max_requests, timeout, max_retries, gpu_memory_utilization, "
+                                          "concurrency, adaptive_concurrency, max_requests, timeout, max_retries, gpu_memory_utilization, "
                                           "tensor_parallel_size, max_model_len, depth, "
                                           "workspace, store, device, dtype, batch_size, max_batch_tokens, threads, compile, tau, "
                                           "min_grade, label, cascade, "
@@ -248,7 +248,8 @@ def test_backend_options_from_the_config_apply_only_where_the_backend_takes_them
     assert job.backend_defaults == {"device": "cpu", "dtype": "bf16", "max_batch_tokens": None, "threads": None,
                                     "compile": None, "base_url": "http://x/v1",
                                     "api_key_env": None, "tokenizer": None, "max_input_tokens": None,
-                                    "endpoint": None, "concurrency": None, "max_requests": None, "timeout": None,
+                                    "endpoint": None, "concurrency": None, "adaptive_concurrency": None, "max_requests": None,
+                                    "timeout": None,
                                     "max_retries": None, "gpu_memory_utilization": None,
                                     "tensor_parallel_size": None, "max_model_len": None}
     backend = job.backend_spec(job.grading_method()).open()  # the embedding backend takes no dtype or base_url

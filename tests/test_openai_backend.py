@@ -321,7 +321,7 @@ def test_what_the_retries_do_not_mend_is_one_line(served, workspace, tmp_path):
     line = _one_line_error(grade(workspace, tmp_path, *served_args(served, "--max-retries", "0")))
     assert line == f"Error: {served.url} answered HTTP 500 for model {NAME}: injected HTTP 500"
     served.reset()
-    served.faults = {0: Fault(sleep=1.0), 1: Fault(sleep=1.0)}
+    served.faults = {i: Fault(sleep=1.0) for i in range(2 * PAIRS)}  # every attempt (a retry waits without its slot)
     line = _one_line_error(grade(workspace, tmp_path, *served_args(served, "--max-retries", "1", "--timeout", "0.3",
                                                                    "--concurrency", "1")))
     assert line == (f"Error: {served.url} did not answer for model {NAME} within --timeout 0.3 s (2 attempts; "

@@ -172,6 +172,9 @@ class GradeJob:
     engine: str = "local"  # local: grade in this process; ray: on Ray workers (exampp.grading.ray_engine)
     workers: int | None = None  # Ray workers, one model replica each [default: one per GPU, else 1]
     ray_address: str | None = None  # a running Ray cluster [default: start Ray on this machine]
+    batch_api: bool = False  # openai: grade through the Batch API (exampp.grading.batch_engine)
+    batch_price: str | None = None  # IN,OUT: dollars per million prompt and completion tokens, for the estimate
+    batch_poll: float | None = None  # seconds between looks at a batch [default: batch_api.POLL_SECONDS]
 
     def __post_init__(self) -> None:
         """The numeric settings keep their rules (exampp.settings), however the job was made."""
@@ -227,6 +230,8 @@ class GradeJob:
             raise ExamppError(f"engine {self.engine!r}: choose one of {', '.join(ENGINES)}")
         if self.engine == "local" and (self.workers is not None or self.ray_address is not None):
             raise ExamppError("--workers and --ray-address (workers, ray_address) are settings of --engine ray")
+        if self.batch_api or self.batch_price is not None or self.batch_poll is not None:
+            self._check_batch_api(spec)
         if spec is not None:  # what can be checked without reading or opening anything, first
             check_backend(method, spec.name)
             if self.engine == "local":  # Ray workers may have devices this process lacks
@@ -236,23 +241,50 @@ class GradeJob:
         runs, corpora, bank, topics = self._inputs(ws)
         if bank is None and not method.direct:
             raise NothingToGrade("no question bank: give --bank (or keep one at WORKSPACE/question_banks/questions.jsonl)")
-        with self._grader(method, spec) as (grader, engine), \
+        with self._grader(method, spec, self.store or ws.store) as (grader, engine), \
                 opened(self.cascade_backend_spec(spec) if cascade else None) as embedder, \
                 GradeStore(self.store or ws.store) as store:
             yield OpenGradeJob(self, ws, method, runs, corpora, bank, topics, grader, store, cascade, embedder, engine)
 
     @contextmanager
-    def _grader(self, method: GradingMethod, spec: BackendSpec | None) -> Iterator[tuple[Grader, Engine | None]]:
-        """The grader and the engine that runs it: the method bound to a backend opened here, or
-        the Ray workers, each with its own backend (none is opened here)."""
+    def _grader(self, method: GradingMethod, spec: BackendSpec | None,
+                store: PathLike) -> Iterator[tuple[Grader, Engine | None]]:
+        """The grader and the engine that runs it: the method bound to a backend opened here (through
+        the Batch API with ``batch_api``, its batches kept in ``store``), or the Ray workers, each with its
+        own backend (none is opened here)."""
         if self.engine == "local":
             with opened(spec) as backend:
-                yield method.bind(backend), None
+                grader = method.bind(backend)
+                yield grader, self._batch_engine(grader, backend, store) if self.batch_api else None
             return
         from exampp.grading.ray_engine import RayEngine
 
         with RayEngine(method, spec, workers=self.workers, address=self.ray_address) as engine:
             yield engine.grader, engine
+
+    def _check_batch_api(self, spec: BackendSpec | None) -> None:
+        """The Batch API's settings go with the openai backend, in this process, without a request budget."""
+        from exampp.llm.batch_api import parse_price
+
+        if not self.batch_api:
+            raise ExamppError("--batch-price and --batch-poll (batch_price, batch_poll) are settings of --batch-api")
+        if spec is None or spec.name != "openai":
+            raise ExamppError(f"--batch-api grades through the OpenAI Batch API: it needs --backend openai, not "
+                              f"{spec.name if spec is not None else 'none'}")
+        if self.engine != "local":
+            raise ExamppError("--batch-api grades in this process: it does not go with --engine ray")
+        if spec.option("max_requests") is not None:
+            raise ExamppError("--max-requests caps direct requests: with --batch-api the estimate before "
+                              "submitting says what a job costs (--batch-price)")
+        if self.batch_price is not None:
+            parse_price(self.batch_price)
+
+    def _batch_engine(self, grader: Grader, backend: Backend, store: PathLike) -> Engine:
+        from exampp.grading.batch_engine import BatchEngine
+        from exampp.llm.batch_api import POLL_SECONDS, parse_price
+
+        return BatchEngine(grader, backend, store, poll_seconds=self.batch_poll or POLL_SECONDS,
+                           price=parse_price(self.batch_price) if self.batch_price is not None else None)
 
     def cascade_spec(self, method: GradingMethod) -> CascadeSpec | None:
         """The cascade asked for, checked against the job's τ (CascadeError when it has no calibration)."""

@@ -47,13 +47,18 @@ def backend_options(*, backend_help: str, model_help: str, chat_note: str = "") 
         click.option("--endpoint", type=click.Choice(["chat", "completions"]),
                      help="openai: chat completions (chat models) or completions (raw prompts) [default: chat]."),
         click.option("--concurrency", type=Setting("concurrency"),
-                     help="openai: requests in flight at once [default: 8]."),
+                     help="openai: requests in flight at most: as many at first, half as many after a 429, 503 or "
+                          "time-out, then more again while the server's throughput holds [default: 256]."),
+        click.option("--adaptive-concurrency/--fixed-concurrency", default=None,
+                     help="openai: adapt the requests in flight to the server, up to --concurrency, or keep "
+                          "--concurrency in flight always [default: adaptive]."),
         click.option("--max-requests", type=Setting("max_requests"),
                      help="openai: stop after this many requests (what is done so far is kept) [default: no limit]."),
         click.option("--timeout", type=Setting("timeout"),
                      help="openai: seconds before a request is retried [default: 60]."),
         click.option("--max-retries", type=Setting("max_retries"),
-                     help="openai: retries on 429, 5xx and time-outs, with backoff [default: 5]."),
+                     help="openai: retries of a request on 5xx, time-outs and lost connections, with backoff; a 429 or 503 "
+                          "is asked again, spending none, for up to --timeout x (--max-retries + 1) [default: 5]."),
         click.option("--tokenizer", metavar="FOLDER", help="openai: a local copy of the served model's tokenizer, to "
                                                          "count tokens exactly and cut passages to fit its input."),
         click.option("--max-input-tokens", type=Setting("max_input_tokens"),

@@ -70,6 +70,15 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
 @click.option("--ray-address", metavar="ADDR",
               help="With --engine ray: a running Ray cluster, e.g. ray://head:10001 or auto "
                    "[default: start Ray on this machine].")
+@click.option("--batch-api/--no-batch-api", default=None,
+              help="With --backend openai: send the requests through the OpenAI Batch API (half the price, answers "
+                   "within 24 h); the batches and their answers are kept in the grade store, so a stopped job "
+                   "resumes them [default: no].")
+@click.option("--batch-price", metavar="IN,OUT",
+              help="With --batch-api: dollars per million prompt and completion tokens, to estimate the cost before "
+                   "submitting [default: tokens only].")
+@click.option("--batch-poll", type=Setting("batch_poll"), metavar="SECONDS",
+              help="With --batch-api: seconds between looks at a batch's status [default: 30].")
 @click.option("--strict", is_flag=True, help="Pooled passages without text and run queries without exam "
                                              "questions are errors (default: warnings; they are left out).")
 @click.option("--export-reference", type=_PATH,
@@ -98,6 +107,8 @@ def grade(runs, config_path, grader, workspace, progress, fmt, output, **setting
       exampp grade runs/ --export-reference out/example/graded.jsonl.gz
       exampp grade runs/ --grader self-rating --cascade embedding:0.95   # LLM calls only where needed
       exampp grade runs/ --grader self-rating --engine ray --workers 2    # two model replicas on Ray
+      exampp grade runs/ --grader self-rating --backend openai --model gpt-4o-mini --batch-api \\
+                         --batch-price 0.075,0.3                          # the Batch API, half the price
     """
     from exampp.api.grade import GradeJob
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from exampp.llm.prompt import Prompt
 
 
-SELF_RATING = Prompt("self-rating", "v1", (
+_SELF_RATING_INSTRUCTION = (
     "Can the question be answered based on the available context? choose one:\n"
     "- 5: The answer is highly relevant, complete, and accurate.\n"
     "- 4: The answer is mostly relevant and complete but may have minor gaps or inaccuracies.\n"
@@ -23,12 +23,19 @@ SELF_RATING = Prompt("self-rating", "v1", (
     "- 2: The answer has limited relevance and completeness, with significant gaps or inaccuracies.\n"
     "- 1: The answer is minimally relevant or complete, with substantial shortcomings.\n"
     "- 0: The answer is not relevant or complete at all.\n"
-    "Question: {question}\n"
-    "Context: {context}"
-))
+)
+SELF_RATING = Prompt("self-rating", "v1", _SELF_RATING_INSTRUCTION + "Question: {question}\nContext: {context}")
+# The same words with the passage before the question, for decoder-only judges on a server with a
+# prefix cache: the prompts of one passage then share the instruction and the passage, which the
+# server computes once (exampp.llm.prefix). Another prompt: its grades are filed apart.
+SELF_RATING_PASSAGE_FIRST = Prompt("self-rating-passage-first", "v1",
+                                   _SELF_RATING_INSTRUCTION + "Context: {context}\nQuestion: {question}")
 
 # Self-rating variants by the name self-rating(prompt=NAME) selects.
-SELF_RATING_PROMPTS: dict[str, Prompt] = {"self-rating": SELF_RATING}
+SELF_RATING_PROMPTS: dict[str, Prompt] = {
+    "self-rating": SELF_RATING,
+    "passage-first": SELF_RATING_PASSAGE_FIRST,
+}
 
 QUESTION_ANSWERING = Prompt("qa", "v1", (
     "provide a complete and concise answer to the question based on the context. Question: {question}\n"

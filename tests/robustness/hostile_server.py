@@ -189,6 +189,10 @@ def redirect(location: str | Callable[[Request], str], status: int = 307) -> Cal
     return answer
 
 
+class _Listening(ThreadingHTTPServer):
+    request_queue_size = 1024  # connections waiting to be accepted: a client may open hundreds at once
+
+
 class HostileServer:
     """Answer each request on 127.0.0.1 as ``answer`` says (default :func:`good`); use as a context
     manager. ``lifetime``: seconds after which it stops itself."""
@@ -199,7 +203,7 @@ class HostileServer:
         self.sent = 0  # bytes written to the connections (a client that stops reading stops it, less buffers)
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._http = _Listening(("127.0.0.1", 0), _handler(self))
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True)  # quick to stop
         self._timer = threading.Timer(lifetime, self.stop)

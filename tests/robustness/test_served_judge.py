@@ -133,7 +133,7 @@ def test_a_malformed_answer_then_a_good_one_grades_and_a_5xx_between_spends_the_
 
     def flaky(request: Request) -> Answer:
         sent.append(request)
-        return [MALFORMED["HTML"], failing(503), good][min(len(sent), 3) - 1](request)
+        return [MALFORMED["HTML"], failing(502), good][min(len(sent), 3) - 1](request)
 
     with HostileServer(completions_only(flaky)) as server:
         with open_backend("openai", MODEL, base_url=server.url, max_retries=2) as backend:
@@ -141,9 +141,9 @@ def test_a_malformed_answer_then_a_good_one_grades_and_a_5xx_between_spends_the_
             assert seen.top_label == 4 and (backend.usage.requests, backend.usage.retries) == (1, 2)
         sent.clear()
         with open_backend("openai", MODEL, base_url=server.url, max_retries=1) as backend:
-            with pytest.raises(BackendError, match=f"answered HTTP 503 for model {MODEL}: always 503$"):
+            with pytest.raises(BackendError, match=f"answered HTTP 502 for model {MODEL}: always 502$"):
                 backend.next_token_labels(["Rate the passage."], GRADES)
-        assert len(server.completions()) == 3 + 2  # malformed, 503: the one retry spent
+        assert len(server.completions()) == 3 + 2  # malformed, 502: the one retry spent
 
 
 @pytest.mark.parametrize("written", ['"7"', "-1", "7.5", "1e999", "null", "[7]"])
@@ -324,10 +324,10 @@ def test_another_encoding_or_a_body_that_does_not_inflate_is_refused_at_once(enc
 
 
 def test_5xx_for_ever_is_retried_then_one_line():
-    with HostileServer(failing(503)) as server:
+    with HostileServer(failing(502)) as server:
         with pytest.raises(BackendError) as raised:
             rate(server, max_retries=1)
-        assert str(raised.value) == f"{server.url} answered HTTP 503 for model {MODEL}: always 503"
+        assert str(raised.value) == f"{server.url} answered HTTP 502 for model {MODEL}: always 502"
         assert len(server.completions()) == 2
 
 

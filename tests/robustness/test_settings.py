@@ -56,6 +56,7 @@ BAD = [
     ("max_model_len", 64, "max_model_len must be an integer > 64, found 64"),  # no room left for a prompt
     ("cascade_threshold", NAN, "cascade_threshold must be a finite number, found nan"),
     ("workers", 0, "workers must be an integer >= 1, found 0"),
+    ("batch_poll", 0, "batch_poll must be a number in (0, 86400], found 0"),  # polls without pause
 ]
 FLAGS = {"depth": "'--depth' / '-k'"}  # how click names a flag with a short form
 

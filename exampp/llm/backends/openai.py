@@ -13,9 +13,14 @@ alternatives as a map from token text to log-probability: tokens that print alik
 "▁5" and "5") keep one entry there, while the chat endpoint lists each. A server that returns no
 log-probabilities is asked for text only, which the methods parse.
 
-Requests run ``concurrency`` at a time on an event loop in a thread of the backend's own (so that an
-attempt can be stopped wherever it waits), results in input order. The SDK retries what is worth
-retrying: answers 408, 409, 429 and 5xx, time-outs and lost connections. :attr:`usage` counts the
+Requests run on an event loop in a thread of the backend's own (so that an attempt can be stopped
+wherever it waits), results in input order, as many at a time as the server sustains, up to
+``concurrency`` (:mod:`exampp.llm.concurrency`: that many at first, half as many after a 429, a 503
+or a time-out, none while a Retry-After lasts, then more again while the throughput holds); with
+``adaptive_concurrency`` off, ``concurrency`` at a time. What is worth asking again is asked again as
+the SDK would (:meth:`OpenAIBackend._answer`), each attempt holding a slot only while it is out:
+answers 408, 409 and 5xx, time-outs and lost connections, up to ``max_retries``; an overload (429,
+503) spends no retry, for as long as the request's attempts could have taken. :attr:`usage` counts the
 completion requests (not the model list asked for at opening), the HTTP attempts beyond the first of
 each (retries) and the tokens the server reports; ``max_requests`` caps the completion requests,
 refusing a batch that would go past it before any of it is sent. The judge's identity (:attr:`name`)
@@ -50,7 +55,7 @@ import zlib
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import openai
@@ -60,8 +65,13 @@ from exampp.defaults import TOP_LOGPROBS
 from exampp.collection.ids import valid_text
 from exampp.llm import fitting
 from exampp.llm.backend import Backend, BackendError, Capability, Labels, NextToken, Usage, next_token_scores
+from exampp.llm.concurrency import MAX_PAUSE, OVERLOAD, Controller, Limiter, retry_after
 from exampp.llm.locate import error_reason
+from exampp.llm.prefix import leaders
 from exampp.llm.prompt import Conversation, Prompt, as_messages, as_text
+
+if TYPE_CHECKING:
+    from exampp.llm.batch_api import Book
 
 ENDPOINTS = ("chat", "completions")
 PLACEHOLDER_KEY = "no-key"  # the SDK insists on a key; local servers ignore it
@@ -80,6 +90,9 @@ _REFUSED = "exampp_refused"  # the extension by which BoundedClient says why it 
 _EXCERPT = 40  # characters of a malformed value quoted in a message
 _MISSING = object()  # a key an answer lacks (None stands for null)
 _ATTEMPTS: contextvars.ContextVar[int] = contextvars.ContextVar("exampp_openai_attempts", default=0)
+_OVERLOADS: contextvars.ContextVar[int] = contextvars.ContextVar("exampp_openai_overloads", default=0)
+CONCURRENCY = 256  # requests in flight at most by default: a continuous-batching server's batch
+PARALLEL_CHUNKS = 8  # chunks graded at once: 8 x 128 pairs keep a 256-request window full as chunks end
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
 
@@ -104,12 +117,16 @@ class OpenAIBackend(Backend):
     """A model on an OpenAI-compatible server. Build it with :meth:`open`."""
 
     capabilities = frozenset({Capability.GENERATE, Capability.LABEL_LOGPROBS})
-    # Chunks graded at once (LocalEngine's threads): their requests share the ``concurrency`` in flight,
-    # so the server is not left idle while a chunk's last requests drain and the runner commits.
-    parallel_calls = 4
+    # Chunks graded at once (LocalEngine's threads): their requests share the window in flight, so the
+    # server stays busy while a chunk's last requests drain and the runner commits.
+    parallel_calls = PARALLEL_CHUNKS
+    book: Book | None = None  # the Batch API's answers, while a batch job grades (exampp.grading.batch_engine)
+    # Prompts sharing a passage-long prefix wait for the first of them (_each); off only to measure what
+    # that saves (benchmarks/served_judge.py --prefix): the requests and answers are the same either way.
+    leader_first = True
 
     def __init__(self, name: str, *, base_url: str | None, api_key_env: str, endpoint: str, concurrency: int,
-                 max_requests: int | None, timeout: float, max_retries: int) -> None:
+                 max_requests: int | None, timeout: float, max_retries: int, adaptive_concurrency: bool = True) -> None:
         if endpoint not in ENDPOINTS:
             raise BackendError(f"unknown endpoint {endpoint!r}: use {' or '.join(ENDPOINTS)}")
         if concurrency < 1:
@@ -129,18 +146,21 @@ class OpenAIBackend(Backend):
         self._reserved = 0  # requests granted from the max_requests budget
         self._counter: Callable[[str], int] = fitting.char_count
         self._prefix: Callable[[str], Callable[[int], str]] = fitting.char_prefix
-        # Retries are the SDK's own (openai/_base_client.py: the request loop, _should_retry,
-        # _calculate_retry_timeout; read in openai 1.40, 3.54 and 3.57): up to max_retries on 408, 409, 429 and
+        # A completion request is retried here (:meth:`_answer`), each attempt holding a slot of the limiter
+        # only while it is out, as the SDK would retry it (openai/_base_client.py: _should_retry,
+        # _calculate_retry_timeout; read in openai 1.40, 3.54 and 3.57): up to max_retries on 408, 409 and
         # 5xx answers (or x-should-retry: true), time-outs and connection errors, waiting as a Retry-After(-ms)
-        # header says (up to 60 s in 1.40, 2 min in 3.x), else 0.5 s doubling up to 8 s, less up to 25 %
-        # jitter. The event hook sees every HTTP attempt, so usage.retries counts them. The asynchronous
+        # header says, else 0.5 s doubling up to 8 s. A 429 or a 503 is an overload, retried without
+        # spending max_retries (the limiter decides how many go). The model list at opening keeps the SDK's
+        # retries. The event hook sees every HTTP attempt, so usage.retries counts them. The asynchronous
         # client, because only a task can be stopped at a deadline wherever it waits.
+        self._controller = Controller(concurrency, adaptive=adaptive_concurrency)
         self._http = BoundedClient(timeout, MAX_BODY, event_hooks={"request": [_attempt]})
         self._client = openai.AsyncOpenAI(
             base_url=base_url, api_key=os.environ.get(api_key_env) or PLACEHOLDER_KEY, timeout=timeout,
-            max_retries=max_retries, http_client=self._http)
+            max_retries=0, http_client=self._http)
         self.url = str(self._client.base_url).rstrip("/")
-        self._slots = asyncio.Semaphore(concurrency)  # requests in flight
+        self._slots = Limiter(self._controller)  # requests in flight
         self._closed = False
         self._loop = asyncio.new_event_loop()
         self._loop_thread = threading.Thread(target=self._loop.run_forever, name="exampp-openai", daemon=True)
@@ -148,14 +168,15 @@ class OpenAIBackend(Backend):
 
     @classmethod
     def open(cls, model: str | None = None, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-             endpoint: str = "chat", concurrency: int = 8, max_requests: int | None = None, timeout: float = 60.0,
-             max_retries: int = 5, tokenizer: str | None = None,
+             endpoint: str = "chat", concurrency: int = CONCURRENCY, adaptive_concurrency: bool = True,
+             max_requests: int | None = None, timeout: float = 60.0, max_retries: int = 5, tokenizer: str | None = None,
              max_input_tokens: int | None = None) -> "OpenAIBackend":
         """Connect to the server at ``base_url`` (None: the SDK's, ``$OPENAI_BASE_URL`` or OpenAI's) for
         ``model`` (the served model's name) and read the server's model list.
 
         ``api_key_env``: the environment variable holding the API key (unset: a placeholder, for local
-        servers). ``endpoint``: ``chat`` or ``completions``. ``concurrency``: requests in flight at once.
+        servers). ``endpoint``: ``chat`` or ``completions``. ``concurrency``: requests in flight at most,
+        as many as the server sustains (``adaptive_concurrency``), else always that many.
         ``max_requests``: at most this many requests (None: no limit). ``timeout``: seconds, wall-clock, before an
         attempt is given up and retried; ``max_retries``: retries per request. Prompts are cut to fit
         the model's input with ``tokenizer`` (a local HF tokenizer or model folder: exact counts;
@@ -167,7 +188,8 @@ class OpenAIBackend(Backend):
         if not model:
             raise BackendError("the openai backend needs --model: the served model's name")
         backend = cls(model, base_url=base_url, api_key_env=api_key_env, endpoint=endpoint,
-                      concurrency=concurrency, max_requests=max_requests, timeout=timeout, max_retries=max_retries)
+                      concurrency=concurrency, max_requests=max_requests, timeout=timeout, max_retries=max_retries,
+                      adaptive_concurrency=adaptive_concurrency)
         try:
             backend._check_model()
             if tokenizer is not None:
@@ -241,15 +263,21 @@ class OpenAIBackend(Backend):
     # --- requests ----------------------------------------------------------------------------
 
     def _each(self, items: Sequence[_Item], one: Callable[[_Item], Awaitable[_Result]]) -> list[_Result]:
-        """``one(item)`` for every item, ``concurrency`` at a time, in input order; the first failure (in
-        input order) cancels the rest."""
+        """``one(item)`` for every item (a prompt), each a task of its own (its HTTP requests wait for a slot
+        of the limiter), in input order; the first failure (in input order) cancels the rest. With
+        :attr:`leader_first`, a prompt that shares a passage-long prefix with an earlier one of the call
+        (:func:`~exampp.llm.prefix.leaders`, a conversation by its text) is sent once that one's request
+        has ended, however it ended, so that the server's prefix cache holds the shared part."""
+        waits = leaders([as_text(item) for item in items]) if self.leader_first else [None] * len(items)
 
-        async def limited(item: _Item) -> _Result:
-            async with self._slots:
-                return await one(item)
+        async def after(leader: asyncio.Future[_Result], item: _Item) -> _Result:
+            await asyncio.wait([leader])  # returns once it has ended: answered, failed or cancelled
+            return await one(item)
 
         async def every() -> list[_Result]:
-            tasks = [asyncio.ensure_future(limited(item)) for item in items]
+            tasks: list[asyncio.Future[_Result]] = []
+            for item, leader in zip(items, waits):
+                tasks.append(asyncio.ensure_future(one(item) if leader is None else after(tasks[leader], item)))
             try:
                 return [await task for task in tasks]
             finally:
@@ -282,8 +310,14 @@ class OpenAIBackend(Backend):
         server reports them; else ``[]`` and None). Counted in :attr:`usage`, each HTTP attempt beyond
         the first a retry."""
         _ATTEMPTS.set(0)
+        _OVERLOADS.set(0)
+        # The Batch API's answer, where a book is attached (exampp.llm.batch_api): looked up before any
+        # await, so that every prompt of a call is recorded before the first Deferred ends the call.
+        booked = self.book.look_up(self, prompt, max_new_tokens, logprobs=logprobs, temperature=temperature) \
+            if self.book is not None else None
         try:
-            answer = await self._answer(prompt, max_new_tokens, logprobs=logprobs, temperature=temperature)
+            answer = booked if booked is not None else \
+                await self._answer(prompt, max_new_tokens, logprobs=logprobs, temperature=temperature)
         finally:
             with self._lock:
                 self.usage.requests += 1
@@ -298,11 +332,32 @@ class OpenAIBackend(Backend):
 
     async def _answer(self, prompt: str | Conversation, max_new_tokens: int, *, logprobs: bool,
                       temperature: float) -> _Answer:
-        """A well-formed answer, a malformed one asked again while ``max_retries`` allows (the SDK's
-        retries of this request included)."""
+        """A well-formed answer. What is worth asking again is asked again while ``max_retries`` allows:
+        a malformed answer, a time-out, a lost connection, an answer 408, 409 or 5xx. An overload (429,
+        503) is asked again, its slot given back meanwhile, for as long as the request's attempts could
+        have taken (``timeout`` times ``max_retries + 1``), spending no retry: the limiter, not the
+        request, decides how many are sent."""
         chat = self.endpoint == "chat"
+        refused_since: float | None = None
         while True:
-            response = await self._request(prompt, max_new_tokens, logprobs=logprobs, temperature=temperature)
+            try:
+                response = await self._request(prompt, max_new_tokens, logprobs=logprobs, temperature=temperature)
+            except _Retry as retry:
+                if retry.overload:
+                    now = self._loop.time()
+                    refused_since = now if refused_since is None else refused_since
+                    patience = self.timeout * (self.max_retries + 1)
+                    if now - refused_since >= patience:
+                        raise BackendError(f"{self._error(retry.error)}, for {patience:g} s to one request (--timeout "
+                                           "x (--max-retries + 1)): lower --concurrency, or try again later") from None
+                    _OVERLOADS.set(_OVERLOADS.get() + 1)
+                    await asyncio.sleep(_retry_delay(retry.retry_after, _OVERLOADS.get()))
+                    continue
+                made = _ATTEMPTS.get() - _OVERLOADS.get()
+                if made > self.max_retries:
+                    raise self._error(retry.error) from None
+                await asyncio.sleep(_retry_delay(retry.retry_after, made))
+                continue
             refused = response.extensions.get(_REFUSED)
             if refused is not None:  # another encoding will not come on asking again
                 raise BackendError(f"{self.url} sent the answer for model {self.model} with {refused}, which exampp "
@@ -315,30 +370,54 @@ class OpenAIBackend(Backend):
                 return _read_answer(response.content, response.headers.get("Content-Type", ""), chat=chat,
                                     logprobs=logprobs)
             except _Malformed as exc:
-                made = _ATTEMPTS.get()
+                made = _ATTEMPTS.get() - _OVERLOADS.get()
                 if made > self.max_retries:
                     raise BackendError(f"{self.url} sent a malformed answer for model {self.model}: {exc} "
                                        f"({_attempts(made)}; --max-retries sets how many)") from None
-                await asyncio.sleep(min(RETRY_DELAY * 2 ** (made - 1), _MAX_RETRY_DELAY))
+                await asyncio.sleep(_retry_delay(None, made))
+
+    def request_body(self, prompt: str | Conversation, max_new_tokens: int, *, logprobs: bool,
+                     temperature: float = 0.0) -> dict[str, Any]:
+        """The JSON body of the request for ``prompt`` to :attr:`endpoint` (``/chat/completions`` or
+        ``/completions``), as sent."""
+        body: dict[str, Any] = {"model": self.model, "temperature": temperature, "max_tokens": max_new_tokens}
+        if self.endpoint == "chat":
+            body["messages"] = as_messages(prompt)
+            if logprobs:
+                body.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
+        else:
+            body["prompt"] = as_text(prompt)
+            if logprobs:
+                body["logprobs"] = TOP_LOGPROBS
+        return body
 
     async def _request(self, prompt: str | Conversation, max_new_tokens: int, *, logprobs: bool,
                        temperature: float) -> Any:
-        """The HTTP response of one API call, with the SDK's retries: those ``max_retries`` leaves after
-        the attempts this request has made."""
-        made = _ATTEMPTS.get()
-        client = self._client.with_options(max_retries=self.max_retries - made) if made else self._client
-        asked: dict[str, Any] = {"model": self.model, "temperature": temperature, "max_tokens": max_new_tokens}
-        try:
-            if self.endpoint == "chat":
-                options = {"logprobs": True, "top_logprobs": TOP_LOGPROBS} if logprobs else {}
-                raw = await client.chat.completions.with_raw_response.create(messages=as_messages(prompt), **asked,
-                                                                             **options)
-            else:
-                options = {"logprobs": TOP_LOGPROBS} if logprobs else {}
-                raw = await client.completions.with_raw_response.create(prompt=as_text(prompt), **asked, **options)
-            return raw.http_response
-        except openai.APIError as exc:
-            raise self._error(exc) from None
+        """The HTTP response of one attempt, made holding a slot of the limiter; :class:`_Retry` for what
+        is worth asking again (the limiter hears of an overload or a time-out), BackendError for the rest."""
+        body = self.request_body(prompt, max_new_tokens, logprobs=logprobs, temperature=temperature)
+        async with self._slots.slot() as ticket:
+            try:
+                if self.endpoint == "chat":
+                    raw = await self._client.chat.completions.with_raw_response.create(**body)
+                else:
+                    raw = await self._client.completions.with_raw_response.create(**body)
+                return raw.http_response
+            except openai.APITimeoutError as exc:
+                self._controller.overloaded(ticket)
+                raise _Retry(exc) from None
+            except openai.APIConnectionError as exc:
+                raise _Retry(exc) from None
+            except openai.APIStatusError as exc:
+                wait = retry_after(exc.response.headers)
+                if exc.status_code in OVERLOAD:
+                    self._controller.overloaded(ticket)
+                    raise _Retry(exc, wait, overload=True) from None
+                if _retried(exc.response):
+                    raise _Retry(exc, wait) from None
+                raise self._error(exc) from None
+            except openai.APIError as exc:
+                raise self._error(exc) from None
 
     def _reserve(self, n: int) -> None:
         """Take ``n`` requests from the budget, or refuse the whole batch: a batch cut short is lost
@@ -358,7 +437,7 @@ class OpenAIBackend(Backend):
     def _check_model(self) -> None:
         """BackendError unless the server serves :attr:`name` (a server with no model list is trusted)."""
         try:
-            listed = self._call(self._client.models.with_raw_response.list())
+            listed = self._call(self._client.with_options(max_retries=self.max_retries).models.with_raw_response.list())
         except openai.APIStatusError as exc:
             if exc.status_code in _NO_MODEL_LIST:
                 return
@@ -537,6 +616,34 @@ class BoundedClient(openai.DefaultAsyncHttpxClient):
 
 
 # --- reading an answer ------------------------------------------------------------------------------
+
+
+class _Retry(Exception):
+    """An attempt worth making again: its ``error``, the seconds its Retry-After asked for, and whether
+    the server said it had too much to do (429, 503)."""
+
+    def __init__(self, error: openai.APIError, retry_after: float | None = None, *, overload: bool = False) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.retry_after = retry_after
+        self.overload = overload
+
+
+def _retried(response: Any) -> bool:
+    """Whether the SDK would ask again after ``response``: as its x-should-retry header says, else on 408,
+    409 and 5xx."""
+    said = response.headers.get("x-should-retry")
+    if said in ("true", "false"):
+        return said == "true"
+    return response.status_code in (408, 409) or response.status_code >= 500
+
+
+def _retry_delay(retry_after: float | None, attempt: int) -> float:
+    """Seconds before the ``attempt``-th retry: as a Retry-After asked (if within
+    :data:`~exampp.llm.concurrency.MAX_PAUSE`, as the SDK reads it), else 0.5 s doubling up to 8 s."""
+    if retry_after is not None and 0 < retry_after <= MAX_PAUSE:
+        return retry_after
+    return min(RETRY_DELAY * 2 ** (attempt - 1), _MAX_RETRY_DELAY)
 
 
 class _Malformed(ValueError):

@@ -1,0 +1,361 @@
+"""The OpenAI Batch API (``exampp grade --backend openai --batch-api``): the same requests, at half the
+price, answered within a day.
+
+A grader runs as it always does, with a :class:`Book` attached to its :class:`OpenAIBackend`: each request
+the backend would send (its endpoint's path and JSON body, :meth:`OpenAIBackend.request_body`) is looked up
+by a key, the SHA-256 of that path and body (:func:`request_key`). A request whose 200 answer the book holds
+is read as a direct answer is (:func:`~exampp.llm.backends.openai._read_answer`, usage counted alike), so
+the grades are the direct path's; one whose batch ended without a good answer (an error line, a status
+other than 200, a malformed body, a batch expired or cancelled before it) is sent directly, as an ordinary
+request; any other is recorded for the next batch and stops the grading of its chunk (:class:`Deferred`)
+until the answers are in. :mod:`exampp.grading.batch_engine` runs the rounds.
+
+:class:`BatchClient` writes the recorded requests as the Batch API's JSONL (``custom_id`` the key), at most
+:data:`MAX_FILE_REQUESTS` requests or :data:`MAX_FILE_BYTES` bytes a file, uploads each (``purpose=batch``),
+creates its batch (``completion_window=24h``), polls it every ``poll_seconds`` and downloads its output and
+error files. Before the upload it tells what the requests cost at most: their prompt tokens (counted as the
+backend counts them) and ``max_tokens`` each out, times the prices given. Everything the server says is
+untrusted input: a batch or a line that is not as the API documents is named (server, batch, file, line)
+in one line; a malformed output line is left out (a warning), its request asked again directly.
+
+The grade store keeps the batches (id, server, model, method, state, requests) and, per request key, its
+batch and, once downloaded, its answer, each change in one transaction: a process killed between
+submitting and downloading finds its batches in the store and polls them instead of submitting again, and
+one killed after downloading loses no answer. The answers go once the job has committed every grade.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import openai
+
+from exampp.llm.backend import BackendError
+from exampp.llm.backends.openai import BoundedClient, _Answer, _Malformed, _one_line, _read_answer, _shown
+from exampp.llm.prompt import Conversation
+from exampp.settings import SettingError
+
+if TYPE_CHECKING:
+    from exampp.llm.backends.openai import OpenAIBackend
+    from exampp.store import GradeStore
+
+PATHS = {"chat": "/v1/chat/completions", "completions": "/v1/completions"}  # the Batch API's endpoint names
+MAX_FILE_REQUESTS = 50_000  # the Batch API's limit per file
+MAX_FILE_BYTES = 190_000_000  # under its 200 MB per file
+MAX_FILE_BODY = 1 << 31  # bytes of a downloaded output or error file read at most
+FILE_TIMEOUT = 600.0  # seconds an upload or a download may take
+POLL_SECONDS = 30.0  # between looks at a batch's status, by default
+OPEN = frozenset({"validating", "in_progress", "finalizing", "cancelling"})
+ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
+NO_ANSWER = 0  # the status kept for a request its batch ended without answering
+_WARNINGS = 5  # malformed lines named per file; the rest counted
+
+
+class Deferred(Exception):
+    """A request recorded for the Batch API: its chunk is graded again once the answer is in."""
+
+
+def request_key(path: str, body: dict[str, Any]) -> str:
+    """The key of a request: the SHA-256 of its path and JSON body, written canonically."""
+    text = json.dumps([path, body], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def parse_price(text: str) -> tuple[float, float]:
+    """``IN,OUT``: dollars per million prompt and completion tokens, each a finite number >= 0."""
+    parts = text.split(",")
+    try:
+        prices = tuple(float(part) for part in parts)
+    except ValueError:
+        prices = ()
+    if len(prices) != 2 or not all(0 <= price < float("inf") for price in prices):
+        raise SettingError(f"batch_price must be IN,OUT (dollars per million prompt and completion tokens, "
+                           f"e.g. 1.25,5), found {text!r}")
+    return prices  # type: ignore[return-value]
+
+
+@dataclass
+class Book:
+    """The Batch API's answers by request key (status, body; None: in a batch not yet downloaded), and the
+    requests recorded for the next batches (key -> path, body)."""
+
+    answers: dict[str, tuple[int | None, bytes | None]] = field(default_factory=dict)
+    recorded: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def look_up(self, backend: OpenAIBackend, prompt: str | Conversation, max_new_tokens: int, *, logprobs: bool,
+                temperature: float) -> _Answer | None:
+        """The answer to the request, as a direct one is read; None: send it directly (its batch gave no
+        good answer); :class:`Deferred`: recorded (or already in a batch), to be answered by the Batch API."""
+        path = PATHS[backend.endpoint]
+        body = backend.request_body(prompt, max_new_tokens, logprobs=logprobs, temperature=temperature)
+        key = request_key(path, body)
+        if key not in self.answers:
+            self.recorded[key] = (path, body)
+            raise Deferred(key)
+        status, content = self.answers[key]
+        if status is None:  # in a batch not yet downloaded
+            raise Deferred(key)
+        if status == 200 and content is not None:
+            try:
+                return _read_answer(content, "application/json", chat=backend.endpoint == "chat", logprobs=logprobs)
+            except _Malformed:
+                pass
+        return None
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What requests cost at most: their prompt tokens and ``max_tokens`` each out, in dollars where priced."""
+
+    requests: int
+    files: int
+    prompt_tokens: int
+    completion_tokens: int  # at most
+    price: tuple[float, float] | None = None  # dollars per million prompt, completion tokens
+
+    @property
+    def dollars(self) -> float | None:
+        if self.price is None:
+            return None
+        return (self.prompt_tokens * self.price[0] + self.completion_tokens * self.price[1]) / 1e6
+
+    def __str__(self) -> str:
+        text = (f"Batch API: {self.requests} requests in {self.files} file{'s' * (self.files != 1)}, about "
+                f"{self.prompt_tokens} prompt tokens and at most {self.completion_tokens} completion tokens")
+        if self.price is not None:
+            text += (f": at most ${self.dollars:.2f} at ${self.price[0]:g} and ${self.price[1]:g} per million "
+                     "tokens")
+        return text
+
+
+def estimate(backend: OpenAIBackend, files: list[list[tuple[str, dict[str, Any]]]],
+             price: tuple[float, float] | None) -> Estimate:
+    """The cost of ``files`` of (key, body) requests: prompt tokens as ``backend`` counts them."""
+    bodies = [body for lines in files for _, body in lines]
+    prompt = sum(backend.count_tokens(_prompt_text(body)) for body in bodies)
+    return Estimate(len(bodies), len(files), prompt, sum(body["max_tokens"] for body in bodies), price)
+
+
+def _prompt_text(body: dict[str, Any]) -> str:
+    if "messages" in body:
+        return "\n".join(message["content"] for message in body["messages"])
+    return body["prompt"]
+
+
+def split_files(requests: dict[str, tuple[str, dict[str, Any]]]) -> list[list[tuple[str, dict[str, Any]]]]:
+    """The requests (key -> path, body) as files of (key, body): at most :data:`MAX_FILE_REQUESTS`
+    requests and :data:`MAX_FILE_BYTES` bytes each."""
+    files: list[list[tuple[str, dict[str, Any]]]] = []
+    size = 0
+    for key, (_, body) in requests.items():
+        line = len(_line(PATHS["chat"], key, body))  # the path's length differs by a few bytes at most
+        if not files or len(files[-1]) >= MAX_FILE_REQUESTS or size + line > MAX_FILE_BYTES:
+            files.append([])
+            size = 0
+        files[-1].append((key, body))
+        size += line
+    return files
+
+
+def _line(path: str, key: str, body: dict[str, Any]) -> bytes:
+    return (json.dumps({"custom_id": key, "method": "POST", "url": path, "body": body}, ensure_ascii=False)
+            + "\n").encode()
+
+
+class BatchClient:
+    """The Batch API of ``backend``'s server, on its client and loop, with its batches and answers kept in
+    ``store``. ``report``: where progress and the estimate go (a line each)."""
+
+    def __init__(self, backend: OpenAIBackend, store: GradeStore, method_id: str, *,
+                 poll_seconds: float = POLL_SECONDS, price: tuple[float, float] | None = None,
+                 report: Callable[[str], None] = lambda line: None) -> None:
+        self.backend = backend
+        self.store = store
+        self.method_id = method_id
+        self.poll_seconds = poll_seconds
+        self.price = price
+        self.report = report
+        self.path = PATHS[backend.endpoint]
+        # Files are larger than answers: their own bound and deadline, on the backend's client otherwise.
+        self._files = backend._client.with_options(
+            http_client=BoundedClient(max(backend.timeout, FILE_TIMEOUT), MAX_FILE_BODY),
+            timeout=max(backend.timeout, FILE_TIMEOUT))
+
+    def close(self) -> None:
+        """Close the connections of the file transfers (the backend closes its own)."""
+        self.backend._call(self._files.close())
+
+    def book(self) -> Book:
+        """A book holding the answers the store keeps for this server and model (and the requests in its
+        open batches, as awaited)."""
+        return Book(self.store.batch_answers(self.backend.url, self.backend.model))
+
+    # --- submitting ------------------------------------------------------------------------------
+
+    def submit(self, requests: dict[str, tuple[str, dict[str, Any]]]) -> list[str]:
+        """Upload ``requests`` (key -> path, body) and create their batches, each kept in the store with
+        its requests as soon as it is created; the estimate is reported first. The batch ids."""
+        files = split_files(requests)
+        self.report(str(estimate(self.backend, files, self.price)))
+        ids = []
+        for lines in files:
+            data = b"".join(_line(self.path, key, body) for key, body in lines)
+            uploaded = self._json(self._files.files.with_raw_response.create(
+                file=("exampp-batch.jsonl", data, "application/jsonl"), purpose="batch"), "the upload of a batch file")
+            file_id = self._text(uploaded, "id", "the uploaded file")
+            created = self._json(self.backend._client.batches.with_raw_response.create(
+                input_file_id=file_id, endpoint=self.path, completion_window="24h",  # type: ignore[arg-type]
+                metadata={"exampp_model": self.backend.model[:512], "exampp_method": self.method_id[:512]}),
+                f"the batch of file {file_id}")
+            batch_id = self._text(created, "id", f"the batch of file {file_id}")
+            self.store.add_batch(batch_id, self.backend.url, self.backend.model, self.method_id,
+                                 [key for key, _ in lines])
+            self.report(f"Batch API: submitted batch {batch_id} ({len(lines)} requests) to {self.backend.url}")
+            ids.append(batch_id)
+        return ids
+
+    # --- waiting and downloading -----------------------------------------------------------------
+
+    def finish_open(self, book: Book) -> None:
+        """Poll the store's open batches of this server and model until each ends, download the answers
+        of each as it ends (into the store, then ``book``)."""
+        waiting = self.store.open_batches(self.backend.url, self.backend.model)
+        states: dict[str, str] = {}
+        while waiting:
+            for batch_id in list(waiting):
+                batch = self._json(self.backend._client.batches.with_raw_response.retrieve(batch_id),
+                                   f"batch {batch_id}")
+                status = self._text(batch, "status", f"batch {batch_id}")
+                if status not in OPEN | ENDED:
+                    raise BackendError(f"{self.backend.url} gave batch {batch_id} the status {_shown(status)}, "
+                                       f"not one of {', '.join(sorted(OPEN | ENDED))}")
+                if states.get(batch_id) != status:
+                    states[batch_id] = status
+                    self.report(f"Batch API: batch {batch_id} {status}{_counts(batch)}")
+                if status in ENDED:
+                    self._download(batch_id, status, batch, book)
+                    waiting.remove(batch_id)
+            if waiting:
+                time.sleep(self.poll_seconds)
+
+    def _download(self, batch_id: str, status: str, batch: dict[str, Any], book: Book) -> None:
+        """Store the answers of an ended batch: its output and error lines, and, for its other requests,
+        no answer (sent directly). A batch that failed as a whole (its input refused) is an error."""
+        if status == "failed":
+            self.store.end_batch(batch_id, status, None)
+            raise BackendError(f"{self.backend.url} failed batch {batch_id}{_errors(batch)}; run again to submit "
+                               "its requests anew")
+        answers: dict[str, tuple[int, bytes]] = {}
+        for name in ("output_file_id", "error_file_id"):
+            file_id = batch.get(name)
+            if file_id is None:
+                continue
+            if not isinstance(file_id, str):
+                raise BackendError(f"{self.backend.url} gave batch {batch_id} the {name} {_shown(file_id)}, not a "
+                                   "file id")
+            content = self._call(self._files.files.with_raw_response.content(file_id), f"file {file_id}")
+            if len(content) > MAX_FILE_BODY:
+                raise BackendError(f"{self.backend.url} sent more than {MAX_FILE_BODY >> 30} GiB for file {file_id} "
+                                   f"of batch {batch_id}: exampp reads at most that much")
+            answers.update(read_output(content, f"{self.backend.url} file {file_id} of batch {batch_id}",
+                                       self.report))
+        self.store.end_batch(batch_id, status, answers.items())
+        book.answers.update(self.store.batch_answers(self.backend.url, self.backend.model, batch_id))
+
+    # --- calls -----------------------------------------------------------------------------------
+
+    def _call(self, work: Any, what: str) -> bytes:
+        """The body of the raw response to ``work`` (a call of the SDK), or one BackendError."""
+        try:
+            return self.backend._call(_body(work))
+        except openai.APIStatusError as exc:
+            message = self.backend._server_message(exc)
+            raise BackendError(f"{self.backend.url} answered HTTP {exc.status_code} to {what} (Batch API)"
+                               f"{': ' + message if message else ''}") from None
+        except openai.APIError as exc:
+            cause = f": {_one_line(str(exc.__cause__ or exc))}"
+            raise BackendError(f"cannot reach {self.backend.url} for {what} (Batch API){cause}") from None
+
+    def _json(self, work: Any, what: str) -> dict[str, Any]:
+        content = self._call(work, what)
+        try:
+            data = json.loads(content)
+        except (ValueError, RecursionError):
+            data = None
+        if not isinstance(data, dict):
+            shown = _shown(content[:41].decode("utf-8", "replace"))
+            raise BackendError(f"{self.backend.url} answered {what} with {shown}, not a JSON object (Batch API)")
+        return data
+
+    def _text(self, data: dict[str, Any], key: str, what: str) -> str:
+        value = data.get(key)
+        if not isinstance(value, str) or not value or not value.isprintable():
+            raise BackendError(f"{self.backend.url} gave {what} the {key} {_shown(value)}, not a string (Batch API)")
+        return value
+
+
+async def _body(work: Any) -> bytes:
+    raw = await work
+    return raw.http_response.content
+
+
+def read_output(content: bytes, where: str, report: Callable[[str], None]) -> dict[str, tuple[int, bytes]]:
+    """The answers of a batch's output or error file (``where`` names it): custom_id -> (status, body as
+    JSON; :data:`NO_ANSWER` and the error for a line without a response). A malformed line is reported
+    (``where``, its number and what is wrong) and left out."""
+    answers: dict[str, tuple[int, bytes]] = {}
+    bad = 0
+    for number, line in enumerate(content.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            key, status, body = _output_line(line)
+        except _Malformed as exc:
+            bad += 1
+            if bad <= _WARNINGS:
+                report(f"{where}:{number}: {exc}; its request is asked again directly")
+            continue
+        answers[key] = (status, body)
+    if bad > _WARNINGS:
+        report(f"{where}: {bad - _WARNINGS} more malformed lines left out")
+    return answers
+
+
+def _output_line(line: bytes) -> tuple[str, int, bytes]:
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        raise _Malformed(f"not JSON: {_shown(line[:41].decode('utf-8', 'replace'))}") from None
+    if not isinstance(data, dict):
+        raise _Malformed(f"{_shown(data)}, not an object")
+    key = data.get("custom_id")
+    if not isinstance(key, str) or len(key) != 64 or not all(c in "0123456789abcdef" for c in key):
+        raise _Malformed(f"custom_id {_shown(key)} is not a request exampp sent")
+    response = data.get("response")
+    if response is None:
+        return key, NO_ANSWER, json.dumps(data.get("error")).encode()
+    if not isinstance(response, dict):
+        raise _Malformed(f"response is {_shown(response)}, not an object")
+    status = response.get("status_code")
+    if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status < 600:
+        raise _Malformed(f"response.status_code is {_shown(status)}, not an HTTP status")
+    return key, status, json.dumps(response.get("body")).encode()
+
+
+def _counts(batch: dict[str, Any]) -> str:
+    counts = batch.get("request_counts")
+    if not isinstance(counts, dict) or not all(isinstance(counts.get(k), int) for k in ("completed", "failed",
+                                                                                         "total")):
+        return ""
+    return f" ({counts['completed']} of {counts['total']} requests done, {counts['failed']} failed)"
+
+
+def _errors(batch: dict[str, Any]) -> str:
+    errors = batch.get("errors")
+    data = errors.get("data") if isinstance(errors, dict) else None
+    messages = [_shown(entry.get("message"), 200) for entry in data or () if isinstance(entry, dict)][:3]
+    return f": {'; '.join(messages)}" if messages else ""
