@@ -10,36 +10,44 @@ value given. It prints pairs/s, the ratio to one request at a time, and whether 
 grade probabilities equal the local backend's.
 
 With ``--quick`` it grades self-rating prompts instead against the simulated continuous-batching
-server (tests/batching_server.py: max batch 256, a step of 0.04 s + 1 ms a request in it, 16 prompt
-words prefilled a step, a prefix cache), ``--prompts`` of them for each size given, through exampp's
-runner (:func:`exampp.grading.runner.grade_pairs` into a temporary store: its chunks of
-:data:`~exampp.defaults.CHUNK` pairs, each committed before the next is sent, count), once at the
-``openai`` backend's default settings and once with today's client (8 requests in flight, one chunk at a
-time), each on a
-fresh server. The prompts are the example collection's (passage, question) pairs, beyond its 1,200
-with the questions numbered to make them distinct. It prints prompts/s against the server's capacity
-for the prompts as served (cache hits included) and ends with one JSON line: ``utilisation`` (default
-settings, the largest size) and ``baseline_utilisation`` (concurrency 8), each the share of capacity
-reached end to end (prompts/s over capacity).
+server (tests/batching_server.py, in a process of its own as a real server is: max batch 256, a step of
+0.04 s + 1 ms a request in it, 16 prompt words prefilled a step, a prefix cache), ``--prompts`` of them
+for each size given, through exampp's runner (:func:`exampp.grading.runner.grade_pairs` into a
+temporary store: its chunks of :data:`~exampp.defaults.CHUNK` pairs, each committed as it is graded,
+count), at the ``openai`` backend's default settings and, up to ``--baseline-max`` prompts, with the
+client before adaptive concurrency (8 requests in flight, one chunk at a time), each on a fresh server;
+then both the default client and a fixed 256 in flight against a server that answers 429 beyond 64
+in flight. The prompts are the example collection's (passage, question) pairs, beyond its 1,200 with
+the questions numbered to make them distinct. It prints prompts/s against the server's capacity for
+the prompts as served (cache hits included; a step no larger than the server takes in flight), the
+429s, and ends with one JSON line: ``utilisation`` (default settings, the lowest over the sizes) and
+``baseline_utilisation`` (the client before, the highest), each the share of capacity reached end to
+end (prompts/s over capacity, from the runner's start to its return).
+
+With ``--prefix`` it grades the same prompts at default settings with the paper's self-rating prompt
+(question first) and with ``self-rating(prompt=passage-first)``, sent all at once and leader-first.
 
 Usage (from the repository root; about a minute on 2 CPU cores):
     python benchmarks/served_judge.py [--pairs 48] [--latency 0.1] [--concurrency 1,4,16]
-    python benchmarks/served_judge.py --quick [--prompts 1000]
+    python benchmarks/served_judge.py --quick [--prompts 1000,5000,20000,50000] [--baseline-max 10000]
+    python benchmarks/served_judge.py --prefix [--prompts 1000,5000]
 """
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import sys
 import tempfile
 import time
 from dataclasses import replace
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # the tiny model and the test server live with the tests
 
-from batching_server import BatchingServer  # noqa: E402
+from batching_server import BatchingServer, Stats  # noqa: E402
 from openai_server import OpenAIServer  # noqa: E402
 from tiny_models import build_t5, t5_tokenizer_dir  # noqa: E402
 
@@ -86,6 +94,37 @@ def distinct_pairs(n: int) -> list[Pair]:
     return pairs
 
 
+class ServerProcess:
+    """The simulated server in a process of its own, as a real server is (its scheduler then keeps its
+    pace whatever the client's threads do): ``url`` and :meth:`stats` while the block runs."""
+
+    def __init__(self, **options: object) -> None:
+        context = multiprocessing.get_context("spawn")
+        self._pipe, child = context.Pipe()
+        self._process = context.Process(target=_serve, args=(child, options), daemon=True)
+
+    def __enter__(self) -> "ServerProcess":
+        self._process.start()
+        self.url = self._pipe.recv()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pipe.send("stop")
+        self._process.join()
+
+    def stats(self) -> Stats:
+        self._pipe.send("stats")
+        return self._pipe.recv()
+
+
+def _serve(pipe: Connection, options: dict) -> None:
+    """Serve until told to stop, answering each ask for the figures."""
+    with BatchingServer(**SERVER, **options) as server:
+        pipe.send(server.url)
+        while pipe.recv() == "stats":
+            pipe.send(server.stats())
+
+
 # The clients compared: backend options, and chunks graded at once (None: the backend's parallel_calls).
 CLIENTS: dict[str, tuple[dict, int | None]] = {
     "default": ({}, None),
@@ -101,13 +140,13 @@ def batched_run(pairs: list[Pair], client: str = "default", *, method: str = "se
     answers 429 beyond that many in flight) with one of :data:`CLIENTS`: the figures of the run.
     ``leader_first`` off: a passage's prompts are sent together (exampp.llm.prefix), for --prefix."""
     options, in_flight = CLIENTS[client]
-    with tempfile.TemporaryDirectory() as tmp, BatchingServer(**SERVER, max_in_flight=limit) as server:
+    with tempfile.TemporaryDirectory() as tmp, ServerProcess(max_in_flight=limit) as server:
         backend = open_backend("openai", "judge", base_url=server.url, **options)
         backend.leader_first = leader_first
         try:
+            grader = make_grader(method, backend)
             with GradeStore(Path(tmp) / "grades.sqlite") as store:
                 cpu, start = time.process_time(), time.perf_counter()
-                grader = make_grader(method, backend)
                 engine = None if in_flight is None else LocalEngine(grader, in_flight=in_flight)
                 summary = grade_pairs(pairs, grader, store, progress=False, engine=engine)
                 seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
@@ -119,6 +158,7 @@ def batched_run(pairs: list[Pair], client: str = "default", *, method: str = "se
     return {"client": client, "server": f"429 beyond {limit}" if limit else "no limit", "prompts": len(pairs),
             "seconds": round(seconds, 2), "prompts_per_s": round(len(pairs) / seconds, 1),
             "capacity": round(stats.capacity, 1), "utilisation": round(stats.ideal_seconds / seconds, 3),
+            "server_utilisation": round(stats.utilisation, 3),  # first request in to last answer out
             "full_batch_share": round(stats.full_share, 3), "cache_hit_rate": round(stats.hit_rate, 3),
             "prefill_tokens_saved": stats.cached_tokens, "prompt_tokens": stats.prompt_tokens,
             "refused": stats.refused, "retries": backend.usage.retries,

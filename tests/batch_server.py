@@ -10,9 +10,9 @@ the prompt's CRC-32, with the digits as its top alternatives; or by ``reply(body
 A batch stays ``in_progress`` while :attr:`hold` is set; the first look at it after that ends it:
 ``completed`` with every line answered, but for the lines ``fail(body)`` gives a status (those go to the
 error file: a 500 as a response, 0 as a line without one), and with ``expire`` only the first half of
-the lines answered and the batch ``expired``; with ``refuse`` (a message) the batch ``failed`` as a whole. ``corrupt(line)`` may rewrite an output line (to test
-malformed ones). It records the batches created (:attr:`batches`) and the direct requests
-(:attr:`direct`).
+the lines answered and the batch ``expired``; with ``refuse`` (a message) the batch ``failed`` as a
+whole. ``corrupt(line)`` may rewrite an output line (to test malformed ones). It records the batches
+created (:attr:`batches`) and the direct requests (:attr:`direct`).
 """
 from __future__ import annotations
 

@@ -212,8 +212,9 @@ def test_an_overload_for_ever_is_one_line_after_the_time_its_attempts_could_take
             with pytest.raises(BackendError) as raised:
                 backend.generate(["Rate the passage."], max_new_tokens=1)
         # Refused at once, asked again 0.5 s later (no Retry-After: the back-off), past 0.4 s: given up.
-        assert str(raised.value) == (f"{server.url} answered HTTP 503 for model {MODEL}: always 503, for 0.4 s to one "
-                                     "request (--timeout x (--max-retries + 1)): lower --concurrency, or try again later")
+        assert str(raised.value) == (f"{server.url} answered HTTP 503 for model {MODEL}: always 503, for 0.4 s to "
+                                     "one request (--timeout x (--max-retries + 1)): lower --concurrency, or try "
+                                     "again later")
         assert len(server.completions()) == 2
 
 

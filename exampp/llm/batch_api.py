@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Any
 import openai
 
 from exampp.llm.backend import BackendError
-from exampp.llm.backends.openai import BoundedClient, _Answer, _Malformed, _one_line, _read_answer, _shown
+from exampp.llm.backends.openai import (ENDPOINT_PATHS, BoundedClient, _Answer, _Malformed, _one_line, _read_answer,
+                                        _shown)
 from exampp.llm.prompt import Conversation
 from exampp.settings import SettingError
 
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from exampp.llm.backends.openai import OpenAIBackend
     from exampp.store import GradeStore
 
-PATHS = {"chat": "/v1/chat/completions", "completions": "/v1/completions"}  # the Batch API's endpoint names
+PATHS = {name: "/v1" + path for name, path in ENDPOINT_PATHS.items()}  # the Batch API's endpoint names
 MAX_FILE_REQUESTS = 50_000  # the Batch API's limit per file
 MAX_FILE_BYTES = 190_000_000  # under its 200 MB per file
 MAX_FILE_BODY = 1 << 31  # bytes of a downloaded output or error file read at most

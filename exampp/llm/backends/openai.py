@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from exampp.llm.batch_api import Book
 
 ENDPOINTS = ("chat", "completions")
+ENDPOINT_PATHS = {"chat": "/chat/completions", "completions": "/completions"}  # under the base URL
 PLACEHOLDER_KEY = "no-key"  # the SDK insists on a key; local servers ignore it
 _NO_MODEL_LIST = frozenset({404, 405, 501})  # a server without GET /models: the model name is taken on trust
 _SPACE_MARKS = str.maketrans({"▁": " ", "Ġ": " "})  # SentencePiece's and byte-level BPE's space in token strings
@@ -398,11 +399,8 @@ class OpenAIBackend(Backend):
         body = self.request_body(prompt, max_new_tokens, logprobs=logprobs, temperature=temperature)
         async with self._slots.slot() as ticket:
             try:
-                if self.endpoint == "chat":
-                    raw = await self._client.chat.completions.with_raw_response.create(**body)
-                else:
-                    raw = await self._client.completions.with_raw_response.create(**body)
-                return raw.http_response
+                # The body as built, not through the SDK's params transform (a third of a request's CPU).
+                return await self._client.post(ENDPOINT_PATHS[self.endpoint], body=body, cast_to=_httpx().Response)
             except openai.APITimeoutError as exc:
                 self._controller.overloaded(ticket)
                 raise _Retry(exc) from None
@@ -545,9 +543,9 @@ async def _attempt(_request: Any) -> None:
     _ATTEMPTS.set(_ATTEMPTS.get() + 1)
 
 
-def _httpx(request: object) -> ModuleType:
-    """The httpx package ``request`` comes from: httpx under openai 1.x, httpx2 under openai 3.x."""
-    return sys.modules[type(request).__module__.partition(".")[0]]
+def _httpx() -> ModuleType:
+    """The httpx package the SDK's client is built on: httpx under openai 1.x, httpx2 under openai 3.x."""
+    return sys.modules[openai.DefaultAsyncHttpxClient.__mro__[1].__module__.partition(".")[0]]
 
 
 def _origin(url: str) -> tuple[str, str, int | None] | None:
@@ -578,7 +576,7 @@ class BoundedClient(openai.DefaultAsyncHttpxClient):
 
     async def send(self, request: Any, **options: Any) -> Any:
         """One attempt: the response, its body read (bounded) before the deadline, or a time-out."""
-        http = _httpx(request)
+        http = _httpx()
         try:
             async with asyncio.timeout(self.deadline):
                 response = await super().send(request, **{**options, "stream": True})
