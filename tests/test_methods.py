@@ -223,3 +223,13 @@ def test_a_backend_lacking_a_capability_is_refused_before_it_is_opened():
     with pytest.raises(BackendError, match=r"^method multiple-choice needs a backend that can continuation-loglik; "
                                            r"backend 'openai' offers: generate, label-logprobs$"):
         make_grader("multiple-choice", "openai", model="m", base_url="http://127.0.0.1:9/v1")
+
+
+def test_finding_the_methods_imports_no_scipy():
+    # Every grading command finds the methods first; scipy (half a second to import) is for the analyses.
+    import subprocess
+    import sys
+
+    code = "import sys; from exampp.grading.registry import methods; methods(); print('scipy' in sys.modules)"
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert found.stdout == "False\n"

@@ -29,7 +29,6 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from exampp.defaults import DECIMALS as DEFAULT_DECIMALS
 
@@ -121,6 +120,8 @@ def correlate(
     common = sorted(kept_first.keys() & kept_second.keys())
     x = np.array([kept_first[s] for s in common], dtype=float)
     y = np.array([kept_second[s] for s in common], dtype=float)
+    from scipy import stats  # here: importing scipy takes half a second, which grading does not need
+
     spearman = _statistic(stats.spearmanr, x, y)
     kendall = _statistic(stats.kendalltau, x, y)  # τ-b: ties in either ranking are handled
     pearson = _statistic(stats.pearsonr, x, y)
