@@ -16,6 +16,7 @@ COMMANDS: dict[str, str] = {
     "eval": "exampp.cli.eval_cmd:eval_cmd",
     "import": "exampp.cli.import_cmd:import_cmd",
     "cover": "exampp.cli.scores:cover",
+    "audit": "exampp.cli.audit:audit",
     "qrels": "exampp.cli.scores:qrels",
     "leaderboard": "exampp.cli.scores:leaderboard",
     "correlate": "exampp.cli.correlate:correlate",
