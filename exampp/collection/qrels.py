@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
+from decimal import Decimal
 
 from exampp.collection.ids import check_id, check_query_id, line_problem
 from exampp.collection.io import PathLike, atomic_write, display_name, excerpt, iter_lines
@@ -38,8 +40,8 @@ def label_problem(value: float) -> str | None:
     return None
 
 
-def _parse_label(text: str) -> Label | None:
-    """The label a qrels column holds (int when integral, so ``2`` and ``2.0`` read alike), or None."""
+def _python_number(text: str) -> Label | None:
+    """The number Python reads in ``text`` (int when integral, so ``2`` and ``2.0`` read alike), or None."""
     try:
         return int(text)
     except ValueError:
@@ -48,6 +50,39 @@ def _parse_label(text: str) -> Label | None:
         return as_label(float(text))
     except ValueError:
         return None
+
+
+_C_LONG = (-2**63, 2**63 - 1)
+_LEADING_INTEGER = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")
+
+
+def atol(text: str) -> int:
+    """What C's ``atol`` reads in ``text``, as trec_eval reads a qrels relevance: after optional
+    whitespace, an optional sign and the ASCII digits that follow; the rest is ignored, and with
+    no digits it is 0 (glibc's ``strtol`` holds a number too long at the ends of a long)."""
+    match = _LEADING_INTEGER.match(text)
+    return min(max(int(match.group(1)), _C_LONG[0]), _C_LONG[1]) if match else 0
+
+
+def parse_label(text: str, what: str = "relevance") -> Label:
+    """The label a qrels column spells, or a ValueError saying why it is none.
+
+    A label is read as a number (:func:`as_label`), and trec_eval reads the same column with
+    :func:`atol`. The two readings may differ only by a fraction (``2.5``: exampp's fractional
+    label, which trec_eval's measures refuse, see :func:`check_integer_labels`); a spelling they
+    read as different grades (``1e1``, ``10e-1``, ``1_0``, a digit outside ASCII) is refused, so
+    that no file means one thing to exampp and another to trec_eval."""
+    value = _python_number(text)
+    if value is None:
+        raise ValueError(f"{what} {excerpt(text)} is not a number")
+    problem = label_problem(value)
+    if problem is not None:
+        raise ValueError(f"{what} {text[:40]!r} {problem}")
+    read_by_c = atol(text)
+    if read_by_c != math.trunc(value):
+        raise ValueError(f"{what} {excerpt(text)} refused: trec_eval reads it as {read_by_c} (C's atol takes its "
+                         f"leading digits), Python as {value!r}; write the grade meant in plain digits")
+    return value
 
 
 def _judgments(source: PathLike, columns: str) -> Iterator[tuple[int, list[str]]]:
@@ -69,18 +104,17 @@ def _judgments(source: PathLike, columns: str) -> Iterator[tuple[int, list[str]]
 def read_qrels(source: PathLike) -> Qrels:
     """Read a TREC qrels file (plain or gzipped), or ``irds:<dataset-id>`` through ir_datasets.
 
-    Labels are integers or decimal numbers; each keeps its type (see :data:`Label`)."""
+    Labels are integers or decimal numbers; each keeps its type (see :data:`Label`). A label
+    trec_eval would read as another grade is refused, naming its line (:func:`parse_label`)."""
     if isinstance(source, str) and source.startswith(IRDS_PREFIX):
         return _read_irds_qrels(source)
     path = display_name(source)
     qrels: Qrels = {}
     for lineno, (qid, _, docid, rel_text) in _judgments(source, "qid iter docid rel"):
-        rel = _parse_label(rel_text)
-        if rel is None:
-            raise InputError(path, lineno, f"relevance {excerpt(rel_text)} is not a number")
-        problem = label_problem(rel)
-        if problem is not None:
-            raise InputError(path, lineno, f"relevance {rel_text[:40]!r} {problem}")
+        try:
+            rel = parse_label(rel_text)
+        except ValueError as exc:
+            raise InputError(path, lineno, str(exc)) from None
         judged = qrels.setdefault(qid, {})
         if docid in judged:
             raise InputError(path, lineno, f"duplicate docid {excerpt(docid)} in query {excerpt(qid)}")
@@ -105,7 +139,8 @@ def _read_irds_qrels(source: str) -> Qrels:
 def write_qrels(qrels: Mapping[str, Mapping[str, float]], path: PathLike) -> None:
     """Write ``qid 0 docid rel`` lines sorted by query then docid, atomically; an integer-valued
     label is written as an integer (``2``, not ``2.0``), a fractional one as the shortest decimal
-    that reads back as the same float."""
+    that reads back as the same float, in plain digits (``0.00002``, not ``2e-05``, which
+    trec_eval reads as 2)."""
     with atomic_write(path) as fh:
         for qid in sorted(qrels):
             check_query_id(qid)
@@ -114,7 +149,7 @@ def write_qrels(qrels: Mapping[str, Mapping[str, float]], path: PathLike) -> Non
                 problem = label_problem(rel)
                 if problem is not None:
                     raise ValueError(f"relevance {rel} of docid {docid!r} in query {qid!r} {problem}")
-                fh.write(f"{qid} 0 {check_id(docid, 'docid')} {rel!r}\n")
+                fh.write(f"{qid} 0 {check_id(docid, 'docid')} {format(Decimal(repr(rel)), 'f')}\n")
 
 
 def check_integer_labels(qrels: Mapping[str, Mapping[str, Label]], measures: str) -> None:
@@ -138,17 +173,17 @@ questions 1, 2, ... as its subtopics."""
 
 def read_intent_qrels(path: PathLike) -> IntentQrels:
     """Read intent-aware qrels: ``qid subtopic docid label`` lines (the TREC Web track's diversity
-    qrels; plain or gzipped), the label an integer; a docid appears once per subtopic."""
+    qrels; plain or gzipped), the label an integer (read as :func:`parse_label` reads it); a docid
+    appears once per subtopic."""
     name = display_name(path)
     qrels: IntentQrels = {}
     for lineno, (qid, subtopic, docid, rel_text) in _judgments(path, "qid subtopic docid label"):
         try:
-            rel = int(rel_text)
-        except ValueError:
-            raise InputError(name, lineno, f"label {rel_text[:40]!r} is not an integer") from None
-        problem = label_problem(rel)
-        if problem is not None:
-            raise InputError(name, lineno, f"label {rel_text[:40]!r} {problem}")
+            rel = parse_label(rel_text, "label")
+        except ValueError as exc:
+            raise InputError(name, lineno, str(exc)) from None
+        if not isinstance(rel, int):
+            raise InputError(name, lineno, f"label {rel_text[:40]!r} is not an integer")
         judged = qrels.setdefault(qid, {}).setdefault(subtopic, {})
         if docid in judged:
             raise InputError(name, lineno, f"duplicate docid {excerpt(docid)} in query {excerpt(qid)} "
