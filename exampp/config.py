@@ -70,6 +70,7 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "batch_api": ((bool,), "openai: grade through the OpenAI Batch API (half the price, answers within a day)"),
     "batch_price": ((str,), "with batch_api: IN,OUT dollars per million prompt and completion tokens"),
     "batch_poll": ((int, float), "with batch_api: seconds between looks at a batch"),
+    "canaries": ((int,), "questions of other queries each pooled passage is also graded against (audit's canaries)"),
 }
 # options passed to the backend; one that a backend does not take is left out when it comes from the file
 BACKEND_KEYS = ("device", "dtype", "batch_size", "max_batch_tokens", "threads", "compile", "base_url", "api_key_env",

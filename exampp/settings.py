@@ -80,6 +80,7 @@ RULES: dict[str, Rule] = {
     "max_model_len": Rule(integer=True, low=CAUSAL_OUTPUT_ROOM, low_open=True),
     "cascade_threshold": _FINITE,
     "workers": _COUNT,
+    "canaries": Rule(integer=True, low=0),
     "batch_poll": Rule(integer=False, low=0, high=MAX_TIMEOUT, low_open=True),
 }
 

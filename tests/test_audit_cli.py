@@ -106,10 +106,10 @@ def test_flag_table_counts_texts_per_class_and_in_all():
              Flag("stuffing", "q3", "p1", "e", 5.0)]  # a query neither run ranks p1 for
     table = flag_table(rankings, flags)
     assert table.to_dict(orient="records") == [
-        {"run": "A", "injection": 1, "leakage": 1, "stuffing": 0, "duplicate": 0, "flagged": 1, "pooled": 4,
-         "share": 0.25},
-        {"run": "B", "injection": 0, "leakage": 0, "stuffing": 0, "duplicate": 1, "flagged": 1, "pooled": 2,
-         "share": 0.5}]
+        {"run": "A", "injection": 1, "leakage": 1, "stuffing": 0, "duplicate": 0, "canary": 0, "flagged": 1,
+         "pooled": 4, "share": 0.25},
+        {"run": "B", "injection": 0, "leakage": 0, "stuffing": 0, "duplicate": 1, "canary": 0, "flagged": 1,
+         "pooled": 2, "share": 0.5}]
 
 
 # -- the command on the example collection, with flags fixed (the table's arithmetic) -------------------
@@ -169,7 +169,7 @@ def test_json_table_and_flagged_texts_by_hand(graded_ws, fixed_flags):
     for row in report["runs"]:
         inj, leak, stuff, dup, flagged, pooled, cover, rank, corrected, rank_corrected = EXPECTED[row["run"]]
         assert row == {"run": row["run"], "injection": inj, "leakage": leak, "stuffing": stuff, "duplicate": dup,
-                       "flagged": flagged, "pooled": pooled, "share": pytest.approx(flagged / pooled),
+                       "canary": 0, "flagged": flagged, "pooled": pooled, "share": pytest.approx(flagged / pooled),
                        "cover": pytest.approx(cover), "rank": rank, "cover_corrected": pytest.approx(corrected),
                        "rank_corrected": rank_corrected, "change": pytest.approx(corrected - cover)}
     every_run_but_weak = ["bm25", "dense-like", "keyword-stuffed", "oracle-ish", "random"]
@@ -201,19 +201,19 @@ def test_text_table(graded_ws, fixed_flags):
     result = run("audit", "-w", str(graded_ws))
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
-        "            run  injection  leakage  stuffing  duplicate  flagged  pooled  share  cover  rank  "
+        "            run  injection  leakage  stuffing  duplicate  canary  flagged  pooled  share  cover  rank  "
         "cover_corrected  rank_corrected  change",
-        "           bm25          1        1         1          0        2     120 0.0167 0.0500     1  "
+        "           bm25          1        1         1          0       0        2     120 0.0167 0.0500     1  "
         "         0.0167               1 -0.0333",
-        "keyword-stuffed          1        1         1          0        2     120 0.0167 0.0500     1  "
+        "keyword-stuffed          1        1         1          0       0        2     120 0.0167 0.0500     1  "
         "         0.0167               1 -0.0333",
-        "     dense-like          1        1         0          0        1     120 0.0083 0.0333     3  "
+        "     dense-like          1        1         0          0       0        1     120 0.0083 0.0333     3  "
         "         0.0167               1 -0.0167",
-        "     oracle-ish          1        1         0          0        1     120 0.0083 0.0333     3  "
+        "     oracle-ish          1        1         0          0       0        1     120 0.0083 0.0333     3  "
         "         0.0167               1 -0.0167",
-        "         random          1        1         0          0        1     120 0.0083 0.0333     3  "
+        "         random          1        1         0          0       0        1     120 0.0083 0.0333     3  "
         "         0.0167               1 -0.0167",
-        "           weak          0        0         1          1        2     100 0.0200 0.0333     3  "
+        "           weak          0        0         1          1       0        2     100 0.0200 0.0333     3  "
         "         0.0000               6 -0.0333"]
 
 
@@ -247,8 +247,8 @@ def test_without_grades_the_table_has_no_scores(ws, fixed_flags):
     report = json.loads(result.stdout)
     assert (report["method"], report["tau"]) == (None, None)
     assert [row["run"] for row in report["runs"]] == sorted(EXPECTED)  # by name
-    assert list(report["runs"][0]) == ["run", "injection", "leakage", "stuffing", "duplicate", "flagged", "pooled",
-                                       "share"]
+    assert list(report["runs"][0]) == ["run", "injection", "leakage", "stuffing", "duplicate", "canary", "flagged",
+                                       "pooled", "share"]
     assert "no grades in the workspace, so no scores" in result.stderr
     # asking for scores where there are no grades is an error, in one line
     asked = run("audit", "-w", str(ws), "--method", "embedding")

@@ -183,7 +183,7 @@ def test_audit_texts_flags_each_class_on_a_small_pool_and_nothing_honest():
     rankings = {"run1": {"q1": ["leak", "honest", "leak"]}, "run2": {"q1": ["honest", "inj"]}}
     thresholds = Thresholds(density_p999=0.5, repetition_p999=0.5, stuffing_repeats=100)
     flags = audit_texts(texts, queries, exam, rankings, thresholds=thresholds)
-    assert {f.kind for f in flags} == set(CLASSES)
+    assert {f.kind for f in flags} == set(CLASSES) - {"canary"}  # canaries are graded, not read off the text
     by = {(f.kind, f.query_id, f.text_id, f.run) for f in flags}
     assert by == {
         ("duplicate", "q1", "honest", None), ("duplicate", "q2", "honest", None), ("duplicate", "q3", "honest2", None),

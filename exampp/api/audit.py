@@ -4,7 +4,9 @@
 exam's questions, to the detectors (:func:`exampp.audit.audit_texts`), and reports per run how
 many flagged texts it retrieved, by class, and what share of its pooled texts they are. Where the
 workspace holds grades, each run's EXAM-Cover and rank stand beside the same with every flagged
-text it retrieved graded 0: a run whose score falls there owes it to those texts.
+text it retrieved graded 0: a run whose score falls there owes it to those texts. Where the store
+holds canary grades of that method (``exampp grade --canaries N``), a text the judge finds to answer
+several unrelated questions is flagged too (:mod:`exampp.audit.canary`).
 
 Errors are :class:`~exampp.errors.ExamppError` (the command line prints them as one line).
 """
@@ -27,6 +29,7 @@ from exampp.api.workspace import (
     workspace_runs,
 )
 from exampp.audit import CLASSES, Flag, audit_texts
+from exampp.audit.canary import canary_flags
 from exampp.collection.io import PathLike
 from exampp.collection.runs import Run
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
@@ -106,13 +109,14 @@ def audit(
                   if read_bank is not None else {})
     rankings = pooled_rankings(read, pool)
     flags = audit_texts(pool.passages, queries, exam_texts, rankings)
-    table = flag_table(rankings, flags)
     stored = _grades(ws, method, tau)
     if stored is None:
-        return AuditResult(table, flagged_texts(flags, pool), flags, len(pool), depth, None, None)
+        return AuditResult(flag_table(rankings, flags), flagged_texts(flags, pool), flags, len(pool), depth, None, None)
     tau = stored.default_tau if tau is None else tau
     # the exam once read (``bank`` may be standard input): the bank's questions, else the graded ones
     exam = read_bank.question_ids() if read_bank is not None else questions_by_query(stored.grades)
+    flags += canary_flags(_canary_grades(ws, stored.method_id, pool, exam), tau)
+    table = flag_table(rankings, flags)
     for line in check_judged(read, exam, EXAM_SOURCE):
         warn(line)
     scores = corrected_cover(read, stored.grades, exam, {name: run_pairs(flags, name) for name in read},
@@ -132,6 +136,25 @@ def _grades(ws: Workspace, method: str | None, tau: float | None) -> StoredGrade
             if not store.methods():
                 return None
     return stored_grades(ws, method)
+
+
+def _canary_grades(ws: Workspace, method_id: str, pool: Pool,
+                   exam: Mapping[str, Collection[str]]) -> dict[Pair, dict[str, float]]:
+    """The canary grades of ``method_id``'s grader (``exampp grade --canaries``) of the pooled texts,
+    per (query, text): canary question id -> grade. A question of the query's own exam is no canary
+    (the store joins grades by content: a text pooled for two queries shows one's grades under both)."""
+    from exampp.grading.canaries import canary_method_id, canary_query_id, pooled_query_id
+    from exampp.store import GradeStore
+
+    with GradeStore(ws.store, read_only=True) as store:
+        frame = store.grades(canary_method_id(method_id), query_ids=[canary_query_id(q) for q in pool.passages])
+    grades: dict[Pair, dict[str, float]] = {}
+    for filed, pid, question_id, grade in zip(frame["query_id"], frame["passage_id"], frame["question_id"],
+                                              frame["grade"]):
+        qid = pooled_query_id(filed)
+        if pid in pool.passages[qid] and question_id not in exam.get(qid, ()):
+            grades.setdefault((qid, pid), {})[question_id] = grade
+    return grades
 
 
 def pooled_rankings(runs: Mapping[str, Run], pool: Pool) -> dict[str, dict[str, list[str]]]:

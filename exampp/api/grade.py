@@ -35,6 +35,7 @@ from exampp.grading.runner import (
     Exam,
     GradingSummary,
     build_exam,
+    grade_pairs,
     grade_pool,
     pool_grades,
     pool_records,
@@ -71,6 +72,7 @@ class GradeResult:
     warnings: tuple[str, ...]  # run queries outside the exam, pooled passages without text
     usage: Usage | None = None  # requests and tokens of the backend, when it has one
     written: tuple[Path, ...] = ()  # files the job wrote
+    canaries: GradingSummary | None = None  # the canary pairs graded (exampp.grading.canaries), when asked
 
 
 def grade_collection(
@@ -91,6 +93,7 @@ def grade_collection(
     cascade: CascadeSpec | None = None,
     cascade_backend: Backend | BackendSpec | None = None,
     engine: Engine | None = None,
+    canaries: int = 0,
 ) -> GradeResult:
     """The main job in one call: pool the top-``depth`` passages of ``runs``, grade every pair the
     store lacks, and score. ``tau`` defaults to the method's (4 for 0-5 self-ratings, 1 for 0/1
@@ -103,13 +106,16 @@ def grade_collection(
     all-MiniLM-L6-v2); the query texts it needs come from ``topics``, else the bank. ``engine``:
     where the grader runs (default: in this process; :class:`~exampp.grading.ray_engine.RayEngine`
     grades on Ray workers, ``grader`` being its :attr:`~exampp.grading.ray_engine.RayEngine.grader`).
+    ``canaries``: then grade each pooled passage against that many questions of other queries
+    (:mod:`exampp.grading.canaries`; without the cascade, whose first stage would rule them out),
+    filed under the canary method id: the labels, qrels and leaderboard never see them.
     """
     from exampp.grading.registry import default_tau, stored_method
     from exampp.labels import check_label, exam_labels
     from exampp.scoring import exam_cover, exam_qrels, summarize
 
     check_label(label)
-    check_settings({"depth": depth, "chunk_size": chunk_size})
+    check_settings({"depth": depth, "chunk_size": chunk_size, "canaries": canaries})
     check_grades(stored_method(grader.method.method_id), tau=tau, min_grade=min_grade, label=label)
     exam = build_exam(grader, bank, topics)
     if not exam.questions:
@@ -127,6 +133,12 @@ def grade_collection(
                       default_tau(grader.method.method_id) if tau is None else tau) as first_stage:
         summary = grade_pool(pool, exam, grader, store, chunk_size=chunk_size, progress=progress, cascade=first_stage,
                              engine=engine)
+    canary_summary = None
+    if canaries:
+        from exampp.grading.canaries import CanaryGrader, canary_pairs
+
+        canary_summary = grade_pairs(canary_pairs(pool.passages, exam.questions, canaries), CanaryGrader(grader),
+                                     store, chunk_size=chunk_size, progress=progress, engine=engine)
     grades = pool_grades(store, pool, exam, summary.method_id, probabilities=label == "expected")
     questions = exam.question_ids()
     tau = default_tau(summary.method_id, grades) if tau is None else tau
@@ -135,7 +147,8 @@ def grade_collection(
     qrels = exam_qrels(labels, None if min_grade is None else min_grade * scale)
     cover = exam_cover(runs, grades, questions, tau=tau, depth=depth)
     return GradeResult(summary.method_id, exam, pool, summary, grades, labels, qrels, tau,
-                       cover, summarize(cover), tuple(warnings) + tuple(pool.warnings()), grader.usage)
+                       cover, summarize(cover), tuple(warnings) + tuple(pool.warnings()), grader.usage,
+                       canaries=canary_summary)
 
 
 @dataclass(frozen=True)
@@ -175,6 +188,7 @@ class GradeJob:
     batch_api: bool = False  # openai: grade through the Batch API (exampp.grading.batch_engine)
     batch_price: str | None = None  # IN,OUT: dollars per million prompt and completion tokens, for the estimate
     batch_poll: float | None = None  # seconds between looks at a batch [default: batch_api.POLL_SECONDS]
+    canaries: int = 0  # questions of other queries each pooled passage is also graded against (exampp.grading.canaries)
 
     def __post_init__(self) -> None:
         """The numeric settings keep their rules (exampp.settings), however the job was made."""
@@ -378,7 +392,7 @@ class OpenGradeJob:
                                 tau=job.tau, min_grade=job.min_grade, label=job.label, strict=job.strict,
                                 chunk_size=job.chunk_size,
                                 progress=job.progress, cascade=self.cascade, cascade_backend=self.cascade_backend,
-                                engine=self.engine)
+                                engine=self.engine, canaries=job.canaries)
 
 
 def _check_device(device: str | None) -> None:

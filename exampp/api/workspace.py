@@ -59,13 +59,15 @@ def stored_grades(workspace: Workspace | PathLike, method: str | None = None, *,
     """The grades of ``method``: a store method id, or a method name (``embedding``, ``self-rating``)
     that names one of the store's methods; None: the only method in the store. ``probabilities``:
     with the grades' ``probabilities`` column (see :meth:`exampp.store.GradeStore.grades`)."""
+    from exampp.grading.canaries import is_canary_method, is_canary_query
     from exampp.store import GradeStore
 
     ws = as_workspace(workspace)
     if not ws.store.exists():
         raise WorkspaceError(f"{ws.store}: no grade store (run `exampp import` or `exampp grade` first)")
     with GradeStore(ws.store, read_only=True) as store:
-        methods = store.methods()
+        # canary grades (exampp grade --canaries) are the audit's alone: no measure chooses them
+        methods = [m for m in store.methods() if not is_canary_method(m)]
         if not methods:
             raise WorkspaceError(f"{ws.store}: the store holds no grades yet: grade first with "
                                  f"`exampp grade -w {ws.root}`, or import graded JSONL with "
@@ -81,7 +83,10 @@ def stored_grades(workspace: Workspace | PathLike, method: str | None = None, *,
                 what = "several methods named" if named else "no grades for method"
                 raise WorkspaceError(f"{ws.store}: {what} {method!r} (have: {', '.join(named or methods)})")
             method = named[0]
-        return StoredGrades(method, store.grades(method, probabilities=probabilities))
+        frame = store.grades(method, probabilities=probabilities)
+    # The store joins grades by content: a real grade may also show under a canary's query id.
+    frame = frame.loc[[not is_canary_query(qid) for qid in frame["query_id"]]].reset_index(drop=True)
+    return StoredGrades(method, frame)
 
 
 def given_or_existing(given: PathLike | None, default: Path) -> PathLike | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-CLASSES = ("injection", "leakage", "stuffing", "duplicate")
+CLASSES = ("injection", "leakage", "stuffing", "duplicate", "canary")
 
 # Evidence is one line: a quoted span longer than this is cut, keeping its start.
 MAX_QUOTE_CHARS = 120

@@ -79,6 +79,10 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
                    "submitting [default: tokens only].")
 @click.option("--batch-poll", type=Setting("batch_poll"), metavar="SECONDS",
               help="With --batch-api: seconds between looks at a batch's status [default: 30].")
+@click.option("--canaries", type=Setting("canaries"), metavar="N",
+              help="Also grade each pooled passage against N questions of other queries (chosen by a stable hash), "
+                   "filed apart under METHOD_ID+canaries: `exampp audit` flags a text the judge finds to answer "
+                   "several unrelated questions; no measure, qrels or leaderboard reads them [default: 0].")
 @click.option("--strict", is_flag=True, help="Pooled passages without text and run queries without exam "
                                              "questions are errors (default: warnings; they are left out).")
 @click.option("--export-reference", type=_PATH,
@@ -109,6 +113,7 @@ def grade(runs, config_path, grader, workspace, progress, fmt, output, **setting
       exampp grade runs/ --grader self-rating --engine ray --workers 2    # two model replicas on Ray
       exampp grade runs/ --grader self-rating --backend openai --model gpt-4o-mini --batch-api \\
                          --batch-price 0.075,0.3                          # the Batch API, half the price
+      exampp grade runs/ --grader 'self-rating(prompt=fenced)' --canaries 4  # defences against judge gaming
     """
     from exampp.api.grade import GradeJob
 
@@ -123,6 +128,8 @@ def grade(runs, config_path, grader, workspace, progress, fmt, output, **setting
     for warning in result.warnings:
         click.echo(warning, err=True)
     click.echo(str(result.summary), err=True)
+    if result.canaries is not None:
+        click.echo(f"canaries: {result.canaries}", err=True)
     if result.usage is not None and result.usage.requests:
         click.echo(f"judge: {result.usage}", err=True)
     labels = sum(len(d) for d in result.labels.values())

@@ -57,6 +57,7 @@ BAD = [
     ("cascade_threshold", NAN, "cascade_threshold must be a finite number, found nan"),
     ("workers", 0, "workers must be an integer >= 1, found 0"),
     ("batch_poll", 0, "batch_poll must be a number in (0, 86400], found 0"),  # polls without pause
+    ("canaries", -1, "canaries must be an integer >= 0, found -1"),
 ]
 FLAGS = {"depth": "'--depth' / '-k'"}  # how click names a flag with a short form
 

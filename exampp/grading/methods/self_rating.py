@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from exampp.grading.base import Judgment, Pair
 from exampp.grading.method import GradingMethod, param
 from exampp.grading.parsing import GRADE_DIGITS, leading_grade, parse_self_rating
-from exampp.grading.prompts import SELF_RATING_PROMPTS
+from exampp.grading.prompts import SELF_RATING_PROMPTS, SELF_RATING_SYSTEM, fence
 from exampp.grading.registry import register
 from exampp.llm.backend import Backend, Capability, Labels
+from exampp.llm.prompt import Conversation
 
 MAX_NEW_TOKENS = 32  # a rating is one token; room for models that explain themselves
 GRADES = Labels(tuple(GRADE_DIGITS), leading_grade)
@@ -56,7 +57,12 @@ class SelfRating(GradingMethod):
 
     def grade(self, backend: Backend, pairs: Sequence[Pair]) -> list[Judgment]:
         template = SELF_RATING_PROMPTS[self.prompt]
-        prompts = [backend.fit(template, context=p.passage, question=p.question.text) for p in pairs]
+        system = SELF_RATING_SYSTEM.get(self.prompt)
+        prompts: list[str | Conversation] = [
+            backend.fit(template, context=p.passage if system is None else fence(p.passage), question=p.question.text)
+            for p in pairs]
+        if system is not None:  # the system turn apart, where the backend sends conversations
+            prompts = [(("system", system), ("user", text.removeprefix(system + "\n\n"))) for text in prompts]
         if not (self.fast and Capability.LABEL_LOGPROBS in backend.capabilities):
             return [Judgment(float(parse_self_rating(text)), answer=text)
                     for text in backend.generate(prompts, max_new_tokens=MAX_NEW_TOKENS)]
