@@ -479,3 +479,23 @@ def test_an_input_length_other_than_the_models_own_is_named_in_the_judge(served,
     # Without a tokenizer tokens are estimated, so the cut falls at 4 characters a token.
     assert name(endpoint="completions", max_input_tokens=300) == f"{NAME}+max_input_chars=1200"
     assert name(endpoint="completions") == NAME  # nothing cut: the name of every earlier store
+
+
+def test_without_the_sdk_the_backend_names_the_extra_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "openai", None)  # import openai fails, as where the extra is not installed
+    monkeypatch.delitem(sys.modules, "exampp.llm.backends.openai")
+    with pytest.raises(BackendError) as caught:
+        open_backend("openai", "judge", base_url="http://127.0.0.1:9/v1")
+    assert str(caught.value) == ("backend 'openai' needs the package openai: install the exampp extra 'openai' (pip "
+                                 "install 'exampp[openai]', or scripts/setup.sh ...,openai) or the package itself")
+
+
+def test_every_backend_names_an_extra_of_the_package():
+    import tomllib
+
+    from exampp.llm.backend import BACKEND_EXTRAS, backend_names
+
+    extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert sorted(BACKEND_EXTRAS) == backend_names()
+    assert set(BACKEND_EXTRAS.values()) <= set(extras)

@@ -257,8 +257,8 @@ def test_an_encoder_decoder_model_is_refused(stand_in, tiny_t5_dir):
 
 def test_without_vllm_the_backend_says_which_extra_to_install(monkeypatch, workspace, judge_dir, tmp_path):
     monkeypatch.setitem(sys.modules, "vllm", None)  # import vllm fails, as where the extra is not installed
-    message = ("backend 'vllm' needs the package vllm: install the exampp extra that brings it (see the README's "
-               "set-up) or the package itself")
+    message = ("backend 'vllm' needs the package vllm: install the exampp extra 'vllm' (pip install "
+               "'exampp[vllm]', or scripts/setup.sh ...,vllm) or the package itself")
     with pytest.raises(BackendError) as caught:
         open_backend("vllm", str(judge_dir))
     assert str(caught.value) == message

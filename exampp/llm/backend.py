@@ -214,9 +214,15 @@ def backend_class(name: str) -> type[Backend]:
         raise _missing_package(name, exc) from None
 
 
+# The extra of pyproject.toml that brings each backend's packages.
+BACKEND_EXTRAS = {"hf": "llm", "extractive": "llm", "embedding": "embed", "openai": "openai", "vllm": "vllm"}
+
+
 def _missing_package(backend: str, exc: ImportError) -> BackendError:
+    extra = BACKEND_EXTRAS.get(backend, "llm")
     return BackendError(f"backend {backend!r} needs the package {exc.name or exc}: install the exampp extra "
-                        "that brings it (see the README's set-up) or the package itself")
+                        f"'{extra}' (pip install 'exampp[{extra}]', or scripts/setup.sh ...,{extra}) or the package "
+                        "itself")
 
 
 @dataclass(frozen=True)
