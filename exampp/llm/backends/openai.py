@@ -400,7 +400,7 @@ class OpenAIBackend(Backend):
         async with self._slots.slot() as ticket:
             try:
                 # The body as built, not through the SDK's params transform (a third of a request's CPU).
-                return await self._client.post(ENDPOINT_PATHS[self.endpoint], body=body, cast_to=_httpx().Response)
+                return await self._client.post(ENDPOINT_PATHS[self.endpoint], body=body, cast_to=_HTTP.Response)
             except openai.APITimeoutError as exc:
                 self._controller.overloaded(ticket)
                 raise _Retry(exc) from None
@@ -543,9 +543,8 @@ async def _attempt(_request: Any) -> None:
     _ATTEMPTS.set(_ATTEMPTS.get() + 1)
 
 
-def _httpx() -> ModuleType:
-    """The httpx package the SDK's client is built on: httpx under openai 1.x, httpx2 under openai 3.x."""
-    return sys.modules[openai.DefaultAsyncHttpxClient.__mro__[1].__module__.partition(".")[0]]
+# The httpx package the SDK's client is built on: httpx under openai 1.x, httpx2 under openai 3.x.
+_HTTP: ModuleType = sys.modules[openai.DefaultAsyncHttpxClient.__mro__[1].__module__.partition(".")[0]]
 
 
 def _origin(url: str) -> tuple[str, str, int | None] | None:
@@ -576,7 +575,7 @@ class BoundedClient(openai.DefaultAsyncHttpxClient):
 
     async def send(self, request: Any, **options: Any) -> Any:
         """One attempt: the response, its body read (bounded) before the deadline, or a time-out."""
-        http = _httpx()
+        http = _HTTP
         try:
             async with asyncio.timeout(self.deadline):
                 response = await super().send(request, **{**options, "stream": True})
