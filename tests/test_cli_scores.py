@@ -111,8 +111,9 @@ def test_leaderboard_takes_trec_eval_names(ws):
 
 @pytest.mark.parametrize("measure, message", [
     ("ndcg@10", "unknown measure 'ndcg@10'; did you mean nDCG@10?"),
-    ("ndcg_cut10", "unknown measure 'ndcg_cut10'; use ir_measures names (nDCG@10, P(rel=2)@10, AP) "
-                   "or trec_eval names (ndcg_cut.10, P.10, map)"),
+    ("ndcg_cut10", "unknown measure 'ndcg_cut10'; did you mean ndcg_cut.10?"),
+    ("bogus", "unknown measure 'bogus'; use ir_measures names (nDCG@10, P(rel=2)@10, AP) "
+              "or trec_eval names (ndcg_cut.10, P.10, map)"),
 ])
 def test_unknown_measure_is_a_usage_error_before_reading_anything(ws, measure, message):
     # the qrels file does not exist: the measure is checked first

@@ -136,6 +136,8 @@ def test_parse_measures_columns():
     ("p(rel=2)@5", "unknown measure 'p(rel=2)@5'; did you mean P(rel=2)@5?"),
     ("mrr", "unknown measure 'mrr'; did you mean RR?"),
     ("precison@5", "unknown measure 'precison@5'; did you mean P@5?"),
+    ("ndcg_cut10", "unknown measure 'ndcg_cut10'; did you mean ndcg_cut.10?"),  # trec_eval's dot left out
+    ("recall100", "unknown measure 'recall100'; did you mean recall.100?"),
     ("bogus", "unknown measure 'bogus'; use ir_measures names (nDCG@10, P(rel=2)@10, AP) "
               "or trec_eval names (ndcg_cut.10, P.10, map)"),
     ("nDCG(foo=1)@10", "measure 'nDCG(foo=1)@10': unsupported params found: ['foo']"),

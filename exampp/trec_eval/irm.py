@@ -76,13 +76,26 @@ def _split(spec: str) -> tuple[str, str]:
     return spec[:cut], spec[cut:]
 
 
+_TREC_CUTOFF = re.compile(r"([A-Za-z][A-Za-z_]*?)[_@]?(\d[\d,]*)")  # ndcg_cut10, P_10, P@10 ...
+
+
 def close_measure_names(spec: str) -> list[str]:
-    """Computable ir_measures spellings close to ``spec``, parameters kept: the same name in
-    another case (``ndcg@10`` -> ``nDCG@10``), else up to 3 look-alikes."""
+    """Computable spellings close to ``spec``: a trec_eval name missing its dot (``ndcg_cut10`` ->
+    ``ndcg_cut.10``); else ir_measures names with the parameters kept, the same name in another
+    case (``ndcg@10`` -> ``nDCG@10``), else up to 3 look-alikes."""
     import difflib
 
     import ir_measures
 
+    cutoff = _TREC_CUTOFF.fullmatch(spec)
+    if cutoff:
+        dotted = f"{cutoff[1]}.{cutoff[2]}"
+        try:
+            ir_measures.parse_trec_measure(dotted)
+        except ValueError:
+            pass
+        else:
+            return [dotted]
     base, rest = _split(spec)
     canonical = {name.lower(): measure.NAME for name, measure in ir_measures.measures.registry.items()}
     if base.lower() in canonical:
