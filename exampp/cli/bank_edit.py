@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from exampp.cli.output import FILE, emit, format_option, output_option, warn
+from exampp.cli.output import InputPath, FILE, emit, format_option, output_option, warn
 
-_BANK = click.Path(dir_okay=False, exists=True)
+_BANK = InputPath(dir_okay=False)
 
 bank_argument = click.argument("bank", type=_BANK)
 reason_option = click.option("--reason", help="Why: kept with the version in the history.")

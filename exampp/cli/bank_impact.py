@@ -8,7 +8,7 @@ import click
 
 from exampp.cli.backend_options import backend_options
 from exampp.cli.measures import check_measures
-from exampp.cli.output import FILE, check_method, format_option, one_stdin, output_option, render, write_output
+from exampp.cli.output import InputPath, FILE, check_method, format_option, one_stdin, output_option, render, write_output
 from exampp.cli.settings import Setting
 
 _PATH = click.Path(dir_okay=False)
@@ -16,10 +16,10 @@ _PATH = click.Path(dir_okay=False)
 
 @click.command()
 @click.argument("new_bank", type=FILE)
-@click.argument("runs", nargs=-1, type=click.Path(exists=True, allow_dash=True))
+@click.argument("runs", nargs=-1, type=InputPath(allow_dash=True))
 @click.option("--bank", type=_PATH, help="The old question bank [default: the one exampp grade grades with: "
                                          "the config's, else WORKSPACE/question_banks/questions.jsonl].")
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
+@click.option("--config", "config_path", type=InputPath(dir_okay=False),
               help="Config file, as for exampp grade [default: WORKSPACE/exampp.toml with -w, else ./exampp.toml].")
 @click.option("--workspace", "-w", type=click.Path(file_okay=False),
               help="Workspace folder (grades.sqlite, runs/) [default: the config file's folder, else .].")

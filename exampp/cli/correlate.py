@@ -10,6 +10,7 @@ import click
 from exampp.cli.measures import check_one_measure
 from exampp.cli.settings import Setting
 from exampp.cli.output import (
+    InputPath,
     FILE,
     bootstrap_options,
     format_option,
@@ -77,7 +78,7 @@ def _number(spec: str):
 @click.command()
 @_side_options("a")
 @_side_options("b")
-@click.option("--runs", "runs_dir", type=click.Path(exists=True), help="Run files (folder) for --a-qrels/--b-qrels.")
+@click.option("--runs", "runs_dir", type=InputPath(), help="Run files (folder) for --a-qrels/--b-qrels.")
 @click.option("--depth", "-k", type=Setting("depth"), help="Cut runs at this depth before computing measures.")
 @click.option("--exclude", multiple=True, metavar="RUN", help="Leave this run out of both leaderboards (repeatable).")
 @click.option("--per-query", is_flag=True,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from exampp.cli.backend_options import backend_options
-from exampp.cli.output import check_method, emit, format_option, one_stdin, output_option
+from exampp.cli.output import InputPath, check_method, emit, format_option, one_stdin, output_option
 from exampp.cli.settings import Setting
 from exampp.defaults import CHUNK, LABELS
 
@@ -21,8 +21,8 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
 
 
 @click.command()
-@click.argument("runs", nargs=-1, type=click.Path(exists=True, allow_dash=True))
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
+@click.argument("runs", nargs=-1, type=InputPath(allow_dash=True))
+@click.option("--config", "config_path", type=InputPath(dir_okay=False),
               help="Config file [default: WORKSPACE/exampp.toml with -w, else ./exampp.toml; "
                    "none when absent]. Flags override its keys.")
 @click.option("--grader", "--method", "grader", callback=check_method,

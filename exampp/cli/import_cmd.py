@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import click
 
+from exampp.cli.output import InputPath
+
 
 @click.command("import")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.argument("file", type=InputPath(dir_okay=False, allow_dash=True))
 @click.option("--workspace", "-w", type=click.Path(file_okay=False), required=True,
               help="Workspace folder to fill (created when missing).")
-@click.option("--questions", "bank", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
+@click.option("--questions", "bank", type=InputPath(dir_okay=False, allow_dash=True),
               help="Question bank with the texts of the graded question ids (exampp or reference format).")
 def import_cmd(file: str, workspace: str, bank: str | None) -> None:
     """Import FILE, a reference EXAM++ graded-passages file (JSONL.gz, one line per query),

@@ -7,13 +7,13 @@ import json
 
 import click
 
-from exampp.cli.output import FILE, depth_option, emit, format_option_of, method_option, one_stdin, workspace_option
+from exampp.cli.output import InputPath, FILE, depth_option, emit, format_option_of, method_option, one_stdin, workspace_option
 from exampp.cli.settings import FiniteRange, Setting
 from exampp.errors import InputError
 
 
 @click.command()
-@click.argument("runs", nargs=-1, type=click.Path(exists=True, allow_dash=True))
+@click.argument("runs", nargs=-1, type=InputPath(allow_dash=True))
 @workspace_option
 @method_option
 @click.option("--tau", type=Setting("tau"), help="Correct when covered at grade >= tau [default: the stored method's: 4 for "

@@ -11,6 +11,7 @@ from exampp.api.meta_evaluate import FAMILIES
 from exampp.cli.measures import check_one_measure
 from exampp.cli.settings import FiniteRange, Setting
 from exampp.cli.output import (
+    InputPath,
     FILE,
     depth_option,
     format_option,
@@ -48,7 +49,7 @@ def draw_options(command):
 @workspace_option
 @method_option
 @click.option("--bank", type=FILE, help="Question bank defining each query's exam (default: the workspace's).")
-@click.option("--runs", "runs_dir", type=click.Path(exists=True), help="Run files or folder [default: WORKSPACE/runs].")
+@click.option("--runs", "runs_dir", type=InputPath(), help="Run files or folder [default: WORKSPACE/runs].")
 @click.option("--official", "official_file", type=FILE,
               help="Official leaderboard file (run<TAB>score, a table, JSON) instead of --official-qrels.")
 @click.option("--official-column", metavar="NAME", help="Measure column of the --official file.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from exampp.cli.backend_options import backend_options
-from exampp.cli.output import check_method
+from exampp.cli.output import InputPath, check_method
 from exampp.cli.settings import Setting
 from exampp.defaults import CHUNK
 
@@ -13,8 +13,8 @@ _PATH = click.Path(dir_okay=False)
 
 
 @click.command()
-@click.argument("answers", type=click.Path(exists=True))
-@click.option("--bank", type=click.Path(exists=True, dir_okay=False),
+@click.argument("answers", type=InputPath())
+@click.option("--bank", type=InputPath(dir_okay=False),
               help="The nuggets: a question bank whose items carry info.importance (vital or okay), e.g. the "
                    "nuggetizer's; required for responses files, and taken instead of an assignment file's nuggets.")
 @click.option("--output", "-o", type=_PATH, required=True,

@@ -25,7 +25,28 @@ def format_option_of(*formats: str, help: str = "Output format."):
 format_option = format_option_of(*FORMATS)
 """``--format text|tsv|json``: every command that prints tables takes it."""
 
-FILE = click.Path(dir_okay=False, exists=True, allow_dash=True)  # an input file, - for standard input
+
+
+class InputPath(click.Path):
+    """A file or folder the command reads. A missing one is told as every reader tells bad input
+    (``Error: runs/x.run: no such file``, exit 1) rather than as a misuse of the command (click's
+    usage block, exit 2): the command was used right, a file is not there."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(exists=True, **kwargs)
+
+    def convert(self, value, param, ctx):
+        import os
+
+        from exampp.errors import InputError
+
+        if not (self.allow_dash and value == "-") and not os.path.exists(value):
+            what = "file or folder" if self.file_okay and self.dir_okay else "folder" if self.dir_okay else "file"
+            raise InputError(value, None, f"no such {what}")
+        return super().convert(value, param, ctx)
+
+
+FILE = InputPath(dir_okay=False, allow_dash=True)  # an input file, - for standard input
 
 # The options of the commands that read a workspace's grades.
 workspace_option = click.option(

@@ -6,6 +6,7 @@ import click
 from exampp.cli.measures import check_measures
 from exampp.cli.settings import Setting
 from exampp.cli.output import (
+    InputPath,
     bootstrap_options,
     depth_option,
     emit,
@@ -21,10 +22,10 @@ from exampp.defaults import LABELS, LEADERBOARD_MEASURES
 
 
 @click.command()
-@click.argument("runs", nargs=-1, type=click.Path(exists=True, allow_dash=True))
+@click.argument("runs", nargs=-1, type=InputPath(allow_dash=True))
 @workspace_option
 @method_option
-@click.option("--bank", type=click.Path(dir_okay=False, exists=True, allow_dash=True),
+@click.option("--bank", type=InputPath(dir_okay=False, allow_dash=True),
               help="Question bank defining each query's exam (default: the workspace's, else the graded questions).")
 @click.option("--tau", "--min-grade", "tau", type=Setting("tau"),
               help="A question counts as answered at grade >= tau [default: the stored method's: 4 for "
@@ -81,7 +82,7 @@ def cover(runs, workspace, method, bank, tau, depth, normalized, expected, per_q
                    "is a subtopic, label 1 when the passage's grade on it >= --tau; the key is written to "
                    "OUTPUT.questions.tsv.")
 @click.option("--facets", is_flag=True, help="One qrels query per question facet (<query_id>/<facet_id>).")
-@click.option("--bank", type=click.Path(dir_okay=False, exists=True, allow_dash=True), help="Question bank (default: the workspace's).")
+@click.option("--bank", type=InputPath(dir_okay=False, allow_dash=True), help="Question bank (default: the workspace's).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, allow_dash=True),
               help="Qrels file to write (- for stdout) [default: WORKSPACE/qrels/exam.qrels, with --per-question "
                    "WORKSPACE/qrels/questions.qrels].")
@@ -122,7 +123,7 @@ def qrels(workspace, method, label, tau, min_grade, per_question, facets, bank, 
 
 
 @click.command()
-@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
+@click.argument("runs", nargs=-1, required=True, type=InputPath(allow_dash=True))
 @click.option("--qrels", "qrels_path", required=True, metavar="QRELS",
               help="Qrels file to evaluate against (official or EXAM-Qrels), or irds:<dataset-id>; with an "
                    "intent-aware measure (alpha_nDCG@k, ERR_IA@k) intent qrels 'qid subtopic docid label' "

@@ -9,7 +9,7 @@ import click
 
 from exampp.cli.measures import check_one_measure
 from exampp.cli.settings import FiniteRange, Setting
-from exampp.cli.output import FILE, format_option, one_stdin, output_option, render, strict_option, warn, write_output
+from exampp.cli.output import InputPath, FILE, format_option, one_stdin, output_option, render, strict_option, warn, write_output
 from exampp.report.records import json_value, records
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def _source(flag: str, table: str | None, column: str | None, qrels: str | None,
 
 
 @click.command()
-@click.option("--runs", "runs_dir", type=click.Path(exists=True), help="Run files (folder) for --qrels/--versus-qrels.")
+@click.option("--runs", "runs_dir", type=InputPath(), help="Run files (folder) for --qrels/--versus-qrels.")
 @click.option("--qrels", metavar="QRELS", help="Compute the measure from these qrels (file or irds:<dataset-id>) over --runs.")
 @click.option("--measure", "-m", metavar="MEASURE", callback=check_one_measure,
               help="Measure for --qrels (nDCG@10, P@20, AP, or trec_eval's ndcg_cut.10...).")
