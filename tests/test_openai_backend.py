@@ -264,7 +264,8 @@ def test_a_server_without_logprobs_gives_the_same_grades_from_the_text(served, w
 
 
 def test_429_500_and_a_slow_answer_are_retried(served, workspace, local, tmp_path):
-    served.faults = {1: Fault(429, {"Retry-After": "1"}), 4: Fault(500), 7: Fault(sleep=2.5)}
+    # the slow answer comes long past --timeout 1, whatever the load on the machine
+    served.faults = {1: Fault(429, {"Retry-After": "1"}), 4: Fault(500), 7: Fault(sleep=60.0)}
     result = grade(workspace, tmp_path, "--grader", "self-rating", *served_args(served, "--timeout", "1",
                                                                                  "--concurrency", "2"))
     assert result.exit_code == 0, result.output
@@ -321,7 +322,9 @@ def test_what_the_retries_do_not_mend_is_one_line(served, workspace, tmp_path):
     line = _one_line_error(grade(workspace, tmp_path, *served_args(served, "--max-retries", "0")))
     assert line == f"Error: {served.url} answered HTTP 500 for model {NAME}: injected HTTP 500"
     served.reset()
-    served.faults = {i: Fault(sleep=1.0) for i in range(2 * PAIRS)}  # every attempt (a retry waits without its slot)
+    # every attempt (a retry waits without its slot) answered only long after the client gave up, so
+    # that no load on the machine lets an answer beat the 0.3 s time-out (the server's threads are daemons)
+    served.faults = {i: Fault(sleep=60.0) for i in range(2 * PAIRS)}
     line = _one_line_error(grade(workspace, tmp_path, *served_args(served, "--max-retries", "1", "--timeout", "0.3",
                                                                    "--concurrency", "1")))
     assert line == (f"Error: {served.url} did not answer for model {NAME} within --timeout 0.3 s (2 attempts; "
