@@ -125,8 +125,8 @@ def fixed_flags(monkeypatch):
     """The detectors replaced by FLAGS; what they were handed is kept in the returned dict."""
     given = {}
 
-    def detectors(texts, queries, exam, rankings):
-        given.update(texts=texts, queries=queries, exam=exam, rankings=rankings)
+    def detectors(texts, queries, exam, rankings, thresholds):
+        given.update(texts=texts, queries=queries, exam=exam, rankings=rankings, thresholds=thresholds)
         return list(FLAGS)
 
     monkeypatch.setattr(audit_job, "audit_texts", detectors)

@@ -176,7 +176,8 @@ def test_export_reference_round_trips_the_grades(tmp_path):
 def test_unknown_grader_is_a_usage_error(tmp_path):
     result = CliRunner().invoke(main, ["grade", "--config", str(CONFIG), "--grader", "nope", "-w", str(tmp_path)])
     assert result.exit_code == 2
-    assert ("unknown grading method 'nope'; choose one of citation-support, direct, embedding, fake, multiple-choice, "
+    assert ("unknown grading method 'nope'; choose one of citation-support, direct, embedding, fake, injection-check, "
+            "multiple-choice, "
             "nugget-cosine, nugget-embedding, nugget-support, qa," in " ".join(result.output.split()))
     result = CliRunner().invoke(main, ["grade", "--grader", "qa(verify=regex)", "-w", str(tmp_path)])
     assert result.exit_code == 2 and "qa(verify=regex): verify='regex' is not one of string, llm" in result.output

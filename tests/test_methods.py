@@ -47,7 +47,8 @@ def test_spelling_is_forgiving_where_it_is_unambiguous():
 
 
 @pytest.mark.parametrize("name, message", [
-    ("nope", "unknown grading method 'nope'; choose one of citation-support, direct, embedding, multiple-choice, "
+    ("nope", "unknown grading method 'nope'; choose one of citation-support, direct, embedding, injection-check, "
+             "multiple-choice, "
              "nugget-cosine, nugget-embedding, nugget-support, qa, qa-extractive, self-rating "
              "(exampp grade --list-graders)"),
     ("qa(verify=regex)", "qa(verify=regex): verify='regex' is not one of string, llm"),

@@ -8,6 +8,15 @@ text it retrieved graded 0: a run whose score falls there owes it to those texts
 holds canary grades of that method (``exampp grade --canaries N``), a text the judge finds to answer
 several unrelated questions is flagged too (:mod:`exampp.audit.canary`).
 
+RAG answers (``responses``, any file ``exampp grade --responses`` reads) are audited each whole, as
+one text: an instruction to the judge or three copied nuggets may span the passages the grader was
+given. An answer's id is its run's name (the reader allows a run one answer per query); each run
+ranks its one answer per query, so no answer repeats within a ranking, but one repeated across
+queries is flagged. The scores are those of the segmented answers as ``exampp grade --responses``
+graded them, every passage of a flagged answer graded 0. An exam of nuggets (every question
+carrying a nugget's importance, as the nugget banks and the track's files give them) is checked
+with the thresholds for nuggets (:data:`exampp.audit.NUGGET_EXAM`), any other with the default.
+
 Errors are :class:`~exampp.errors.ExamppError` (the command line prints them as one line).
 """
 from __future__ import annotations
@@ -24,20 +33,28 @@ from exampp.api.workspace import (
     StoredGrades,
     WorkspaceError,
     as_workspace,
+    relevance_methods,
     stored_grades,
     workspace_bank,
     workspace_runs,
 )
-from exampp.audit import CLASSES, Flag, audit_texts
+from exampp.audit import CLASSES, DEFAULT, NUGGET_EXAM, Flag, Thresholds, audit_texts
 from exampp.audit.canary import canary_flags
+from exampp.audit.model_check import check_flags, stored_check_grades
 from exampp.collection.io import PathLike
+from exampp.collection.question_bank import QuestionBank
+from exampp.collection.rag_responses import Response
 from exampp.collection.runs import Run
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
+from exampp.errors import ExamppError
 from exampp.pool import Pool
 from exampp.settings import check_settings
 from exampp.workspace import Workspace
 
 Pair = tuple[str, str]  # (query_id, text_id)
+
+THRESHOLDS: dict[str, Thresholds] = {"default": DEFAULT, "nuggets": NUGGET_EXAM}
+"""The detectors' thresholds by the name the output gives them: ``nuggets`` for an exam of nuggets."""
 
 FLAG_COLUMNS = ["query_id", "text_id", "kind", "runs", "evidence", "strength", "other"]
 SCORE_COLUMNS = ["cover", "rank", "cover_corrected", "rank_corrected", "change"]
@@ -64,6 +81,11 @@ class AuditResult:
     method_id: str | None
     """The grades' method; None when the workspace holds no grades (no score columns)."""
     tau: float | None
+    texts: str = "passages"
+    """What was audited: ``passages`` (the pool of the runs' top-``depth``) or ``answers`` (RAG
+    answers, each whole; its text id is its run)."""
+    thresholds: str = "default"
+    """The name (:data:`THRESHOLDS`) of the detectors' thresholds: ``nuggets`` for a nugget exam."""
 
     @property
     def flagged_texts(self) -> int:
@@ -79,50 +101,119 @@ def audit(
     bank: PathLike | None = None,
     tau: float | None = None,
     runs: RunsSource | None = None,
+    responses: PathLike | None = None,
     warn: Warn = python_warning,
 ) -> AuditResult:
     """Audit the top-``depth`` pool of ``runs`` (default: the workspace's runs/) on the workspace's
-    corpus, query titles (topics, else ``bank``'s) and exam (``bank``, else the workspace's bank).
+    corpus, query titles (topics, else ``bank``'s) and exam (``bank``, else the workspace's bank);
+    or, given ``responses`` (a RAG responses file), its answers, each whole, instead of a pool.
 
     Scores come from the store's grades of ``method`` (None: the only method there) at ``tau``
-    (default: the method's). A workspace without grades gives the table without scores, unless
-    ``method`` or ``tau`` asks for them: then the missing store is an error.
+    (default: the method's): of the runs, or of the segmented answers. A workspace without grades
+    gives the table without scores, unless ``method`` or ``tau`` asks for them: then the missing
+    store is an error.
     """
     from exampp.collection.corpus import open_corpus
+    from exampp.collection.rag_responses import read_responses
     from exampp.collection.runs import check_judged
     from exampp.collection.topics import read_topics
     from exampp.grading.runner import query_texts
     from exampp.pool import build_pool
     from exampp.scoring import questions_by_query
+    from exampp.segment import segment_responses
 
     check_settings({"tau": tau, "depth": depth})
     ws = as_workspace(workspace)
-    if not ws.corpus.exists():
-        raise WorkspaceError(f"{ws.corpus}: no corpus: the audit reads the pooled passages' texts from it")
-    read = workspace_runs(ws, runs)
-    pool = build_pool(read, open_corpus(ws.corpus), depth)
-    for line in pool.warnings():
-        warn(line)
+    if runs is not None and responses is not None:
+        raise ExamppError("audit runs or responses, not both")
+    if responses is None:
+        if not ws.corpus.exists():
+            raise WorkspaceError(f"{ws.corpus}: no corpus: the audit reads the pooled passages' texts from it")
+        read = workspace_runs(ws, runs)
+        pool = build_pool(read, open_corpus(ws.corpus), depth)
+        for line in pool.warnings():
+            warn(line)
+        audited, rankings = pool, pooled_rankings(read, pool)
+    else:
+        answers = read_responses(responses)
+        segmented = segment_responses(answers)
+        read = segmented.runs
+        audited, rankings = answer_pool(answers)
     read_bank = workspace_bank(ws, bank)
     queries = query_texts(read_bank, read_topics(ws.topics) if ws.topics.exists() else None)
     exam_texts = ({qid: {q.question_id: q.text for q in questions} for qid, questions in read_bank.by_query().items()}
                   if read_bank is not None else {})
-    rankings = pooled_rankings(read, pool)
-    flags = audit_texts(pool.passages, queries, exam_texts, rankings)
+    thresholds = exam_thresholds(read_bank)
+    flags = audit_texts(audited.passages, queries, exam_texts, rankings, thresholds=THRESHOLDS[thresholds])
+    texts = "passages" if responses is None else "answers"
     stored = _grades(ws, method, tau)
-    if stored is None:
-        return AuditResult(flag_table(rankings, flags), flagged_texts(flags, pool), flags, len(pool), depth, None, None)
-    tau = stored.default_tau if tau is None else tau
-    # the exam once read (``bank`` may be standard input): the bank's questions, else the graded ones
-    exam = read_bank.question_ids() if read_bank is not None else questions_by_query(stored.grades)
-    flags += canary_flags(_canary_grades(ws, stored.method_id, pool, exam), tau)
+    # the store's flags are of the graded texts: the pool, or the passages of the segmented answers
+    graded = audited if responses is None else build_pool(read, segmented.corpus, depth)
+    from_store = check_flags(stored_check_grades(ws.store, graded.passages))
+    if stored is not None:
+        tau = stored.default_tau if tau is None else tau
+        # the exam once read (``bank`` may be standard input): the bank's questions, else the graded ones
+        exam = read_bank.question_ids() if read_bank is not None else questions_by_query(stored.grades)
+        from_store += canary_flags(_canary_grades(ws, stored.method_id, graded, exam), tau)
+    flags = sorted(flags + (from_store if responses is None else answer_flags(from_store, read)),
+                   key=lambda f: (f.query_id, f.text_id, f.kind, f.run or "", f.other or ""))
     table = flag_table(rankings, flags)
+    if stored is None:
+        return AuditResult(table, flagged_texts(flags, audited), flags, len(audited), depth, None, None, texts,
+                           thresholds)
+    if responses is None:
+        zeroed = {name: run_pairs(flags, name) for name in read}
+    else:  # every passage of a flagged answer, for its run
+        zeroed = {name: answer_segments(run_pairs(flags, name), read, name) for name in read}
     for line in check_judged(read, exam, EXAM_SOURCE):
         warn(line)
-    scores = corrected_cover(read, stored.grades, exam, {name: run_pairs(flags, name) for name in read},
-                             tau=tau, depth=depth)
+    scores = corrected_cover(read, stored.grades, exam, zeroed, tau=tau, depth=depth)
     table = table.merge(scores, on="run").sort_values(["rank", "run"], kind="stable").reset_index(drop=True)
-    return AuditResult(table, flagged_texts(flags, pool), flags, len(pool), depth, stored.method_id, tau)
+    return AuditResult(table, flagged_texts(flags, audited), flags, len(audited), depth, stored.method_id, tau,
+                       texts, thresholds)
+
+
+def exam_thresholds(bank: QuestionBank | None) -> str:
+    """``nuggets`` (:data:`THRESHOLDS`) for an exam of nuggets: every question of ``bank`` carries a
+    nugget's importance (``info["importance"]`` vital or okay, as the nugget banks and the track's
+    assignment files are read); ``default`` for any other exam, and for none."""
+    from exampp.collection.nugget_assignments import IMPORTANCE
+
+    questions = list(bank.enabled()) if bank is not None else []
+    nuggets = bool(questions) and all((q.info or {}).get("importance") in IMPORTANCE for q in questions)
+    return "nuggets" if nuggets else "default"
+
+
+def answer_pool(answers: Sequence[Response]) -> tuple[Pool, dict[str, dict[str, list[str]]]]:
+    """RAG answers as a pool of whole texts: per query, each answer under its run's name (a run
+    answers a query once), its run its one contributor; and each run's one-answer rankings."""
+    texts: dict[str, dict[str, str]] = {}
+    rankings: dict[str, dict[str, list[str]]] = {}
+    for answer in sorted(answers, key=lambda a: (a.query_id, a.run_id)):
+        texts.setdefault(answer.query_id, {})[answer.run_id] = answer.text
+        rankings.setdefault(answer.run_id, {})[answer.query_id] = [answer.run_id]
+    contributors = {qid: {run: (run,) for run in by_run} for qid, by_run in texts.items()}
+    return Pool(None, texts, contributors, {}), {run: rankings[run] for run in sorted(rankings)}
+
+
+def answer_flags(flags: Sequence[Flag], segmented: Mapping[str, Run]) -> list[Flag]:
+    """Flags of the passages segmented from answers (``segmented``: run -> its answers' passages in
+    order), each as a flag of its answer (text id: the run), its evidence naming the passage."""
+    where = {(qid, doc.docid): (name, position) for name, run in segmented.items()
+             for qid, docs in run.rankings.items() for position, doc in enumerate(docs, start=1)}
+    lifted = []
+    for flag in flags:
+        name, position = where[flag.query_id, flag.text_id]
+        lifted.append(Flag(flag.kind, flag.query_id, name, f"passage {position}: {flag.evidence}", flag.strength,
+                           other=flag.other))
+    return lifted
+
+
+def answer_segments(pairs: Collection[Pair], segmented: Mapping[str, Run], run: str) -> set[Pair]:
+    """The (query, passage) pairs of every passage of ``run``'s answers among the flagged (query,
+    answer) ``pairs`` (an answer's id is its run)."""
+    rankings = segmented[run].rankings
+    return {(qid, doc.docid) for qid, text_id in pairs if text_id == run for doc in rankings.get(qid, ())}
 
 
 def _grades(ws: Workspace, method: str | None, tau: float | None) -> StoredGrades | None:
@@ -133,7 +224,7 @@ def _grades(ws: Workspace, method: str | None, tau: float | None) -> StoredGrade
         if not ws.store.exists():
             return None
         with GradeStore(ws.store, read_only=True) as store:
-            if not store.methods():
+            if not relevance_methods(store.methods()):  # none, or only an injection check's
                 return None
     return stored_grades(ws, method)
 

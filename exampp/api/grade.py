@@ -31,6 +31,7 @@ from exampp.grading.base import Grader
 from exampp.grading.cascade import BACKEND as CASCADE_BACKEND, CascadeSpec, open_cascade
 from exampp.grading.engine import Engine
 from exampp.grading.method import GradingMethod
+from exampp.grading.methods.injection_check import CheckSummary, check_summary
 from exampp.grading.runner import (
     Exam,
     GradingSummary,
@@ -73,6 +74,7 @@ class GradeResult:
     usage: Usage | None = None  # requests and tokens of the backend, when it has one
     written: tuple[Path, ...] = ()  # files the job wrote
     canaries: GradingSummary | None = None  # the canary pairs graded (exampp.grading.canaries), when asked
+    check: CheckSummary | None = None  # a check's findings (a method judging no relevance): no labels or scores then
 
 
 def grade_collection(
@@ -109,6 +111,8 @@ def grade_collection(
     ``canaries``: then grade each pooled passage against that many questions of other queries
     (:mod:`exampp.grading.canaries`; without the cascade, whose first stage would rule them out),
     filed under the canary method id: the labels, qrels and leaderboard never see them.
+    A method that judges no relevance (``injection-check``) is graded alike but scored not at all: the
+    result has its :class:`CheckSummary` and no labels, qrels or leaderboard.
     """
     from exampp.grading.registry import default_tau, stored_method
     from exampp.labels import check_label, exam_labels
@@ -116,7 +120,11 @@ def grade_collection(
 
     check_label(label)
     check_settings({"depth": depth, "chunk_size": chunk_size, "canaries": canaries})
-    check_grades(stored_method(grader.method.method_id), tau=tau, min_grade=min_grade, label=label)
+    known = stored_method(grader.method.method_id)
+    check_grades(known, tau=tau, min_grade=min_grade, label=label)
+    relevance = known is None or known.judges_relevance
+    if not relevance and (cascade is not None or canaries):
+        raise ExamppError(f"method {grader.name!r} judges no relevance: --cascade and --canaries do not apply to it")
     exam = build_exam(grader, bank, topics)
     if not exam.questions:
         needs = "topics with query titles" if grader.direct else "questions it can grade"
@@ -140,6 +148,10 @@ def grade_collection(
         canary_summary = grade_pairs(canary_pairs(pool.passages, exam.questions, canaries), CanaryGrader(grader),
                                      store, chunk_size=chunk_size, progress=progress, engine=engine)
     grades = pool_grades(store, pool, exam, summary.method_id, probabilities=label == "expected")
+    if not relevance:
+        return GradeResult(summary.method_id, exam, pool, summary, grades, {}, {}, default_tau(summary.method_id),
+                           pd.DataFrame(), pd.DataFrame(), tuple(warnings) + tuple(pool.warnings()), grader.usage,
+                           check=check_summary(grades))
     questions = exam.question_ids()
     tau = default_tau(summary.method_id, grades) if tau is None else tau
     labels = exam_labels(grades, questions, label=label, tau=tau)
@@ -319,8 +331,12 @@ class GradeJob:
         """Do the job: read the inputs, open the backend, grade, score, write the qrels."""
         from exampp.collection.qrels import write_qrels
 
+        if self.export_reference and not self.grading_method().judges_relevance:
+            raise ExamppError(f"method {self.method!r} judges no relevance: --export-reference does not apply to it")
         with self.open() as job:
             result = job.grade(job.bank)
+            if result.check is not None:  # a check writes no qrels: its grades are in the store, for the audit
+                return result
             records = pool_records(job.store, result.pool, result.exam, result.method_id) \
                 if self.export_reference else []
         write_qrels(result.qrels, job.workspace.exam_qrels)

@@ -9,7 +9,9 @@ The page shows: the leaderboards with their bootstrap intervals; the EXAM++ pape
 the meta-evaluation table; agreement of the EXAM labels with the official judgments (Cohen's κ);
 per-query scatter plots; grade histograms; the bank diagnostics where there is a bank. For RAG
 answers, where given: the nugget leaderboard of the track's assignment file, how exampp's own
-nugget assignments agree with it, and the runs' citation support.
+nugget assignments agree with it, and the runs' citation support. Judge integrity, where there is
+something to audit (the runs' pooled passages, or the answers): ``exampp audit``'s per-run table
+and the texts it flags (:func:`audit_tables`).
 
 A RAG track without qrels gives the official leaderboard as a file (``official``: a per-query
 table such as ``exampp nuggets score --per-query`` writes) and its runs as the segmented responses
@@ -41,6 +43,7 @@ from exampp.errors import ExamppError
 from exampp.workspace import Workspace
 
 if TYPE_CHECKING:
+    from exampp.api.audit import AuditResult
     from exampp.api.bank_review import BankReview
     from exampp.api.leaderboards import LeaderboardSource
     from exampp.api.meta_evaluate import MetaEvaluation
@@ -59,6 +62,9 @@ KAPPA, GRADED, PER_QUERY, GRADES = "kappa.tsv", "graded-agreement.tsv", "per-que
 KAPPA_QUESTIONS, ALPHA = "kappa-questions.tsv", "alpha.tsv"
 BANK, TOO_BROAD = "bank.tsv", "too-broad.tsv"
 NUGGETS, NUGGET_AGREEMENT, SUPPORT = "nuggets.tsv", "nugget-agreement.tsv", "support.tsv"
+AUDIT, AUDIT_FLAGS = "audit.tsv", "audit-flags.tsv"
+AUDIT_RUNS_SHOWN = 20  # more runs than this: those without a flagged text are named in a sentence
+AUDIT_FLAGS_SHOWN = 50  # flagged texts on the page (`exampp audit --flags` lists all)
 FIGURES = ("comparison.png", "per-query.png", "grades.png")
 PAGE = "report.html"
 
@@ -77,6 +83,28 @@ class ReportContent:
     tables: dict[str, pd.DataFrame]
     """TSV file name -> table; a table a workspace cannot give (no judgments, no bank) is absent."""
     rel_level: float
+    audit: AuditSummary | None = None
+    """What the judge-integrity section says besides its tables; None: no section (nothing audited)."""
+
+
+@dataclass(frozen=True)
+class AuditSummary:
+    """The audit's figures the judge-integrity section states (its tables are :data:`AUDIT` and
+    :data:`AUDIT_FLAGS`, present only where something is flagged)."""
+
+    texts: str
+    """``passages`` (the runs' pooled top-``depth``) or ``answers`` (RAG answers, each whole)."""
+    thresholds: str
+    """The detectors' thresholds: ``default``, or ``nuggets`` for an exam of nuggets."""
+    depth: int
+    pooled: int
+    flagged_texts: int
+    flags: int
+    runs: int
+    unflagged: list[str]
+    """Runs without a flagged text left out of the per-run table (only when it would be long)."""
+    scored: bool
+    """Whether the per-run table has the scores (the store holds grades)."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +167,11 @@ def build_report(
     # the RAG files first: bad input is told before the long meta-evaluation
     rag = rag_tables(nuggets, nuggets_assigned, support, bootstrap=bootstrap, seed=seed)
     official_path = given_or_existing(official_qrels, ws.official_qrels)
+    audited = None  # the audit takes seconds: checked before the meta-evaluation, bad responses told early
+    if responses is not None or ws.runs.exists() and ws.corpus.exists():
+        from exampp.api.audit import audit
+
+        audited = audit(ws, depth=depth, method=stored.method_id, responses=responses, warn=warn)
     if meta is None:
         from exampp.api.leaderboards import QrelsMeasure
         from exampp.api.meta_evaluate import meta_evaluate
@@ -166,7 +199,29 @@ def build_report(
         given = {"nugget assignments": nuggets, "citation judgments": support}
         content = replace(content, header={**content.header, **{k: str(v) for k, v in given.items() if v is not None}},
                           tables={**content.tables, **rag})
+    if audited is not None:
+        summary, tables = audit_tables(audited)
+        content = replace(content, audit=summary, tables={**content.tables, **tables})
     return write_report(content, output_dir)
+
+
+def audit_tables(result: AuditResult, *, runs_shown: int = AUDIT_RUNS_SHOWN,
+                 flags_shown: int = AUDIT_FLAGS_SHOWN) -> tuple[AuditSummary, dict[str, pd.DataFrame]]:
+    """The judge-integrity section of an audit: its figures, and, where a text is flagged, the tables
+    :data:`AUDIT` (the per-run table; of more than ``runs_shown`` runs only those with a flagged
+    text, the others named in the summary) and :data:`AUDIT_FLAGS` (the first ``flags_shown``
+    flagged texts, ``runs`` comma-separated as ``exampp audit --flags`` writes them)."""
+    table = result.table
+    unflagged: list[str] = []
+    if len(table) > runs_shown:
+        unflagged = sorted(table.loc[table["flagged"] == 0, "run"])
+        table = table[table["flagged"] > 0].reset_index(drop=True)
+    summary = AuditSummary(result.texts, result.thresholds, result.depth, result.pooled, result.flagged_texts,
+                           len(result.flags), len(result.table), unflagged, result.method_id is not None)
+    if not result.flags:
+        return replace(summary, unflagged=[]), {}
+    flagged = result.flagged.head(flags_shown)
+    return summary, {AUDIT: table, AUDIT_FLAGS: flagged.assign(runs=flagged["runs"].map(",".join))}
 
 
 def rag_tables(nuggets: PathLike | None = None, assigned: Sequence[PathLike] = (), support: PathLike | None = None,

@@ -54,20 +54,29 @@ def as_workspace(workspace: Workspace | PathLike) -> Workspace:
     return workspace if isinstance(workspace, Workspace) else Workspace.at(workspace)
 
 
+def relevance_methods(method_ids: Iterable[str]) -> list[str]:
+    """The method ids of ``method_ids`` whose grades judge relevance: not canary grades (the audit's
+    alone) nor a check's (``injection-check``), which no measure may choose."""
+    from exampp.grading.canaries import is_canary_method
+    from exampp.grading.registry import stored_method
+
+    return [m for m in method_ids if not is_canary_method(m)
+            and getattr(stored_method(m), "judges_relevance", True)]  # a method unknown here judges relevance
+
+
 def stored_grades(workspace: Workspace | PathLike, method: str | None = None, *,
                   probabilities: bool = False) -> StoredGrades:
     """The grades of ``method``: a store method id, or a method name (``embedding``, ``self-rating``)
     that names one of the store's methods; None: the only method in the store. ``probabilities``:
     with the grades' ``probabilities`` column (see :meth:`exampp.store.GradeStore.grades`)."""
-    from exampp.grading.canaries import is_canary_method, is_canary_query
+    from exampp.grading.canaries import is_canary_query
     from exampp.store import GradeStore
 
     ws = as_workspace(workspace)
     if not ws.store.exists():
         raise WorkspaceError(f"{ws.store}: no grade store (run `exampp import` or `exampp grade` first)")
     with GradeStore(ws.store, read_only=True) as store:
-        # canary grades (exampp grade --canaries) are the audit's alone: no measure chooses them
-        methods = [m for m in store.methods() if not is_canary_method(m)]
+        methods = relevance_methods(store.methods())
         if not methods:
             raise WorkspaceError(f"{ws.store}: the store holds no grades yet: grade first with "
                                  f"`exampp grade -w {ws.root}`, or import graded JSONL with "

@@ -114,6 +114,7 @@ def grade(runs, config_path, grader, workspace, progress, fmt, output, **setting
       exampp grade runs/ --grader self-rating --backend openai --model gpt-4o-mini --batch-api \\
                          --batch-price 0.075,0.3                          # the Batch API, half the price
       exampp grade runs/ --grader 'self-rating(prompt=fenced)' --canaries 4  # defences against judge gaming
+      exampp grade runs/ --grader injection-check --backend openai --model M  # for exampp audit, no qrels
     """
     from exampp.api.grade import GradeJob
 
@@ -132,6 +133,9 @@ def grade(runs, config_path, grader, workspace, progress, fmt, output, **setting
         click.echo(f"canaries: {result.canaries}", err=True)
     if result.usage is not None and result.usage.requests:
         click.echo(f"judge: {result.usage}", err=True)
+    if result.check is not None:  # a check (injection-check) judges no relevance: no labels, no leaderboard
+        click.echo(f"{result.check}; `exampp audit` flags them", err=True)
+        return
     labels = sum(len(d) for d in result.labels.values())
     click.echo(f"wrote {labels} labels for {len(result.labels)} queries to {result.written[0]}", err=True)
     if job.export_reference:

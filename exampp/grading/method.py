@@ -78,6 +78,9 @@ class GradingMethod(ABC):
     shorthand: ClassVar[str | None] = None  # the parameter that "name:value" sets (direct:thomas)
     needs: ClassVar[tuple[str, ...]] = ()  # what a question must carry: "answers", "choices"
     direct: ClassVar[bool] = False  # judges passages against the query title, not exam questions
+    # False for a check of the texts themselves (injection-check): its grades are stored and read like
+    # all grades, but no measure, qrels or leaderboard ever takes them for relevance
+    judges_relevance: ClassVar[bool] = True
 
     @property
     def whole_passages(self) -> bool:

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from exampp.api.report import (
-    ALPHA, BANK, COMPARISON, GRADED, GRADES, KAPPA, KAPPA_QUESTIONS, LEADERBOARD, META, NUGGET_AGREEMENT, NUGGETS,
-    PER_QUERY, SCORES, SUPPORT, TOO_BROAD
+    ALPHA, AUDIT, AUDIT_FLAGS, BANK, COMPARISON, GRADED, GRADES, KAPPA, KAPPA_QUESTIONS, LEADERBOARD, META,
+    NUGGET_AGREEMENT, NUGGETS, PER_QUERY, SCORES, SUPPORT, TOO_BROAD
 )
 
 from exampp.report.figures import CUT
@@ -76,6 +76,9 @@ def report_html(content: ReportContent, figures: dict[str, bytes]) -> str:
     if any(name in content.tables for name in RAG_TABLES):  # only a report given RAG inputs has the section
         sections.insert(1, _rag(content))
         links.insert(1, ("rag", "RAG answers"))
+    if content.audit is not None:
+        sections.append(_audit(content))
+        links.append(("audit", "Judge integrity"))
     summary = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in content.header.items())
     nav = "".join(f'<a href="#{anchor}">{name}</a>' for anchor, name in links)
     return "\n".join([
@@ -249,6 +252,40 @@ def _rag(content: ReportContent) -> str:
             _frame_table(tables[SUPPORT], SUPPORT, wide=True)]
     parts.append(_note(f"Measures as defined by: {_RAG_CITATIONS}"))
     return _section("rag", "RAG answers", "".join(parts))
+
+
+def _audit(content: ReportContent) -> str:
+    summary, tables = content.audit, content.tables
+    if summary.texts == "answers":
+        audited = f"Every answer ({summary.pooled}), each whole as submitted,"
+    else:
+        audited = f"Every pooled passage (the top {summary.depth} of every run: {summary.pooled})"
+    thresholds = ("the thresholds for an exam of nuggets" if summary.thresholds == "nuggets"
+                  else "the default thresholds")
+    intro = (f"{audited} checked by <code>exampp audit</code> for text that games the judge: instructions "
+             "addressed to it (injection), questions of the exam copied in (leakage), the query's words stuffed "
+             f"(stuffing), one text repeated (duplicate), unrelated questions answered (canary); with {thresholds}.")
+    if not summary.flags:
+        return _section("audit", "Judge integrity", _note(f"{intro} No text is flagged."))
+    scores = (" EXAM-Cover and rank as graded, the same with every flagged text the run retrieved graded 0, and "
+              "the change: a run whose score falls owes that much to the flagged texts." if summary.scored else "")
+    folded = ""
+    if summary.unflagged:
+        names = ", ".join(f'<span class="k">{_text(name)}</span>' for name in summary.unflagged)
+        folded = f" Not listed, the runs without a flagged text ({len(summary.unflagged)}): {names}."
+    shown = len(tables[AUDIT_FLAGS])
+    listed = (f"All {summary.flags} flags" if shown == summary.flags
+              else f"The first {shown} of {summary.flags} flags (<code>exampp audit --flags FILE</code> lists them all)")
+    return _section("audit", "Judge integrity", "".join([
+        _note(f"{intro} {summary.flagged_texts} of the {summary.pooled} texts are flagged."),
+        "<h3>Runs</h3>",
+        _note(f"Per run: its flagged texts by class, all of them (a text may carry several classes), its texts "
+              f"and the flagged share.{scores}{folded}"),
+        _frame_table(tables[AUDIT], AUDIT, wide=True),
+        "<h3>Flagged texts</h3>",
+        _note(f"{listed}, by query and text: the runs each counts against, the evidence to check without opening "
+              "the text, and the detector's measure."),
+        _frame_table(tables[AUDIT_FLAGS], AUDIT_FLAGS, wide=True)]))
 
 
 # -- pieces ----------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from exampp.grading.prompts import DIRECT_PROMPTS
 from exampp.grading.registry import register
 from exampp.llm.backend import Backend
 
-__all__ = ["Direct", "MAX_NEW_TOKENS", "parse_thomas", "parse_yes_no"]
+__all__ = ["Direct", "MAX_NEW_TOKENS", "first_word", "parse_thomas", "parse_yes_no"]
 
 MAX_NEW_TOKENS = 16  # a label is a word or a digit; the rest of the output is never read
 _THOMAS_LABEL = re.compile(r"[0-2]")
@@ -38,10 +38,15 @@ def parse_thomas(text: str) -> int:
     return int(match.group()) if match else 0
 
 
+def first_word(text: str) -> str | None:
+    """The output's first word, lower-cased (letters after leading spaces and punctuation); None without one."""
+    match = _FIRST_WORD.match(text)
+    return match.group(1).lower() if match is not None else None
+
+
 def parse_yes_no(text: str) -> int:
     """1 when the output's first word is "yes" (any case), else 0 ("No", other words, no word)."""
-    match = _FIRST_WORD.match(text)
-    return int(match is not None and match.group(1).lower() == "yes")
+    return int(first_word(text) == "yes")
 
 
 @register
