@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from exampp.cli.output import (
+    FILE,
     depth_option,
     format_option,
     method_option,
@@ -30,11 +31,11 @@ if TYPE_CHECKING:
 @workspace_option
 @depth_option
 @method_option
-@click.option("--bank", type=click.Path(dir_okay=False, exists=True, allow_dash=True),
+@click.option("--bank", type=FILE,
               help="Question bank: the exam copied texts are checked against and scored on (default: the workspace's).")
 @click.option("--tau", type=Setting("tau"),
               help="A question counts as answered at grade >= tau [default: the stored method's].")
-@click.option("--responses", type=click.Path(dir_okay=False, exists=True, allow_dash=True),
+@click.option("--responses", type=FILE,
               help="RAG answers (any file `exampp grade --responses` reads) to audit, each whole, instead of the "
                    "runs' pooled passages; the scores are of their segments as graded.")
 @format_option

@@ -5,9 +5,9 @@ from __future__ import annotations
 import click
 
 from exampp.cli.meta_evaluate import draw_options
-from exampp.cli.output import FILE, depth_option, method_option, warn, workspace_option
+from exampp.cli.output import FILE, InputPath, depth_option, method_option, warn, workspace_option
 
-_INPUT = click.Path(dir_okay=False, exists=True)  # no standard input: a report reads several files
+_INPUT = InputPath(dir_okay=False)  # no standard input: a report reads several files
 
 
 @click.command()
