@@ -76,6 +76,15 @@ def test_loglik_and_standard_errors_match_numerical_hessian(small):
     np.testing.assert_allclose(model.b_se_, np.sqrt(np.diag(grad_b @ cov @ grad_b.T)), rtol=0.01)
 
 
+def test_without_standard_errors_the_fit_is_the_same(small):
+    """A bootstrap refit wants θ alone: leaving the standard errors out changes no estimate."""
+    patterns, counts, model = small
+    bare = IRTModel(standard_errors=False).fit(patterns, sample_weight=counts)
+    for name in ("a_", "b_", "theta_", "theta_se_", "loglik_", "n_iter_"):
+        np.testing.assert_array_equal(getattr(bare, name), getattr(model, name))
+    assert np.isnan(bare.a_se_).all() and np.isnan(bare.b_se_).all() and np.isfinite(model.a_se_).all()
+
+
 def test_block_standard_errors_invert_the_item_blocks(small, monkeypatch):
     """Large problems use the item-diagonal blocks of the observed information (exact blocks)."""
     patterns, counts, _ = small
@@ -192,7 +201,7 @@ def test_parameters_clone_round_trip():
     model = IRTModel("3pl", guessing=0.2, n_quadrature=21, prior_a=(0.1, 0.4))
     params = model.get_params()
     assert params == {"guessing": 0.2, "max_iter": 500, "method": "mml", "model": "3pl", "n_quadrature": 21,
-                      "prior_a": (0.1, 0.4), "prior_g": (5.0, 17.0), "tol": 1e-6}
+                      "prior_a": (0.1, 0.4), "prior_g": (5.0, 17.0), "standard_errors": True, "tol": 1e-6}
     assert model.get_params(deep=False) == params
     assert IRTModel(**params).get_params() == params
     X = simulate(300, 5, seed=13, g=0.2)[0]

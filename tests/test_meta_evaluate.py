@@ -207,3 +207,36 @@ def test_an_official_per_query_file_is_resampled_like_the_official_qrels(small, 
                               families=("cover",))
     pd.testing.assert_frame_equal(from_qrels.table, from_file.table)
     assert from_file.official_per_query is not None
+
+
+class _Terminal:
+    """A stand-in for a terminal's stderr: what tqdm writes, kept."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_progress_counts_each_evaluation_and_each_irt_fit_on_a_terminal_only(small, monkeypatch):
+    import sys
+
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    args = dict(official=LeaderboardFile(small / "official.tsv"), families=("cover", "irt"), bootstrap=4,
+                irt_bootstrap=2)
+    shown = meta_evaluate(small, **args)
+    # one cover row (tau 5, the only grade level) and, at tau 5, the IRT fit and its 2 refits
+    assert "meta-evaluating" in terminal.text and " 4/4 " in terminal.text and "5/4" not in terminal.text
+    terminal.text = ""
+    quiet = meta_evaluate(small, progress=False, **args)
+    assert terminal.text == ""
+    pd.testing.assert_frame_equal(shown.table, quiet.table)

@@ -24,6 +24,7 @@ from exampp.collection.io import PathLike
 from exampp.collection.runs import Run
 from exampp.defaults import DECIMALS, DEPTH, LABELS
 from exampp.errors import ExamppError
+from exampp.progress import ticking
 from exampp.workspace import Workspace
 
 OFFICIAL_MEASURE = "nDCG@10"  # the official leaderboard of TREC DL, and of the EXAM++ paper's tables
@@ -105,6 +106,7 @@ def meta_evaluate(
     exclude: Collection[str] = (),
     decimals: int | None = DECIMALS,
     strict: bool = False,
+    progress: bool = True,
     warn: Warn = python_warning,
 ) -> MetaEvaluation:
     """Correlate every evaluation of the workspace's grades with the ``official`` leaderboard
@@ -120,7 +122,7 @@ def meta_evaluate(
     percentile interval from ``bootstrap`` resamples of the queries (``seed``); IRT rows refit the model
     on the first ``irt_bootstrap`` of those resamples only (a fit takes a fraction of a second; 0: no
     interval). ``exclude`` leaves runs out; ``decimals`` rounds scores before ranking, as
-    ``exampp correlate`` does.
+    ``exampp correlate`` does. ``progress``: a bar on stderr, on a terminal only.
     """
     from exampp.analysis.statistics import bootstrap_means, bootstrap_samples, correlation_intervals
 
@@ -152,26 +154,30 @@ def meta_evaluate(
 
     reference = official_board if official_pq is None else official_pq  # a leaderboard is held fixed
     rows, boards, lows, highs, per_query = [], {}, {}, {}, {}
-    for evaluation, table in evaluations.items():
-        name = evaluation.name
-        table = per_query[name] = table.loc[official_board.index, queries]
-        boards[name] = table.mean(axis=1)
-        stats = correlation_intervals(reference, table, n=bootstrap, seed=seed, confidence=confidence, top=top,
-                                      decimals=decimals)
-        rows.append(_row(evaluation, len(table), stats))
-        if bootstrap:
-            means = bootstrap_means(table, n=bootstrap, seed=seed, confidence=confidence)
-            lows[name], highs[name] = means["low"], means["high"]
-    if "irt" in families:
-        common = {query: exam[query] for query in queries}
-        for tau in levels:
-            evaluation = Evaluation("irt", "IRT theta (2PL)", tau=tau)
-            theta, stats, interval = _irt(read, stored.grades, common, tau, depth, reference, queries,
-                                          draws[:irt_bootstrap] if draws is not None else None,
-                                          top, confidence, decimals)
-            boards[evaluation.name] = theta
-            lows[evaluation.name], highs[evaluation.name] = interval
-            rows.append(_row(evaluation, len(theta), stats))
+    refits = min(irt_bootstrap, len(draws)) if draws is not None else 0
+    steps = len(evaluations) + (len(levels) * (1 + refits) if "irt" in families else 0)
+    with ticking(steps, progress, unit="step", desc="meta-evaluating") as tick:
+        for evaluation, table in evaluations.items():
+            name = evaluation.name
+            table = per_query[name] = table.loc[official_board.index, queries]
+            boards[name] = table.mean(axis=1)
+            stats = correlation_intervals(reference, table, n=bootstrap, seed=seed, confidence=confidence, top=top,
+                                          decimals=decimals)
+            rows.append(_row(evaluation, len(table), stats))
+            if bootstrap:
+                means = bootstrap_means(table, n=bootstrap, seed=seed, confidence=confidence)
+                lows[name], highs[name] = means["low"], means["high"]
+            tick()
+        if "irt" in families:
+            common = {query: exam[query] for query in queries}
+            for tau in levels:
+                evaluation = Evaluation("irt", "IRT theta (2PL)", tau=tau)
+                theta, stats, interval = _irt(read, stored.grades, common, tau, depth, reference, queries,
+                                              draws[:irt_bootstrap] if draws is not None else None,
+                                              top, confidence, decimals, tick)
+                boards[evaluation.name] = theta
+                lows[evaluation.name], highs[evaluation.name] = interval
+                rows.append(_row(evaluation, len(theta), stats))
     table = _ranked_table(rows)
     order = list(table["evaluation"])
     scores = pd.DataFrame(boards).reindex(index=official_board.index, columns=order)
@@ -298,11 +304,11 @@ def _common_queries(official: pd.DataFrame | None, tables: Mapping[Evaluation, p
 
 def _irt(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping[str, Sequence[str]], tau: float,
          depth: int, official: pd.DataFrame | pd.Series, queries: list[str], draws: np.ndarray | None,
-         top: int, confidence: float, decimals: int | None
+         top: int, confidence: float, decimals: int | None, tick: Callable[[], object] = lambda: None
          ) -> tuple[pd.Series, pd.DataFrame, tuple[pd.Series, pd.Series]]:
     """The 2PL ability of each run at ``tau``, its correlations with the ``official`` leaderboard (its
     per-query table, or the leaderboard held fixed), and the abilities' bootstrap interval: the model
-    refitted on every draw of queries."""
+    refitted on every draw of queries; ``tick`` called after each fit."""
     from exampp.analysis.irt.models import IRTModel
     from exampp.analysis.irt.responses import responses_from_grades
     from exampp.analysis.statistics import CORRELATIONS, correlation_values, percentile_interval
@@ -313,6 +319,7 @@ def _irt(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping[str, Seque
     matrix = responses.matrix.loc[board.index]
     values = matrix.to_numpy(dtype=float)
     theta = pd.Series(IRTModel().fit(values).theta_, index=matrix.index)
+    tick()
     point = correlation_values(board, theta, top=top, decimals=decimals)
     if draws is None or not len(draws):
         nan = pd.Series(math.nan, index=theta.index)
@@ -321,8 +328,10 @@ def _irt(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping[str, Seque
     columns = {q: [j for j, item in enumerate(matrix.columns) if responses.question_query.get(item) == q]
                for q in queries}
     replicates, thetas = [], []
+    refit = IRTModel(standard_errors=False)  # only θ is wanted of a refit: half the time of a fit
     for draw in draws:
-        fitted = IRTModel().fit(values[:, [j for i in draw for j in columns[queries[i]]]]).theta_
+        fitted = refit.fit(values[:, [j for i in draw for j in columns[queries[i]]]]).theta_
+        tick()
         thetas.append(fitted)
         reference = board if fixed else official.iloc[:, draw].mean(axis=1)
         replicates.append(correlation_values(reference, pd.Series(fitted, index=matrix.index), top=top,

@@ -140,6 +140,7 @@ def build_report(
     nuggets: PathLike | None = None,
     nuggets_assigned: Sequence[PathLike] = (),
     support: PathLike | None = None,
+    progress: bool = True,
     warn: Warn = python_warning,
 ) -> Report:
     """Write the report on ``workspace`` to ``output_dir`` (made if missing): ``report.html``, the
@@ -157,7 +158,8 @@ def build_report(
     ``official``: the official leaderboard instead of ``official_qrels`` (which then serves only the
     agreement and the bank review); ``responses``: a RAG responses file whose segmented answers are
     the runs, instead of the workspace's runs/. ``nuggets``, ``nuggets_assigned``, ``support``: the
-    RAG tables (:func:`rag_tables`), with the same ``bootstrap`` and ``seed``."""
+    RAG tables (:func:`rag_tables`), with the same ``bootstrap`` and ``seed``. ``progress``: the
+    meta-evaluation's bar on stderr, on a terminal only."""
     from exampp.api.workspace import WorkspaceError, as_workspace, exam_questions, given_or_existing, stored_grades
     from exampp.collection.qrels import read_qrels
     from exampp.labels import exam_labels
@@ -186,7 +188,7 @@ def build_report(
             runs = load_responses(responses).runs
         meta = meta_evaluate(ws, official=official or QrelsMeasure(official_path, official_measure), runs=runs,
                              method=stored.method_id, bootstrap=bootstrap, irt_bootstrap=irt_bootstrap, seed=seed,
-                             depth=depth, exclude=exclude, warn=warn)
+                             depth=depth, exclude=exclude, progress=progress, warn=warn)
     exam = exam_questions(ws, stored)
     labels = exam_labels(stored.grades, exam)
     answered = exam_labels(stored.grades, exam, label="count", tau=stored.default_tau)

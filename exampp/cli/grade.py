@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from exampp.cli.backend_options import backend_options
-from exampp.cli.output import InputPath, check_method, emit, format_option, one_stdin, output_option
+from exampp.cli.output import InputPath, check_method, emit, format_option, one_stdin, output_option, progress_option
 from exampp.cli.settings import Setting
 from exampp.defaults import CHUNK, LABELS
 
@@ -87,7 +87,7 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
                                              "questions are errors (default: warnings; they are left out).")
 @click.option("--export-reference", type=_PATH,
               help="Also write the grades as the reference EXAM++ tool's graded JSONL.gz.")
-@click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on a terminal.")
+@progress_option
 @format_option
 @output_option
 def grade(runs, config_path, grader, workspace, progress, fmt, output, **settings) -> None:

@@ -11,11 +11,12 @@ from exampp.api.meta_evaluate import FAMILIES
 from exampp.cli.measures import check_one_measure
 from exampp.cli.settings import FiniteRange, Setting
 from exampp.cli.output import (
-    InputPath,
     FILE,
+    InputPath,
     depth_option,
     format_option,
     method_option,
+    progress_option,
     render,
     strict_option,
     warn,
@@ -75,9 +76,10 @@ def draw_options(command):
 @strict_option
 @format_option
 @click.option("--output", "-o", type=click.Path(dir_okay=False, allow_dash=True), help="Write the table here.")
+@progress_option
 def meta_evaluate(workspace, method, bank, runs_dir, official_file, official_column, official_qrels,
                   official_measure, labels, taus, families, depth, bootstrap, irt_bootstrap, seed, confidence, top,
-                  exclude, decimals, strict, fmt, output) -> None:
+                  exclude, decimals, strict, fmt, output, progress) -> None:
     """Correlate every evaluation the workspace's grades support with the official leaderboard:
     P@k and AP on EXAM-Qrels at every tau, nDCG@k with each label variant as gains, alpha-nDCG@k
     and ERR-IA@k with each question a subtopic, EXAM-Cover@k, n-EXAM@k and the IRT ability.
@@ -105,7 +107,7 @@ def meta_evaluate(workspace, method, bank, runs_dir, official_file, official_col
     result = job(workspace, official=official, runs=runs_dir, method=method, bank=bank, labels=labels or LABELS,
                  taus=taus or None, depth=depth, families=families or FAMILIES, bootstrap=bootstrap,
                  irt_bootstrap=irt_bootstrap, seed=seed, top=top, confidence=confidence, exclude=exclude,
-                 decimals=decimals, strict=strict, warn=warn)
+                 decimals=decimals, strict=strict, progress=progress, warn=warn)
     write_output(_render(result, fmt), output)
 
 

@@ -53,6 +53,8 @@ workspace_option = click.option(
     "--workspace", "-w", type=click.Path(file_okay=False), default=".", show_default=True,
     help="Workspace folder (grades.sqlite, question_banks/, runs/).",
 )
+progress_option = click.option("--progress/--no-progress", default=True, show_default=True,
+                               help="Progress bar on stderr, on a terminal only.")
 method_option = click.option("--method", help="Grading method id in the store (default: the only one there).")
 depth_option = click.option(
     "--depth", "-k", type=Setting("depth"), default=DEPTH, show_default=True, help="Top-k passages of each run."

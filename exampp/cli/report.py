@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from exampp.cli.meta_evaluate import draw_options
-from exampp.cli.output import FILE, InputPath, depth_option, method_option, warn, workspace_option
+from exampp.cli.output import FILE, InputPath, depth_option, method_option, progress_option, warn, workspace_option
 
 _INPUT = InputPath(dir_okay=False)  # no standard input: a report reads several files
 
@@ -39,9 +39,10 @@ _INPUT = InputPath(dir_okay=False)  # no standard input: a report reads several 
 @click.option("--exclude", multiple=True, help="Run name to leave out, repeatable.")
 @click.option("--rel-level", type=int, default=1, show_default=True,
               help="Official grade at which a passage counts as relevant (agreement, bank review).")
+@progress_option
 def report(workspace, output_dir, official_qrels, official_measure, official_file, official_column, responses,
            nuggets, nuggets_assigned, support, method, bootstrap, irt_bootstrap, seed, depth, exclude,
-           rel_level) -> None:
+           rel_level, progress) -> None:
     """A self-contained HTML report on a workspace: leaderboards with bootstrap intervals, the
     EXAM++ comparison plot, the meta-evaluation table, agreement with the official judgments,
     per-query scatter plots, grade histograms and the bank diagnostics. Every table is also
@@ -73,5 +74,5 @@ def report(workspace, output_dir, official_qrels, official_measure, official_fil
                           exclude=exclude, rel_level=rel_level,
                           official=LeaderboardFile(official_file, official_column) if official_file else None,
                           responses=responses, nuggets=nuggets, nuggets_assigned=nuggets_assigned, support=support,
-                          warn=warn)
+                          progress=progress, warn=warn)
     click.echo(f"{result.html} ({len(result.tables)} tables as TSV, {len(result.figures)} figures)")

@@ -32,7 +32,8 @@ priors), by Louis' method — complete-data information minus the posterior cova
 complete-data scores, summed over respondents; exact and dense while respondents × nodes × parameters
 stays small (``_FULL_INFORMATION_LIMIT``), otherwise its item-diagonal blocks only (cross-item
 terms dropped; the common a of "1pl" kept exactly through the arrow-shaped inverse). SE(b) by the
-delta method from b = −c/a.
+delta method from b = −c/a. ``standard_errors=False`` leaves them out (NaN): a bootstrap that
+refits for θ alone spends a quarter of each fit on them.
 
 method="jml": the paper's joint maximum likelihood (Guinet et al.): θ per respondent and the item
 parameters together by L-BFGS-B from θ=0, a=1, b=0, g=0.25 within 0.1≤a≤1.5, 0.01≤b≤1,
@@ -284,7 +285,8 @@ class IRTModel(Estimator):
 
     def __init__(self, model: str = "2pl", method: str = "mml", guessing: float | None = None,
                  n_quadrature: int = 41, max_iter: int = 500, tol: float = 1e-6,
-                 prior_a: PriorSetting = "auto", prior_g: Prior | None = (5.0, 17.0)):
+                 prior_a: PriorSetting = "auto", prior_g: Prior | None = (5.0, 17.0),
+                 standard_errors: bool = True):
         self.model = model
         self.method = method
         self.guessing = guessing
@@ -293,6 +295,7 @@ class IRTModel(Estimator):
         self.tol = tol
         self.prior_a = prior_a
         self.prior_g = prior_g
+        self.standard_errors = standard_errors
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -448,7 +451,7 @@ class IRTModel(Estimator):
         loglik, post, r, n = e_step(v)
         trace.append(loglik + self._prior(layout, v, prior_a)[0])
         grad_norm = float(np.max(np.abs(self._projected(marginal(v)[1], v, bounds))))
-        cov = self._covariance(layout, data, v, post, r, n, nodes, prior_a)
+        cov = self._covariance(layout, data, v, post, r, n, nodes, prior_a) if self.standard_errors else None
         return {"v": v, "loglik": loglik, "trace": trace, "n_iter": n_iter + result.nit,
                 "converged": bool(result.success or grad_norm <= gtol), "cov": cov,
                 "theta": post @ nodes, "theta_se": np.sqrt(np.maximum(post @ nodes**2 - (post @ nodes) ** 2, 0.0)),
