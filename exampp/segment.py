@@ -15,6 +15,8 @@ sizes in words, i.e. whitespace-separated tokens):
 
 Passage ids are ``<run_id>:<query_id>:<n>:<md5>``: ``n`` is the 1-based position of the
 passage in the response, ``md5`` the first 8 hex digits of the MD5 of the passage text (UTF-8).
+The EXAM labels of a workspace's runs leave out the grades of such ids (:func:`is_segment_id`),
+so that answers graded into the same store never enter the runs' qrels.
 Ids depend only on the response itself: adding runs or queries changes none, and editing a
 response changes the ids of exactly the passages whose text or position changed. Grades are
 filed by text, so only passages with new text are graded again. Each response becomes a ranking
@@ -114,6 +116,17 @@ def segment_text(text: str, max_words: int = MAX_WORDS, min_words: int = MIN_WOR
 def segment_id(run_id: str, query_id: str, position: int, text: str) -> str:
     """``<run_id>:<query_id>:<position>:<first 8 hex digits of md5(text)>``."""
     return f"{run_id}:{query_id}:{position}:{hashlib.md5(text.encode('utf-8')).hexdigest()[:8]}"
+
+
+_SEGMENT_SUFFIX = re.compile(r":[1-9][0-9]*:[0-9a-f]{8}\Z")
+
+
+def is_segment_id(query_id: str, passage_id: str) -> bool:
+    """Whether ``passage_id`` is the id :func:`segment_id` gives a passage of an answer to ``query_id``
+    (``<run_id>:<query_id>:<n>:<md5>``): the answers' grades are told from the runs' by it."""
+    suffix = _SEGMENT_SUFFIX.search(passage_id)
+    return suffix is not None and passage_id[:suffix.start()].endswith(":" + query_id) \
+        and len(passage_id[:suffix.start()]) > len(query_id) + 1
 
 
 def segment_responses(

@@ -506,6 +506,10 @@ class GradeStore:
             probs = None if probabilities is None else tuple(json.loads(probabilities))
             yield Grade(qid, pid, question_id, grade, mid, answer, probs)
 
+    def is_empty(self) -> bool:
+        """Whether the store holds nothing a job made: no grade, no cascade mark, no batch."""
+        return not any(self._any(table) for table in ("grades", "cascaded", "batches"))
+
     def methods(self) -> list[str]:
         """Method ids that have grades, sorted."""
         sql = "SELECT m.method_id FROM methods m WHERE EXISTS (SELECT 1 FROM grades g WHERE g.method = m.id) ORDER BY 1"

@@ -4,7 +4,8 @@
     DIR/grades.sqlite                grade store
     DIR/runs/<name>.run              runs
     DIR/qrels/official.qrels         official judgments (when known)
-    DIR/qrels/exam.qrels             EXAM-Qrels written by exampp
+    DIR/qrels/exam.qrels             EXAM-Qrels written by exampp (of the runs' passages)
+    DIR/qrels/responses.qrels        EXAM-Qrels of the answers graded with --responses
     DIR/corpus/passages.jsonl[.gz]   passage texts
     DIR/topics/topics.jsonl          query texts (and subtopics)
     DIR/question_banks/questions.jsonl  question bank (exampp JSONL)
@@ -44,6 +45,11 @@ class Workspace:
     @property
     def exam_qrels(self) -> Path:
         return self.qrels_dir / "exam.qrels"
+
+    @property
+    def responses_qrels(self) -> Path:
+        """EXAM-Qrels of the answers graded with ``--responses`` (never mixed into the runs')."""
+        return self.qrels_dir / "responses.qrels"
 
     @property
     def corpus(self) -> Path:

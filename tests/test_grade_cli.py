@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from exampp.cli import main
+from exampp.store import GradeStore
 from exampp.config import load_config, read_config
 from exampp.errors import InputError, ModelLoadError
 from exampp.grading import registry
@@ -135,7 +136,11 @@ def test_responses_are_segmented_and_graded_as_a_run(tmp_path):
     assert result.exit_code == 0, result.output
     rag = {pid.split(":")[1]: [pid] for pid in texts}
     qrels, board = expected(depth=3, tau=5, extra_runs={"rag": rag}, extra_texts=texts)
-    assert (ws / "qrels" / "exam.qrels").read_text() == "\n".join(qrels) + "\n"
+    # the answers' labels apart from the runs': one workspace, one answer
+    answers = [line for line in qrels if " rag:" in line]
+    assert len(answers) == 2
+    assert (ws / "qrels" / "exam.qrels").read_text() == "\n".join(l for l in qrels if l not in answers) + "\n"
+    assert (ws / "qrels" / "responses.qrels").read_text() == "\n".join(answers) + "\n"
     check_board(read_board(tmp_path / "board.json"), board)
 
 
@@ -462,3 +467,18 @@ def test_a_cached_hub_model_grades_without_the_hub(tmp_path, unreachable_hub, ti
                                        "--no-progress", "-w", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "60 pairs: 60 new pairs graded" in result.output  # 6 queries x 1 passage x 10 questions
+
+
+def test_a_failed_first_grade_leaves_no_empty_store_and_a_failed_later_one_keeps_the_grades(tmp_path):
+    stray = tmp_path / "stray.run"
+    stray.write_text("Q99 Q0 d-Q1-001 1 1.0 stray\n")  # a query the exam lacks: nothing to grade
+    ws = tmp_path / "ws"
+    failed = grade(str(stray), "-w", str(ws))
+    assert failed.exit_code == 1 and "nothing to grade" in failed.output
+    assert not (ws / "grades.sqlite").exists() and not list(ws.glob("grades.sqlite*"))
+    assert grade(str(REPO / "runs"), "-w", str(ws), "--depth", "2").exit_code == 0
+    with GradeStore(ws / "grades.sqlite", read_only=True) as store:
+        kept = len(store.grades())
+    assert grade(str(stray), "-w", str(ws)).exit_code == 1
+    with GradeStore(ws / "grades.sqlite", read_only=True) as store:
+        assert len(store.grades()) == kept > 0

@@ -33,7 +33,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from exampp.api.workspace import WorkspaceError, as_workspace, given_or_existing, stored_grades, workspace_bank
+from exampp.api import Warn, python_warning
+from exampp.api.workspace import (
+    WorkspaceError,
+    as_workspace,
+    given_or_existing,
+    labelled_grades,
+    stored_grades,
+    workspace_bank,
+)
 from exampp.collection.io import PathLike
 from exampp.collection.qrels import Qrels
 from exampp.workspace import Workspace
@@ -101,9 +109,11 @@ def review_bank(
     official: PathLike | None = None,
     rel_level: float = 1,
     corpus: PathLike | None = None,
+    warn: Warn = python_warning,
 ) -> BankReview:
     """Review ``bank`` (default: the workspace's bank; without one, the graded question ids) on the
-    grades of ``method`` (None: the only one in the store) at ``tau`` (None: the method's default).
+    grades of ``method`` (None: the only one in the store) at ``tau`` (None: the method's default),
+    of the passages of the workspace's runs (:func:`~exampp.api.workspace.labelled_grades`).
 
     ``official``: qrels (default: the workspace's ``qrels/official.qrels`` when it exists); a
     passage is relevant from official grade ``rel_level``. ``corpus``: where passage texts come
@@ -113,7 +123,7 @@ def review_bank(
     from exampp.grading.registry import stored_method
 
     ws = as_workspace(workspace)
-    stored = stored_grades(ws, method)
+    stored = labelled_grades(ws, stored_grades(ws, method), warn=warn)
     known = stored_method(stored.method_id)
     if known is not None and known.direct:
         raise WorkspaceError(f"{stored.method_id}: direct grades judge passages against the query, not "

@@ -75,6 +75,7 @@ class GradeResult:
     written: tuple[Path, ...] = ()  # files the job wrote
     canaries: GradingSummary | None = None  # the canary pairs graded (exampp.grading.canaries), when asked
     check: CheckSummary | None = None  # a check's findings (a method judging no relevance): no labels or scores then
+    answer_qrels: Qrels = field(default_factory=dict)  # the EXAM-Qrels of --responses' answers (qrels: the runs')
 
 
 def grade_collection(
@@ -264,13 +265,14 @@ class GradeJob:
                 _check_device(spec.option("device"))
         cascade = self.cascade_spec(method)
         ws = Workspace.at(self.workspace)
-        runs, corpora, bank, topics = self._inputs(ws)
+        runs, answers, corpora, bank, topics = self._inputs(ws)
         if bank is None and not method.direct:
             raise NothingToGrade("no question bank: give --bank (or keep one at WORKSPACE/question_banks/questions.jsonl)")
         with self._grader(method, spec, self.store or ws.store) as (grader, engine), \
                 opened(self.cascade_backend_spec(spec) if cascade else None) as embedder, \
-                GradeStore(self.store or ws.store) as store:
-            yield OpenGradeJob(self, ws, method, runs, corpora, bank, topics, grader, store, cascade, embedder, engine)
+                _new_store_kept_if_graded(Path(self.store or ws.store)) as store:
+            yield OpenGradeJob(self, ws, method, runs, corpora, bank, topics, grader, store, cascade, embedder, engine,
+                               answers)
 
     @contextmanager
     def _grader(self, method: GradingMethod, spec: BackendSpec | None,
@@ -339,8 +341,17 @@ class GradeJob:
                 return result
             records = pool_records(job.store, result.pool, result.exam, result.method_id) \
                 if self.export_reference else []
-        write_qrels(result.qrels, job.workspace.exam_qrels)
-        written = [job.workspace.exam_qrels]
+        # one workspace, one answer: the answers' labels never go into the runs' qrels
+        answered = {name: job.runs[name] for name in job.answers}
+        answer_qrels, run_qrels = _split(result.qrels, answered)
+        result = replace(result, qrels=run_qrels, answer_qrels=answer_qrels)
+        written = []
+        if len(answered) < len(job.runs):
+            write_qrels(run_qrels, job.workspace.exam_qrels)
+            written.append(job.workspace.exam_qrels)
+        if answered:
+            write_qrels(answer_qrels, job.workspace.responses_qrels)
+            written.append(job.workspace.responses_qrels)
         if self.export_reference:
             from exampp.collection.reference_grades import reference_queries, write_reference_grades
 
@@ -351,13 +362,16 @@ class GradeJob:
             written.append(Path(self.export_reference))
         return replace(result, written=tuple(written))
 
-    def _inputs(self, ws) -> tuple[dict[str, Run], list[Corpus], QuestionBank | None, dict[str, Topic] | None]:
+    def _inputs(self, ws) -> tuple[dict[str, Run], frozenset[str], list[Corpus], QuestionBank | None,
+                                   dict[str, Topic] | None]:
+        """The runs (with the answers' runs), the names of the answers' runs, the corpora, bank and topics."""
         from exampp.collection.corpus import open_corpus
         from exampp.collection.runs import read_runs
         from exampp.collection.topics import read_topics
         from exampp.errors import InputError
 
         runs = read_runs(list(self.runs) or [ws.runs]) if self.runs or ws.runs.is_dir() else {}
+        answers: frozenset[str] = frozenset()
         corpora: list[Corpus] = []
         corpus = given_or_existing(self.corpus, ws.corpus)
         if corpus is not None:
@@ -371,16 +385,46 @@ class GradeJob:
                     raise InputError(self.responses, None, f"run id {name!r} is already the name of a run "
                                                            f"({runs[name].path})")
                 runs[name] = run
+            answers = frozenset(segmented.runs)
             corpora.append(segmented.corpus)
         if not runs:
             raise NothingToGrade("no runs: give run files or folders (or --responses)")
         if not corpora:
             raise NothingToGrade("no passage texts: give --corpus (or --responses)")
         topics = given_or_existing(self.topics, ws.topics)
-        return runs, corpora, workspace_bank(ws, self.bank), read_topics(topics) if topics is not None else None
+        return runs, answers, corpora, workspace_bank(ws, self.bank), read_topics(topics) if topics is not None else None
 
 
 _JOB_FIELDS = frozenset(GradeJob.__dataclass_fields__)
+
+
+def _split(qrels: Qrels, runs: Mapping[str, Run]) -> tuple[Qrels, Qrels]:
+    """``qrels`` parted into the labels of the passages ``runs`` rank and the others."""
+    ranked = {(query_id, doc.docid) for run in runs.values() for query_id, docs in run.rankings.items() for doc in docs}
+    inside: Qrels = {}
+    outside: Qrels = {}
+    for query_id, docs in qrels.items():
+        for docid, label in docs.items():
+            (inside if (query_id, docid) in ranked else outside).setdefault(query_id, {})[docid] = label
+    return inside, outside
+
+
+@contextmanager
+def _new_store_kept_if_graded(path: Path) -> Iterator[GradeStore]:
+    """The store at ``path``, open; one this job made is removed again when the job fails before
+    anything was stored in it (a failed first grade leaves no empty store behind)."""
+    existed = path.exists()
+    try:
+        with GradeStore(path) as store:
+            yield store
+    except BaseException:
+        if not existed and path.exists():
+            with GradeStore(path, read_only=True) as store:
+                empty = store.is_empty()
+            if empty:
+                for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                    leftover.unlink(missing_ok=True)
+        raise
 
 
 @dataclass(frozen=True)
@@ -399,6 +443,7 @@ class OpenGradeJob:
     cascade: CascadeSpec | None = None
     cascade_backend: Backend | None = None  # the cascade's embedder, open
     engine: Engine | None = None  # where the grader runs: None, in this process
+    answers: frozenset[str] = frozenset()  # the runs of --responses' answers, among ``runs``
 
     def grade(self, bank: QuestionBank | None) -> GradeResult:
         """Grade the pool against ``bank`` (only the pairs the store lacks) and score, with the job's

@@ -19,7 +19,14 @@ import pandas as pd
 
 from exampp.api import Warn, python_warning
 from exampp.api.leaderboards import LeaderboardSource, QrelsMeasure
-from exampp.api.workspace import RunsSource, as_workspace, exam_questions, stored_grades, workspace_runs
+from exampp.api.workspace import (
+    RunsSource,
+    as_workspace,
+    exam_questions,
+    labelled_grades,
+    stored_grades,
+    workspace_runs,
+)
 from exampp.collection.io import PathLike
 from exampp.collection.runs import Run
 from exampp.defaults import DECIMALS, DEPTH, LABELS
@@ -92,6 +99,7 @@ def meta_evaluate(
     *,
     official: LeaderboardSource | None = None,
     runs: RunsSource | None = None,
+    responses: PathLike | None = None,
     method: str | None = None,
     bank: PathLike | None = None,
     labels: Sequence[str] = LABELS,
@@ -110,7 +118,9 @@ def meta_evaluate(
     warn: Warn = python_warning,
 ) -> MetaEvaluation:
     """Correlate every evaluation of the workspace's grades with the ``official`` leaderboard
-    (default: nDCG@10 on the workspace's ``qrels/official.qrels``) over ``runs`` (default: its runs/).
+    (default: nDCG@10 on the workspace's ``qrels/official.qrels``) over ``runs`` (default: its runs/),
+    or over the answers of ``responses`` (segmented as ``exampp grade --responses`` graded them). The
+    labels are the runs' (or the answers'): :func:`~exampp.api.workspace.labelled_grades`.
 
     The evaluations: P@k and AP on EXAM-Qrels read at every ``tau`` (default: every grade level of
     the stored method's scale), nDCG@k with each label variant of ``labels`` as gains (count at every
@@ -133,7 +143,14 @@ def meta_evaluate(
     if bad:
         raise MetaEvaluationError(f"unknown label variants {', '.join(bad)} (have: {', '.join(LABELS)})")
     ws = as_workspace(workspace)
-    stored = stored_grades(ws, method, probabilities=True)
+    if responses is not None:
+        if runs is not None:
+            raise MetaEvaluationError("meta-evaluate runs or responses, not both")
+        from exampp.segment import load_responses
+
+        runs = load_responses(responses).runs
+    # the runs' labels, or the answers' (one workspace, one answer)
+    stored = labelled_grades(ws, stored_grades(ws, method, probabilities=True), responses, warn)
     exam = exam_questions(ws, stored, bank)
     read = _kept_runs(workspace_runs(ws, runs), exclude)
     official = official or QrelsMeasure(str(ws.official_qrels), OFFICIAL_MEASURE)

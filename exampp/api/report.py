@@ -160,7 +160,14 @@ def build_report(
     the runs, instead of the workspace's runs/. ``nuggets``, ``nuggets_assigned``, ``support``: the
     RAG tables (:func:`rag_tables`), with the same ``bootstrap`` and ``seed``. ``progress``: the
     meta-evaluation's bar on stderr, on a terminal only."""
-    from exampp.api.workspace import WorkspaceError, as_workspace, exam_questions, given_or_existing, stored_grades
+    from exampp.api.workspace import (
+        WorkspaceError,
+        as_workspace,
+        exam_questions,
+        given_or_existing,
+        labelled_grades,
+        stored_grades,
+    )
     from exampp.collection.qrels import read_qrels
     from exampp.labels import exam_labels
 
@@ -181,14 +188,12 @@ def build_report(
         if official is None and official_path is None:
             raise WorkspaceError(f"{ws.official_qrels}: no official qrels to meta-evaluate against "
                                  "(give --official-qrels, or --official FILE)")
-        runs = None
-        if responses is not None:
-            from exampp.segment import load_responses
-
-            runs = load_responses(responses).runs
-        meta = meta_evaluate(ws, official=official or QrelsMeasure(official_path, official_measure), runs=runs,
+        meta = meta_evaluate(ws, official=official or QrelsMeasure(official_path, official_measure),
+                             responses=responses,
                              method=stored.method_id, bootstrap=bootstrap, irt_bootstrap=irt_bootstrap, seed=seed,
                              depth=depth, exclude=exclude, progress=progress, warn=warn)
+    # the labels of the passages of the runs reported on (the meta-evaluation has told what it left out)
+    stored = labelled_grades(ws, stored, responses=responses, warn=lambda line: None)
     exam = exam_questions(ws, stored)
     labels = exam_labels(stored.grades, exam)
     answered = exam_labels(stored.grades, exam, label="count", tau=stored.default_tau)
@@ -503,4 +508,4 @@ def _bank_review(ws: Workspace, method_id: str, official: PathLike | None, rel_l
     known = stored_method(method_id)
     if known is not None and known.direct:
         return None
-    return review_bank(ws, method=method_id, official=official, rel_level=rel_level)
+    return review_bank(ws, method=method_id, official=official, rel_level=rel_level, warn=lambda line: None)

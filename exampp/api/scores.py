@@ -17,6 +17,7 @@ from exampp.api.workspace import (
     as_workspace,
     exam_questions,
     given_or_existing,
+    labelled_grades,
     question_facets,
     stored_grades,
     workspace_bank,
@@ -125,8 +126,11 @@ def export_qrels(
     facets: bool = False,
     bank: PathLike | None = None,
     output: PathLike | None = None,
+    responses: PathLike | None = None,
+    warn: Warn = python_warning,
 ) -> Qrels:
-    """EXAM-Qrels of the workspace's grades: each graded passage labelled from its grades on the
+    """EXAM-Qrels of the workspace's grades: each graded passage of the runs (or, given ``responses``,
+    of its answers: :func:`~exampp.api.workspace.labelled_grades`) labelled from its grades on the
     query's exam questions (``bank``, else the workspace's bank, else all graded ones).
 
     ``label`` (:data:`exampp.labels.LABELS`): ``max`` its best grade, ``count`` the questions it
@@ -145,7 +149,7 @@ def export_qrels(
     if facets and label != "max":
         raise ExamppError(f"facet qrels take max labels only, not {label!r}")
     ws = as_workspace(workspace)
-    stored = stored_grades(ws, method, probabilities=label == "expected")
+    stored = labelled_grades(ws, stored_grades(ws, method, probabilities=label == "expected"), responses, warn)
     if facets:
         labels = facet_labels(stored.grades, question_facets(ws, bank))
     else:
@@ -172,8 +176,11 @@ def export_question_qrels(
     tau: float | None = None,
     bank: PathLike | None = None,
     output: PathLike | None = None,
+    responses: PathLike | None = None,
+    warn: Warn = python_warning,
 ) -> IntentQrels:
-    """Per-question (intent-aware) qrels of the workspace's grades: every exam question is a
+    """Per-question (intent-aware) qrels of the workspace's grades (of the runs' passages, or of
+    the answers of ``responses``, as :func:`export_qrels` takes them): every exam question is a
     subtopic of its query, numbered 1, 2, ... in the exam's order (``bank``, else the workspace's
     bank, else the graded question ids sorted); a passage is relevant (1) to a subtopic when its
     grade on that question is >= ``tau`` (default: the method's τ), else 0. For alpha-nDCG and
@@ -185,7 +192,7 @@ def export_question_qrels(
 
     check_settings({"tau": tau})
     ws = as_workspace(workspace)
-    stored = stored_grades(ws, method)
+    stored = labelled_grades(ws, stored_grades(ws, method), responses, warn)
     read_bank = workspace_bank(ws, bank)
     order = exam_order(stored.grades, read_bank.question_ids() if read_bank is not None else None)
     qrels = question_qrels(stored.grades, order, tau=stored.default_tau if tau is None else tau)

@@ -1,6 +1,13 @@
 """Workspace services shared by the jobs: the grades of one stored method, the exam of each query,
 the τ a method's grades are read at, the runs.
 
+One workspace gives one answer: the store keeps every grade ever made (the runs' passages, the
+answers graded with ``exampp grade --responses``), but EXAM labels, and everything read from them
+(qrels, the meta-evaluation, the report, the bank review), cover the passages of the runs they are
+about: the workspace's runs/ (or the runs a job is given), or, given ``responses``, the answers'
+passages (:func:`labelled_grades`). Labels of the answers never enter the runs' qrels, whatever was
+graded before, and a job says what it left out.
+
 Errors are :class:`~exampp.errors.ExamppError` (the command line prints them as one line).
 """
 from __future__ import annotations
@@ -11,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from exampp.api import Warn, python_warning
 from exampp.collection.io import PathLike
 from exampp.collection.question_bank import QuestionBank
 from exampp.collection.runs import Run
@@ -148,3 +156,33 @@ def read_runs_source(runs: RunsSource) -> dict[str, Run]:
 def workspace_runs(workspace: Workspace | PathLike, runs: RunsSource | None = None) -> dict[str, Run]:
     """``runs`` keyed by name; None: the workspace's runs/ folder."""
     return read_runs_source(runs if runs is not None else as_workspace(workspace).runs)
+
+
+def ranked_grades(grades: pd.DataFrame, runs: Mapping[str, Run]) -> pd.DataFrame:
+    """The rows of ``grades`` of the passages some run of ``runs`` ranks for their query (at any depth)."""
+    ranked = {(query_id, doc.docid) for run in runs.values() for query_id, docs in run.rankings.items()
+              for doc in docs}
+    kept = [key in ranked for key in zip(grades["query_id"], grades["passage_id"])]
+    return grades.loc[kept].reset_index(drop=True)
+
+
+def labelled_grades(workspace: Workspace | PathLike, stored: StoredGrades, responses: PathLike | None = None,
+                    warn: Warn = python_warning) -> StoredGrades:
+    """``stored`` kept to the passages EXAM labels cover: the runs' (every graded passage but the
+    answers' passages, :func:`exampp.segment.is_segment_id`), or, given ``responses``, the passages of
+    its answers alone. A warning says how many graded passages were left out."""
+    from exampp.segment import is_segment_id, load_responses
+
+    grades = stored.grades
+    if responses is not None:
+        kept = ranked_grades(grades, load_responses(responses).runs)
+        what, hint = f"the answers of {responses}", "the runs' passages, or other answers"
+    else:
+        answer = [is_segment_id(q, p) for q, p in zip(grades["query_id"], grades["passage_id"])]
+        kept = grades.loc[[not a for a in answer]].reset_index(drop=True)
+        what, hint = "the runs", "passages of answers graded with --responses: give --responses FILE for theirs"
+    left_out = len(set(zip(grades["query_id"], grades["passage_id"]))) - len(set(zip(kept["query_id"],
+                                                                                      kept["passage_id"])))
+    if left_out:
+        warn(f"EXAM labels of {what}: {left_out} graded passage{'s' if left_out != 1 else ''} left out ({hint})")
+    return StoredGrades(stored.method_id, kept)

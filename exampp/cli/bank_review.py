@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from exampp.cli.output import FILE, emit, method_option, workspace_option
+from exampp.cli.output import FILE, emit, method_option, warn, workspace_option
 from exampp.cli.settings import Setting
 
 EXCERPT = 60  # characters of a question or passage text in the printed lists
@@ -39,7 +39,7 @@ def review(workspace, method, tau, bank, official, rel_level, corpus, top, out) 
     from exampp.api.bank_review import review_bank, write_bank_review
 
     result = review_bank(workspace, method=method, tau=tau, bank=bank, official=official, rel_level=rel_level,
-                         corpus=corpus)
+                         corpus=corpus, warn=warn)
     written = write_bank_review(result, out)
     click.echo(f"{result.method_id}: answered at grade >= {result.tau:g}"
                + (f", relevant at official grade >= {result.rel_level:g}" if result.judged else

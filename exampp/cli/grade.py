@@ -117,6 +117,7 @@ def grade(runs, config_path, grader, workspace, progress, fmt, output, **setting
       exampp grade runs/ --grader injection-check --backend openai --model M  # for exampp audit, no qrels
     """
     from exampp.api.grade import GradeJob
+    from exampp.workspace import Workspace
 
     one_stdin(settings["bank"], settings["topics"], settings["corpus"], settings["responses"], *runs)
     job = GradeJob.configure(config_path, workspace, runs=tuple(runs) or None, grader=grader, progress=progress,
@@ -136,8 +137,14 @@ def grade(runs, config_path, grader, workspace, progress, fmt, output, **setting
     if result.check is not None:  # a check (injection-check) judges no relevance: no labels, no leaderboard
         click.echo(f"{result.check}; `exampp audit` flags them", err=True)
         return
-    labels = sum(len(d) for d in result.labels.values())
-    click.echo(f"wrote {labels} labels for {len(result.labels)} queries to {result.written[0]}", err=True)
+    ws = Workspace.at(job.workspace)
+    for path in result.written:  # the runs' qrels, the answers' (--responses): never one file for both
+        if path not in (ws.exam_qrels, ws.responses_qrels):
+            continue
+        qrels = result.qrels if path == ws.exam_qrels else result.answer_qrels
+        what = f" (the {'runs' if path == ws.exam_qrels else 'answers'}' passages)" if result.answer_qrels else ""
+        click.echo(f"wrote {sum(len(d) for d in qrels.values())} labels for {len(qrels)} queries to {path}{what}",
+                   err=True)
     if job.export_reference:
         click.echo(f"wrote the grades in the reference tool's format to {job.export_reference}", err=True)
     emit(result.leaderboard, fmt, output)

@@ -51,6 +51,8 @@ def draw_options(command):
 @method_option
 @click.option("--bank", type=FILE, help="Question bank defining each query's exam (default: the workspace's).")
 @click.option("--runs", "runs_dir", type=InputPath(), help="Run files or folder [default: WORKSPACE/runs].")
+@click.option("--responses", type=FILE,
+              help="RAG answers graded with `exampp grade --responses`: meta-evaluate them instead of runs.")
 @click.option("--official", "official_file", type=FILE,
               help="Official leaderboard file (run<TAB>score, a table, JSON) instead of --official-qrels.")
 @click.option("--official-column", metavar="NAME", help="Measure column of the --official file.")
@@ -77,7 +79,7 @@ def draw_options(command):
 @format_option
 @click.option("--output", "-o", type=click.Path(dir_okay=False, allow_dash=True), help="Write the table here.")
 @progress_option
-def meta_evaluate(workspace, method, bank, runs_dir, official_file, official_column, official_qrels,
+def meta_evaluate(workspace, method, bank, runs_dir, responses, official_file, official_column, official_qrels,
                   official_measure, labels, taus, families, depth, bootstrap, irt_bootstrap, seed, confidence, top,
                   exclude, decimals, strict, fmt, output, progress) -> None:
     """Correlate every evaluation the workspace's grades support with the official leaderboard:
@@ -94,6 +96,8 @@ def meta_evaluate(workspace, method, bank, runs_dir, official_file, official_col
     from exampp.api.leaderboards import LeaderboardFile, QrelsMeasure
     from exampp.api.meta_evaluate import meta_evaluate as job
 
+    if runs_dir and responses:
+        raise click.UsageError("give --runs or --responses, not both")
     if official_file and official_qrels:
         raise click.UsageError("give --official FILE or --official-qrels QRELS, not both")
     if official_column and not official_file:
@@ -104,7 +108,7 @@ def meta_evaluate(workspace, method, bank, runs_dir, official_file, official_col
         from exampp.workspace import Workspace
 
         official = QrelsMeasure(str(Workspace.at(workspace).official_qrels), official_measure)
-    result = job(workspace, official=official, runs=runs_dir, method=method, bank=bank, labels=labels or LABELS,
+    result = job(workspace, official=official, runs=runs_dir, responses=responses, method=method, bank=bank, labels=labels or LABELS,
                  taus=taus or None, depth=depth, families=families or FAMILIES, bootstrap=bootstrap,
                  irt_bootstrap=irt_bootstrap, seed=seed, top=top, confidence=confidence, exclude=exclude,
                  decimals=decimals, strict=strict, progress=progress, warn=warn)

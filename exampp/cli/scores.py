@@ -6,6 +6,7 @@ import click
 from exampp.cli.measures import check_measures
 from exampp.cli.settings import Setting
 from exampp.cli.output import (
+    FILE,
     InputPath,
     bootstrap_options,
     depth_option,
@@ -85,11 +86,15 @@ def cover(runs, workspace, method, bank, tau, depth, normalized, expected, per_q
 @click.option("--bank", type=InputPath(dir_okay=False, allow_dash=True), help="Question bank (default: the workspace's).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, allow_dash=True),
               help="Qrels file to write (- for stdout) [default: WORKSPACE/qrels/exam.qrels, with --per-question "
-                   "WORKSPACE/qrels/questions.qrels].")
-def qrels(workspace, method, label, tau, min_grade, per_question, facets, bank, output) -> None:
-    """Export EXAM-Qrels: each graded passage labelled with its best grade over the query's
-    questions (or another --label; 0/1 at --min-grade), as a TREC qrels file for trec_eval;
-    or, with --per-question, intent-aware qrels for alpha-nDCG and ERR-IA.
+                   "WORKSPACE/qrels/questions.qrels, with --responses WORKSPACE/qrels/responses.qrels].")
+@click.option("--responses", type=FILE,
+              help="Label the passages of these RAG answers (graded with `exampp grade --responses`) instead of "
+                   "those of the workspace's runs.")
+def qrels(workspace, method, label, tau, min_grade, per_question, facets, bank, output, responses) -> None:
+    """Export EXAM-Qrels: each graded passage of the workspace's runs (or of --responses) labelled
+    with its best grade over the query's questions (or another --label; 0/1 at --min-grade), as a
+    TREC qrels file for trec_eval; or, with --per-question, intent-aware qrels for alpha-nDCG and
+    ERR-IA. Graded passages no run ranks (answers graded with --responses) are left out, and counted.
 
     \b
     Example:
@@ -107,16 +112,18 @@ def qrels(workspace, method, label, tau, min_grade, per_question, facets, bank, 
                                           ("--facets", facets)) if value]
         if given:
             raise click.UsageError(f"--per-question writes 0/1 labels per question: drop {' and '.join(given)}")
-        target = output or Workspace.at(workspace).root / "qrels" / "questions.qrels"
-        intent = export_question_qrels(workspace, method=method, tau=tau, bank=bank, output=target)
+        target = output or Workspace.at(workspace).qrels_dir / f"{'responses-' if responses else ''}questions.qrels"
+        intent = export_question_qrels(workspace, method=method, tau=tau, bank=bank, output=target,
+                                       responses=responses, warn=warn)
         n = sum(len(docs) for subtopics in intent.values() for docs in subtopics.values())
         subtopics = sum(len(s) for s in intent.values())
         where = "standard output" if target == "-" else f"{target} (key: {question_key_path(target)})"
         click.echo(f"wrote {n} labels for {subtopics} questions of {len(intent)} queries to {where}", err=True)
         return
-    target = output or Workspace.at(workspace).exam_qrels
+    ws = Workspace.at(workspace)
+    target = output or (ws.responses_qrels if responses else ws.exam_qrels)
     written = export_qrels(workspace, method=method, label=label, tau=tau, min_grade=min_grade, facets=facets,
-                           bank=bank, output=target)
+                           bank=bank, output=target, responses=responses, warn=warn)
     n = sum(len(docs) for docs in written.values())
     click.echo(f"wrote {n} labels for {len(written)} queries to {'standard output' if target == '-' else target}",
                err=True)
