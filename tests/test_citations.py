@@ -150,7 +150,7 @@ def test_measures_command_json_and_per_query(tmp_path):
     result = CliRunner().invoke(main, ["support", "measures", str(path), "--per-query", "--format", "tsv"])
     assert result.output.splitlines() == [
         "run\tquery_id\tweighted_precision\tweighted_recall\tuncited",
-        "r.a\tt1\t0.5\t0.3333333333333333\t0.25", "r.a\tt2\t0.5\t0.5\t0.0", "r.b\tt1\t0.0\t0.0\t1.0"]
+        "r.a\tt1\t0.5\t0.333333333333\t0.25", "r.a\tt2\t0.5\t0.5\t0.0", "r.b\tt1\t0.0\t0.0\t1.0"]
 
 
 def test_measures_command_reports_a_bad_file_in_one_line(tmp_path):

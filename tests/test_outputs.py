@@ -193,3 +193,14 @@ def test_a_job_with_nothing_to_write_leaves_a_good_output_as_it_was(workspace: P
                                                      f"bank {bank}: nothing written to {exam_qrels}\n")
     assert exam_qrels.read_text() == good
     assert sorted(p.name for p in exam_qrels.parent.iterdir()) == ["exam.qrels"]  # no key of per-question qrels
+
+
+def test_tsv_and_json_hold_floats_to_12_significant_digits_and_write_them_as_python_does():
+    import pandas as pd
+
+    from exampp.report.records import records, tsv
+
+    table = pd.DataFrame({"a": [0.8999999999999999], "b": [0.016666666666666663], "c": [1e-20], "d": [1.0],
+                          "e": [float("nan")], "n": [3]})
+    assert tsv(table) == "a\tb\tc\td\te\tn\n0.9\t0.0166666666667\t1e-20\t1.0\t\t3\n"
+    assert json.dumps(records(table)) == '[{"a": 0.9, "b": 0.0166666666667, "c": 1e-20, "d": 1.0, "e": null, "n": 3}]'

@@ -1,14 +1,13 @@
 """`exampp agree`: Cohen's kappa and Krippendorff's alpha of EXAM labels against official judgments."""
 from __future__ import annotations
 
-import json
 import math
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from exampp.cli.output import FILE, format_option, one_stdin, output_option, render, write_output
-from exampp.report.records import json_value, records
+from exampp.report.records import dumps, json_value, records
 
 if TYPE_CHECKING:
     from exampp.api.agreement import LabelAgreement
@@ -41,7 +40,7 @@ def agree(exam, official, rel_level, fmt, output) -> None:
     if fmt == "tsv":
         write_output(render(result.kappas.reset_index(), "tsv") + "\n", output)
     elif fmt == "json":
-        write_output(json.dumps(_json(result, exam, official), indent=2) + "\n", output)
+        write_output(dumps(_json(result, exam, official), indent=2) + "\n", output)
     else:
         write_output("\n".join(_text(result)) + "\n", output)
 

@@ -20,6 +20,7 @@ from exampp.cli.output import (
     write_output,
 )
 from exampp.cli.settings import Setting
+from exampp.report.records import dumps
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,10 +68,10 @@ def audit(workspace, depth, method, bank, tau, responses, fmt, output, flags_pat
     one_stdin(bank, responses)
     result = job(workspace, depth=depth, method=method, bank=bank, tau=tau, responses=responses, warn=warn)
     if flags_path is not None:
-        flagged = (json.dumps(_listed(result.flagged), indent=2) if str(flags_path).endswith(".json")
+        flagged = (dumps(_listed(result.flagged), indent=2) if str(flags_path).endswith(".json")
                    else render(result.flagged.assign(runs=result.flagged["runs"].map(",".join)), "tsv"))
         write_output(flagged + "\n", flags_path)
-    report = json.dumps(_report(result), indent=2) if fmt == "json" else render(result.table, fmt)
+    report = dumps(_report(result), indent=2) if fmt == "json" else render(result.table, fmt)
     write_output(report + "\n", output)
     audited = f"pooled texts (depth {result.depth})" if result.texts == "passages" else "answers"
     click.echo(f"{len(result.flags)} flags on {result.flagged_texts} of {result.pooled} {audited}; "

@@ -2,14 +2,13 @@
 runs' scores and the leaderboards, grading only the new questions."""
 from __future__ import annotations
 
-import json
-
 import click
 
 from exampp.cli.backend_options import backend_options
 from exampp.cli.measures import check_measures
 from exampp.cli.output import InputPath, FILE, check_method, format_option, one_stdin, output_option, render, write_output
 from exampp.cli.settings import Setting
+from exampp.report.records import dumps
 
 _PATH = click.Path(dir_okay=False)
 
@@ -77,7 +76,7 @@ def impact(new_bank, runs, bank, config_path, workspace, measures, out, progress
         names = write_impact_tables(result, out)
         click.echo(f"wrote {', '.join(names)} to {out}", err=True)
     if fmt == "json":
-        write_output(json.dumps(result.as_dict(), indent=2) + "\n", output)
+        write_output(dumps(result.as_dict(), indent=2) + "\n", output)
         return
     if fmt == "tsv":
         for line in result.summary():

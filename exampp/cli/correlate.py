@@ -1,7 +1,6 @@
 """`exampp correlate`: rank correlation of two leaderboards (A is the reference for tau_ap)."""
 from __future__ import annotations
 
-import json
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +21,7 @@ from exampp.cli.output import (
     write_output,
 )
 from exampp.defaults import DECIMALS
-from exampp.report.records import json_value, records
+from exampp.report.records import dumps, json_value, records
 
 if TYPE_CHECKING:
     from exampp.api.leaderboards import LeaderboardCorrelation, LeaderboardSource
@@ -133,7 +132,7 @@ def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, boo
 
 def _print(report: LeaderboardCorrelation, show: bool, fmt: str, output: str | None) -> None:
     if fmt == "json":
-        write_output(json.dumps(_json(report, show), indent=2) + "\n", output)
+        write_output(dumps(_json(report, show), indent=2) + "\n", output)
     elif fmt == "tsv":
         write_output(render(report.table(), "tsv") + "\n", output)
     else:

@@ -1,13 +1,12 @@
 """`exampp exam generate`: a multiple-choice exam from a document corpus (:mod:`exampp.api.exam_generate`)."""
 from __future__ import annotations
 
-import json
-
 import click
 
 from exampp.cli.backend_options import backend_options, generation_options
 from exampp.cli.output import emit, format_option_of
 from exampp.cli.settings import FiniteRange
+from exampp.report.records import dumps
 
 _PATH = click.Path(dir_okay=False)
 _THRESHOLD = FiniteRange(min=-1, max=1)
@@ -105,7 +104,7 @@ def generate(corpus, output, task_domain, query_prefix, seed, temperature, max_n
         click.echo(f"{retryable} document{'s' if retryable > 1 else ''} without a readable question, not asked again "
                    "by the same command: --retry-failed asks them again", err=True)
     if fmt == "json":
-        click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
+        click.echo(dumps(result.as_dict(), indent=2, ensure_ascii=False))
     else:
         _print_text(result)
     if not len(result.bank):

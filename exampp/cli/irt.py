@@ -3,13 +3,12 @@
 Flags in, :mod:`exampp.api.irt` does the work, the result printed."""
 from __future__ import annotations
 
-import json
-
 import click
 
-from exampp.cli.output import InputPath, FILE, depth_option, emit, format_option_of, method_option, one_stdin, workspace_option
+from exampp.cli.output import FILE, InputPath, depth_option, emit, format_option_of, method_option, one_stdin, workspace_option
 from exampp.cli.settings import FiniteRange, Setting
 from exampp.errors import InputError
+from exampp.report.records import dumps
 
 
 @click.command()
@@ -93,7 +92,7 @@ def irt(runs, workspace, method, tau, depth, exclude, responses_file, id_column,
         written = write_irt_outputs(result, out, bank)
         click.echo(f"wrote {', '.join(written)} to {out}", err=True)
     if fmt == "json":
-        click.echo(json.dumps(result.as_dict(), indent=2))
+        click.echo(dumps(result.as_dict(), indent=2))
     else:
         _print_text(result, top)
 

@@ -1,7 +1,6 @@
 """`exampp meta-evaluate`: every evaluation of a workspace against the official leaderboard."""
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 import click
@@ -24,7 +23,7 @@ from exampp.cli.output import (
     write_output,
 )
 from exampp.defaults import DECIMALS, LABELS
-from exampp.report.records import records
+from exampp.report.records import dumps, records
 
 if TYPE_CHECKING:
     from exampp.api.meta_evaluate import MetaEvaluation
@@ -117,7 +116,7 @@ def meta_evaluate(workspace, method, bank, runs_dir, responses, official_file, o
 
 def _render(result: MetaEvaluation, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps({
+        return dumps({
             "official": result.official.name, "n_systems": int(len(result.official)),
             "bootstrap": result.bootstrap, "seed": result.seed, "confidence": result.confidence,
             "top": result.top, "evaluations": records(result.table),

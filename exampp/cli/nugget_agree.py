@@ -1,14 +1,13 @@
 """``exampp nuggets agree``: how a nugget assignment agrees with another (the official one)."""
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from exampp.analysis.nuggets import MEASURES
 from exampp.cli.output import FILE, bootstrap_options, format_option, one_stdin, output_option, render, write_output
-from exampp.report.records import records
+from exampp.report.records import dumps, records
 
 if TYPE_CHECKING:
     from exampp.api.nugget_agreement import NuggetAgreement
@@ -45,7 +44,7 @@ def agree(ours, official, measures, bootstrap, seed, confidence, fmt, output) ->
     result = assignment_agreement(ours, official, measures=measures, bootstrap=bootstrap, seed=seed,
                                   confidence=confidence)
     if fmt == "json":
-        write_output(json.dumps(_json(result, ours, official), indent=2) + "\n", output)
+        write_output(dumps(_json(result, ours, official), indent=2) + "\n", output)
     elif fmt == "tsv":
         write_output(render(result.table(), "tsv") + "\n", output)
     else:

@@ -1,7 +1,6 @@
 """Printing tables the same way in every command: aligned text for people, TSV or JSON for tools."""
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 import click
@@ -76,11 +75,11 @@ def check_method(_ctx: click.Context, _param: click.Parameter, value: str | None
 
 
 def render(table: pd.DataFrame, fmt: str, *, decimals: int = 4) -> str:
-    """A DataFrame as text (aligned, rounded), TSV (full precision) or JSON (list of records)."""
-    from exampp.report.records import records, tsv
+    """A DataFrame as text (aligned, rounded), TSV or JSON (list of records), floats to 12 significant digits."""
+    from exampp.report.records import dumps, records, tsv
 
     if fmt == "json":
-        return json.dumps(records(table), indent=2)
+        return dumps(records(table), indent=2)
     if fmt == "tsv":
         return tsv(table).rstrip("\n")
     return table.to_string(index=False, float_format=lambda v: f"{v:.{decimals}f}")
@@ -135,10 +134,10 @@ def emit_leaderboard(table: pd.DataFrame, fmt: str, output: str | None = None) -
     if fmt != "json":
         emit(table, fmt, output)
         return
-    from exampp.report.records import json_value
+    from exampp.report.records import dumps
 
-    board = {str(row.pop("run")): {k: json_value(v) for k, v in row.items()} for row in table.to_dict(orient="records")}
-    write_output(json.dumps(board, indent=2) + "\n", output)
+    board = {str(row.pop("run")): row for row in table.to_dict(orient="records")}
+    write_output(dumps(board, indent=2) + "\n", output)
 
 
 strict_option = click.option(

@@ -2,7 +2,6 @@
 leaderboards disagree."""
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -10,7 +9,7 @@ import click
 from exampp.cli.measures import check_one_measure
 from exampp.cli.settings import FiniteRange, Setting
 from exampp.cli.output import InputPath, FILE, format_option, one_stdin, output_option, render, strict_option, warn, write_output
-from exampp.report.records import json_value, records
+from exampp.report.records import dumps, json_value, records
 
 if TYPE_CHECKING:
     from exampp.api.leaderboards import LeaderboardSource
@@ -97,7 +96,7 @@ def significance(runs_dir, qrels, measure, table, column, versus_qrels, versus_m
     result = job(a, versus, runs=runs_dir, depth=depth, exclude=exclude, test=test, permutations=permutations,
                  seed=seed, correction=correction, alpha=alpha, strict=strict, warn=warn)
     if fmt == "json":
-        write_output(json.dumps(_json(result), indent=2) + "\n", output)
+        write_output(dumps(_json(result), indent=2) + "\n", output)
     elif fmt == "tsv":
         shown = result.a.tests if result.disagreements is None else result.disagreements
         write_output(render(shown, "tsv") + "\n", output)

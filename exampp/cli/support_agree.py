@@ -1,14 +1,13 @@
 """``exampp support agree``: the agreement of two citation-judgment files."""
 from __future__ import annotations
 
-import json
 import math
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from exampp.cli.output import FILE, format_option_of, one_stdin, output_option, write_output
-from exampp.report.records import json_value
+from exampp.report.records import dumps, json_value
 
 if TYPE_CHECKING:
     from exampp.api.support import SupportAgreement
@@ -39,7 +38,7 @@ def agree(first, second, fmt, output) -> None:
     one_stdin(first, second)
     result = support_agreement(first, second)
     if fmt == "json":
-        write_output(json.dumps(_json(result, first, second), indent=2) + "\n", output)
+        write_output(dumps(_json(result, first, second), indent=2) + "\n", output)
     else:
         write_output("\n".join(_text(result)) + "\n", output)
 

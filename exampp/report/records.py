@@ -2,22 +2,48 @@
 commands' output and the jobs' files alike."""
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from exampp.collection.io import PathLike
 
+if TYPE_CHECKING:  # tables come made: `exampp eval` writes its JSON without loading pandas
+    import pandas as pd
+
+
+SIGNIFICANT = 12
+"""Significant digits of a float in the TSV and JSON outputs: a score's own precision (means are
+rounded to 12 decimals), without the last bits of its arithmetic (0.8999999999999999 is 0.9)."""
+
 
 def json_value(value: Any, *, infinite_as_null: bool = False) -> Any:
-    """A value JSON can hold: numpy scalars become Python ones, NaN null (JSON has no NaN), and with
-    ``infinite_as_null`` ±inf too (e.g. the MLE ability of a perfect score)."""
+    """A value JSON can hold: numpy scalars become Python ones, floats :data:`SIGNIFICANT` digits,
+    NaN null (JSON has no NaN), and with ``infinite_as_null`` ±inf too (e.g. the MLE ability of a
+    perfect score)."""
     if hasattr(value, "item"):  # numpy scalar
         value = value.item()
-    if isinstance(value, float) and (math.isnan(value) or infinite_as_null and math.isinf(value)):
-        return None
+    if isinstance(value, float):
+        if math.isnan(value) or infinite_as_null and math.isinf(value):
+            return None
+        return float(f"{value:.{SIGNIFICANT}g}")
     return value
+
+
+def dumps(value: Any, **kwargs: Any) -> str:
+    """``json.dumps`` of ``value`` with every number in it as :func:`json_value` gives it, however
+    deep in dicts, lists and tuples (the JSON outputs of every command)."""
+    return json.dumps(_ready(value), **kwargs)
+
+
+def _ready(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _ready(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_ready(item) for item in value]
+    return json_value(value)
 
 
 def records(table: pd.DataFrame, *, infinite_as_null: bool = False) -> list[dict[str, Any]]:
@@ -27,8 +53,14 @@ def records(table: pd.DataFrame, *, infinite_as_null: bool = False) -> list[dict
 
 
 def tsv(table: pd.DataFrame) -> str:
-    """A table as TSV: a header line, then one line per row (full precision, no index, NaN empty)."""
-    return table.to_csv(sep="\t", index=False, lineterminator="\n")
+    """A table as TSV: a header line, then one line per row (floats :data:`SIGNIFICANT` digits, no
+    index, NaN empty)."""
+    return table.to_csv(sep="\t", index=False, lineterminator="\n", float_format=_significant)
+
+
+def _significant(value: float) -> str:
+    """A float to :data:`SIGNIFICANT` digits, written as Python writes floats (1.0, 0.0166666666667)."""
+    return repr(float(f"{value:.{SIGNIFICANT}g}"))
 
 
 def write_tsv(table: pd.DataFrame, path: PathLike) -> None:
