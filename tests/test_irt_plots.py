@@ -106,3 +106,31 @@ def test_pruning_steps(tmp_path):
     assert left.get_ylabel() == "∫ test information dθ"
     with pytest.raises(ValueError):
         pruning_steps_figure(report)  # no "information" column
+
+
+def test_many_items_are_coloured_by_difficulty_without_a_legend():
+    # 157 items with hash ids, as `exampp irt` labels them: 20 curves, no legend of ids
+    b = np.linspace(-5.0, 6.0, 157)
+    labels = [f"{1000 + i}/{i:032x}" for i in range(157)]
+    fig = item_characteristic_figure(np.ones(157), b, labels=labels)
+    ax, bar = fig.axes
+    assert len(ax.get_lines()) == 20 and ax.get_legend() is None and not fig.legends
+    assert bar.get_ylabel() == "difficulty b of the item" and bar.get_ylim() == pytest.approx((-5.0, 6.0))
+    # each curve's colour is viridis at its item's difficulty on the bar's scale, -5 to 6
+    from matplotlib import colormaps
+
+    for line in ax.get_lines():
+        difficulty = b[int(line.get_label().split("/")[0]) - 1000]  # the item its label names
+        np.testing.assert_allclose(line.get_color(), colormaps["viridis"]((difficulty + 5.0) / 11.0), atol=1e-12)
+    assert ax.get_lines()[0].get_label() == "1000/0000000000… (a=1.00, b=-5.00)"  # cut to 16 characters
+    fig.canvas.draw()  # the title whole inside the figure
+    box = ax.title.get_window_extent()
+    assert fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1 and box.y1 <= fig.bbox.y1
+    assert ax.get_title() == "Item characteristic curves (20 of 157, spread over difficulty)"
+
+
+def test_a_few_items_get_a_legend_of_short_labels():
+    labels = ["1037798/20afe912318d932e780a4c5bcc0d9a4f", "q2"]
+    fig = item_characteristic_figure([1.0, 2.0], [0.0, 1.0], labels=labels)
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
+        "1037798/20afe91… (a=1.00, b=0.00)", "q2 (a=2.00, b=1.00)"]

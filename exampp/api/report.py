@@ -4,9 +4,11 @@
     report.html                 # out/dl19/report/report.html
     report.tables               # {"leaderboard.tsv": DataFrame, ...}: every table, also written as TSV
 
-The page shows: the leaderboards with their bootstrap intervals; the EXAM++ paper's comparison plot
-(systems in the official leaderboard's order, every evaluation min-max normalised onto one axis);
-the meta-evaluation table; agreement of the EXAM labels with the official judgments (Cohen's κ);
+The page opens with its conclusion in words (:func:`conclusion`): the best evaluation, its Kendall
+τ-b with its interval, and the evaluations that interval does not tell apart from it. It shows: the
+leaderboards with their bootstrap intervals; the EXAM++ paper's comparison plot (systems in the
+official leaderboard's order, each evaluation min-max normalised, one panel each beside the official
+leaderboard); the meta-evaluation table; agreement of the EXAM labels with the official judgments (Cohen's κ);
 per-query scatter plots; grade histograms; the bank diagnostics where there is a bank. For RAG
 answers, where given: the nugget leaderboard of the track's assignment file, how exampp's own
 nugget assignments agree with it, and the runs' citation support. Judge integrity, where there is
@@ -65,7 +67,10 @@ NUGGETS, NUGGET_AGREEMENT, SUPPORT = "nuggets.tsv", "nugget-agreement.tsv", "sup
 AUDIT, AUDIT_FLAGS = "audit.tsv", "audit-flags.tsv"
 AUDIT_RUNS_SHOWN = 20  # more runs than this: those without a flagged text are named in a sentence
 AUDIT_FLAGS_SHOWN = 50  # flagged texts on the page (`exampp audit --flags` lists all)
-FIGURES = ("comparison.png", "per-query.png", "grades.png")
+VS_BEST = "vs_best"
+"""The meta-evaluation table's column saying how each row stands to the best (the first):
+``best``, ``overlaps`` (its Kendall τ-b interval overlaps the best's: not told apart), ``apart``, or
+empty (no τ-b or no interval: not compared)."""
 PAGE = "report.html"
 
 
@@ -85,6 +90,29 @@ class ReportContent:
     rel_level: float
     audit: AuditSummary | None = None
     """What the judge-integrity section says besides its tables; None: no section (nothing audited)."""
+    conclusion: Conclusion | None = None
+    """The page's first sentence; None where no evaluation has a Kendall τ-b."""
+
+
+@dataclass(frozen=True)
+class Conclusion:
+    """The best evaluation by the meta-evaluation table's order and how the others stand to it, by
+    the rule the page states: two evaluations are told apart only where their Kendall τ-b intervals
+    do not overlap (:data:`VS_BEST`)."""
+
+    best: str
+    kendall: float
+    low: float
+    high: float
+    """The best's interval; NaN without bootstrap."""
+    confidence: float
+    systems: int
+    overlapping: list[str]
+    """The evaluations whose interval overlaps the best's, in the table's order."""
+    apart: int
+    """Evaluations whose interval does not overlap the best's."""
+    unknown: int
+    """Evaluations that cannot be compared: no τ-b (a constant leaderboard) or no interval."""
 
 
 @dataclass(frozen=True)
@@ -199,9 +227,10 @@ def build_report(
     answered = exam_labels(stored.grades, exam, label="count", tau=stored.default_tau)
     judgments = read_qrels(official_path) if official_path is not None else None
     bank = _bank_review(ws, stored.method_id, official_path, rel_level) if ws.question_bank.exists() else None
-    content = report_content(meta, stored.method_id, stored.grades, labels, judgments, bank, workspace=str(ws.root),
-                             rel_level=rel_level, chosen=chosen, date=date,
-                             answered=answered, tau=stored.default_tau)
+    content = report_content(meta, stored.method_id, stored.grades, labels, judgments, bank,
+                             workspace=str(Path(ws.root).resolve()),  # "." says nothing on a mailed page
+                             rel_level=rel_level, chosen=chosen, date=date, answered=answered,
+                             tau=stored.default_tau, excluded=exclude)
     if rag:
         given = {"nugget assignments": nuggets, "citation judgments": support}
         content = replace(content, header={**content.header, **{k: str(v) for k, v in given.items() if v is not None}},
@@ -287,11 +316,14 @@ def report_content(
     date: str | None = None,
     answered: Qrels | None = None,
     tau: float | None = None,
+    excluded: Collection[str] = (),
 ) -> ReportContent:
-    """The page's header and tables from the meta-evaluation, the stored ``grades`` of ``method_id``
-    and their EXAM ``labels``, the official ``judgments`` (None: no agreement section) and the bank
-    review (None: no bank section). ``answered``: each passage's number of questions answered at
-    grade >= ``tau`` (the count labels), for κ by the least number of questions answered."""
+    """The page's header, conclusion and tables from the meta-evaluation, the stored ``grades`` of
+    ``method_id`` and their EXAM ``labels``, the official ``judgments`` (None: no agreement section)
+    and the bank review (None: no bank section). ``answered``: each passage's number of questions
+    answered at grade >= ``tau`` (the count labels), for κ by the least number of questions answered.
+    ``excluded``: the runs the meta-evaluation left out, named in the header. A table without rows is
+    left out (the page says why)."""
     from exampp import __version__
     from exampp.analysis.agreement import graded_confusion, kappa_table, ordinal_alpha
 
@@ -303,7 +335,7 @@ def report_content(
         LEADERBOARD: leaderboard_table(scores, order, [official, *evaluations]),
         SCORES: scores,
         COMPARISON: comparison_table(scores, order, [official, *evaluations]),
-        META: sorted_meta(meta.table),
+        META: marked_meta(meta.table),
         GRADES: grade_histogram(grades, labels),
     }
     if meta.official_per_query is not None:
@@ -332,10 +364,13 @@ def report_content(
         max((table.shape[1] for table in meta.per_query.values()), default=0))
     interval = (f"{meta.bootstrap} draws of the queries, seed {meta.seed}, {meta.confidence:.0%} percentile intervals"
                 if meta.bootstrap else "none (no intervals)")
+    systems = str(len(meta.official)) + (f" ({', '.join(sorted(excluded))} left out)" if excluded else "")
     header = {"workspace": workspace, "grading method": method_id, "official leaderboard": official,
-              "systems": str(len(meta.official)), "queries": str(queries), "evaluations": str(len(meta.table)),
+              "systems": systems, "queries": str(queries), "evaluations": str(len(meta.table)),
               "bootstrap": interval, "exampp": __version__, "date": date or report_date()}
-    return ReportContent(header, official, evaluations, tables, rel_level)
+    tables = {name: table for name, table in tables.items() if len(table)}
+    return ReportContent(header, official, evaluations, tables, rel_level,
+                         conclusion=conclusion(tables[META], meta.confidence, len(meta.official)))
 
 
 def write_report(content: ReportContent, output_dir: PathLike) -> Report:
@@ -347,8 +382,9 @@ def write_report(content: ReportContent, output_dir: PathLike) -> Report:
     from exampp.report.records import write_tsv
 
     tables = content.tables
-    figures = {"comparison.png": png_bytes(comparison_figure(tables[COMPARISON], content.official)),
-               "grades.png": png_bytes(grades_figure(tables[GRADES]))}
+    figures = {"comparison.png": png_bytes(comparison_figure(tables[COMPARISON], content.official))}
+    if GRADES in tables:
+        figures["grades.png"] = png_bytes(grades_figure(tables[GRADES]))
     if PER_QUERY in tables:
         figures["per-query.png"] = png_bytes(scatter_figure(tables[PER_QUERY], content.official))
     folder = Path(output_dir)
@@ -390,6 +426,34 @@ def sorted_meta(table: pd.DataFrame) -> pd.DataFrame:
     if "kendall" not in table:
         return table.reset_index(drop=True)
     return table.sort_values("kendall", ascending=False, kind="stable", na_position="last").reset_index(drop=True)
+
+
+def marked_meta(table: pd.DataFrame) -> pd.DataFrame:
+    """The meta-evaluation table best first (:func:`sorted_meta`) with the column :data:`VS_BEST`:
+    how each row's Kendall τ-b interval stands to the first row's."""
+    ordered = sorted_meta(table)
+    if "kendall" not in ordered or ordered.empty or pd.isna(ordered["kendall"].iloc[0]):
+        return ordered.assign(**{VS_BEST: ""})
+    low, high = (ordered[f"kendall_{end}"].astype(float) if f"kendall_{end}" in ordered
+                 else pd.Series(np.nan, index=ordered.index) for end in ("low", "high"))
+    best_low, best_high = low.iloc[0], high.iloc[0]
+    compared = ordered["kendall"].notna() & low.notna() & high.notna() & np.isfinite(best_low) & np.isfinite(best_high)
+    overlaps = (low <= best_high) & (high >= best_low)
+    marks = np.where(compared, np.where(overlaps, "overlaps", "apart"), "")
+    marks[0] = "best"
+    return ordered.assign(**{VS_BEST: marks})
+
+
+def conclusion(table: pd.DataFrame, confidence: float, systems: int) -> Conclusion | None:
+    """The conclusion of a :func:`marked_meta` table; None where the first row has no Kendall τ-b."""
+    if table.empty or table[VS_BEST].iloc[0] != "best":
+        return None
+    best = table.iloc[0]
+    others = table[VS_BEST].iloc[1:]
+    return Conclusion(str(best["evaluation"]), float(best["kendall"]), float(best.get("kendall_low", np.nan)),
+                      float(best.get("kendall_high", np.nan)), confidence, systems,
+                      [str(name) for name in table.loc[others.index[others == "overlaps"], "evaluation"]],
+                      int((others == "apart").sum()), int((others == "").sum()))
 
 
 def official_order(official: pd.Series) -> list[str]:

@@ -1,5 +1,5 @@
-"""The report's figures (matplotlib, Agg renderer): the EXAM++-paper comparison plot, per-query
-scatter plots and grade histograms.
+"""The report's figures (matplotlib, Agg renderer): the EXAM++-paper comparison plot (one panel
+per evaluation), per-query scatter plots and grade histograms.
 
 Each ``*_figure`` function builds a :class:`matplotlib.figure.Figure` from a table the report also
 writes as TSV (no pyplot, so no global state and no display needed); :func:`png_bytes` renders it.
@@ -17,7 +17,9 @@ from matplotlib.ticker import MaxNLocator
 WIDTH = 10.0  # inches: at DPI, as wide as the page's text column (a laptop screen, an A4 page)
 DPI = 120
 CUT = 0.3  # the comparison plot shows normalised values from -CUT to 1 + CUT
-OFFICIAL_STYLE = {"color": "black", "linewidth": 2.2, "marker": "s", "zorder": 5}
+OFFICIAL_STYLE = {"color": "black", "linewidth": 1.4, "marker": "s", "markersize": 3, "zorder": 5}
+PANEL_COLUMNS = 2
+NAMED_RUNS = 12  # the comparison plot names up to this many systems on its x axis; more are numbered
 
 
 def png_bytes(fig: Figure) -> bytes:
@@ -34,44 +36,57 @@ def literal(text: str) -> str:
 
 
 def comparison_figure(data: pd.DataFrame, official: str) -> Figure:
-    """The EXAM++ paper's comparison: systems on the x axis in the official leaderboard's order,
-    each evaluation's min-max normalised scores as a line with markers and its (equally rescaled)
-    interval shaded. ``data``: columns ``evaluation, run, position, normalised, normalised_low,
-    normalised_high`` (see :func:`exampp.api.report.comparison_table`); ``official`` is the
-    evaluation drawn in black."""
+    """The EXAM++ paper's comparison as small multiples, one panel per evaluation other than
+    ``official``: systems on the x axis in the official leaderboard's order, the evaluation's min-max
+    normalised scores as points with their (equally rescaled) intervals as bars, the official
+    leaderboard's as a black line in every panel. Up to :data:`NAMED_RUNS` systems the x axis names
+    them; beyond, it gives their official rank (the report's leaderboard table names them).
+    ``data``: columns ``evaluation, run, position, normalised, normalised_low, normalised_high``
+    (see :func:`exampp.api.report.comparison_table`)."""
     runs = data.drop_duplicates("run").sort_values("position")["run"].tolist()
-    evaluations = list(dict.fromkeys(data["evaluation"]))
-    fig = Figure(figsize=(WIDTH, 5.6 + 0.12 * max(len(max(runs, key=len, default="")) - 8, 0)),
-                 dpi=DPI, layout="constrained")
-    ax = fig.add_subplot()
-    ax.grid(True, alpha=0.3)
-    markers = "o^vDP*Xh"
-    others = 0
-    for evaluation in evaluations:
-        rows = data[data["evaluation"] == evaluation].sort_values("position")
-        x = rows["position"].to_numpy() - 1
-        if evaluation == official:
-            style = {**OFFICIAL_STYLE, "label": literal(f"{evaluation} (official)")}
-            colour = "black"
-        else:
-            colour = f"C{others % 10}"
-            style = {"color": colour, "marker": markers[others % len(markers)], "linewidth": 1.4,
-                     "label": literal(evaluation)}
-            others += 1
-        ax.plot(x, rows["normalised"], markersize=6, **style)
-        low, high = rows["normalised_low"].to_numpy(float), rows["normalised_high"].to_numpy(float)
-        if np.isfinite(low).any():
-            ax.fill_between(x, low, high, color=colour, alpha=0.10, linewidth=0)
-    ax.set_xticks(range(len(runs)), [literal(run) for run in runs], rotation=60 if len(runs) > 6 else 0,
-                  ha="right" if len(runs) > 6 else "center", fontsize="small")
-    ax.set_xlim(-0.5, len(runs) - 0.5)
-    # Wide intervals of a leaderboard with a narrow range would flatten every line: cut at the edges.
+    evaluations = [e for e in dict.fromkeys(data["evaluation"]) if e != official] or [official]
+    columns = min(len(evaluations), PANEL_COLUMNS)
+    rows = -(-len(evaluations) // columns)
+    named = len(runs) <= NAMED_RUNS
+    longest = len(max(runs, key=len, default="")) if named else 0
+    fig = Figure(figsize=(WIDTH, 2.9 * rows + 0.9 + 0.09 * longest), dpi=DPI, layout="constrained")
+    axes = fig.subplots(rows, columns, squeeze=False, sharex=True, sharey=True)
+    reference = data[data["evaluation"] == official].sort_values("position")
+    for k, (ax, evaluation) in enumerate(zip(axes.flat, evaluations)):
+        ax.grid(True, alpha=0.3)
+        ax.plot(reference["position"], reference["normalised"], **OFFICIAL_STYLE)
+        if evaluation != official:
+            panel = data[data["evaluation"] == evaluation].sort_values("position")
+            x = panel["position"].to_numpy(float)
+            low, high = panel["normalised_low"].to_numpy(float), panel["normalised_high"].to_numpy(float)
+            bars = np.isfinite(low) & np.isfinite(high)
+            colour = f"C{k % 10}"
+            if bars.any():
+                ax.vlines(x[bars], low[bars], high[bars], color=colour, alpha=0.45, linewidth=1.6)
+            ax.plot(x, panel["normalised"], "o", color=colour, markersize=4.5, zorder=6)
+        ax.set_title(literal(evaluation), fontsize="medium")
+    for ax in axes.flat[len(evaluations):]:
+        ax.set_visible(False)
+    for ax in axes.flat[max(len(evaluations) - columns, 0):len(evaluations)]:
+        ax.xaxis.set_tick_params(labelbottom=True)  # the lowest panel of each column, a short last row too
+    first = axes.flat[0]
+    if named:
+        first.set_xticks(range(1, len(runs) + 1), [literal(run) for run in runs])
+        for ax in axes.flat[:len(evaluations)]:
+            ax.tick_params(axis="x", labelrotation=60 if len(runs) > 4 else 0, labelsize="small")
+            for label in ax.get_xticklabels():
+                label.set_horizontalalignment("right" if len(runs) > 4 else "center")
+    else:
+        first.xaxis.set_major_locator(MaxNLocator(integer=True))
+    first.set_xlim(0.5, len(runs) + 0.5)
+    # Wide intervals of a leaderboard with a narrow range would flatten every panel: cut at the edges.
     values = data[["normalised", "normalised_low", "normalised_high"]].to_numpy(float)
-    ax.set_ylim(max(np.nanmin(values), -CUT) - 0.05, min(np.nanmax(values), 1 + CUT) + 0.05)
-    ax.set_xlabel("systems, best first on the official leaderboard")
-    ax.set_ylabel("score, min-max normalised per evaluation")
-    ax.set_title("Leaderboards on one axis (shaded: bootstrap intervals, rescaled alike)")
-    fig.legend(loc="outside lower center", ncols=min(len(evaluations), 4), fontsize="small", frameon=False)
+    first.set_ylim(max(np.nanmin(values), -CUT) - 0.05, min(np.nanmax(values), 1 + CUT) + 0.05)
+    fig.supxlabel("systems, best first on the official leaderboard" if named
+                  else "official rank of the system (1: best; the leaderboard table names them)", fontsize="medium")
+    fig.supylabel("score, min-max normalised per evaluation", fontsize="medium")
+    fig.suptitle("Each evaluation (points; bars: bootstrap intervals, rescaled alike) against the official "
+                 "leaderboard (black line)", fontsize="medium")
     return fig
 
 

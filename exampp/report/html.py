@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import math
 from collections.abc import Sequence
+from pathlib import PurePath
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -16,13 +17,13 @@ import pandas as pd
 
 from exampp.api.report import (
     ALPHA, AUDIT, AUDIT_FLAGS, BANK, COMPARISON, GRADED, GRADES, KAPPA, KAPPA_QUESTIONS, LEADERBOARD, META,
-    NUGGET_AGREEMENT, NUGGETS, PER_QUERY, SCORES, SUPPORT, TOO_BROAD
+    NUGGET_AGREEMENT, NUGGETS, PER_QUERY, SCORES, SUPPORT, TOO_BROAD, VS_BEST
 )
 
 from exampp.report.figures import CUT
 
 if TYPE_CHECKING:
-    from exampp.api.report import ReportContent
+    from exampp.api.report import Conclusion, ReportContent
 
 STATISTICS = {"spearman": "Spearman ρ", "kendall": "Kendall τ-b", "tau_ap": "τ<sub>AP</sub>",
               "kendall_top": "Kendall τ-b, top systems"}
@@ -48,7 +49,9 @@ td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 td.n, td.k, span.k { white-space: nowrap; overflow-wrap: normal; }
 .ci { display: block; color: #666; font-size: 12px; }
 tr.best td { background: #eef6ec; } td.top { font-weight: 700; }
-.star { color: #b8860b; }
+.star { color: #b8860b; } .near { color: #555; }
+p.conclusion { font-size: 1.05rem; margin: .8rem 0; padding: .5rem .8rem; background: #f4f8f3;
+               border-left: 4px solid #7aa36f; }
 figure { margin: .8rem 0 1.2rem; } figure img { display: block; max-width: 100%; height: auto; }
 figcaption { color: #555; font-size: 14px; margin-top: .3rem; }
 @media print {
@@ -68,7 +71,7 @@ figcaption { color: #555; font-size: 14px; margin-top: .3rem; }
 
 def report_html(content: ReportContent, figures: dict[str, bytes]) -> str:
     """The whole page; ``figures``: file name -> PNG bytes, embedded."""
-    title = f"EXAM++ evaluation report: {content.header.get('workspace', '')}"
+    title = f"EXAM++ evaluation report: {PurePath(content.header.get('workspace', '')).name}"
     sections = [_leaderboards(content), _comparison(content, figures), _meta(content), _agreement(content),
                 _per_query(content, figures), _grades(content, figures), _bank(content)]
     links = [("leaderboards", "Leaderboards"), ("comparison", "Comparison"), ("meta", "Meta-evaluation"),
@@ -86,11 +89,49 @@ def report_html(content: ReportContent, figures: dict[str, bytes]) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
         '<section id="summary">', "<h1>EXAM++ evaluation report</h1>",
-        f'<dl class="summary">{summary}</dl>', f"<nav>{nav}</nav>", "</section>",
+        f'<dl class="summary">{summary}</dl>', _conclusion(content), f"<nav>{nav}</nav>", "</section>",
         *sections, "</body>", "</html>", ""])
 
 
 # -- sections --------------------------------------------------------------------------------
+
+NAMED = 5  # evaluations not told apart from the best named in the conclusion; the table marks them all
+
+
+def conclusion_html(conclusion: Conclusion | None) -> str:
+    """The conclusion in words (HTML): the best evaluation with its Kendall τ-b and interval, and the
+    evaluations not told apart from it, by the rule it states."""
+    if conclusion is None:
+        return "No evaluation has a Kendall τ-b with the official leaderboard (every one is constant): no conclusion."
+    c = conclusion
+    interval = "" if _missing(c.low) else f" [{c.low:.3f}, {c.high:.3f}]"
+    lead = (f"The best evaluation is <b>{_text(c.best)}</b>: Kendall τ-b {c.kendall:.3f}{interval} with the "
+            f"official leaderboard over {c.systems} systems.")
+    if _missing(c.low):
+        return lead + " Without bootstrap intervals no other evaluation is told apart from it."
+    named = "; ".join(_text(name) for name in c.overlapping[:NAMED])  # names hold commas
+    more = len(c.overlapping) - NAMED
+    rule = f"{c.confidence:.0%} bootstrap interval"
+    if c.overlapping:
+        others = (f"{len(c.overlapping)} {_plural(len(c.overlapping), 'other')} cannot be told apart from it (their "
+                  f"{rule}s of τ-b overlap its interval): {named}"
+                  + (f" and {more} more (≈ in the meta-evaluation table)" if more > 0 else "") + ".")
+        apart = f" Below it, told apart by the same rule: {c.apart}." if c.apart else ""
+    else:
+        others = ""
+        apart = (f" No other's {rule} of τ-b overlaps its interval: {c.apart} {_plural(c.apart, 'other')} "
+                 f"{'is' if c.apart == 1 else 'are'} below it." if c.apart else "")
+    unknown = f" Not compared (no τ-b or no interval): {c.unknown}." if c.unknown else ""
+    return f"{lead}{' ' + others if others else ''}{apart}{unknown}"
+
+
+def _plural(n: int, word: str) -> str:
+    return word if n == 1 else word + "s"
+
+
+def _conclusion(content: ReportContent) -> str:
+    return f'<p class="conclusion">{conclusion_html(content.conclusion)}</p>\n'
+
 
 
 def _leaderboards(content: ReportContent) -> str:
@@ -120,15 +161,17 @@ def _meta(content: ReportContent) -> str:
     statistics = [s for s in STATISTICS if s in table] + [
         c for c in table.columns if f"{c}_low" in table and c not in STATISTICS]
     tops = {s: table[s].max() for s in statistics}
+    marks = table[VS_BEST] if VS_BEST in table else pd.Series("", index=table.index)
     # (header HTML, numeric); the statistics' names hold markup (sub), so they are not escaped again
     head = [("#", True), ("evaluation", False), ("family", False), ("systems", True),
             *((STATISTICS.get(s) or escape(s), True) for s in statistics)]
     rows = []
     for i, r in table.iterrows():
         best = _best(r["best"], statistics) if "best" in table else {s for s in statistics if r[s] == tops[s]}
-        marked = bool(best)
-        cells = [(_number(i + 1), ""),
-                 (_text(r["evaluation"]) + (' <span class="star" title="best">★</span>' if marked else ""), ""),
+        marked = marks[i] == "best"
+        mark = {"best": ' <span class="star" title="best">★</span>',
+                "overlaps": ' <span class="near" title="not told apart from the best">≈</span>'}.get(marks[i], "")
+        cells = [(_number(i + 1), ""), (_text(r["evaluation"]) + mark, ""),
                  (_text(r.get("family", "")), "k"), (_number(r.get("n_systems", math.nan)), "")]
         cells += [(_score(r[s], r.get(f"{s}_low"), r.get(f"{s}_high")), "top" if s in best else "")
                   for s in statistics]
@@ -138,8 +181,10 @@ def _meta(content: ReportContent) -> str:
         rows.append(f'<tr{" class=best" if marked else ""}>{tds}</tr>')
     head_html = "".join(f'<th class="n">{h}</th>' if numeric else f"<th>{h}</th>" for h, numeric in head)
     intro = _note("Every evaluation the workspace supports, correlated with the official leaderboard over the "
-                  "systems, best first by Kendall's τ-b; under each value its bootstrap interval. Bold: the best "
-                  f"value of each statistic, ★ on its row. Table: {_link(META)}.")
+                  "systems, best first by Kendall's τ-b; under each value its bootstrap interval. ★: the best "
+                  "evaluation (the first row); ≈: its Kendall τ-b interval overlaps the best's, so the two are not "
+                  "told apart. Bold: the best value of each statistic, whatever its interval (it may lie in "
+                  f"another row). Table: {_link(META)} (column <code>{VS_BEST}</code>).")
     return _section("meta", "Meta-evaluation", intro
                     + f'<table class="wide" data-tsv="{META}">\n<thead><tr>{head_html}</tr></thead>\n<tbody>\n'
                     + "\n".join(rows) + "\n</tbody>\n</table>\n")
@@ -163,8 +208,10 @@ def _agreement(content: ReportContent) -> str:
                         + _note("EXAM relevant: the passage answers at least this many of its query's questions "
                                 "(grade &ge; τ) against the same official relevance.")
                         + _frame_table(tables[KAPPA_QUESTIONS], KAPPA_QUESTIONS))
+    graded = (_frame_table(tables[GRADED], GRADED) if GRADED in tables
+              else _note("No passage is both graded and judged: no table."))
     return _section("agreement", name, intro + _frame_table(tables[KAPPA], KAPPA) + by_questions
-                    + "<h3>EXAM label &times; official grade (passages)</h3>" + _frame_table(tables[GRADED], GRADED))
+                    + "<h3>EXAM label &times; official grade (passages)</h3>" + graded)
 
 
 def _per_query(content: ReportContent, figures: dict[str, bytes]) -> str:
@@ -178,6 +225,8 @@ def _per_query(content: ReportContent, figures: dict[str, bytes]) -> str:
 
 def _grades(content: ReportContent, figures: dict[str, bytes]) -> str:
     method = content.header.get("grading method", "")
+    if GRADES not in content.tables:
+        return _section("grades", "Grades", _note(f"No grades of <code>{_text(method)}</code>: no histogram."))
     return _section("grades", "Grades", _figure(
         figures, "grades.png", f"Grades of <code>{_text(method)}</code>: every (passage, question) grade, and every "
         "passage's EXAM label (its best grade over its query's questions).")
@@ -187,13 +236,18 @@ def _grades(content: ReportContent, figures: dict[str, bytes]) -> str:
 def _bank(content: ReportContent) -> str:
     tables = content.tables
     if BANK not in tables:
-        return _section("bank", "Question bank", _note("No question bank in the workspace."))
+        return _section("bank", "Question bank", _note("No question bank in the workspace: no bank diagnostics."))
     parts = [_frame_table(tables[BANK], BANK)]
     if TOO_BROAD in tables:
         parts += ["<h3>Too broad questions</h3>",
                   _note("Answered by more officially non-relevant passages than relevant ones, worst first "
                         "(at most the first ten; all of them, with gaps and answers: <code>exampp bank review</code>)."),
                   _frame_table(tables[TOO_BROAD], TOO_BROAD, wide=True)]
+    elif KAPPA in tables:  # judged, and no question is too broad (a table without rows is left out)
+        parts.append(_note("No question is answered by more officially non-relevant passages than relevant "
+                           "ones: no too-broad table."))
+    else:
+        parts.append(_note("No official judgments: no too-broad questions to find."))
     return _section("bank", "Question bank", "".join(parts))
 
 

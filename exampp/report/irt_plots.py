@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from matplotlib import colormaps
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
@@ -22,26 +24,32 @@ FIGSIZE = (8.0, 5.0)  # inches
 DPI = 100
 THETA = np.linspace(-4.0, 4.0, 161)
 """Default ability grid for curves computed here."""
+LEGEND_ITEMS = 8  # item curves named in a legend; more are coloured by difficulty
+LABEL_CHARS = 16
 
 
 def item_characteristic_figure(a: ArrayLike, b: ArrayLike, g: ArrayLike = 0.0,
                                labels: Sequence[str] | None = None, max_items: int = 20,
                                theta: ArrayLike = THETA) -> Figure:
-    """P(correct | θ) per item; with more than ``max_items`` items, ``max_items`` spread evenly over difficulty."""
+    """P(correct | θ) per item; with more than ``max_items`` items, ``max_items`` spread evenly over
+    difficulty. Up to :data:`LEGEND_ITEMS` curves are named in a legend (labels cut to
+    :data:`LABEL_CHARS`); more are coloured by difficulty, read off a colour bar, without a legend
+    (each curve keeps its label for those who read the figure's lines)."""
     a, b, g = item_arrays(a, b, g)
     theta = np.asarray(theta, dtype=float)
     if labels is not None and len(labels) != len(a):
         raise ValueError(f"{len(labels)} labels for {len(a)} items")
     shown = _spread(b, max_items)
     fig, ax = _axes()
-    # Beyond the default cycle's 10 colours, colour by difficulty rank so no two curves share one.
-    if len(shown) <= 10:
+    legend = len(shown) <= LEGEND_ITEMS
+    if legend:
         colours = [f"C{k}" for k in range(len(shown))]
-    else:
-        colours = colormaps["viridis"](np.linspace(0.0, 0.95, len(shown)))
+    else:  # 20 hash ids in a legend would take half the width: colour says the difficulty instead
+        scale = Normalize(float(b[shown].min()), float(b[shown].max()))
+        colours = colormaps["viridis"](scale(b[shown]))
     for i, colour in zip(shown, colours):
         p = g[i] + (1.0 - g[i]) / (1.0 + np.exp(-a[i] * (theta - b[i])))
-        name = labels[i] if labels is not None else f"item {i}"
+        name = _short(labels[i]) if labels is not None else f"item {i}"
         ax.plot(theta, p, color=colour,
                 label=f"{name} (a={a[i]:.2f}, b={b[i]:.2f}" + (f", g={g[i]:.2f})" if g[i] else ")"))
     ax.set_ylim(0.0, 1.0)
@@ -49,11 +57,16 @@ def item_characteristic_figure(a: ArrayLike, b: ArrayLike, g: ArrayLike = 0.0,
     ax.set_ylabel("P(correct)")
     subset = f" ({len(shown)} of {len(a)}, spread over difficulty)" if len(shown) < len(a) else ""
     ax.set_title("Item characteristic curves" + subset)
-    if len(shown) > 8:  # a legend inside would hide the curves
-        fig.legend(loc="outside right upper", fontsize="x-small")
-    else:
+    if legend:
         _legend(ax)
+    else:
+        fig.colorbar(ScalarMappable(scale, "viridis"), ax=ax, label="difficulty b of the item")
     return fig
+
+
+def _short(label: str) -> str:
+    """An item label cut to :data:`LABEL_CHARS` characters (a query id and a hash would fill a legend)."""
+    return label if len(label) <= LABEL_CHARS else label[:LABEL_CHARS - 1] + "…"
 
 
 def information_figure(info_by_group: pd.DataFrame, title: str = "Information by question category") -> Figure:
