@@ -13,3 +13,4 @@ CHUNK = 128  # pairs graded between two commits to the store
 # Next-token alternatives a label distribution is read from: the most an OpenAI-compatible server
 # returns (top_logprobs <= 20), so that every backend yields the same label probabilities.
 TOP_LOGPROBS = 20
+CAUSAL_OUTPUT_ROOM = 64  # positions a causal LM keeps free after the prompt for generated tokens

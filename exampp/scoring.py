@@ -27,18 +27,10 @@ from exampp.collection.qrels import (
 from exampp.collection.runs import Ranked, Restart, Run, check_unique_name
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
 from exampp.errors import ExamppError
-
-# Means are rounded before ranking: two systems with the same per-query values in another
-# order must tie exactly, and float summation order would otherwise break such ties.
-SCORE_DECIMALS = 12
+# below collection, where the reader of per-query leaderboards takes it too; callers of scoring import it here
+from exampp.means import exact_mean
 
 GRADE_COLUMNS = ("query_id", "passage_id", "question_id", "grade")
-
-
-def exact_mean(values: Iterable[float]) -> float:
-    """Mean with an order-independent (correctly rounded) sum, rounded to SCORE_DECIMALS."""
-    values = list(values)
-    return round(math.fsum(values) / len(values), SCORE_DECIMALS) if values else 0.0
 
 
 def standard_error(values: Sequence[float]) -> float:

@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from exampp.defaults import CAUSAL_OUTPUT_ROOM
 from exampp.errors import ExamppError
-from exampp.llm.fitting import CAUSAL_OUTPUT_ROOM
-
-if TYPE_CHECKING:
-    from exampp.grading.method import GradingMethod
 
 MIN_INPUT_TOKENS = 32  # below any model's input length: a prompt template alone takes about this many
 MAX_THREADS = 1024  # torch takes a C int, and starts every thread it is given
@@ -100,7 +97,15 @@ def check_settings(values: dict[str, Any]) -> None:
         check_setting(key, value)
 
 
-def check_grades(method: GradingMethod | None, *, tau: float | None, min_grade: float | None = None,
+class GradeScale(Protocol):
+    """What :func:`check_grades` needs of a grading method (:class:`~exampp.grading.method.GradingMethod`):
+    settings sit below grading, so they name the one attribute rather than import the class."""
+
+    @property
+    def top_grade(self) -> int: ...
+
+
+def check_grades(method: GradeScale | None, *, tau: float | None, min_grade: float | None = None,
                  label: str = "max") -> None:
     """SettingError when ``tau`` or ``min_grade`` breaks its rule, or, ``method`` being known, when
     ``tau`` (or ``min_grade`` of a label on the grade scale: ``max``, ``expected``) lies outside

@@ -30,7 +30,7 @@ from exampp.collection.qrels import Qrels
 from exampp.collection.question_bank import QuestionBank
 from exampp.collection.runs import Run
 from exampp.errors import ExamppError
-from exampp.scoring import SCORE_DECIMALS
+from exampp.means import SCORE_DECIMALS
 
 SIDES = ("before", "after")
 

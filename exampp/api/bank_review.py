@@ -26,8 +26,7 @@ Errors are :class:`~exampp.errors.ExamppError` (the command line prints them as 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +43,7 @@ from exampp.api.workspace import (
 )
 from exampp.collection.io import PathLike
 from exampp.collection.qrels import Qrels
+from exampp.report.bank_review import BankReview, review_html  # BankReview: callers import it from here
 from exampp.workspace import Workspace
 
 UNANSWERED, TOO_BROAD = "unanswered", "too-broad"  # the flags of the questions table
@@ -57,47 +57,6 @@ UNANSWERED_COLUMNS = QUESTION_COLUMNS + ["graded", "best_grade"]
 GAP_COLUMNS = ["query_id", "passage_id", "official", "best_grade", "best_question", "best_question_text", "text"]
 ANSWER_COLUMNS = ["query_id", "question_id", "question", "answer", "normalized", "count", "answered", "passages"]
 FILES = ("too-broad.tsv", "unanswered.tsv", "gaps.tsv", "answers.tsv", "questions.tsv", "review.html")
-
-
-@dataclass(frozen=True)
-class BankReview:
-    """The review of one bank on the grades of one stored method (see the module docstring)."""
-
-    method_id: str
-    tau: float
-    rel_level: float
-    judged: bool
-    """Whether official judgments were there: without them ``too_broad`` and ``gaps`` are empty."""
-    questions: pd.DataFrame
-    """Every exam question, bank order: ``query_id, question_id, text, graded, answered, best_grade``,
-    with judgments also ``relevant, non_relevant, unjudged, precision``; then ``flags``."""
-    too_broad: pd.DataFrame
-    """:data:`TOO_BROAD_COLUMNS`; ``non_relevant_examples``: space-separated ids, highest grade first."""
-    unanswered: pd.DataFrame
-    """:data:`UNANSWERED_COLUMNS`; ``best_grade`` is NaN for a question no passage was graded for."""
-    gaps: pd.DataFrame
-    """:data:`GAP_COLUMNS`: ``best_question`` is the question the passage came closest to answering."""
-    answers: pd.DataFrame
-    """:data:`ANSWER_COLUMNS`: per question, one row per normalised answer, most frequent first."""
-    answers_note: str | None = None
-    """Why ``answers`` is empty when the method keeps no extracted answers."""
-    passages: Mapping[str, str] = field(default_factory=dict)
-    """Texts of the passages the tables name (gaps, too-broad examples), where the corpus has them."""
-    relevant_ungraded: int = 0
-    """Officially relevant passages of the exam's queries that were not graded (not in the pool)."""
-    query_texts: Mapping[str, str] = field(default_factory=dict)
-    """Query titles where the bank or the workspace's topics give them (for readers of the page)."""
-
-    @property
-    def counts(self) -> dict[str, int]:
-        """The summary: questions, graded (query, passage) pairs, and the length of each table."""
-        counts = {"questions": len(self.questions), "queries": self.questions["query_id"].nunique(),
-                  "answered questions": int((self.questions["answered"] > 0).sum()),
-                  "unanswered": len(self.unanswered)}
-        if self.judged:
-            counts.update({"too broad": len(self.too_broad), "gaps": len(self.gaps),
-                           "relevant passages not graded": self.relevant_ungraded})
-        return counts
 
 
 def review_bank(
@@ -153,7 +112,6 @@ def write_bank_review(review: BankReview, folder: PathLike, *, title: str | None
     """Write the tables as TSV and the readable page ``review.html`` to ``folder`` (made if
     missing), each file replaced atomically; returns the names written (:data:`FILES`)."""
     from exampp.collection.io import atomic_write
-    from exampp.report.bank_review import review_html
     from exampp.report.records import write_tsv
 
     out = Path(folder)

@@ -42,6 +42,10 @@ from exampp.collection.io import PathLike
 from exampp.collection.qrels import Qrels, as_label
 from exampp.defaults import DEPTH
 from exampp.errors import ExamppError
+# The page's files and content live with the page (exampp.report.content); the job's callers import them from here.
+from exampp.report.content import (ALPHA, AUDIT, AUDIT_FLAGS, BANK, COMPARISON, GRADED, GRADES, KAPPA, KAPPA_QUESTIONS,
+                                   LEADERBOARD, META, NUGGET_AGREEMENT, NUGGETS, PAGE, PER_QUERY, SCORES, SUPPORT,
+                                   TOO_BROAD, VS_BEST, AuditSummary, Conclusion, ReportContent)
 from exampp.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -58,81 +62,8 @@ TOO_BROAD_SHOWN = 10  # rows of the bank review's too-broad table on the page (`
 HISTOGRAM_LEVELS = 20  # more distinct grades than this (a continuous grader) are binned
 HISTOGRAM_BINS = 10
 
-# The report's files: tables (TSV), the figures (figures/NAME), the page.
-LEADERBOARD, SCORES, COMPARISON, META = "leaderboard.tsv", "scores.tsv", "comparison.tsv", "meta-evaluation.tsv"
-KAPPA, GRADED, PER_QUERY, GRADES = "kappa.tsv", "graded-agreement.tsv", "per-query.tsv", "grades.tsv"
-KAPPA_QUESTIONS, ALPHA = "kappa-questions.tsv", "alpha.tsv"
-BANK, TOO_BROAD = "bank.tsv", "too-broad.tsv"
-NUGGETS, NUGGET_AGREEMENT, SUPPORT = "nuggets.tsv", "nugget-agreement.tsv", "support.tsv"
-AUDIT, AUDIT_FLAGS = "audit.tsv", "audit-flags.tsv"
 AUDIT_RUNS_SHOWN = 20  # more runs than this: those without a flagged text are named in a sentence
 AUDIT_FLAGS_SHOWN = 50  # flagged texts on the page (`exampp audit --flags` lists all)
-VS_BEST = "vs_best"
-"""The meta-evaluation table's column saying how each row stands to the best (the first):
-``best``, ``overlaps`` (its Kendall τ-b interval overlaps the best's: not told apart), ``apart``, or
-empty (no τ-b or no interval: not compared)."""
-PAGE = "report.html"
-
-
-@dataclass(frozen=True)
-class ReportContent:
-    """Everything the page shows, as values: :func:`report_content` computes it, :func:`write_report`
-    writes it."""
-
-    header: dict[str, str]
-    """What was evaluated how: label -> value (workspace, method, official measure, runs, ...)."""
-    official: str
-    """The official leaderboard's name (e.g. ``nDCG@10``)."""
-    chosen: list[str]
-    """The evaluations drawn in the figures and shown in the leaderboard table, best first."""
-    tables: dict[str, pd.DataFrame]
-    """TSV file name -> table; a table a workspace cannot give (no judgments, no bank) is absent."""
-    rel_level: float
-    audit: AuditSummary | None = None
-    """What the judge-integrity section says besides its tables; None: no section (nothing audited)."""
-    conclusion: Conclusion | None = None
-    """The page's first sentence; None where no evaluation has a Kendall τ-b."""
-
-
-@dataclass(frozen=True)
-class Conclusion:
-    """The best evaluation by the meta-evaluation table's order and how the others stand to it, by
-    the rule the page states: two evaluations are told apart only where their Kendall τ-b intervals
-    do not overlap (:data:`VS_BEST`)."""
-
-    best: str
-    kendall: float
-    low: float
-    high: float
-    """The best's interval; NaN without bootstrap."""
-    confidence: float
-    systems: int
-    overlapping: list[str]
-    """The evaluations whose interval overlaps the best's, in the table's order."""
-    apart: int
-    """Evaluations whose interval does not overlap the best's."""
-    unknown: int
-    """Evaluations that cannot be compared: no τ-b (a constant leaderboard) or no interval."""
-
-
-@dataclass(frozen=True)
-class AuditSummary:
-    """The audit's figures the judge-integrity section states (its tables are :data:`AUDIT` and
-    :data:`AUDIT_FLAGS`, present only where something is flagged)."""
-
-    texts: str
-    """``passages`` (the runs' pooled top-``depth``) or ``answers`` (RAG answers, each whole)."""
-    thresholds: str
-    """The detectors' thresholds: ``default``, or ``nuggets`` for an exam of nuggets."""
-    depth: int
-    pooled: int
-    flagged_texts: int
-    flags: int
-    runs: int
-    unflagged: list[str]
-    """Runs without a flagged text left out of the per-run table (only when it would be long)."""
-    scored: bool
-    """Whether the per-run table has the scores (the store holds grades)."""
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ import pandas as pd
 from exampp.collection.ids import check_id
 from exampp.collection.io import PathLike, atomic_write, display_name, held_lines, iter_lines, parse_json
 from exampp.errors import InputError
+from exampp.means import exact_mean
 
 Leaderboard = dict[str, float]
 """``{run: score}``, higher is better."""
@@ -182,8 +183,6 @@ def read_leaderboard_file(path: PathLike, *, column: str | None = None, ranks: b
         if ranks:
             raise InputError(name, None, "a per-query table holds scores, not ranks")
         scores = _per_query_scores(records, name, column)
-        from exampp.scoring import exact_mean
-
         return {run: exact_mean(row) for run, row in scores.iterrows()}, scores
     reader = _read_json if first[:1] in ("{", "[") else _read_text
     board = reader(lines, name, column, ranks, what)

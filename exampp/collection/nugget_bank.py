@@ -26,7 +26,7 @@ from typing import Any
 
 from exampp.collection.io import json_name
 from exampp.collection.nugget_assignments import IMPORTANCE, TopicLines, first_listing, parse_topic
-from exampp.collection.question_bank import BankFile, Question, QuestionBank, question_id_for
+from exampp.collection.questions import BankFile, Question, QuestionBank, question_id_for
 from exampp.errors import InputError
 
 _NOT_HELD = ("facet_id", "facet_text", "answers", "choices", "correct_choice", "source")  # beside info

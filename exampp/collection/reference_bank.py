@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from exampp.collection.choice_bank import CHOICE_KEYS as _CHOICE_KEYS  # TQA's answer-choice keys
-from exampp.collection.question_bank import BankFile, Question, QuestionBank
+from exampp.collection.questions import BankFile, Question, QuestionBank
 from exampp.errors import InputError
 
 log = logging.getLogger(__name__)

@@ -38,7 +38,7 @@ from typing import Any
 
 from exampp.collection.choice_bank import CHOICE_KEYS, answer_key, check_choices, correct_answers
 from exampp.collection.io import held_lines, parse_json
-from exampp.collection.question_bank import BankFile, Question, QuestionBank
+from exampp.collection.questions import BankFile, Question, QuestionBank
 from exampp.errors import InputError
 
 log = logging.getLogger(__name__)

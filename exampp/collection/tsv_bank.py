@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from exampp.collection.io import excerpt
-from exampp.collection.question_bank import BankFile, Question, QuestionBank, question_id_for, read_question_records
+from exampp.collection.questions import BankFile, Question, QuestionBank, question_id_for, read_question_records
 
 HEADER = ("query_id", "question")
 _LAYOUT = "expected query_id<TAB>question[<TAB>answer...]"

@@ -15,6 +15,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+# in defaults: the settings' rule of max_model_len relies on it too
+from exampp.defaults import CAUSAL_OUTPUT_ROOM
 from exampp.llm.prompt import Conversation, Prompt, as_messages
 
 if TYPE_CHECKING:
@@ -24,7 +26,6 @@ CHARS_PER_TOKEN = 4  # the usual estimate for English text under BPE/SentencePie
 _T5_FAMILY = frozenset({"t5", "mt5", "umt5"})
 _T5_MAX_INPUT = 512  # what the T5 family was trained on (relative positions set no hard limit)
 _SANE_MAX_LENGTH = 1_000_000  # tokenizers without a limit report ~1e30
-CAUSAL_OUTPUT_ROOM = 64  # positions a causal LM keeps free after the prompt for generated tokens
 
 
 def fit_prompt(prompt: Prompt, context: str, fields: Mapping[str, str], *, max_tokens: int,

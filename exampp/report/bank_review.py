@@ -1,16 +1,15 @@
-"""The bank review as one self-contained HTML page: inline CSS, no scripts, no external resources,
-every text from the data HTML-escaped; long passage texts folded in ``<details>``."""
+"""The bank review as values (:class:`BankReview`, what :func:`exampp.api.bank_review.review_bank`
+finds) and as one self-contained HTML page: inline CSS, no scripts, no external resources, every text
+from the data HTML-escaped; long passage texts folded in ``<details>``."""
 from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
-
-if TYPE_CHECKING:
-    from exampp.api.bank_review import BankReview
 
 SNIPPET = 140  # characters of a passage shown before its <details> is opened
 
@@ -31,6 +30,51 @@ details summary { cursor: pointer; } details p { margin: .3rem 0; white-space: p
 @media print { body { max-width: none; font-size: 11pt; } h2 { break-after: avoid; } tr { break-inside: avoid; }
                nav { display: none; } }
 """
+
+
+@dataclass(frozen=True)
+class BankReview:
+    """The review of one bank on the grades of one stored method (see :mod:`exampp.api.bank_review`)."""
+
+    method_id: str
+    tau: float
+    rel_level: float
+    judged: bool
+    """Whether official judgments were there: without them ``too_broad`` and ``gaps`` are empty."""
+    questions: pd.DataFrame
+    """Every exam question, bank order: ``query_id, question_id, text, graded, answered, best_grade``,
+    with judgments also ``relevant, non_relevant, unjudged, precision``; then ``flags``."""
+    too_broad: pd.DataFrame
+    """:data:`~exampp.api.bank_review.TOO_BROAD_COLUMNS`; ``non_relevant_examples``: space-separated ids,
+    highest grade first."""
+    unanswered: pd.DataFrame
+    """:data:`~exampp.api.bank_review.UNANSWERED_COLUMNS`; ``best_grade`` is NaN for a question no passage
+    was graded for."""
+    gaps: pd.DataFrame
+    """:data:`~exampp.api.bank_review.GAP_COLUMNS`: ``best_question`` is the question the passage came
+    closest to answering."""
+    answers: pd.DataFrame
+    """:data:`~exampp.api.bank_review.ANSWER_COLUMNS`: per question, one row per normalised answer, most
+    frequent first."""
+    answers_note: str | None = None
+    """Why ``answers`` is empty when the method keeps no extracted answers."""
+    passages: Mapping[str, str] = field(default_factory=dict)
+    """Texts of the passages the tables name (gaps, too-broad examples), where the corpus has them."""
+    relevant_ungraded: int = 0
+    """Officially relevant passages of the exam's queries that were not graded (not in the pool)."""
+    query_texts: Mapping[str, str] = field(default_factory=dict)
+    """Query titles where the bank or the workspace's topics give them (for readers of the page)."""
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """The summary: questions, graded (query, passage) pairs, and the length of each table."""
+        counts = {"questions": len(self.questions), "queries": self.questions["query_id"].nunique(),
+                  "answered questions": int((self.questions["answered"] > 0).sum()),
+                  "unanswered": len(self.unanswered)}
+        if self.judged:
+            counts.update({"too broad": len(self.too_broad), "gaps": len(self.gaps),
+                           "relevant passages not graded": self.relevant_ungraded})
+        return counts
 
 
 def review_html(review: BankReview, *, title: str | None = None) -> str:

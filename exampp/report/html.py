@@ -10,20 +10,16 @@ import math
 from collections.abc import Sequence
 from pathlib import PurePath
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from exampp.api.report import (
+from exampp.report.content import (
     ALPHA, AUDIT, AUDIT_FLAGS, BANK, COMPARISON, GRADED, GRADES, KAPPA, KAPPA_QUESTIONS, LEADERBOARD, META,
-    NUGGET_AGREEMENT, NUGGETS, PER_QUERY, SCORES, SUPPORT, TOO_BROAD, VS_BEST
+    NUGGET_AGREEMENT, NUGGETS, PER_QUERY, SCORES, SUPPORT, TOO_BROAD, VS_BEST, Conclusion, ReportContent
 )
-
 from exampp.report.figures import CUT
-
-if TYPE_CHECKING:
-    from exampp.api.report import Conclusion, ReportContent
 
 STATISTICS = {"spearman": "Spearman ρ", "kendall": "Kendall τ-b", "tau_ap": "τ<sub>AP</sub>",
               "kendall_top": "Kendall τ-b, top systems"}

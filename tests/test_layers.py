@@ -1,0 +1,97 @@
+"""The layers of exampp's architecture hold: import-linter's contracts in pyproject.toml pass on the
+package, and break when a lower layer imports a higher one, a top-level module is given no layer, or
+sibling modules import each other in a circle.
+
+Each check runs ``lint-imports`` (through import-linter's own entry point, without its cache) in a
+child process whose working folder holds the package it checks: the checkout itself, or a scratch
+copy of it with one import planted. import-linter puts that folder first on the path, so the copy
+is what it reads, not the installed package.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+pytest.importorskip("importlinter")
+
+LINT = "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports(no_cache=True, no_logo=True))"
+
+
+def lint(root: Path) -> tuple[int, str]:
+    """Exit status and output of ``lint-imports`` run on the package under ``root``."""
+    done = subprocess.run([sys.executable, "-c", LINT], cwd=root, capture_output=True, text=True, timeout=300)
+    return done.returncode, " ".join((done.stdout + done.stderr).split())  # rich wraps long lines
+
+
+def copy_of_package(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "exampp", root / "exampp", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    return root
+
+
+def plant(path: Path, code: str) -> int:
+    """Append ``code`` to the module at ``path``; the line number of its last line."""
+    text = path.read_text(encoding="utf-8").rstrip("\n") + "\n\n\n" + code
+    path.write_text(text, encoding="utf-8")
+    return len(text.splitlines())
+
+
+def test_the_contracts_hold_on_the_package():
+    status, output = lint(REPO)
+    assert status == 0, output
+    assert "Contracts: 2 kept, 0 broken." in output
+
+
+def test_a_lazy_import_of_a_higher_layer_breaks_the_layers(tmp_path):
+    # collection (inputs) reaching up to the report job from inside a function: lazy imports count
+    root = copy_of_package(tmp_path)
+    line = plant(root / "exampp" / "collection" / "runs.py",
+                 "def _report(path):\n    from exampp.api.report import build_report\n")
+    status, output = lint(root)
+    assert status == 1
+    assert "exampp's layers" in output and "BROKEN" in output
+    assert "exampp.collection is not allowed to import exampp.api:" in output
+    assert f"- exampp.collection.runs -> exampp.api.report (l.{line})" in output
+    # api imports collection: the planted import closes a circle between the siblings of exampp too
+    assert "No cycles are allowed in exampp." in output and "- .collection -> .api (1 import)" in output
+    assert "Contracts: 0 kept, 2 broken." in output
+
+
+def test_the_report_page_importing_its_job_breaks_the_layers(tmp_path):
+    # the break mended here: the page took its constants from the report job above it
+    root = copy_of_package(tmp_path)
+    line = plant(root / "exampp" / "report" / "html.py", "from exampp.api.report import CHOSEN  # noqa: E402\n")
+    status, output = lint(root)
+    assert status == 1
+    assert f"- exampp.report.html -> exampp.api.report (l.{line})" in output
+    # and api imports report.content: a circle between the siblings of exampp too
+    assert "No cycles are allowed in exampp." in output
+    assert "Contracts: 0 kept, 2 broken." in output
+
+
+def test_a_module_without_a_layer_breaks_the_layers(tmp_path):
+    root = copy_of_package(tmp_path)
+    (root / "exampp" / "helpers.py").write_text('"""Anything."""\n', encoding="utf-8")
+    status, output = lint(root)
+    assert status == 1
+    assert "exampp.helpers" in output
+    assert "Contracts: 1 kept, 1 broken." in output
+
+
+def test_a_circle_between_bank_formats_breaks_the_acyclic_contract(tmp_path):
+    # the circle mended here: question_bank imports the formats, which would import it back
+    root = copy_of_package(tmp_path)
+    plant(root / "exampp" / "collection" / "tsv_bank.py",
+          "def _formats():\n    from exampp.collection.question_bank import WRITE_FORMATS\n    return WRITE_FORMATS\n")
+    status, output = lint(root)
+    assert status == 1
+    assert "No cycles are allowed in exampp.collection." in output
+    assert ".question_bank -> .tsv_bank" in output or ".tsv_bank -> .question_bank" in output
+    assert "Contracts: 1 kept, 1 broken." in output
