@@ -21,17 +21,15 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-
 import numpy as np
 
 from exampp.audit import CLASSES, DEFAULT, NUGGET_EXAM, Flag, audit_texts
 from exampp.audit.leakage import containments, words
 from exampp.audit.stuffing import term_density
+from audit_data import exam_of, rag_answers
 from exampp.collection.corpus import open_corpus
-from exampp.collection.nugget_assignments import read_assignments
 from exampp.collection.qrels import read_qrels
-from exampp.collection.question_bank import QuestionBank, read_question_bank
+from exampp.collection.question_bank import read_question_bank
 from exampp.collection.runs import read_runs
 from exampp.collection.topics import read_topics
 from exampp.pool import build_pool
@@ -39,10 +37,6 @@ from exampp.workspace import Workspace
 
 DEPTH = 20
 LEVELS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-
-
-def exam_of(bank: QuestionBank) -> dict[str, dict[str, str]]:
-    return {query_id: {q.question_id: q.text for q in questions} for query_id, questions in bank.by_query().items()}
 
 
 def report(name: str, flags: Sequence[Flag], pooled: int) -> None:
@@ -109,18 +103,9 @@ def main() -> None:
         fit(pool.passages, queries, exam, read_qrels(ws.official_qrels))
     report(f"DL19 ({len(runs)} runs, depth {DEPTH})", audit_texts(pool.passages, queries, exam, rankings), len(pool))
 
-    assignments = Path(args.rag) / "nugget-assignments.dev.jsonl.gz"
-    answers = read_assignments(assignments)
-    answer_texts: dict[str, dict[str, str]] = {}
-    for answer in answers:  # an answer's id is its run's name: one answer per run and topic
-        answer_texts.setdefault(answer.query_id, {})[answer.run_id] = answer.text
-    topics = {a.query_id: a.query or "" for a in answers}
-    answer_rankings: dict[str, dict[str, list[str]]] = {}
-    for answer in answers:
-        answer_rankings.setdefault(answer.run_id, {})[answer.query_id] = [answer.run_id]
-    flags = audit_texts(answer_texts, topics, exam_of(read_question_bank(assignments)), answer_rankings,
-                        thresholds=NUGGET_EXAM)
-    report(f"RAG 2024 answers ({len(answer_rankings)} runs)", flags, len(answers))
+    answers = rag_answers(args.rag)
+    flags = audit_texts(answers.texts, answers.topics, answers.exam, answers.rankings, thresholds=NUGGET_EXAM)
+    report(f"RAG 2024 answers ({len(answers.rankings)} runs)", flags, answers.count)
 
 
 if __name__ == "__main__":

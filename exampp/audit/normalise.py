@@ -7,7 +7,7 @@ copy undoes all of them: each character is decomposed (NFKD) and case-folded, co
 format characters (category Cf: zero-width, bidi, soft hyphen) are dropped, look-alikes become the
 Latin letter they imitate (:data:`CONFUSABLES`); spaced-out text, three or more single characters
 parted by one separator each, is joined into words (two spaces still part two words); a leet
-digit or sign next to a letter becomes that letter; runs of white space become one space (one
+digit or sign in a word with a letter becomes the letter it stands for; runs of white space become one space (one
 line break where the run holds one).
 
 Every character of the copy remembers the index of the original character it came from, so
@@ -32,8 +32,8 @@ CONFUSABLES = str.maketrans({
     # Latin and Armenian odd ones
     "ı": "i", "ɡ": "g", "ɩ": "i", "օ": "o", "ս": "u",
 })
-# Leetspeak: a digit or sign standing for a letter, read so only next to a letter ("r4te", but
-# "rate this 5" keeps its 5).
+# Leetspeak: a digit or sign standing for a letter, read so only in a word that has a letter
+# ("r4te", "5y573m", but "rate this 5" keeps its 5).
 _LEET = {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"}
 # A spaced-out word: two or more single letters, each parted from the next by one space or one of
 # these separators, digits allowed between letters ("i s", "i.g.n.o.r.e", "q-u-e-s-t-1-o-n");
@@ -110,8 +110,14 @@ def fold(text: str) -> Folded:
 
 
 def _unleet(chars: list[str]) -> None:
-    letter = [c.isalpha() for c in chars]
-    for position, char in enumerate(chars):
-        if char in _LEET and ((position > 0 and letter[position - 1])
-                              or (position + 1 < len(chars) and letter[position + 1])):
-            chars[position] = _LEET[char]
+    """Each leet digit or sign in a run of letters and such characters that holds a letter made
+    that letter: "p4554g3" (whose 5s stand next to no letter), not "2019" nor the 5 of "rate it 5"."""
+    start = 0
+    while start < len(chars):
+        end = start
+        while end < len(chars) and (chars[end].isalpha() or chars[end] in _LEET):
+            end += 1
+        if any(c.isalpha() for c in chars[start:end]):
+            for position in range(start, end):
+                chars[position] = _LEET.get(chars[position], chars[position])
+        start = end + 1
