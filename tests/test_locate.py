@@ -111,3 +111,12 @@ def test_loading_errors_become_one_message():
     with pytest.raises(ModelLoadError) as error, source.loading():
         raise OSError("no file named model.safetensors\nsecond line")
     assert str(error.value) == "cannot load reader 'org/model': no file named model.safetensors. Do this."
+
+
+def test_loading_a_model_silences_the_loaders_own_bars():
+    """transformers' "Loading weights" bar fills pipes and logs and cuts through exampp's own bar."""
+    hf_logging = pytest.importorskip("transformers.utils.logging")
+    hf_logging.enable_progress_bar()
+    with ModelSource("some/model", True).loading():
+        pass
+    assert not hf_logging.is_progress_bar_enabled()

@@ -50,10 +50,6 @@ def generate(topics, output, prompt, temperature, max_new_tokens, max_attempts, 
     from exampp.generation.questions import Settings
     from exampp.llm.backend import BackendSpec
 
-    if not progress:
-        from exampp.llm.locate import quiet_loading
-
-        quiet_loading()
     spec = BackendSpec(backend or "hf", model, backend_settings)
     settings = Settings(max_new_tokens=max_new_tokens, temperature=temperature, max_attempts=max_attempts,
                         max_questions=max_questions)

@@ -61,10 +61,6 @@ def impact(new_bank, runs, bank, config_path, workspace, measures, out, progress
     from exampp.api.bank_impact import bank_impact, write_impact_tables
 
     one_stdin(new_bank, bank, *runs)
-    if not progress:
-        from exampp.llm.locate import quiet_loading
-
-        quiet_loading()
     result = bank_impact(new_bank, old_bank=bank, runs=list(runs) or None, config=config_path, workspace=workspace,
                          measures=measures or None, progress=progress, **settings)
     for warning in result.warnings:

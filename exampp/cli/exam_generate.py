@@ -81,10 +81,6 @@ def generate(corpus, output, task_domain, query_prefix, seed, temperature, max_n
         raise click.BadParameter("must name what the corpus documents", param_hint="--task-domain")
     if embedding_model and not cosine:
         raise click.UsageError("--embedding-model is for the cosine filters: leave out --no-cosine")
-    if not progress:
-        from exampp.llm.locate import quiet_loading
-
-        quiet_loading()
     try:
         result = generate_exam(
             corpus, output, backend=BackendSpec(backend or "hf", model, backend_settings),

@@ -122,10 +122,6 @@ def grade(runs, config_path, grader, workspace, progress, fmt, output, **setting
     one_stdin(settings["bank"], settings["topics"], settings["corpus"], settings["responses"], *runs)
     job = GradeJob.configure(config_path, workspace, runs=tuple(runs) or None, grader=grader, progress=progress,
                              **settings)
-    if not progress:
-        from exampp.llm.locate import quiet_loading
-
-        quiet_loading()
     result = job.run()
     for warning in result.warnings:
         click.echo(warning, err=True)

@@ -46,10 +46,6 @@ def assign(answers, bank, output, method, workspace, chunk_size, progress, backe
     """
     from exampp.api.nugget_assign import DEFAULT_METHOD, assign_nuggets
 
-    if not progress:
-        from exampp.llm.locate import quiet_loading
-
-        quiet_loading()
     result = assign_nuggets(answers, output, bank=bank, method=method or DEFAULT_METHOD, backend=backend, model=model,
                             backend_options=backend_settings, workspace=workspace, chunk_size=chunk_size,
                             progress=progress)

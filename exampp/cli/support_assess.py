@@ -48,10 +48,6 @@ def assess(judgments, corpus, output, workspace, store, chunk_size, progress, ba
     from exampp.llm.backend import BackendSpec
     from exampp.workspace import Workspace
 
-    if not progress:
-        from exampp.llm.locate import quiet_loading
-
-        quiet_loading()
     spec = BackendSpec(backend or "hf", model, backend_settings)
     result = assess_support(judgments, open_corpus(corpus), output, spec,
                             store or Workspace.at(workspace).store, chunk_size=chunk_size, progress=progress)

@@ -47,7 +47,10 @@ class ModelSource:
 
     @contextmanager
     def loading(self) -> Iterator[None]:
-        """The loaders' errors (files missing, not a model of this kind) as one ModelLoadError."""
+        """The loaders' errors (files missing, not a model of this kind) as one ModelLoadError; and
+        no "Loading weights" bar of transformers' own, which would fill a log or a pipe and cut
+        through exampp's bar on a terminal."""
+        quiet_loading()
         try:
             yield
         except (OSError, ValueError) as error:  # huggingface_hub's errors subclass these too
@@ -118,7 +121,7 @@ def _in_cache(repo_id: str) -> bool:
 
 
 def quiet_loading() -> None:
-    """Silence transformers' own progress bars (e.g. "Loading weights"), for --no-progress."""
+    """Silence transformers' own progress bars (e.g. "Loading weights"): exampp shows its own."""
     try:
         from transformers.utils import logging as hf_logging
     except ImportError:  # no LLM extra: nothing of transformers' will print
