@@ -1,17 +1,23 @@
-"""README.md runs as written: every ```bash and ```python block of it, in order.
+"""The documentation runs as written: every ```bash and ```python block of README.md and of every page
+of the site (mkdocs.yml's nav, in its order), each block once, in order, in one sandbox.
 
 The blocks run in a scratch copy of the repository (its git-tracked files under ``tmp/repo``, with
 ``tmp/shared`` linking to the reference data when there is any, so that ``../shared`` works) with
 this virtualenv's bin first on PATH: bash blocks with ``bash -euo pipefail -c``, python blocks with
 this virtualenv's python. A block passes when it exits 0 and prints no Python traceback. A python
-block whose first line is ``# exampp/<path>.py`` is a file the README adds to the package (the
-"Extending exampp" examples): it is written there in the scratch copy and must import.
+block whose first line is ``# exampp/<path>.py`` is a file the docs add to the package (the
+"Extending exampp" examples): it is written there in the scratch copy and must import. Blocks
+shown but not run (they need a server, a GPU or a key) are fenced ```sh or ```text.
+
+``EXAMPP_DOCS_README`` names another file to take README.md's place (a draft of it); it is read
+as the first page.
 
 What this machine may lack is stood in for:
 
-- The set-up. The first block's ``bash scripts/example.sh`` runs with ``EXAMPP_SKIP_SETUP=1`` and
-  this virtualenv linked as ``.venv``; the set-up-and-test command beside it is what CI itself runs,
-  so it is only checked to be there.
+- The set-up. A block whose first command is ``bash scripts/example.sh`` (README's and the
+  tutorial's) is that command with ``EXAMPP_SKIP_SETUP=1`` and this virtualenv linked as
+  ``.venv``, run once; the set-up-and-test command beside it is what CI itself runs (.ci/run), so it
+  is only checked to be the same command with the same extras.
 - FLAN-T5-large. HOME is a scratch folder whose ``models/flan-t5-large`` is a tiny random-weight
   FLAN-T5-shaped model (tests/tiny_models.py), so ``--model ~/models/flan-t5-large`` loads offline;
   HF_HUB_OFFLINE=1 keeps the hub from being tried.
@@ -19,9 +25,9 @@ What this machine may lack is stood in for:
 
 Without the reference data, blocks that use it (``../shared``) or the DL19 workspace built from it
 (``out/dl19``) are skipped, and commands that load the tiny model (its tokenizer lies in
-``../shared``) are left out of their block, with a warning. The Commands section's ``out/dl19``
-examples come before the worked example that builds that workspace (the README says so): the
-``dl19`` fixture runs the worked example's block once, before the first of them.
+``../shared``) are left out of their block, with a warning. Pages may use ``out/dl19`` before the
+tutorial that builds it: the ``dl19`` fixture runs that tutorial's block once, before the first of
+them.
 """
 from __future__ import annotations
 
@@ -44,6 +50,7 @@ TIMEOUT = 3600  # a guard against a hang, not a speed check: a loaded machine ru
 DL19_WORKSPACE = "out/dl19"
 MODEL = "~/models/flan-t5-large"
 TOKENIZER = SHARED / "models" / "t5-tokenizer"
+README = os.environ.get("EXAMPP_DOCS_README", "README.md")
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,7 @@ class Block:
     lang: str  # bash or python
     heading: str  # the section it is in
     code: str
+    page: str = ""  # the file it comes from, relative to the repository
 
     def uses_shared(self) -> bool:
         return "../shared" in self.code or DL19_WORKSPACE in self.code
@@ -58,13 +66,18 @@ class Block:
     def builds_dl19(self) -> bool:
         return f"--workspace {DL19_WORKSPACE}" in self.code
 
+    def sets_up(self) -> bool:
+        """The block of the two commands at the top: set up and run the example; set up and test."""
+        found = commands(self.code) if self.lang == "bash" else []
+        return bool(found) and found[0].split("#")[0].split() == ["bash", "scripts/example.sh"]
+
     def file(self) -> str | None:
         """The package file a python block is, when its first line names one (``# exampp/.../x.py``)."""
         match = re.fullmatch(r"# (exampp/[\w/]+\.py)", self.code.split("\n", 1)[0]) if self.lang == "python" else None
         return match.group(1) if match else None
 
 
-def readme_blocks(text: str) -> list[Block]:
+def markdown_blocks(text: str, page: str = "") -> list[Block]:
     """The ```bash and ```python blocks of a Markdown text (indented ones in list items too)."""
     blocks, heading, fence, lines = [], "", None, []
     for line in text.splitlines():
@@ -77,11 +90,22 @@ def readme_blocks(text: str) -> list[Block]:
         elif stripped == "```":
             lang, indent = fence
             if lang in ("bash", "python"):
-                blocks.append(Block(lang, heading, "\n".join(l[indent:] for l in lines) + "\n"))
+                blocks.append(Block(lang, heading, "\n".join(l[indent:] for l in lines) + "\n", page))
             fence = None
         else:
             lines.append(line)
     return blocks
+
+
+def nav_pages(mkdocs_yml: str) -> list[str]:
+    """The pages of mkdocs.yml's nav, in order (``- page.md`` or ``- Title: page.md`` under ``nav:``)."""
+    pages, in_nav = [], False
+    for line in mkdocs_yml.splitlines():
+        if not line.startswith((" ", "-")):
+            in_nav = line.startswith("nav:")
+        elif in_nav and (match := re.fullmatch(r"\s*- (?:[^:]+: )?(\S+\.md)\s*", line)):
+            pages.append(match.group(1))
+    return pages
 
 
 def commands(script: str) -> list[str]:
@@ -99,17 +123,50 @@ def commands(script: str) -> list[str]:
     return found
 
 
-BLOCKS = readme_blocks((REPO / "README.md").read_text(encoding="utf-8"))
+PAGES = [README] + [f"docs/{page}" for page in nav_pages((REPO / "mkdocs.yml").read_text(encoding="utf-8"))]
 
 
-def test_readme_parsing():
-    """The parser sees what the README holds: continuations joined, comments dropped, indented blocks."""
+def distinct(blocks: list[Block]) -> list[Block]:
+    """Each block once: a block that repeats an earlier one (the README's tour, a page's) is run where it first
+    comes."""
+    seen: set[tuple[str, str]] = set()
+    return [b for b in blocks if (b.lang, b.code) not in seen and not seen.add((b.lang, b.code))]
+
+
+ALL_BLOCKS = [block for page in PAGES for block in markdown_blocks((REPO / page).read_text(encoding="utf-8"), page)]
+BLOCKS = distinct(ALL_BLOCKS)
+
+
+def ci_test_command() -> str:
+    """The set-up-and-test command .ci/run runs, less the flags CI adds to pytest."""
+    line = next(l for l in (REPO / ".ci" / "run").read_text().splitlines() if l.startswith("bash scripts/setup.sh"))
+    return line.replace(" -p no:cacheprovider", "")
+
+
+def test_parsing():
+    """The parsers see what the pages hold: continuations joined, comments dropped, indented blocks, the nav."""
     script = "a=1  # set\n# only a comment\nexampp x \\\n   --y $a   # end\n\nfor t in 1 2; do echo $t; done\n"
     assert commands(script) == ["a=1  # set", "exampp x \\\n   --y $a   # end", "for t in 1 2; do echo $t; done"]
-    blocks = readme_blocks("# A\n```bash\nx\n```\n## B\n- item:\n\n  ```python\n  y = 1\n  ```\n```\nz\n```\n")
-    assert blocks == [Block("bash", "A", "x\n"), Block("python", "B", "y = 1\n")]
-    assert BLOCKS[0].lang == "bash" and any(b.lang == "python" for b in BLOCKS)
+    blocks = markdown_blocks("# A\n```bash\nx\n```\n## B\n- item:\n\n  ```python\n  y = 1\n  ```\n```\nz\n```\n", "p")
+    assert blocks == [Block("bash", "A", "x\n", "p"), Block("python", "B", "y = 1\n", "p")]
+    nav = "site_name: x\nnav:\n  - Home: index.md\n  - Tutorials:\n      - tutorials/a.md\n      - B c: b.md\nplugins:\n  - x.md\n"
+    assert nav_pages(nav) == ["index.md", "tutorials/a.md", "b.md"]
+    assert PAGES[0] == README and "docs/index.md" in PAGES and len(PAGES) == len(set(PAGES))
+    assert BLOCKS[0].page == README and BLOCKS[0].sets_up() and any(b.lang == "python" for b in BLOCKS)
     assert sum(b.builds_dl19() for b in BLOCKS) == 1
+    twice = Block("bash", "A", "x\n", "p")
+    assert distinct([twice, Block("bash", "B", "x\n", "q"), Block("python", "B", "x\n", "q")]) == [
+        twice, Block("python", "B", "x\n", "q")]
+
+
+def test_the_test_command_is_ci_s():
+    """Every page's set-up-and-test command is the one .ci/run runs: the same extras (docs included)."""
+    ci = ci_test_command()
+    assert "docs" in ci.split()[2].split(",")
+    checked = [b for b in ALL_BLOCKS if b.sets_up()]
+    assert {b.page for b in checked} >= {README, "docs/index.md", "docs/tutorials/example-collection.md"}
+    for block in checked:
+        assert commands(block.code)[1].split("#")[0].strip() == ci, block.page
 
 
 @dataclass
@@ -120,7 +177,7 @@ class Ran:
 
     def check(self) -> None:
         assert self.returncode == 0 and "Traceback (most recent call last)" not in self.output, (
-            f"README commands failed (exit {self.returncode}):\n{self.script}\n--- output (end) ---\n"
+            f"the docs' commands failed (exit {self.returncode}):\n{self.script}\n--- output (end) ---\n"
             f"{self.output[-6000:]}")
 
 
@@ -162,10 +219,10 @@ class Sandbox:
 
     def run(self, block: Block, extra_env: dict[str, str] | None = None) -> Ran:
         target = block.file()
-        if target is not None:  # a file the README adds to the package: write it, then check it imports
+        if target is not None:  # a file the docs add to the package: write it, then check it imports
             (self.repo / target).write_text(block.code)
             module = target.removesuffix(".py").replace("/", ".")
-            block = Block("python", block.heading, f"import {module}\n")
+            block = Block("python", block.heading, f"import {module}\n", block.page)
         script = self.adapt(block.code) if block.lang == "bash" else block.code
         argv = ["bash", "-euo", "pipefail", "-c", script] if block.lang == "bash" else [sys.executable, "-c", script]
         done = subprocess.run(argv, cwd=self.repo, env={**self.env, **(extra_env or {})}, stdout=subprocess.PIPE,
@@ -189,38 +246,35 @@ def _cuda() -> bool:
 def sandbox(tmp_path_factory) -> Sandbox:
     if not (Path(sys.executable).parent / "exampp").exists():
         pytest.skip(f"exampp is not installed beside {sys.executable} (run scripts/setup.sh, then .venv/bin/python)")
-    return Sandbox(tmp_path_factory.mktemp("readme"))
+    return Sandbox(tmp_path_factory.mktemp("docs"))
 
 
 @pytest.fixture(scope="module")
 def example(sandbox) -> Ran:
-    """The README's first step, `bash scripts/example.sh`, with the set-up skipped."""
-    first = commands(BLOCKS[0].code)[0]
-    assert first.split("#")[0].split() == ["bash", "scripts/example.sh"]
-    return sandbox.run(Block("bash", BLOCKS[0].heading, first), {"EXAMPP_SKIP_SETUP": "1"})
+    """The first step, `bash scripts/example.sh`, with the set-up skipped."""
+    first = next(b for b in BLOCKS if b.sets_up())
+    return sandbox.run(Block("bash", first.heading, commands(first.code)[0], first.page), {"EXAMPP_SKIP_SETUP": "1"})
 
 
 @pytest.fixture(scope="module")
 def dl19(sandbox, example) -> Ran:
-    """The worked example's block, which builds the DL19 workspace."""
+    """The DL19 tutorial's block, which builds the DL19 workspace."""
     if not sandbox.has_shared:
         pytest.skip(f"reference data {SHARED} not found (set EXAMPP_SHARED to the shared/ folder)")
     return sandbox.run(next(b for b in BLOCKS if b.builds_dl19()))
 
 
 def _block_param(index: int, block: Block):
-    name = re.sub(r"[^a-z0-9]+", "-", block.heading.lower()).strip("-")[:40]
+    name = re.sub(r"[^a-z0-9]+", "-", f"{Path(block.page).stem} {block.heading}".lower()).strip("-")[:50]
     marks = [pytest.mark.shared] if block.uses_shared() else []
-    return pytest.param(index, block, id=f"{index:02d}-{block.lang}-{name}", marks=marks)
+    return pytest.param(index, block, id=f"{index:03d}-{block.lang}-{name}", marks=marks)
 
 
 @pytest.mark.parametrize("index, block", [_block_param(i, b) for i, b in enumerate(BLOCKS)])
-def test_readme_block(index, block, sandbox, example, request):
+def test_docs_block(index, block, sandbox, example, request):
     example.check()
-    if index == 0:  # the two commands at the top: set up and run the example; set up and test
+    if block.sets_up():  # run once by the example fixture; the test command is test_the_test_command_is_ci_s's
         assert "0 new pairs" in example.output  # the same grading command again grades nothing
-        second = commands(block.code)[1]
-        assert second.startswith("bash scripts/setup.sh") and ".venv/bin/python -m pytest -q" in second
         return
     if block.uses_shared():
         request.getfixturevalue("dl19").check()  # skips without the reference data
