@@ -56,7 +56,7 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from audit_data import Answers, exam_of, rag_answers
-from gaming_judge import MODEL, JudgeProcess, Planted, follow_chance, stored_grades, write_planted
+from gaming_judge import MODEL, Planted, judge_process, follow_chance, stored_grades, write_planted
 from gaming_plant import (
     CLASSES,
     DEPTH,
@@ -359,7 +359,7 @@ def run_benchmark(workspace: Path, rag: Path, quick: bool, rates: Sequence[float
             src.backup(dst)
         alias_grades(store, REFERENCE, [JUDGES[0].method_id(m) for m in JUDGES[0].methods])
         off_topic = off_topic_grades(workspace, base.texts)
-        with JudgeProcess(source.store, REFERENCE, off_topic, root / "planted.json") as server:
+        with judge_process(source.store, REFERENCE, off_topic, root / "planted.json") as server:
             untouched = write_workspace(root / "untouched", base, base.runs, {}, store, source.official_qrels)
             equal, served = served_sample(server.url, base, untouched.store)
             out["served_sample"] = {"equal": equal, "served": served}
@@ -394,7 +394,7 @@ def run_benchmark(workspace: Path, rag: Path, quick: bool, rates: Sequence[float
                     say(f"  {judge.name}: detector {_pr(row['detector'])}, any {_pr(row['any'])}, "
                         f"tau {', '.join(f'{k} {v:.3f}' for k, v in row['tau_cover'].items())}")
                 shutil.rmtree(ws.root)
-            out["server_counts"] = server.counts()
+            out["server_counts"] = server.ask()
     out["rag"] = rag_benchmark(rag, rates)
     return out
 

@@ -26,14 +26,13 @@ moved. These are the simulation's assumptions, not measurements:
   direction is theirs, the size is assumed.
 - duplicates: a copy is the same text, graded as its original.
 
-The fenced prompt changes nothing else. Run it in a process of its own with :class:`JudgeProcess`.
+The fenced prompt changes nothing else. Run it in a process of its own with :func:`judge_process`.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import math
-import multiprocessing
 import re
 import sqlite3
 import sys
@@ -49,6 +48,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # the HTTP side of the test servers lives with the tests
 
 from openai_server import _envelope, _error, _handler, _QuietServer  # noqa: E402
+from server_process import ServerProcess, answer_until_stopped  # noqa: E402
 
 from exampp.grades import text_hash  # noqa: E402
 from exampp.grading.prompts import FENCE_TAG  # noqa: E402
@@ -188,34 +188,14 @@ def read_planted(path: Path) -> dict[str, Planted]:
             for r in json.loads(path.read_text(encoding="utf-8"))}
 
 
-class JudgeProcess:
+def judge_process(store: Path, method_id: str, off_topic: Sequence[int], planted: Path) -> ServerProcess:
     """The judge server in a process of its own (a real server is one): ``url`` while the block runs,
-    :meth:`counts` says how its grades were decided. ``store``/``method_id``: the real judge's grades;
+    ``ask()`` says how its grades were decided. ``store``/``method_id``: the real judge's grades;
     ``planted``: a file of :func:`write_planted`."""
-
-    def __init__(self, store: Path, method_id: str, off_topic: Sequence[int], planted: Path) -> None:
-        context = multiprocessing.get_context("spawn")
-        self._pipe, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child, str(store), method_id, list(off_topic),
-                                                             str(planted)), daemon=True)
-
-    def __enter__(self) -> "JudgeProcess":
-        self._process.start()
-        self.url = self._pipe.recv()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._pipe.send("stop")
-        self._process.join()
-
-    def counts(self) -> dict[str, int]:
-        self._pipe.send("counts")
-        return self._pipe.recv()
+    return ServerProcess(_serve, str(store), method_id, list(off_topic), str(planted))
 
 
 def _serve(pipe: Connection, store: str, method_id: str, off_topic: list[int], planted: str) -> None:
     judge = WeakJudge(stored_grades(Path(store), method_id), off_topic, read_planted(Path(planted)))
     with JudgeServer(judge) as server:
-        pipe.send(server.url)
-        while pipe.recv() == "counts":
-            pipe.send(dict(judge.counts))
+        answer_until_stopped(pipe, server.url, lambda: dict(judge.counts))

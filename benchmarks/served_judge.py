@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import sys
 import tempfile
 import time
@@ -49,6 +48,7 @@ sys.path.insert(0, str(REPO / "tests"))  # the tiny model and the test server li
 
 from batching_server import BatchingServer, Stats  # noqa: E402
 from openai_server import OpenAIServer  # noqa: E402
+from server_process import ServerProcess, answer_until_stopped  # noqa: E402
 from tiny_models import build_t5, t5_tokenizer_dir  # noqa: E402
 
 from exampp.collection.corpus import read_passages  # noqa: E402
@@ -94,35 +94,10 @@ def distinct_pairs(n: int) -> list[Pair]:
     return pairs
 
 
-class ServerProcess:
-    """The simulated server in a process of its own, as a real server is (its scheduler then keeps its
-    pace whatever the client's threads do): ``url`` and :meth:`stats` while the block runs."""
-
-    def __init__(self, **options: object) -> None:
-        context = multiprocessing.get_context("spawn")
-        self._pipe, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child, options), daemon=True)
-
-    def __enter__(self) -> "ServerProcess":
-        self._process.start()
-        self.url = self._pipe.recv()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._pipe.send("stop")
-        self._process.join()
-
-    def stats(self) -> Stats:
-        self._pipe.send("stats")
-        return self._pipe.recv()
-
-
 def _serve(pipe: Connection, options: dict) -> None:
-    """Serve until told to stop, answering each ask for the figures."""
+    """The simulated server, in a process of its own (:class:`ServerProcess`), asked for its stats."""
     with BatchingServer(**SERVER, **options) as server:
-        pipe.send(server.url)
-        while pipe.recv() == "stats":
-            pipe.send(server.stats())
+        answer_until_stopped(pipe, server.url, server.stats)
 
 
 # The clients compared: backend options, and chunks graded at once (None: the backend's parallel_calls).
@@ -140,7 +115,7 @@ def batched_run(pairs: list[Pair], client: str = "default", *, method: str = "se
     answers 429 beyond that many in flight) with one of :data:`CLIENTS`: the figures of the run.
     ``leader_first`` off: a passage's prompts are sent together (exampp.llm.prefix), for --prefix."""
     options, in_flight = CLIENTS[client]
-    with tempfile.TemporaryDirectory() as tmp, ServerProcess(max_in_flight=limit) as server:
+    with tempfile.TemporaryDirectory() as tmp, ServerProcess(_serve, {"max_in_flight": limit}) as server:
         backend = open_backend("openai", "judge", base_url=server.url, **options)
         backend.leader_first = leader_first
         try:
@@ -152,7 +127,7 @@ def batched_run(pairs: list[Pair], client: str = "default", *, method: str = "se
                 seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         finally:
             backend.close()
-        stats = server.stats()
+        stats = server.ask()
     if not summary.graded == stats.completed == len(pairs):
         raise RuntimeError(f"{len(pairs)} prompts, but {summary.graded} graded and {stats.completed} answered")
     return {"client": client, "server": f"429 beyond {limit}" if limit else "no limit", "prompts": len(pairs),

@@ -22,6 +22,9 @@ def load_benchmark(name: str):
     import importlib.util
     import sys
 
+    folder = str(REPO / "benchmarks")
+    if folder not in sys.path:  # the scripts import each other, as when run from that folder
+        sys.path.append(folder)
     spec = importlib.util.spec_from_file_location(f"benchmark_{name}", REPO / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up

@@ -8,11 +8,12 @@ import re
 import pytest
 
 from exampp.collection.question_bank import Question
+from recording_backend import Recording
 from exampp.grades import Method
 from exampp.grading.base import Pair
 from exampp.grading.prompts import FENCE_TAG, FENCED_SYSTEM, SELF_RATING_FENCED, fence
 from exampp.grading.registry import make_grader, parse_method
-from exampp.llm.backend import Backend, Capability, Usage, open_backend
+from exampp.llm.backend import open_backend
 from exampp.llm.prompt import as_text
 from openai_server import OpenAIServer
 
@@ -61,32 +62,18 @@ def test_the_variant_has_a_method_id_of_its_own():
     assert parse_method("self-rating").method_id("judge") == Method("self-rating", "judge", "self-rating@v1")
 
 
-class _Recording(Backend):
-    """Generation only (the slow path): every prompt as sent, each answered "4"."""
-
-    name, capabilities = "recording", frozenset({Capability.GENERATE})
-
-    def __init__(self):
-        self.usage = Usage()
-        self.sent = []
-
-    def generate(self, prompts, *, max_new_tokens=32, temperature=0.0):
-        self.sent += list(prompts)
-        return ["4"] * len(prompts)
-
-
 PAIR = Pair("q1", "p1", ATTACK, Question("q1", "k1", "Why do corals bleach?"))
 
 
 def test_the_instruction_goes_as_a_system_turn_and_the_turns_read_as_the_template():
-    backend = _Recording()
+    backend = Recording("4")
     judgments = parse_method("self-rating(prompt=fenced)").bind(backend).grade([PAIR])
     assert [j.grade for j in judgments] == [4.0]
     (sent,) = backend.sent
     assert sent[0] == ("system", FENCED_SYSTEM) and sent[1][0] == "user"
     # a model without a chat format reads the template, the passage fenced
     assert as_text(sent) == SELF_RATING_FENCED.render(question="Why do corals bleach?", context=fence(ATTACK))
-    plain = _Recording()
+    plain = Recording("4")
     parse_method("self-rating").bind(plain).grade([PAIR])
     assert isinstance(plain.sent[0], str) and ATTACK in plain.sent[0]  # the other variants unchanged
 

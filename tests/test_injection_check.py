@@ -18,13 +18,13 @@ from exampp.audit import Flag
 from exampp.audit.model_check import check_flags
 from exampp.cli import main
 from exampp.collection.question_bank import Question
+from recording_backend import Recording
 from exampp.grades import Method
 from exampp.grading.base import Pair
 from exampp.grading.methods.direct import parse_yes_no
 from exampp.grading.methods.injection_check import CheckSummary, check_summary, unparsed
 from exampp.grading.prompts import INJECTION_CHECK, INJECTION_CHECK_SYSTEM, fence
 from exampp.grading.registry import parse_method
-from exampp.llm.backend import Backend, Capability, Usage
 from exampp.llm.prompt import as_text
 from exampp.store import GradeStore
 
@@ -63,11 +63,7 @@ def test_the_method_id_and_what_it_is():
     ("Maybe", 0, False), ("", 0, False), ("1", 0, False), ("Yesterday it said so", 0, False), (None, 0, False),
 ])
 def test_answers_read_as_yes_or_no_and_anything_else_is_0_and_counted(answer, grade, read):
-    class Answers(_Recording):
-        def generate(self, prompts, *, max_new_tokens=32, temperature=0.0):
-            return [answer if answer is not None else ""] * len(prompts)
-
-    (judgment,) = parse_method("injection-check").bind(Answers()).grade([PAIR])
+    (judgment,) = parse_method("injection-check").bind(Recording(answer or "")).grade([PAIR])
     assert judgment.grade == grade
     assert unparsed(answer) is not read
 
@@ -81,25 +77,11 @@ def test_the_summary_counts_texts_flags_and_unread_answers():
     assert str(CheckSummary(3, 0, 0)) == "checked 3 pooled texts: 0 address a grader (grade 1)"
 
 
-class _Recording(Backend):
-    """Generation only: every prompt as sent, each answered "No"."""
-
-    name, capabilities = "recording", frozenset({Capability.GENERATE})
-
-    def __init__(self):
-        self.usage = Usage()
-        self.sent = []
-
-    def generate(self, prompts, *, max_new_tokens=32, temperature=0.0):
-        self.sent += list(prompts)
-        return ["No"] * len(prompts)
-
-
 PAIR = Pair("q1", "p1", ATTACK, Question("q1", "direct", "coral bleaching"))
 
 
 def test_the_instruction_goes_as_a_system_turn_and_the_turns_read_as_the_template():
-    backend = _Recording()
+    backend = Recording("No")
     assert [j.grade for j in parse_method("injection-check").bind(backend).grade([PAIR])] == [0.0]
     (sent,) = backend.sent
     assert sent[0] == ("system", INJECTION_CHECK_SYSTEM) and sent[1][0] == "user"
