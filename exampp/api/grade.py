@@ -24,7 +24,7 @@ from exampp.collection.corpus import Corpus
 from exampp.collection.io import PathLike
 from exampp.collection.qrels import Qrels
 from exampp.collection.question_bank import QuestionBank
-from exampp.collection.runs import Run, check_judged
+from exampp.collection.runs import Run, check_judged, ranked_pairs
 from exampp.collection.topics import Topic
 from exampp.errors import ExamppError
 from exampp.grading.base import Grader
@@ -400,7 +400,7 @@ _JOB_FIELDS = frozenset(GradeJob.__dataclass_fields__)
 
 def _split(qrels: Qrels, runs: Mapping[str, Run]) -> tuple[Qrels, Qrels]:
     """``qrels`` parted into the labels of the passages ``runs`` rank and the others."""
-    ranked = {(query_id, doc.docid) for run in runs.values() for query_id, docs in run.rankings.items() for doc in docs}
+    ranked = ranked_pairs(runs)
     inside: Qrels = {}
     outside: Qrels = {}
     for query_id, docs in qrels.items():

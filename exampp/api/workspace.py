@@ -160,8 +160,9 @@ def workspace_runs(workspace: Workspace | PathLike, runs: RunsSource | None = No
 
 def ranked_grades(grades: pd.DataFrame, runs: Mapping[str, Run]) -> pd.DataFrame:
     """The rows of ``grades`` of the passages some run of ``runs`` ranks for their query (at any depth)."""
-    ranked = {(query_id, doc.docid) for run in runs.values() for query_id, docs in run.rankings.items()
-              for doc in docs}
+    from exampp.collection.runs import ranked_pairs
+
+    ranked = ranked_pairs(runs)
     kept = [key in ranked for key in zip(grades["query_id"], grades["passage_id"])]
     return grades.loc[kept].reset_index(drop=True)
 

@@ -131,6 +131,11 @@ class Run:
                 if docs and (queries is None or q in queries))
 
 
+def ranked_pairs(runs: Mapping[str, Run]) -> set[tuple[str, str]]:
+    """Every (query id, document id) some run of ``runs`` ranks, at any depth."""
+    return {(query_id, doc.docid) for run in runs.values() for query_id, docs in run.rankings.items() for doc in docs}
+
+
 def trec_order(docs: Iterable[RankedDoc]) -> list[RankedDoc]:
     """Sort as trec_eval does: score descending, then docid descending (plain string order)."""
     return sorted(docs, key=lambda d: (d.score, d.docid), reverse=True)

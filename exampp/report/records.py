@@ -28,7 +28,7 @@ def json_value(value: Any, *, infinite_as_null: bool = False) -> Any:
     if isinstance(value, float):
         if math.isnan(value) or infinite_as_null and math.isinf(value):
             return None
-        return float(f"{value:.{SIGNIFICANT}g}")
+        return significant(value)
     return value
 
 
@@ -55,12 +55,12 @@ def records(table: pd.DataFrame, *, infinite_as_null: bool = False) -> list[dict
 def tsv(table: pd.DataFrame) -> str:
     """A table as TSV: a header line, then one line per row (floats :data:`SIGNIFICANT` digits, no
     index, NaN empty)."""
-    return table.to_csv(sep="\t", index=False, lineterminator="\n", float_format=_significant)
+    return table.to_csv(sep="\t", index=False, lineterminator="\n", float_format=lambda value: repr(significant(value)))
 
 
-def _significant(value: float) -> str:
-    """A float to :data:`SIGNIFICANT` digits, written as Python writes floats (1.0, 0.0166666666667)."""
-    return repr(float(f"{value:.{SIGNIFICANT}g}"))
+def significant(value: float) -> float:
+    """``value`` to :data:`SIGNIFICANT` digits (0.8999999999999999 is 0.9; 1e-20 stays)."""
+    return float(f"{value:.{SIGNIFICANT}g}")
 
 
 def write_tsv(table: pd.DataFrame, path: PathLike) -> None:
