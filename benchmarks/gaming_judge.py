@@ -47,7 +47,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # the HTTP side of the test servers lives with the tests
 
-from openai_server import _envelope, _error, _handler, _QuietServer  # noqa: E402
+from openai_server import Loopback, _envelope, _error, _handler  # noqa: E402
 from server_process import ServerProcess, answer_until_stopped  # noqa: E402
 
 from exampp.grades import text_hash  # noqa: E402
@@ -125,26 +125,12 @@ class WeakJudge:
         return None
 
 
-class JudgeServer:
+class JudgeServer(Loopback):
     """:class:`WeakJudge` served as :data:`MODEL` on 127.0.0.1 (a free port); a context manager."""
 
     def __init__(self, judge: WeakJudge) -> None:
         self.judge = judge
-        self._http = _QuietServer(("127.0.0.1", 0), _handler(self))
-        self._http.daemon_threads = True
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
-
-    def __enter__(self) -> "JudgeServer":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._http.shutdown()
-        self._http.server_close()
+        super().__init__(_handler)
 
     def answer(self, method: str, path: str, headers: Any, body: dict[str, Any]) -> tuple[int, dict[str, str], dict]:
         if method == "GET" and path.endswith("/models"):

@@ -25,10 +25,10 @@ from collections.abc import Callable
 from typing import Any
 
 from batching_server import DIGITS, _completion
-from openai_server import _envelope, _error, _handler, _QuietServer
+from openai_server import Loopback, _envelope, _error, _handler
 
 
-class BatchServer:
+class BatchServer(Loopback):
     """Serve ``name`` directly and through the Batch API on 127.0.0.1; use as a context manager."""
 
     def __init__(self, name: str = "judge", *, reply: Callable[[dict[str, Any]], str] | None = None) -> None:
@@ -43,21 +43,7 @@ class BatchServer:
         self.batches: dict[str, dict[str, Any]] = {}
         self.direct: list[dict[str, Any]] = []  # the bodies of direct completion requests
         self._lock = threading.Lock()
-        self._http = _QuietServer(("127.0.0.1", 0), _batch_handler(self))
-        self._http.daemon_threads = True
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
-
-    def __enter__(self) -> "BatchServer":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._http.shutdown()
-        self._http.server_close()
+        super().__init__(_batch_handler)
 
     def reset(self) -> None:
         """No batches, files or requests seen; no hold, failures, corruption or expiry."""

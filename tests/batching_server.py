@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from openai_server import _envelope, _error, _handler, _QuietServer
+from openai_server import Loopback, _envelope, _error, _handler
 
 LAG = 0.05  # seconds the scheduler may run behind simulated time and still catch up
 DIGITS = "012345"
@@ -192,7 +192,7 @@ class Stats:
         return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
-class BatchingServer:
+class BatchingServer(Loopback):
     """Serve ``name`` on 127.0.0.1 as a simulated continuous-batching server (see the module); use as a
     context manager. ``port`` 0 takes a free one."""
 
@@ -212,26 +212,18 @@ class BatchingServer:
         self._stopping = False
         self._work = threading.Condition()  # guards the simulation and the figures
         self._scheduler = threading.Thread(target=self._schedule, name="batching-scheduler", daemon=True)
-        self._http = _QuietServer(("127.0.0.1", port), _handler(self))
-        self._http.daemon_threads = True
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
+        super().__init__(_handler, port)
 
     def __enter__(self) -> "BatchingServer":
         self._scheduler.start()
-        self._thread.start()
-        return self
+        return super().__enter__()
 
     def __exit__(self, *exc: object) -> None:
         with self._work:
             self._stopping = True
             self._work.notify_all()
         self._scheduler.join()
-        self._http.shutdown()
-        self._http.server_close()
+        super().__exit__(*exc)
 
     @property
     def batch_limit(self) -> int:

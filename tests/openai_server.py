@@ -71,7 +71,29 @@ class Seen:
         return self.body.get("messages", [])
 
 
-class OpenAIServer:
+class Loopback:
+    """An HTTP server on 127.0.0.1 (``port`` 0: a free one) whose requests ``handler(self)`` answers,
+    in a thread of its own while the ``with`` block runs: the test servers' common part."""
+
+    def __init__(self, handler: Callable[[Any], type[BaseHTTPRequestHandler]], port: int = 0) -> None:
+        self._http = _QuietServer(("127.0.0.1", port), handler(self))
+        self._http.daemon_threads = True
+        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.shutdown()
+        self._http.server_close()
+
+
+class OpenAIServer(Loopback):
     """Serve the model in ``model_dir`` (or the canned ``reply``) as ``name`` on 127.0.0.1; use as a
     context manager. ``port`` 0 takes a free one."""
 
@@ -92,21 +114,7 @@ class OpenAIServer:
         self._lock = threading.Lock()  # the record and the fault counter
         self._model_lock = threading.Lock()  # one inference at a time
         self._completions = 0
-        self._http = _QuietServer(("127.0.0.1", port), _handler(self))
-        self._http.daemon_threads = True
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
-
-    def __enter__(self) -> "OpenAIServer":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._http.shutdown()
-        self._http.server_close()
+        super().__init__(_handler, port)
 
     def completions(self) -> list[Seen]:
         """The completion requests received so far (chat or not; answered, refused or in progress)."""
