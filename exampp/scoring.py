@@ -215,12 +215,13 @@ def _parse_measure(name: str) -> list[Any]:
 
 
 def _run_values(run: Ranked, measures: Collection[Any], qrels: Qrels, intent: IntentQrels | None,
-                depth: int | None, exclude: Collection[str]) -> dict[tuple[Any, str], float] | None:
+                depth: int | None, exclude: Collection[str], evaluators: dict) -> dict[tuple[Any, str], float] | None:
     """``{(measure, query_id): value}`` of one run, or None when the run is excluded (a run
-    file's name is known once its first query is read)."""
+    file's name is known once its first query is read). ``evaluators``: shared by the runs scored on
+    these qrels (see :class:`~exampp.trec_eval.irm.IrBatches`)."""
     from exampp.trec_eval.irm import IrBatches
 
-    batches = IrBatches(measures, qrels, intent)
+    batches = IrBatches(measures, qrels, intent, evaluators)
     for block in run.blocks(qrels, depth):
         if run.name in exclude:
             return None
@@ -271,8 +272,9 @@ def _per_query(runs: Mapping[str, Run] | Iterable[Ranked], qrels: Qrels | Intent
     qids = sorted(qrels)
     per_run: dict[str, dict[tuple[Any, str], float]] = {}
     seen: dict[str, Any] = {}
+    evaluators: dict = {}  # ir_measures' evaluators, each reading the qrels once for every run
     for run in runs:
-        values = _run_values(run, {m for _, m in columns}, qrels, intent, depth, exclude)
+        values = _run_values(run, {m for _, m in columns}, qrels, intent, depth, exclude, evaluators)
         if values is None:
             continue
         check_unique_name(seen, run)

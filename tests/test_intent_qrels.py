@@ -91,6 +91,29 @@ def test_tied_scores_are_ranked_as_trec_eval_ranks_them():
     assert values.loc["T", "alpha_nDCG@2"] == pytest.approx((2 / math.log2(3)) / (2 + 1 / math.log2(3)))
 
 
+def test_runs_scored_together_equal_each_run_alone_and_the_qrels_are_read_once(monkeypatch):
+    import ir_measures
+
+    qrels = dict(INTENT, q2={"1": {"x": 1, "y": 0}, "2": {"y": 1}})
+    runs = {"R": RUN, "T": from_scores("T", {"q1": {"a": 1, "b": 1, "c": 1, "d": 1}, "q2": {"y": 2, "x": 1}}),
+            "O": from_scores("O", {"q1": {"d": 4, "c": 3, "b": 2, "a": 1}, "q2": {"x": 3}}),
+            "S": from_scores("S", {"q2": {"y": 1, "z": 2}})}  # S answers q2 only: evaluators of its own queries
+    measures = ["alpha_nDCG@4", "ERR_IA@3", "nDCG@4", "P@2"]
+    alone = pd.concat([per_query_measures({name: run}, qrels, measures) for name, run in runs.items()])
+    made = []
+    real = ir_measures.evaluator
+    # (measures, qrels entries: queries for trec_eval's, relevant subtopic judgments for ndeval's)
+    monkeypatch.setattr(ir_measures, "evaluator", lambda m, q: made.append((frozenset(m), len(q))) or real(m, q))
+    together = per_query_measures(runs, qrels, measures)
+    key = ["run", "query_id", "measure"]
+    assert together.sort_values(key).reset_index(drop=True).equals(alone.sort_values(key).reset_index(drop=True))
+    # an evaluator per kind of measure (trec_eval's, ndeval's) and set of queries ranked, not per run:
+    # R ranks q1, T and O both queries, S q2: 3 sets x 2 kinds (each run alone: 4 x 2)
+    assert sorted((sorted(map(str, m)), n) for m, n in made) == [
+        (["ERR_IA@3", "alpha_nDCG@4"], 2), (["ERR_IA@3", "alpha_nDCG@4"], 4), (["ERR_IA@3", "alpha_nDCG@4"], 6),
+        (["P@2", "nDCG@4"], 1), (["P@2", "nDCG@4"], 1), (["P@2", "nDCG@4"], 2)]
+
+
 def test_intent_measures_need_intent_qrels_and_a_cutoff_ndeval_has():
     with pytest.raises(IntentQrelsNeeded, match="alpha_nDCG@10 is intent-aware: it needs intent qrels"):
         leaderboard({"R": RUN}, {"q1": {"a": 1}}, ["nDCG@10", "alpha_nDCG@10"])

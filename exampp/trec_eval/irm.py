@@ -12,7 +12,7 @@ other measures then see every document at its best label over the query's subtop
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from exampp.collection.qrels import IntentQrels, Label
@@ -137,12 +137,16 @@ class IrBatches:
     ``values[(measure, query_id)]``. Rankings go to ir_measures in batches of about
     :attr:`BATCH_DOCS` documents, so that a run read query by query is never held whole.
     The qrels' labels must be integers (the caller checks them once: ``check_integer_labels``).
-    Intent-aware measures (:func:`is_intent_aware`) are computed on ``intent`` qrels, which they need."""
+    Intent-aware measures (:func:`is_intent_aware`) are computed on ``intent`` qrels, which they need.
+
+    ``evaluators``: ir_measures' evaluators by measures and queries, shared by the batches of runs
+    scored on the same qrels (:func:`exampp.scoring.per_query_measures`): an evaluator reads its
+    qrels once (pyndeval's intent-aware ones take most of a run's time) and scores every run."""
 
     BATCH_DOCS = 200_000
 
     def __init__(self, measures: Iterable, qrels: Mapping[str, Mapping[str, Label]],
-                 intent: IntentQrels | None = None):
+                 intent: IntentQrels | None = None, evaluators: dict | None = None):
         measures = list(measures)
         self.measures = [m for m in measures if not is_intent_aware(m)]
         self.intent_measures = [m for m in measures if is_intent_aware(m)]
@@ -150,6 +154,7 @@ class IrBatches:
             raise IntentQrelsNeeded(self.intent_measures[0])
         self.qrels = qrels
         self.intent = intent
+        self.evaluators = {} if evaluators is None else evaluators
         self.values: dict[tuple[Any, str], float] = {}
         self._pending: dict[str, dict[str, float]] = {}
         self._docs = 0
@@ -169,26 +174,33 @@ class IrBatches:
             import ir_measures  # only when there is something to compute: trec_eval measures alone never load it
 
             if self.measures:
-                judged = {qid: self.qrels[qid] for qid in self._pending if qid in self.qrels}
-                self._calc(self.measures, judged, self._pending)
+                judged = frozenset(qid for qid in self._pending if qid in self.qrels)
+                self._calc(self.measures, judged, lambda: {qid: self.qrels[qid] for qid in judged}, self._pending)
             if self.intent_measures:
                 # pyndeval takes the subtopic from a qrel's iteration; it breaks score ties by
                 # docid ascending where trec_eval goes descending: it gets the ranks instead.
                 # ndeval's measures see only relevant judgments (a query without any scores 0
                 # either way), so the zeros, most of a per-question qrels, are not handed over.
-                subtopic_qrels = [ir_measures.Qrel(qid, docid, rel, subtopic)
-                                  for qid in self._pending for subtopic, docs in self.intent.get(qid, {}).items()
-                                  for docid, rel in docs.items() if rel > 0]
+                pending = frozenset(self._pending)
                 ranks = {qid: {docid: float(len(docs) - i) for i, docid in enumerate(docs)}
                          for qid, docs in self._pending.items()}
-                if subtopic_qrels:
-                    self._calc(self.intent_measures, subtopic_qrels, ranks)
+                if any(rel > 0 for qid in pending for docs in self.intent.get(qid, {}).values()
+                       for rel in docs.values()):
+                    self._calc(self.intent_measures, pending, lambda: [
+                        ir_measures.Qrel(qid, docid, rel, subtopic) for qid in pending
+                        for subtopic, docs in self.intent.get(qid, {}).items() for docid, rel in docs.items()
+                        if rel > 0], ranks)
         self._pending, self._docs = {}, 0
 
-    def _calc(self, measures: list, qrels: Any, run: Mapping[str, Mapping[str, float]]) -> None:
+    def _calc(self, measures: list, queries: frozenset[str], qrels: Callable[[], Any],
+              run: Mapping[str, Mapping[str, float]]) -> None:
+        """Score ``run`` with the evaluator of ``measures`` on the ``qrels()`` of ``queries``, made once."""
         import ir_measures
 
-        for metric in ir_measures.iter_calc(measures, qrels, run):
+        key = (frozenset(measures), queries)
+        if key not in self.evaluators:
+            self.evaluators[key] = ir_measures.evaluator(measures, qrels())
+        for metric in self.evaluators[key].iter_calc(run):
             self.values[(metric.measure, metric.query_id)] = float(metric.value)
 
     def clear(self) -> None:
