@@ -4,7 +4,7 @@
 # embedding grader (settings in exampp.toml), write qrels/exam.qrels and the EXAM-Cover
 # leaderboard, evaluate the runs on the EXAM-Qrels with trec_eval measures, and correlate the
 # EXAM leaderboards with the official one. Outputs also go to out/example/.
-# EXAMPP_SKIP_SETUP=1 leaves .venv as it is (tests/test_docs.py runs the steps so).
+# EXAMPP_SKIP_SETUP=1 leaves .venv as it is (tests/docs_blocks.py runs the steps so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${EXAMPP_SKIP_SETUP:-}" ]; then

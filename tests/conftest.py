@@ -17,6 +17,16 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("EXAMPP_SHARED", REPO.parent / "shared"))
 
 
+# The longest test files, started first: ``pytest -n auto --dist loadfile`` hands whole files to its
+# workers in collection order, and the two halves of the documentation's blocks take minutes each.
+FIRST = ("tests/test_docs_shared.py", "tests/test_docs.py", "tests/test_ray_engine.py", "tests/test_batch_api.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    order = {path: rank for rank, path in enumerate(FIRST)}
+    items.sort(key=lambda item: order.get(item.nodeid.split("::")[0], len(FIRST)))  # stable: the rest as collected
+
+
 def load_benchmark(name: str):
     """A script of benchmarks/ (``name`` without .py) imported as a module, for its functions."""
     import importlib.util

@@ -3,7 +3,6 @@ the tiny FLAN-T5-shaped model the ``hf`` backend loads: the same grades and grad
 both endpoints, retries, one-line errors, the request budget and resuming without asking twice."""
 from __future__ import annotations
 
-import json
 import math
 import os
 import signal
@@ -31,7 +30,7 @@ from exampp.store import GradeStore
 from conftest import CLOSED_PORT
 from openai_server import Fault, OpenAIServer
 from small_collection import write_collection
-from tiny_models import make_rater
+from tiny_models import save_rater
 
 REPO = Path(__file__).resolve().parents[1]
 NAME = "tiny"  # the served model's name
@@ -86,16 +85,7 @@ def workspace(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def judge_dir(tiny_t5_dir, tmp_path_factory) -> Path:
     """The tiny model made a rater (:func:`make_rater`) over this collection's prompts, saved as a model folder."""
-    backend = HFBackend.load(str(tiny_t5_dir), device="cpu")
-    answers = [backend.tokenizer.convert_tokens_to_ids(piece) for piece in ANSWERS]
-    make_rater(backend, list(prompt_pairs()), answers)
-    folder = tmp_path_factory.mktemp("judge")
-    backend.model.save_pretrained(folder)
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    config["tie_word_embeddings"] = False  # as tests/tiny_models.build_t5 writes it: the head is its own
-    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    backend.tokenizer.save_pretrained(folder)
-    return folder
+    return save_rater(tiny_t5_dir, tmp_path_factory.mktemp("judge"), list(prompt_pairs()), ANSWERS)
 
 
 @pytest.fixture(scope="module")

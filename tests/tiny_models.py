@@ -8,7 +8,8 @@
 - :func:`steer`: edits the output-embedding rows of chosen tokens so that greedy decoding of chosen
   prompts yields chosen token sequences (random weights otherwise decide nothing useful).
 - :func:`make_rater`: edits a seq2seq model so that on any prompt it answers one token of a given set
-  and stops, as FLAN-T5 answers a self-rating prompt (for throughput measurements and engine tests).
+  and stops, as FLAN-T5 answers a self-rating prompt (for throughput measurements and engine tests);
+  :func:`save_rater` saves one so made.
 - Fixtures ``tiny_t5_dir`` / ``tiny_causal_dir`` (session-scoped, skipped without the tokenizer),
   available to every test through ``pytest_plugins`` in conftest.py.
 """
@@ -182,6 +183,21 @@ def make_rater(hf_model, prompts: Sequence[str], answers: Sequence[int], *, shar
         head[answers, 0] = 10.0 - sharpness * (centers**2 / 2 + centers * offset) / flag
         head[eos] = 0
         head[eos, 1] = 10.0
+
+
+def save_rater(tiny_dir: Path, path: Path, prompts: Sequence[str], answers: Sequence[str]) -> Path:
+    """The saved tiny model at ``tiny_dir`` made a rater (:func:`make_rater`) fitted on ``prompts``,
+    answering one of the tokenizer pieces ``answers`` and stopping, saved to ``path``; returns ``path``."""
+    from exampp.llm.backends.hf import HFBackend
+
+    backend = HFBackend.load(str(tiny_dir), device="cpu")
+    make_rater(backend, list(prompts), [backend.tokenizer.convert_tokens_to_ids(piece) for piece in answers])
+    backend.model.save_pretrained(path)
+    config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    config["tie_word_embeddings"] = False  # as build_t5 writes it: the head is its own
+    (path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    backend.tokenizer.save_pretrained(path)
+    return path
 
 
 def _mean_residual_norm(hf_model, prompt: str, decoder_ids: list[int]) -> float:

@@ -1,0 +1,282 @@
+"""The documentation runs as written: every ```bash and ```python block of README.md and of every page
+of the site (mkdocs.yml's nav, in its order), each block once, in order. The machinery, for the two
+test modules that run the blocks:
+
+- tests/test_docs.py: the blocks that need no reference data, in order, in one sandbox;
+- tests/test_docs_shared.py: the blocks that read the reference data (``../shared``) or the DL19
+  workspace built from it (``out/dl19``), in order, in a sandbox of their own, after the same
+  set-up (``bash scripts/example.sh``).
+
+The halves are independent by construction: without the reference data the second is skipped and
+the first must pass alone. Two modules, so that ``pytest -n`` (pytest-xdist, ``--dist loadfile``)
+runs them side by side.
+
+The blocks run in a scratch copy of the repository (its git-tracked files under ``tmp/repo``, with
+``tmp/shared`` linking to the reference data when there is any, so that ``../shared`` works) with
+this virtualenv's bin first on PATH: bash blocks with ``bash -euo pipefail -c``, python blocks with
+this virtualenv's python. A block passes when it exits 0 and prints no Python traceback. A python
+block whose first line is ``# exampp/<path>.py`` is a file the docs add to the package (the
+"Extending exampp" examples): it is written there in the scratch copy and must import. Blocks
+shown but not run (they need a server, a GPU or a key) are fenced ```sh or ```text.
+
+``EXAMPP_DOCS_README`` names another file to take README.md's place (a draft of it); it is read
+as the first page.
+
+What this machine may lack is stood in for:
+
+- The set-up. A block whose first command is ``bash scripts/example.sh`` (README's and the
+  tutorial's) is that command with ``EXAMPP_SKIP_SETUP=1`` and this virtualenv linked as
+  ``.venv``, run once; the set-up-and-test command beside it is what CI itself runs (.ci/run), so it
+  is only checked to be the same command with the same extras.
+- FLAN-T5-large. HOME is a scratch folder whose ``models/flan-t5-large`` is a tiny random-weight
+  FLAN-T5-shaped model (tests/tiny_models.py), so ``--model ~/models/flan-t5-large`` loads offline;
+  HF_HUB_OFFLINE=1 keeps the hub from being tried. It answers as FLAN-T5 answers a grading prompt,
+  one short token (a grade, yes or no) and end-of-sequence (``make_rater``): a random model would
+  decode to the length limit every time.
+- A GPU. ``--device cuda`` becomes ``--device cpu`` when torch sees none.
+
+Without the reference data, commands that load the tiny model (its tokenizer lies in
+``../shared``) are left out of their block, with a warning. Pages may use ``out/dl19`` before the
+tutorial that builds it: the ``dl19`` fixture runs that tutorial's block once, before the first of
+them.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, SHARED
+
+TIMEOUT = 3600  # a guard against a hang, not a speed check: a loaded machine runs a block 10x slower
+DL19_WORKSPACE = "out/dl19"
+MODEL = "~/models/flan-t5-large"
+TOKENIZER = SHARED / "models" / "t5-tokenizer"
+README = os.environ.get("EXAMPP_DOCS_README", "README.md")
+# What the stand-in for FLAN-T5-large answers (T5 tokenizer pieces; "0" is a piece of its own), and
+# the prompts it is fitted on (any prompt gets one of the answers; these decide which).
+RATER_ANSWERS = ("0", "▁1", "▁2", "▁3", "▁4", "▁5", "▁no", "▁yes")
+RATER_PROMPTS = [f"Can the question be answered based on the available context? choose one: 0 1 2 3 4 5. "
+                 f"Context: {context} Question: {question}"
+                 for context in ("Green tea comes from Camellia sinensis.", "The engine has four strokes.",
+                                 "Bread rises with yeast.", "Apollo 11 landed on the Moon in 1969.")
+                 for question in ("Which plant?", "How many strokes?", "When did it land?")]
+
+
+@dataclass(frozen=True)
+class Block:
+    lang: str  # bash or python
+    heading: str  # the section it is in
+    code: str
+    page: str = ""  # the file it comes from, relative to the repository
+
+    def uses_shared(self) -> bool:
+        return "../shared" in self.code or DL19_WORKSPACE in self.code
+
+    def builds_dl19(self) -> bool:
+        return f"--workspace {DL19_WORKSPACE}" in self.code
+
+    def sets_up(self) -> bool:
+        """The block of the two commands at the top: set up and run the example; set up and test."""
+        found = commands(self.code) if self.lang == "bash" else []
+        return bool(found) and found[0].split("#")[0].split() == ["bash", "scripts/example.sh"]
+
+    def file(self) -> str | None:
+        """The package file a python block is, when its first line names one (``# exampp/.../x.py``)."""
+        match = re.fullmatch(r"# (exampp/[\w/]+\.py)", self.code.split("\n", 1)[0]) if self.lang == "python" else None
+        return match.group(1) if match else None
+
+
+def markdown_blocks(text: str, page: str = "") -> list[Block]:
+    """The ```bash and ```python blocks of a Markdown text (indented ones in list items too)."""
+    blocks, heading, fence, lines = [], "", None, []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if fence is None:
+            if stripped.startswith("```"):
+                fence, lines = (stripped[3:], len(line) - len(line.lstrip())), []
+            elif stripped.startswith("#"):
+                heading = stripped.lstrip("#").strip()
+        elif stripped == "```":
+            lang, indent = fence
+            if lang in ("bash", "python"):
+                blocks.append(Block(lang, heading, "\n".join(l[indent:] for l in lines) + "\n", page))
+            fence = None
+        else:
+            lines.append(line)
+    return blocks
+
+
+def nav_pages(mkdocs_yml: str) -> list[str]:
+    """The pages of mkdocs.yml's nav, in order (``- page.md`` or ``- Title: page.md`` under ``nav:``)."""
+    pages, in_nav = [], False
+    for line in mkdocs_yml.splitlines():
+        if not line.startswith((" ", "-")):
+            in_nav = line.startswith("nav:")
+        elif in_nav and (match := re.fullmatch(r"\s*- (?:[^:]+: )?(\S+\.md)\s*", line)):
+            pages.append(match.group(1))
+    return pages
+
+
+def commands(script: str) -> list[str]:
+    """The commands of a bash script: lines joined at trailing backslashes, blank and comment lines
+    dropped (a multi-line compound command would come out as one command per line)."""
+    found, current = [], ""
+    for line in script.splitlines():
+        current += line
+        if line.endswith("\\"):
+            current += "\n"
+            continue
+        if current.strip() and not current.lstrip().startswith("#"):
+            found.append(current)
+        current = ""
+    return found
+
+
+PAGES = [README] + [f"docs/{page}" for page in nav_pages((REPO / "mkdocs.yml").read_text(encoding="utf-8"))]
+
+
+def distinct(blocks: list[Block]) -> list[Block]:
+    """Each block once: a block that repeats an earlier one (the README's tour, a page's) is run where it first
+    comes."""
+    seen: set[tuple[str, str]] = set()
+    return [b for b in blocks if (b.lang, b.code) not in seen and not seen.add((b.lang, b.code))]
+
+
+ALL_BLOCKS = [block for page in PAGES for block in markdown_blocks((REPO / page).read_text(encoding="utf-8"), page)]
+BLOCKS = distinct(ALL_BLOCKS)
+
+
+def ci_test_command() -> str:
+    """The set-up-and-test command .ci/run runs, less the flags CI adds to pytest."""
+    line = next(l for l in (REPO / ".ci" / "run").read_text().splitlines() if l.startswith("bash scripts/setup.sh"))
+    return line.replace(" -p no:cacheprovider", "")
+
+
+@dataclass
+class Ran:
+    script: str
+    returncode: int
+    output: str
+
+    def check(self) -> None:
+        assert self.returncode == 0 and "Traceback (most recent call last)" not in self.output, (
+            f"the docs' commands failed (exit {self.returncode}):\n{self.script}\n--- output (end) ---\n"
+            f"{self.output[-6000:]}")
+
+
+class Sandbox:
+    """The scratch repository and the environment its commands run in."""
+
+    def __init__(self, root: Path):
+        self.repo = root / "repo"
+        for name in subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True,
+                                   text=True).stdout.split("\0"):
+            if name and (REPO / name).is_file():
+                (self.repo / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(REPO / name, self.repo / name)
+        (self.repo / ".venv").symlink_to(sys.prefix, target_is_directory=True)
+        self.has_shared = SHARED.is_dir()
+        if self.has_shared:
+            (root / "shared").symlink_to(SHARED.resolve(), target_is_directory=True)
+        home = root / "home"
+        home.mkdir()
+        self.has_model = TOKENIZER.is_dir() and _importable("transformers")
+        if self.has_model:
+            from tiny_models import build_t5, save_rater
+
+            save_rater(build_t5(root / "tiny-t5", TOKENIZER), home / "models" / "flan-t5-large", RATER_PROMPTS,
+                       RATER_ANSWERS)
+        self.gpu = self.has_model and _cuda()
+        self.env = {**os.environ, "HOME": str(home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                    "MPLBACKEND": "Agg", "EXAMPP_SHARED": str(root / "shared"),
+                    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+    def adapt(self, script: str) -> str:
+        """The script with what this machine lacks stood in for, or left out (with a warning)."""
+        kept = []
+        for command in commands(script):
+            if MODEL in command and not self.has_model:
+                warnings.warn(f"left out (no {TOKENIZER} for the tiny model, or no transformers): {command}")
+                continue
+            kept.append(command if self.gpu else command.replace("--device cuda", "--device cpu"))
+        return "\n".join(kept) + "\n"
+
+    def run(self, block: Block, extra_env: dict[str, str] | None = None) -> Ran:
+        target = block.file()
+        if target is not None:  # a file the docs add to the package: write it, then check it imports
+            (self.repo / target).write_text(block.code)
+            module = target.removesuffix(".py").replace("/", ".")
+            block = Block("python", block.heading, f"import {module}\n", block.page)
+        script = self.adapt(block.code) if block.lang == "bash" else block.code
+        argv = ["bash", "-euo", "pipefail", "-c", script] if block.lang == "bash" else [sys.executable, "-c", script]
+        done = subprocess.run(argv, cwd=self.repo, env={**self.env, **(extra_env or {})}, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT)
+        return Ran(script, done.returncode, done.stdout)
+
+
+def _importable(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory) -> Sandbox:
+    if not (Path(sys.executable).parent / "exampp").exists():
+        pytest.skip(f"exampp is not installed beside {sys.executable} (run scripts/setup.sh, then .venv/bin/python)")
+    return Sandbox(tmp_path_factory.mktemp("docs"))
+
+
+@pytest.fixture(scope="module")
+def example(sandbox) -> Ran:
+    """The first step, `bash scripts/example.sh`, with the set-up skipped."""
+    first = next(b for b in BLOCKS if b.sets_up())
+    return sandbox.run(Block("bash", first.heading, commands(first.code)[0], first.page), {"EXAMPP_SKIP_SETUP": "1"})
+
+
+@pytest.fixture(scope="module")
+def dl19(sandbox, example) -> Ran:
+    """The DL19 tutorial's block, which builds the DL19 workspace."""
+    if not sandbox.has_shared:
+        pytest.skip(f"reference data {SHARED} not found (set EXAMPP_SHARED to the shared/ folder)")
+    return sandbox.run(next(b for b in BLOCKS if b.builds_dl19()))
+
+
+def _block_param(index: int, block: Block):
+    name = re.sub(r"[^a-z0-9]+", "-", f"{Path(block.page).stem} {block.heading}".lower()).strip("-")[:50]
+    marks = [pytest.mark.shared] if block.uses_shared() else []
+    return pytest.param(index, block, id=f"{index:03d}-{block.lang}-{name}", marks=marks)
+
+
+def run_block(block: Block, sandbox: Sandbox, example: Ran, request) -> None:
+    """The test of one block: the set-up passed, then the block passes (the DL19 workspace built first
+    for a block that reads it)."""
+    example.check()
+    if block.sets_up():  # run once by the example fixture; the test command is test_the_test_command_is_ci_s's
+        assert "0 new pairs" in example.output  # the same grading command again grades nothing
+        return
+    if block.uses_shared():
+        request.getfixturevalue("dl19").check()  # skips without the reference data
+        if block.builds_dl19():
+            return
+    sandbox.run(block).check()
+
+
+def block_params(shared: bool) -> list:
+    """The parameters of the blocks that read the reference data (``shared``) or of the others, each
+    with its index among all blocks."""
+    return [_block_param(i, b) for i, b in enumerate(BLOCKS) if b.uses_shared() == shared]
