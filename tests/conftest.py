@@ -10,6 +10,12 @@ from pathlib import Path
 
 import pytest
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # pytest -n: the workers share the cores. One thread each for torch's and BLAS' kernels, here and in
+    # the commands the tests start (set before torch loads): more would only spin waiting for a core.
+    for _variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_variable, "1")
+
 # Fixtures tiny_t5_dir / tiny_causal_dir: tiny random-weight models saved like real ones.
 pytest_plugins = ["tiny_models"]
 

@@ -14,7 +14,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -129,7 +129,12 @@ def test_example_collection_on_two_ray_workers_gives_exactly_the_single_process_
     single = grade("single")
     on_ray = grade("ray", "--engine", "ray", "--workers", "2", "--chunk-size", "50")
     assert len(single[1]) == 2180 and all(g.method_id.startswith("embedding|") for g in single[1])
-    assert on_ray == single  # every key, grade, answer and probability; the qrels and the leaderboard
+    assert (on_ray[0], on_ray[2]) == (single[0], single[2])  # the leaderboard and the qrels
+    # every key, grade and probability; the cosine shown (4 decimals) to its last digit: a worker embeds
+    # a text in the batch of the first chunk that it was sent with it, and the last float bits of an
+    # embedding depend on its batch (the embedding backend's cache; which chunk goes where is Ray's choice)
+    assert [replace(g, answer=None) for g in on_ray[1]] == [replace(g, answer=None) for g in single[1]]
+    assert [float(g.answer) for g in on_ray[1]] == pytest.approx([float(g.answer) for g in single[1]], abs=1.5e-4)
 
 
 def test_an_llm_grader_on_two_ray_workers_gives_exactly_the_single_process_grades(tmp_path, tiny_t5_dir):
