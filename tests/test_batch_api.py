@@ -32,9 +32,9 @@ from batch_server import BatchServer
 
 REPO = Path(__file__).resolve().parents[1]
 NAME = "judge"
-PAIRS = 2180  # the example collection's pool (depth 20) x its questions
+PAIRS = 1120  # the example collection's pool at depth 5 (112 passages) x its questions (10 a query)
 INPUTS = ["--bank", str(REPO / "question_banks/questions.jsonl"), "--corpus", str(REPO / "corpus/passages.jsonl"),
-          "--topics", str(REPO / "topics/topics.jsonl")]
+          "--topics", str(REPO / "topics/topics.jsonl"), "--depth", "5"]
 QA_BANK = ["--bank", str(REPO / "question_banks/answer_key.jsonl")]  # questions with answers, for qa
 FAST = ["--batch-api", "--batch-poll", "0.02"]
 PASSAGE_FIRST = "self-rating(prompt=passage-first)"
@@ -143,7 +143,9 @@ def test_a_job_killed_between_submit_and_download_resumes_its_batch(stub, direct
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
-        while not _kept_batches(tmp_path) and process.poll() is None and time.monotonic() < deadline:
+        # killed once the batch is kept in the store and the job has looked at it (while it is held)
+        while not (_kept_batches(tmp_path) and stub.batches.get("batch_0", {}).get("status") == "in_progress") \
+                and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
         assert process.poll() is None, process.stderr.read().decode()
         process.send_signal(signal.SIGKILL)
@@ -157,7 +159,7 @@ def test_a_job_killed_between_submit_and_download_resumes_its_batch(stub, direct
     assert result.exit_code == 0, result.output
     assert list(stub.batches) == ["batch_0"]  # polled again, not submitted again
     assert "submitted" not in result.output
-    assert "Batch API: batch batch_0 completed (2180 of 2180 requests done, 0 failed)\n" in result.output
+    assert f"Batch API: batch batch_0 completed ({PAIRS} of {PAIRS} requests done, 0 failed)\n" in result.output
     assert not stub.direct
     assert contents(tmp_path) == direct["self-rating"][0]
 
@@ -221,9 +223,10 @@ def test_an_expired_batchs_unanswered_requests_are_asked_directly(stub, direct, 
     stub.expire = True
     result = grade(stub, tmp_path, "--grader", "self-rating", *FAST)
     assert result.exit_code == 0, result.output
-    assert "Batch API: batch batch_0 expired (1090 of 2180 requests done, 1090 failed)\n" in result.output
+    half = PAIRS // 2
+    assert f"Batch API: batch batch_0 expired ({half} of {PAIRS} requests done, {half} failed)\n" in result.output
     lines = stub.lines("batch_0")
-    assert sorted(_prompt(body) for body in stub.direct) == sorted(_prompt(line["body"]) for line in lines[1090:])
+    assert sorted(_prompt(body) for body in stub.direct) == sorted(_prompt(line["body"]) for line in lines[half:])
     assert contents(tmp_path) == direct["self-rating"][0]
 
 
@@ -253,10 +256,10 @@ def test_the_config_file_sets_the_batch_api(stub, direct, tmp_path):
 
 
 def test_the_cost_estimate_before_the_upload(stub, tmp_path, monkeypatch):
-    monkeypatch.setattr("exampp.llm.batch_api.MAX_FILE_REQUESTS", 1000)  # three files of 1000, 1000, 180
+    monkeypatch.setattr("exampp.llm.batch_api.MAX_FILE_REQUESTS", 500)  # three files of 500, 500, 120
     result = grade(stub, tmp_path, "--grader", "self-rating", *FAST, "--batch-price", "1.25,5")
     assert result.exit_code == 0, result.output
-    assert sorted(len(stub.lines(batch)) for batch in stub.batches) == [180, 1000, 1000]
+    assert sorted(len(stub.lines(batch)) for batch in stub.batches) == [120, 500, 500]
     prompts = [_prompt(line["body"]) for batch in stub.batches for line in stub.lines(batch)]
     tokens = sum(math.ceil(len(prompt) / 4) for prompt in prompts)  # 4 characters a token without --tokenizer
     dollars = (tokens * 1.25 + PAIRS * 32 * 5) / 1e6
@@ -264,7 +267,7 @@ def test_the_cost_estimate_before_the_upload(stub, tmp_path, monkeypatch):
                 f"completion tokens: at most ${dollars:.2f} at $1.25 and $5 per million tokens")
     lines = result.output.splitlines()
     assert lines[0] == estimate  # before anything is uploaded
-    assert lines[1].startswith("Batch API: submitted batch batch_0 (1000 requests)")
+    assert lines[1].startswith("Batch API: submitted batch batch_0 (500 requests)")
 
 
 @pytest.mark.parametrize("args, message", [
