@@ -13,15 +13,13 @@ was encoded in, which the cache changes. One process, the model loaded before th
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from exampp.api.grade import GradeJob
 
-from exampp.api.grade import GradeJob  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 
 def grade(settings: dict, cache_size: int | None) -> tuple[float, int, object]:

@@ -258,8 +258,7 @@ def dl19(sandbox, example) -> Ran:
 
 def _block_param(index: int, block: Block):
     name = re.sub(r"[^a-z0-9]+", "-", f"{Path(block.page).stem} {block.heading}".lower()).strip("-")[:50]
-    marks = [pytest.mark.shared] if block.uses_shared() else []
-    return pytest.param(index, block, id=f"{index:03d}-{block.lang}-{name}", marks=marks)
+    return pytest.param(index, block, id=f"{index:03d}-{block.lang}-{name}")
 
 
 def run_block(block: Block, sandbox: Sandbox, example: Ran, request) -> None:

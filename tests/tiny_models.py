@@ -192,12 +192,7 @@ def save_rater(tiny_dir: Path, path: Path, prompts: Sequence[str], answers: Sequ
 
     backend = HFBackend.load(str(tiny_dir), device="cpu")
     make_rater(backend, list(prompts), [backend.tokenizer.convert_tokens_to_ids(piece) for piece in answers])
-    backend.model.save_pretrained(path)
-    config = json.loads((path / "config.json").read_text(encoding="utf-8"))
-    config["tie_word_embeddings"] = False  # as build_t5 writes it: the head is its own
-    (path / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    backend.tokenizer.save_pretrained(path)
-    return path
+    return save_t5(backend.model, path, tiny_dir)  # the tokenizer saved beside the tiny model
 
 
 def _mean_residual_norm(hf_model, prompt: str, decoder_ids: list[int]) -> float:

@@ -184,24 +184,25 @@ class IrBatches:
                 pending = frozenset(self._pending)
                 ranks = {qid: {docid: float(len(docs) - i) for i, docid in enumerate(docs)}
                          for qid, docs in self._pending.items()}
-                if any(rel > 0 for qid in pending for docs in self.intent.get(qid, {}).values()
-                       for rel in docs.values()):
-                    self._calc(self.intent_measures, pending, lambda: [
-                        ir_measures.Qrel(qid, docid, rel, subtopic) for qid in pending
-                        for subtopic, docs in self.intent.get(qid, {}).items() for docid, rel in docs.items()
-                        if rel > 0], ranks)
+                self._calc(self.intent_measures, pending, lambda: [
+                    ir_measures.Qrel(qid, docid, rel, subtopic) for qid in pending
+                    for subtopic, docs in self.intent.get(qid, {}).items() for docid, rel in docs.items()
+                    if rel > 0], ranks)
         self._pending, self._docs = {}, 0
 
     def _calc(self, measures: list, queries: frozenset[str], qrels: Callable[[], Any],
               run: Mapping[str, Mapping[str, float]]) -> None:
-        """Score ``run`` with the evaluator of ``measures`` on the ``qrels()`` of ``queries``, made once."""
+        """Score ``run`` with the evaluator of ``measures`` on the ``qrels()`` of ``queries``, made once
+        (none where those qrels are empty: nothing to score)."""
         import ir_measures
 
         key = (frozenset(measures), queries)
         if key not in self.evaluators:
-            self.evaluators[key] = ir_measures.evaluator(measures, qrels())
-        for metric in self.evaluators[key].iter_calc(run):
-            self.values[(metric.measure, metric.query_id)] = float(metric.value)
+            judged = qrels()
+            self.evaluators[key] = ir_measures.evaluator(measures, judged) if judged else None
+        if self.evaluators[key] is not None:
+            for metric in self.evaluators[key].iter_calc(run):
+                self.values[(metric.measure, metric.query_id)] = float(metric.value)
 
     def clear(self) -> None:
         """Forget everything (the run starts again: a RESTART)."""

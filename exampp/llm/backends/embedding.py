@@ -98,10 +98,11 @@ class SentenceEmbedder(Backend):
         the cache is encoded once."""
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        found = {text: self._cache[text] for text in dict.fromkeys(texts) if text in self._cache}
+        distinct = dict.fromkeys(texts)
+        found = {text: self._cache[text] for text in distinct if text in self._cache}
         for text in found:
             self._cache.move_to_end(text)
-        new = [text for text in dict.fromkeys(texts) if text not in found]
+        new = [text for text in distinct if text not in found]
         if new:
             self.usage.requests += len(new)
             vectors = self.model.encode(new, batch_size=self.batch_size, normalize_embeddings=True,
