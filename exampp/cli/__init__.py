@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "report": "exampp.cli.report:report",
     "nuggets": "exampp.cli.nuggets:nuggets",
     "support": "exampp.cli.support:support",
+    "assess": "exampp.cli.assess:assess",
 }
 
 

@@ -1,0 +1,1 @@
+"""People in the loop: sampling designs, estimators from a judge and a human sample, agreement."""
