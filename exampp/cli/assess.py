@@ -9,6 +9,8 @@ from exampp.cli import LazyGroup
 SUBCOMMANDS: dict[str, str] = {
     "sample": "exampp.cli.assess_sample:sample",
     "estimate": "exampp.cli.assess_estimate:estimate",
+    "agree": "exampp.cli.assess_agree:agree",
+    "plan": "exampp.cli.assess_plan:plan",
 }
 
 

@@ -1,0 +1,371 @@
+"""The assess jobs: a human sample that checks the judge.
+
+- :func:`draw_sample` chooses the pool pairs people should judge (``exampp assess sample``);
+- :func:`estimate_runs` corrects every run's measures with their labels (``exampp assess estimate``);
+- :func:`judge_agreement` compares the judge with them on the sample (``exampp assess agree``);
+- :func:`plan_budget` says how many labels a target interval width needs (``exampp assess plan``).
+
+The judge is a workspace's stored grades (one method): a pair's judge grade is its EXAM label (the
+best grade over its query's questions), relevant from the method's τ. The pool is the top-k of the
+workspace's runs, k the largest cutoff of the measures the sample serves. Errors are
+:class:`~exampp.errors.ExamppError` (one line on the command line).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from exampp.api import Warn, python_warning
+from exampp.api.workspace import RunsSource, as_workspace, labelled_grades, stored_grades, workspace_runs
+from exampp.assess import design
+from exampp.assess.estimators import DEFAULT_ESTIMATOR, Estimates, Evidence, estimate
+from exampp.assess.measures import AssessMeasure, MeasureError, run_weights
+from exampp.assess.population import Population, passage_population
+from exampp.collection.assessment_sample import SamplePair, read_sample, sample_keys, write_sample
+from exampp.collection.io import PathLike, display_name
+from exampp.errors import ExamppError, InputError
+from exampp.workspace import Workspace
+
+
+class AssessError(ExamppError, ValueError):
+    """An assessment job that cannot be done as asked."""
+
+
+@dataclass(frozen=True)
+class Judge:
+    """The judge's side of a workspace: the pool and the judge's grade of each pair."""
+
+    population: Population
+    method_id: str
+    relevant_grade: float
+
+
+def workspace_judge(workspace: Workspace | PathLike, measures: Sequence[AssessMeasure], *,
+                    runs: RunsSource | None = None, method: str | None = None,
+                    warn: Warn = python_warning) -> Judge:
+    """The top-k pool of the runs (k: the measures' largest cutoff) with the EXAM label of each pair."""
+    from exampp.labels import exam_labels
+
+    ws = as_workspace(workspace)
+    read = workspace_runs(ws, runs)
+    if not read:
+        raise AssessError(f"{ws.runs}: no runs")
+    stored = labelled_grades(ws, stored_grades(ws, method), None, warn)
+    labels = exam_labels(stored.grades)
+    depth = max(m.cutoff for m in measures)
+    grades = {(q, p): float(v) for q, per_query in labels.items() for p, v in per_query.items()}
+    try:
+        population = passage_population(read, depth, grades)
+    except KeyError as exc:
+        (query_id, doc_id), missing = exc.args
+        raise AssessError(f"{missing} pooled pair(s) have no grade of {stored.method_id} (first: query {query_id}, "
+                          f"passage {doc_id}): grade the top {depth} of every run first (exampp grade --depth "
+                          f"{depth})") from None
+    return Judge(population, stored.method_id, stored.default_tau)
+
+
+def parse_measures(names: Sequence[str], rel_level: float = 1.0) -> list[AssessMeasure]:
+    try:
+        return [AssessMeasure.parse(name, rel_level) for name in names]
+    except MeasureError as exc:
+        raise AssessError(str(exc)) from None
+
+
+# --- sample ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SampleJob:
+    """What ``exampp assess sample`` draws: ``budget`` pairs of ``workspace``'s pool by ``strategy``
+    (:data:`exampp.assess.design.STRATEGIES`) for ``measures``, with ``seed``, written to ``output``. An
+    ``output`` that holds a sample already is extended: the new draw must contain it (a larger budget
+    with the same seed, strategy, measures and runs does)."""
+
+    workspace: Workspace | PathLike
+    budget: int
+    seed: int = 0
+    strategy: str = design.DEFAULT_STRATEGY
+    measures: tuple[str, ...] = ("P@10",)
+    rel_level: float = 1.0
+    method: str | None = None
+    runs: RunsSource | None = None
+    output: PathLike | None = None
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    pairs: list[SamplePair]
+    pool_size: int
+    kept: int  # pairs of the sample ``output`` held before, all in the new one
+
+
+def draw_sample(job: SampleJob, warn: Warn = python_warning) -> SampleResult:
+    """The pairs to judge, in priority order (:mod:`exampp.assess.design`), written to ``job.output``."""
+    if job.budget < 1:
+        raise AssessError(f"--budget must be at least 1, got {job.budget}")
+    if job.strategy not in design.STRATEGIES:
+        raise AssessError(f"unknown strategy {job.strategy!r}; one of {', '.join(design.STRATEGIES)}")
+    measures = parse_measures(job.measures, job.rel_level)
+    judge = workspace_judge(job.workspace, measures, runs=job.runs, method=job.method, warn=warn)
+    pop = judge.population
+    top = float(max(pop.judge.max(initial=0.0), 1.0))
+    sd = design.prior_sd(pop.judge, top)
+    squares, spread = design.run_weight_sums({m.name: run_weights(m, pop.layout).toarray() for m in measures})
+    sizes = design.sizes_for(job.strategy, sd, squares, spread)
+    uniforms = design.permanent_uniforms(job.seed, pop.query_ids, pop.keys)
+    chosen, probabilities, priorities = design.draw(sizes, uniforms, job.budget)
+    if job.budget > pop.layout.n_pairs:
+        warn(f"the budget ({job.budget}) covers the whole pool: all {pop.layout.n_pairs} pairs drawn")
+    pairs = [SamplePair(pop.query_ids[d], pop.keys[d], float(p), _stratum(pop.judge[d]), float(priority))
+             for d, p, priority in zip(chosen, probabilities, priorities)]
+    kept = 0
+    if job.output is not None and str(job.output) != "-" and Path(job.output).is_file():
+        before = sample_keys(read_sample(job.output))
+        missing = before - sample_keys(pairs)
+        if missing:
+            query_id, key = sorted(missing)[0]
+            raise AssessError(f"{display_name(job.output)}: {len(missing)} of its pairs are not in the new draw "
+                              f"(first: {query_id} {key}): it was drawn with another seed, strategy, measures or "
+                              "runs, or a larger budget; give another output")
+        kept = len(before)
+    if job.output is not None:
+        write_sample(pairs, job.output)
+    return SampleResult(pairs, pop.layout.n_pairs, kept)
+
+
+def _stratum(grade: float) -> str:
+    return f"judge={grade:g}"
+
+
+# --- labels and the sample, read together ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class Labelled:
+    """A sample with its labels, as the estimators see it (``evidence``), and what was left out."""
+
+    evidence: Evidence
+    judge: Judge
+    unlabelled: int
+    outside: int  # labels of pairs the sample does not hold
+    pairs: list[SamplePair] = field(default_factory=list)
+
+
+def read_human_labels(path: PathLike) -> dict[tuple[str, str], list[float]]:
+    """(query id, key) -> every assessor's grade, from a qrels file (``qid iter docid rel``, a fifth
+    column naming the assessor) or the assessors' label store."""
+    from exampp.collection.qrels import read_qrels
+
+    labels: dict[tuple[str, str], list[float]] = {}
+    for qid, per_query in read_qrels(path).items():
+        for key, grade in per_query.items():
+            labels.setdefault((qid, key), []).append(float(grade))
+    return labels
+
+
+def labelled_sample(workspace: Workspace | PathLike, sample: PathLike, labels: PathLike,
+                    measures: Sequence[AssessMeasure], *, runs: RunsSource | None = None,
+                    method: str | None = None, warn: Warn = python_warning) -> Labelled:
+    """The sample's pairs joined with their labels and the judge's pool. A sampled pair without a label
+    is non-response: the pairs labelled in its stratum stand for it (each one's probability times the
+    stratum's response rate), and a warning says how many."""
+    judge = workspace_judge(workspace, measures, runs=runs, method=method, warn=warn)
+    pairs = read_sample(sample)
+    if any(pair.is_nugget for pair in pairs):
+        raise AssessError(f"{display_name(sample)}: a sample of nuggets; estimate nugget measures from "
+                          "assignment files")
+    given = read_human_labels(labels)
+    index = judge.population.index()
+    outside_pool = [p for p in pairs if (p.query_id, p.key) not in index]
+    if outside_pool:
+        first = outside_pool[0]
+        raise InputError(sample, None, f"{len(outside_pool)} sampled pair(s) are not in the pool of the runs' top "
+                                       f"{max(m.cutoff for m in measures)} (first: {first.query_id} {first.key}): "
+                                       "the sample was drawn from other runs or a deeper pool")
+    responded = [p for p in pairs if (p.query_id, p.key) in given]
+    if not responded:
+        raise AssessError(f"{display_name(labels)}: none of the {len(pairs)} sampled pairs has a label")
+    rate = _response_rates(pairs, responded)
+    unlabelled = len(pairs) - len(responded)
+    if unlabelled:
+        warn(f"{unlabelled} of {len(pairs)} sampled pairs have no label: the labelled pairs of their stratum "
+             "stand for them")
+    outside = len(set(given) - sample_keys(pairs))
+    if outside:
+        warn(f"{outside} labelled pair(s) are not in the sample and are left out (an estimate uses sampled pairs only)")
+    width = max(len(given[(p.query_id, p.key)]) for p in responded)
+    grid = np.full((len(responded), width), np.nan)
+    for i, p in enumerate(responded):
+        values = given[(p.query_id, p.key)]
+        grid[i, :len(values)] = values
+    evidence = Evidence(
+        judge.population.layout, judge.population.judge, judge.relevant_grade,
+        np.array([index[(p.query_id, p.key)] for p in responded], dtype=int),
+        np.array([p.inclusion_probability * rate[p.stratum] for p in responded]), grid)
+    return Labelled(evidence, judge, unlabelled, outside, responded)
+
+
+def _response_rates(pairs: Sequence[SamplePair], responded: Sequence[SamplePair]) -> dict[str, float]:
+    drawn = pd.Series([p.stratum for p in pairs]).value_counts()
+    answered = pd.Series([p.stratum for p in responded]).value_counts()
+    return {stratum: float(answered.get(stratum, 0)) / float(count) for stratum, count in drawn.items()}
+
+
+# --- estimate -------------------------------------------------------------------------------------
+
+def estimate_runs(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike,
+                  measures: Sequence[str] = ("P@10",), rel_level: float = 1.0, level: float = 0.9,
+                  estimator: str = DEFAULT_ESTIMATOR, method: str | None = None, runs: RunsSource | None = None,
+                  replicates: int = 2000, seed: int = 0, warn: Warn = python_warning) -> Estimates:
+    """Every run's ``measures`` (``P@10``, ``nDCG@10``; relevant from human grade ``rel_level``) from
+    the judge and the labelled ``sample``, by ``estimator`` (:mod:`exampp.assess.estimators`), intervals
+    at ``level``."""
+    parsed = parse_measures(measures, rel_level)
+    data = labelled_sample(workspace, sample, labels, parsed, runs=runs, method=method, warn=warn)
+    try:
+        return estimate(data.evidence, parsed, estimator=estimator, level=level, replicates=replicates, seed=seed)
+    except ValueError as exc:
+        raise AssessError(str(exc)) from None
+
+
+def estimates_json(result: Estimates) -> dict[str, dict[str, dict[str, float | None]]]:
+    """``{run: {measure: {"estimate", "low", "high"}}}`` (NaN as null)."""
+    out: dict[str, dict[str, dict[str, float | None]]] = {}
+    for row in result.table.itertuples(index=False):
+        out.setdefault(row.run, {})[row.measure] = {
+            key: (None if math.isnan(value) else float(value))
+            for key, value in (("estimate", row.estimate), ("low", row.low), ("high", row.high))}
+    return out
+
+
+# --- agree ----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class JudgeAgreement:
+    """The judge against people on the labelled sample."""
+
+    kappa: float
+    """Cohen's κ of judge relevant (grade ≥ τ) and human relevant (grade ≥ rel_level)."""
+    confusion: pd.DataFrame
+    """Judge grade x human grade: how many labelled pairs."""
+    calibration: pd.DataFrame
+    """Per judge grade: pairs labelled, P(human relevant) over the pool (each pair weighted 1/π), and its
+    interval (Wilson, on the labelled count)."""
+    disagreements: pd.DataFrame
+    """The labelled pairs where judge and people differ most: query_id, doc_id, judge, human, gap."""
+    n_pairs: int
+    relevant_grade: float
+    rel_level: float
+
+
+def judge_agreement(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike, rel_level: float = 1.0,
+                    method: str | None = None, runs: RunsSource | None = None, depth: int = 10, top: int = 20,
+                    level: float = 0.9, warn: Warn = python_warning) -> JudgeAgreement:
+    """κ, the confusion table, the judge's calibration curve and the ``top`` largest disagreements."""
+    from scipy import stats
+
+    from exampp.analysis.agreement import cohen_kappa_counts
+
+    measures = [AssessMeasure("P@depth", "P", depth, rel_level)]
+    data = labelled_sample(workspace, sample, labels, measures, runs=runs, method=method, warn=warn)
+    ev = data.evidence
+    judge = ev.judge[ev.sampled]
+    human = np.nanmean(ev.labels, axis=1)
+    judge_rel, human_rel = judge >= ev.relevant_grade, human >= rel_level
+    counts = np.array([[np.sum(judge_rel & human_rel), np.sum(judge_rel & ~human_rel)],
+                       [np.sum(~judge_rel & human_rel), np.sum(~judge_rel & ~human_rel)]], dtype=float)
+    kappa = float(cohen_kappa_counts(counts[None])[0])
+    confusion = pd.crosstab(pd.Series(judge, name="judge"), pd.Series(human, name="human"))
+    weights = 1 / ev.probabilities
+    z = stats.norm.ppf((1 + level) / 2)
+    rows = []
+    for grade in np.unique(judge):
+        at = judge == grade
+        n, share = int(at.sum()), float(np.average(human_rel[at], weights=weights[at]))
+        low, high = _wilson(share, n, z)
+        rows.append((grade, n, share, low, high))
+    calibration = pd.DataFrame(rows, columns=["judge", "n", "p_relevant", "low", "high"])
+    top_judge, top_human = max(float(ev.judge.max(initial=1.0)), 1.0), max(float(np.nanmax(ev.labels)), 1.0)
+    gap = judge / top_judge - human / top_human
+    pop = data.judge.population
+    order = np.argsort(-np.abs(gap), kind="stable")[:top]
+    disagreements = pd.DataFrame({
+        "query_id": [pop.query_ids[ev.sampled[i]] for i in order], "doc_id": [pop.keys[ev.sampled[i]] for i in order],
+        "judge": judge[order], "human": human[order], "gap": gap[order]})
+    return JudgeAgreement(kappa, confusion, calibration, disagreements[disagreements["gap"] != 0].reset_index(drop=True),
+                          len(judge), ev.relevant_grade, rel_level)
+
+
+def _wilson(share: float, n: int, z: float) -> tuple[float, float]:
+    if n == 0:
+        return math.nan, math.nan
+    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+# --- plan -----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BudgetPlan:
+    """Per measure: the labels the pilot has, its mean interval width, and the labels the target
+    width needs (same design, the pilot's error variance per judge grade)."""
+
+    table: pd.DataFrame
+    target_width: float
+
+
+def plan_budget(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike, target_width: float,
+                measures: Sequence[str] = ("P@10",), rel_level: float = 1.0, level: float = 0.9,
+                strategy: str = design.DEFAULT_STRATEGY, method: str | None = None, runs: RunsSource | None = None,
+                warn: Warn = python_warning) -> BudgetPlan:
+    """How many labels the design needs for a mean interval width of ``target_width`` with the direct
+    (calibrated) estimator: the anticipated variance Σ_d a_rd² (1 − π_d)/π_d · s²_h of every run,
+    s²_h the pilot's cross-fitted residual variance among pairs of judge grade h, π_d the design's
+    probabilities at each budget (bisection over the budget)."""
+    from scipy import stats
+
+    from exampp.assess.estimators import calibrated_predictions
+    from exampp.assess.measures import Target
+
+    if not target_width > 0:
+        raise AssessError(f"--target-width must be positive, got {target_width}")
+    parsed = parse_measures(measures, rel_level)
+    data = labelled_sample(workspace, sample, labels, parsed, runs=runs, method=method, warn=warn)
+    ev, pop = data.evidence, data.judge.population
+    z = stats.norm.ppf((1 + level) / 2)
+    top = float(max(pop.judge.max(initial=0.0), 1.0))
+    squares, spread = design.run_weight_sums({m.name: run_weights(m, pop.layout).toarray() for m in parsed})
+    sizes = design.sizes_for(strategy, design.prior_sd(pop.judge, top), squares, spread)
+    rows = []
+    for m in parsed:
+        target = Target("binary", m.rel) if m.kind == "P" else Target("gain")
+        _, held_out = calibrated_predictions(ev, target)
+        human = np.nanmean(np.where(np.isnan(ev.labels), np.nan, target.of(np.nan_to_num(ev.labels))), axis=1)
+        residual = (human - held_out) ** 2
+        grades = ev.judge[ev.sampled]
+        variance = np.full(pop.layout.n_pairs, float(np.average(residual)))
+        for grade in np.unique(grades):
+            variance[pop.judge == grade] = float(residual[grades == grade].mean())
+        weights = run_weights(m, pop.layout).toarray() ** 2
+
+        def width(budget: int) -> float:
+            pi = design.inclusion_probabilities(sizes, budget)
+            per_run = weights @ ((1 - pi) / pi * variance)
+            return float(np.mean(2 * z * np.sqrt(per_run)))
+
+        have = width(len(ev.sampled))
+        low, high = 1, pop.layout.n_pairs
+        if width(high) > target_width:
+            needed = math.nan
+        else:
+            while low < high:
+                middle = (low + high) // 2
+                low, high = (middle + 1, high) if width(middle) > target_width else (low, middle)
+            needed = low
+        rows.append((m.name, len(ev.sampled), have, needed, pop.layout.n_pairs))
+    table = pd.DataFrame(rows, columns=["measure", "labels", "width", "labels_needed", "pool"])
+    return BudgetPlan(table, target_width)

@@ -1,0 +1,56 @@
+"""``exampp assess estimate``: every run's measures from the judge and a human sample, with intervals."""
+from __future__ import annotations
+
+import click
+
+from exampp.cli.output import FILE, emit, format_option, method_option, output_option, warn, workspace_option, write_output
+from exampp.cli.settings import FiniteRange
+
+
+def labels_options(command):
+    """``--labels`` and ``--sample``: what every human-sample command reads."""
+    command = click.option("--sample", "sample_file", required=True, type=FILE,
+                           help="The sample the labels are of (exampp assess sample).")(command)
+    return click.option("--labels", required=True, type=FILE,
+                        help="People's labels: qrels (qid iter docid grade).")(command)
+
+
+@click.command()
+@workspace_option
+@labels_options
+@click.option("--measure", "-m", "measures", multiple=True, default=("P@10",), show_default=True,
+              help="P@k, P(rel=2)@k or nDCG@k. Repeatable.")
+@click.option("--rel-level", type=float, default=1, show_default=True,
+              help="Human grade from which a passage is relevant (as trec_eval -l).")
+@click.option("--level", type=FiniteRange(0, 1, min_open=True, max_open=True), default=0.9, show_default=True,
+              help="Confidence level of the intervals.")
+@click.option("--estimator", type=click.Choice(["eb", "calibrated", "ppi++", "ppi", "humans", "judge"]),
+              default="eb", show_default=True,
+              help="eb: calibrated judge, shrunk over runs (intervals hold on average over runs); calibrated: "
+                   "design-unbiased per run; ppi, ppi++: ppi-python's; humans: the sample alone; judge: no people.")
+@click.option("--differences", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Also write every pair of runs' difference (TSV): which orderings the sample confirms.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of cross-fitting and the bootstrap.")
+@method_option
+@format_option
+@output_option
+def estimate(workspace, labels, sample_file, measures, rel_level, level, estimator, differences, seed, method, fmt,
+             output) -> None:
+    """Every run's measures estimated from the judge's labels on the whole pool and people's labels on
+    the sample, each with its interval; JSON is {run: {measure: {estimate, low, high}}}.
+
+    \b
+    Example:
+      exampp assess estimate -w out/dl19 --labels labels.qrels --sample sample.tsv -m P@10 --rel-level 2
+    """
+    from exampp.api.assess import estimate_runs, estimates_json
+    from exampp.report.records import dumps
+
+    result = estimate_runs(workspace, sample=sample_file, labels=labels, measures=measures, rel_level=rel_level,
+                           level=level, estimator=estimator, method=method, seed=seed, warn=warn)
+    if differences:
+        emit(result.differences, "tsv", differences)
+    if fmt == "json":
+        write_output(dumps(estimates_json(result), indent=2) + "\n", output)
+    else:
+        emit(result.table.drop(columns="se"), fmt, output)
