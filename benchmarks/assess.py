@@ -1,0 +1,97 @@
+"""How well a human sample corrects the judge's leaderboard, on TREC DL 2019 with the official
+judgments standing in for the assessors and the FLAN-T5 EXAM labels (the reference tool's
+self-ratings) as the judge.
+
+For each budget (a share of the top-10 pool of the 36 official runs), strategy and estimator it
+draws ``--draws`` samples (seeds 0..draws-1), labels them with the official grades and estimates
+every run's P@10 and nDCG@10 (relevant from official grade 2); it prints, over runs x draws, the
+coverage of the fully judged value by the nominal interval, the mean interval width, and the mean
+Kendall τ of the point estimates with the fully judged leaderboard, beside the judge's own τ. The
+baselines sit beside the default (``runs`` + ``eb``): uniform sampling with plain PPI (ppi-python)
+and the humans alone.
+
+Usage (from the repository root; the workspace from scripts/reproduce_dl19.sh or `exampp import`):
+    python benchmarks/assess.py --workspace out/dl19 [--draws 200] [--budgets 0.02,0.05,0.1,0.2]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from exampp.api.assess import parse_measures, workspace_judge
+from exampp.assess import design
+from exampp.assess.estimators import Evidence, estimate, judge_values
+from exampp.assess.measures import run_weights
+from exampp.collection.qrels import read_qrels
+from exampp.collection.runs import read_runs
+
+LATE = "UNH_exDL_bm25"  # submitted after the track: not on the official leaderboard
+CONFIGURATIONS = (("runs", "eb"), ("runs", "calibrated"), ("stratified", "eb"), ("uniform", "eb"),
+                  ("uniform", "ppi"), ("uniform", "ppi++"), ("uniform", "humans"), ("runs", "humans"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workspace", default="out/dl19")
+    parser.add_argument("--draws", type=int, default=200)
+    parser.add_argument("--budgets", default="0.02,0.05,0.1,0.2")
+    parser.add_argument("--measures", default="P@10,nDCG@10")
+    parser.add_argument("--level", type=float, default=0.9)
+    parser.add_argument("--replicates", type=int, default=300)
+    parser.add_argument("--configurations", default=",".join(f"{s}:{e}" for s, e in CONFIGURATIONS))
+    args = parser.parse_args()
+    measures = parse_measures(args.measures.split(","), rel_level=2)
+    runs = {name: run for name, run in read_runs(f"{args.workspace}/runs").items() if name != LATE}
+    judge = workspace_judge(args.workspace, measures, runs=runs)
+    pop = judge.population
+    official = read_qrels(f"{args.workspace}/qrels/official.qrels")
+    human = np.array([float(official.get(q, {}).get(k, 0)) for q, k in zip(pop.query_ids, pop.keys)])
+    everything = Evidence(pop.layout, pop.judge, judge.relevant_grade, np.arange(len(human)),
+                          np.ones(len(human)), human[:, None])
+    truth = estimate(everything, measures, estimator="humans", replicates=2).table
+    truth = {m.name: truth.loc[truth["measure"] == m.name, "estimate"].to_numpy() for m in measures}
+    for m in measures:
+        own = stats.kendalltau(truth[m.name], judge_values(m, everything))[0]
+        print(f"{m.name}: {len(runs)} runs, {pop.layout.n_pairs} pooled pairs; the judge's own Kendall tau {own:.3f}")
+    squares, spread = design.run_weight_sums({m.name: run_weights(m, pop.layout).toarray() for m in measures})
+    sd = design.prior_sd(pop.judge, float(pop.judge.max()))
+    rows = []
+    for share in map(float, args.budgets.split(",")):
+        budget = max(2, round(share * pop.layout.n_pairs))
+        for configuration in args.configurations.split(","):
+            strategy, estimator = configuration.split(":")
+            sizes = design.sizes_for(strategy, sd, squares, spread)
+            wanted = [m for m in measures if estimator not in ("ppi", "ppi++") or m.kind == "P"]
+            found = {m.name: ([], [], []) for m in wanted}
+            start = time.perf_counter()
+            for seed in range(args.draws):
+                chosen, probabilities, _ = design.draw(sizes, design.permanent_uniforms(seed, pop.query_ids, pop.keys),
+                                                       budget)
+                evidence = Evidence(pop.layout, pop.judge, judge.relevant_grade, chosen, probabilities,
+                                    human[chosen][:, None])
+                table = estimate(evidence, wanted, estimator=estimator, level=args.level,
+                                 replicates=args.replicates, seed=seed).table
+                for m in wanted:
+                    part = table[table["measure"] == m.name]
+                    low, high, value = (part[c].to_numpy() for c in ("low", "high", "estimate"))
+                    covered, width, tau = found[m.name]
+                    covered.extend((low <= truth[m.name] + 1e-12) & (truth[m.name] <= high + 1e-12))
+                    width.append(float(np.mean(high - low)))
+                    tau.append(stats.kendalltau(truth[m.name], value)[0])
+            seconds = (time.perf_counter() - start) / args.draws
+            for name, (covered, width, tau) in found.items():
+                rows.append((f"{share:.0%}", budget, strategy, estimator, name, np.mean(covered), np.mean(width),
+                             np.nanmean(tau), seconds))
+                print("\t".join(map(str, rows[-1])), flush=True)
+    table = pd.DataFrame(rows, columns=["budget", "labels", "strategy", "estimator", "measure", "coverage",
+                                        "width", "kendall", "s_per_draw"])
+    print(f"\n{args.draws} draws each, nominal {args.level:.0%}:")
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+
+
+if __name__ == "__main__":
+    main()
