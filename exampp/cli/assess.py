@@ -9,6 +9,9 @@ from exampp.cli import LazyGroup
 SUBCOMMANDS: dict[str, str] = {
     "sample": "exampp.cli.assess_sample:sample",
     "estimate": "exampp.cli.assess_estimate:estimate",
+    "serve": "exampp.cli.assess_serve:serve",
+    "export": "exampp.cli.assess_export:export",
+    "import": "exampp.cli.assess_import:import_cmd",
 }
 
 
