@@ -341,6 +341,7 @@ async function signIn(name) {
     return;
   }
   localStorage.setItem(NAME_KEY, name);
+  $("name").blur();  // the keys grade from here on
   $("who-name").textContent = name;
   $("signin-error").textContent = "";
   await recent();

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass
@@ -246,7 +247,8 @@ def run_server(app: Starlette, host: str, port: int, *, ready: Callable[[str], N
     try:
         sock = socket.create_server((host, port), family=family)
     except OSError as exc:
-        raise OutputError(f"{host}:{port}", f"cannot listen there: {exc.strerror or exc}") from None
+        why = os.strerror(exc.errno) if exc.errno else str(exc)  # create_server's own message names the address again
+        raise OutputError(f"{host}:{port}", f"cannot listen there: {why}") from None
     bound = sock.getsockname()[1]
     url = f"http://{f'[{host}]' if family == socket.AF_INET6 else host}:{bound}/"
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
