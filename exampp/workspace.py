@@ -2,6 +2,7 @@
 
     DIR/exampp.toml                  optional configuration (later: grading defaults)
     DIR/grades.sqlite                grade store
+    DIR/assessments.sqlite           assessors' labels (exampp assess serve, import)
     DIR/runs/<name>.run              runs
     DIR/qrels/official.qrels         official judgments (when known)
     DIR/qrels/exam.qrels             EXAM-Qrels written by exampp (of the runs' passages)
@@ -29,6 +30,11 @@ class Workspace:
     @property
     def store(self) -> Path:
         return self.root / "grades.sqlite"
+
+    @property
+    def assessments(self) -> Path:
+        """The assessors' label store (:class:`exampp.assessments.AssessmentStore`)."""
+        return self.root / "assessments.sqlite"
 
     @property
     def runs(self) -> Path:

@@ -16,8 +16,8 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     for _variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(_variable, "1")
 
-# Fixtures tiny_t5_dir / tiny_causal_dir: tiny random-weight models saved like real ones.
-pytest_plugins = ["tiny_models"]
+# Fixtures tiny_t5_dir / tiny_causal_dir: tiny random-weight models saved like real ones; browser: headless Chromium.
+pytest_plugins = ["tiny_models", "chromium"]
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("EXAMPP_SHARED", REPO.parent / "shared"))

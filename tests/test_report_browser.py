@@ -2,64 +2,21 @@
 table has its TSV's rows, nothing is wider than a 1280 px laptop screen, and printed it takes a sane
 number of A4 pages. A full-page screenshot and the PDF are left in the test's tmp folder (printed).
 
-Skips when Chromium or chromedriver is missing, unless EXAMPP_REQUIRE_BROWSER=1 (CI), where that fails."""
+Skips when Chromium or chromedriver is missing, unless EXAMPP_REQUIRE_BROWSER=1 (CI), where that fails
+(tests/chromium.py)."""
 from __future__ import annotations
 
 import base64
-import importlib.util
-import os
 import re
-import shutil
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from chromium import WIDTH
 from exampp.api.meta_evaluate import MetaEvaluation
 from exampp.api.report import build_report
 from test_report import DATE, hand_meta
-
-WIDTH = 1280
-CHROMIUM = os.environ.get("EXAMPP_CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("EXAMPP_CHROMEDRIVER", "/usr/bin/chromedriver")
-
-
-def _missing() -> str | None:
-    for path in (CHROMIUM, CHROMEDRIVER):
-        if not (Path(path).is_file() or shutil.which(path)):
-            return f"{path} not found (Debian packages chromium and chromium-driver)"
-    if importlib.util.find_spec("selenium") is None:
-        return "selenium is not installed (pip install exampp[test])"
-    return None
-
-
-@pytest.fixture
-def browser(tmp_path):
-    why = _missing()
-    if why:
-        if os.environ.get("EXAMPP_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"EXAMPP_REQUIRE_BROWSER=1 but {why}")
-        pytest.skip(why)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / 'chromium-profile'}",
-                 f"--window-size={WIDTH},900"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    # The layout viewport exactly 1280 CSS px wide, whatever the window decorations take.
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": WIDTH, "height": 900, "deviceScaleFactor": 1, "mobile": False})
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
 
 def large_meta(runs: int = 22, queries: int = 43, evaluations: int = 36) -> MetaEvaluation:
     """A DL19-sized meta-evaluation of made-up numbers (seeded): long run and evaluation names."""

@@ -54,7 +54,23 @@ def test_write_read_round_trip(tmp_path, name):
                                                  {"facet_id": "f2", "text": "Dating"}]
 
 
+def test_description_and_narrative_as_trec_topics_give_them(write, tmp_path):
+    """What a track's assessors read besides the query (shown on `exampp assess serve`'s page)."""
+    topics = read_topics(write("t.jsonl", '{"query_id": "1", "title": "coral", "description": " Why do reefs bleach? ", '
+                                          '"narrative": "Causes count, cures do not."}\n'
+                                          '{"query_id": "2", "title": "press", "description": "", "narrative": null}\n'))
+    assert topics == {"1": Topic("1", "coral", description="Why do reefs bleach?",
+                                 narrative="Causes count, cures do not."),
+                      "2": Topic("2", "press")}  # blank or null: none
+    write_topics(topics, tmp_path / "out.jsonl")
+    assert (tmp_path / "out.jsonl").read_text("utf-8").splitlines() == [
+        '{"query_id": "1", "text": "coral", "description": "Why do reefs bleach?", '
+        '"narrative": "Causes count, cures do not."}', '{"query_id": "2", "text": "press"}']
+    assert read_topics(tmp_path / "out.jsonl") == topics
+
+
 @pytest.mark.parametrize("name, text, line, message", [
+    ("t.jsonl", '{"query_id": "a", "text": "x", "narrative": 3}\n', 1, "'narrative' must be a string"),
     ("d.tsv", "q1\ta\nq2\tb\nq1\tc\n", 3, "duplicate query id 'q1'"),
     ("t.tsv", "q1\ta\nq2 no tab\n", 2, "expected 'query_id<TAB>text'"),
     ("t.tsv", "q1\t  \n", 1, "expected 'query_id<TAB>text'"),

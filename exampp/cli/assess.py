@@ -11,6 +11,9 @@ SUBCOMMANDS: dict[str, str] = {
     "estimate": "exampp.cli.assess_estimate:estimate",
     "agree": "exampp.cli.assess_agree:agree",
     "plan": "exampp.cli.assess_plan:plan",
+    "serve": "exampp.cli.assess_serve:serve",
+    "export": "exampp.cli.assess_export:export",
+    "import": "exampp.cli.assess_import:import_cmd",
 }
 
 

@@ -1,4 +1,5 @@
-"""Topics (queries), optionally with subtopics (facets, e.g. TREC CAR sections).
+"""Topics (queries), optionally with subtopics (facets, e.g. TREC CAR sections) and, as TREC topics
+have them, a description and a narrative (what the assessors of a track read besides the query).
 
 Read from a JSON map ``{query_id: text}``, a JSON list or JSONL of topic objects, a TSV file
 ``query_id<TAB>text``, or ``irds:<dataset-id>`` (ir_datasets); written as exampp JSONL.
@@ -27,6 +28,7 @@ from exampp.errors import InputError
 _ID_KEYS = ("query_id", "qid")
 _TEXT_KEYS = ("text", "title", "query_text")
 _FACET_TEXT_KEYS = ("text", "facet_text")
+_GUIDANCE_KEYS = ("description", "narrative")  # optional fields of a topic object, as ir_datasets names them
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,8 @@ class Topic:
     query_id: str
     text: str
     subtopics: tuple[Subtopic, ...] = ()
+    description: str | None = None  # what the query means (TREC's <desc>), where the topics give it
+    narrative: str | None = None  # what makes a passage relevant (TREC's <narr>), where given
 
 
 def read_topics(source: str | PathLike) -> dict[str, Topic]:
@@ -73,7 +77,8 @@ def read_topics(source: str | PathLike) -> dict[str, Topic]:
 
 
 def write_topics(topics: Iterable[Topic] | Mapping[str, Topic], path: PathLike) -> None:
-    """Write exampp JSONL ``{"query_id", "text", "subtopics"?: [{"facet_id", "text"}]}``, atomically."""
+    """Write exampp JSONL ``{"query_id", "text", "subtopics"?: [{"facet_id", "text"}], "description"?,
+    "narrative"?}``, atomically."""
     items = topics.values() if isinstance(topics, Mapping) else topics
     with atomic_write(path) as fh:
         for topic in items:
@@ -82,6 +87,7 @@ def write_topics(topics: Iterable[Topic] | Mapping[str, Topic], path: PathLike) 
             if topic.subtopics:
                 record["subtopics"] = [{"facet_id": check_id(s.facet_id, "facet id"), "text": s.text}
                                        for s in topic.subtopics]
+            record.update({key: getattr(topic, key) for key in _GUIDANCE_KEYS if getattr(topic, key)})
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
@@ -142,7 +148,17 @@ def _topic_from_object(obj: Any, path: str, lineno: int | None) -> Topic:
             raise InputError(path, lineno, f"duplicate facet id {facet_id!r} in query {query_id!r}")
         facets.append(Subtopic(facet_id, _nonblank(_first(sub, _FACET_TEXT_KEYS, "facet text", path, lineno),
                                                    "facet text", path, lineno)))
-    return Topic(query_id, text, tuple(facets))
+    guidance = {key: _optional_text(obj.get(key), key, path, lineno) for key in _GUIDANCE_KEYS}
+    return Topic(query_id, text, tuple(facets), **guidance)
+
+
+def _optional_text(value: Any, name: str, path: str, lineno: int | None) -> str | None:
+    """An optional text field: None when absent, null or blank."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InputError(path, lineno, f"{name!r} must be a string")
+    return value.strip() or None
 
 
 def _first(obj: dict, keys: tuple[str, ...], what: str, path: str, lineno: int | None) -> Any:
@@ -174,4 +190,12 @@ def _read_irds_topics(source: str) -> dict[str, Topic]:
     dataset = load_ir_dataset(source)
     if not dataset.has_queries():
         raise InputError(source, None, "this ir_datasets dataset has no queries")
-    return {q.query_id: Topic(q.query_id, q.default_text()) for q in dataset.queries_iter()}
+    return {q.query_id: Topic(q.query_id, q.default_text(), description=_irds_text(q, "description"),
+                              narrative=_irds_text(q, "narrative"))
+            for q in dataset.queries_iter()}
+
+
+def _irds_text(query: Any, field: str) -> str | None:
+    """A TREC query's description or narrative (ir_datasets' TrecQuery), None for queries without one."""
+    value = getattr(query, field, None)
+    return (value.strip() or None) if isinstance(value, str) else None
