@@ -280,3 +280,17 @@ def test_ppi_needs_a_mean_and_the_judge_has_no_interval(tmp_path):
     assert judged["low"].isna().all()
     ppi = estimate_runs(ws, sample=sample, labels=labels, estimator="ppi++", rel_level=2).table
     assert ((ppi["low"] <= ppi["estimate"]) & (ppi["estimate"] <= ppi["high"])).all()
+
+
+def test_labels_imported_into_the_store_estimate_as_the_file_does(tmp_path):
+    from exampp.api.assess_labels import import_labels
+
+    ws = _synthetic(tmp_path)
+    sample = tmp_path / "s.tsv"
+    draw_sample(SampleJob(ws, 30, output=sample))
+    labels = tmp_path / "labels.qrels"
+    _labels_for(sample, labels)
+    import_labels(ws, labels, assessor="ann")
+    from_file = estimate_runs(ws, sample=sample, labels=labels, rel_level=2).table
+    from_store = estimate_runs(ws, sample=sample, rel_level=2).table
+    assert from_store.equals(from_file)

@@ -154,19 +154,21 @@ class Labelled:
     pairs: list[SamplePair] = field(default_factory=list)
 
 
-def read_human_labels(path: PathLike) -> dict[tuple[str, str], list[float]]:
-    """(query id, key) -> every assessor's grade, from a qrels file (``qid iter docid rel``, a fifth
-    column naming the assessor) or the assessors' label store."""
-    from exampp.collection.qrels import read_qrels
+def read_human_labels(workspace: Workspace | PathLike, path: PathLike | None) -> dict[tuple[str, str], list[float]]:
+    """(query id, key) -> every assessor's grade: from a label file (qrels with an optional assessor
+    column, or Label Studio's export: :func:`exampp.assessments.read_labels`), or, without one, from the
+    workspace's label store (what ``exampp assess serve`` and ``import`` put there)."""
+    from exampp.api.assess_labels import store_labels
+    from exampp.assessments import read_labels
 
+    table = read_labels(path) if path is not None else store_labels(as_workspace(workspace).root)
     labels: dict[tuple[str, str], list[float]] = {}
-    for qid, per_query in read_qrels(path).items():
-        for key, grade in per_query.items():
-            labels.setdefault((qid, key), []).append(float(grade))
+    for qid, key, grade in table[["query_id", "key", "grade"]].itertuples(index=False):
+        labels.setdefault((qid, key), []).append(float(grade))
     return labels
 
 
-def labelled_sample(workspace: Workspace | PathLike, sample: PathLike, labels: PathLike,
+def labelled_sample(workspace: Workspace | PathLike, sample: PathLike, labels: PathLike | None,
                     measures: Sequence[AssessMeasure], *, runs: RunsSource | None = None,
                     method: str | None = None, warn: Warn = python_warning) -> Labelled:
     """The sample's pairs joined with their labels and the judge's pool. A sampled pair without a label
@@ -177,7 +179,7 @@ def labelled_sample(workspace: Workspace | PathLike, sample: PathLike, labels: P
     if any(pair.is_nugget for pair in pairs):
         raise AssessError(f"{display_name(sample)}: a sample of nuggets; estimate nugget measures from "
                           "assignment files")
-    given = read_human_labels(labels)
+    given = read_human_labels(workspace, labels)
     index = judge.population.index()
     outside_pool = [p for p in pairs if (p.query_id, p.key) not in index]
     if outside_pool:
@@ -187,7 +189,8 @@ def labelled_sample(workspace: Workspace | PathLike, sample: PathLike, labels: P
                                        "the sample was drawn from other runs or a deeper pool")
     responded = [p for p in pairs if (p.query_id, p.key) in given]
     if not responded:
-        raise AssessError(f"{display_name(labels)}: none of the {len(pairs)} sampled pairs has a label")
+        where = display_name(labels) if labels is not None else as_workspace(workspace).assessments
+        raise AssessError(f"{where}: none of the {len(pairs)} sampled pairs has a label")
     rate = _response_rates(pairs, responded)
     unlabelled = len(pairs) - len(responded)
     if unlabelled:
@@ -216,7 +219,7 @@ def _response_rates(pairs: Sequence[SamplePair], responded: Sequence[SamplePair]
 
 # --- estimate -------------------------------------------------------------------------------------
 
-def estimate_runs(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike,
+def estimate_runs(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike | None = None,
                   measures: Sequence[str] = ("P@10",), rel_level: float = 1.0, level: float = 0.9,
                   estimator: str = DEFAULT_ESTIMATOR, method: str | None = None, runs: RunsSource | None = None,
                   replicates: int = 2000, seed: int = 0, warn: Warn = python_warning) -> Estimates:
@@ -261,7 +264,7 @@ class JudgeAgreement:
     rel_level: float
 
 
-def judge_agreement(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike, rel_level: float = 1.0,
+def judge_agreement(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike | None = None, rel_level: float = 1.0,
                     method: str | None = None, runs: RunsSource | None = None, depth: int = 10, top: int = 20,
                     level: float = 0.9, warn: Warn = python_warning) -> JudgeAgreement:
     """κ, the confusion table, the judge's calibration curve and the ``top`` largest disagreements."""
@@ -318,7 +321,7 @@ class BudgetPlan:
     target_width: float
 
 
-def plan_budget(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike, target_width: float,
+def plan_budget(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike | None = None, target_width: float,
                 measures: Sequence[str] = ("P@10",), rel_level: float = 1.0, level: float = 0.9,
                 strategy: str = design.DEFAULT_STRATEGY, method: str | None = None, runs: RunsSource | None = None,
                 warn: Warn = python_warning) -> BudgetPlan:

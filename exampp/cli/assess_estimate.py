@@ -11,8 +11,10 @@ def labels_options(command):
     """``--labels`` and ``--sample``: what every human-sample command reads."""
     command = click.option("--sample", "sample_file", required=True, type=FILE,
                            help="The sample the labels are of (exampp assess sample).")(command)
-    return click.option("--labels", required=True, type=FILE,
-                        help="People's labels: qrels (qid iter docid grade).")(command)
+    return click.option("--labels", type=FILE,
+                        help="People's labels: qrels (qid iter docid grade [assessor]) or Label Studio's export "
+                             "(default: the workspace's assessments.sqlite, from exampp assess serve and import)."
+                        )(command)
 
 
 @click.command()
