@@ -294,3 +294,65 @@ def test_labels_imported_into_the_store_estimate_as_the_file_does(tmp_path):
     from_file = estimate_runs(ws, sample=sample, labels=labels, rel_level=2).table
     from_store = estimate_runs(ws, sample=sample, rel_level=2).table
     assert from_store.equals(from_file)
+
+
+# --- nuggets: RAG answers -------------------------------------------------------------------------
+
+def _answers(seed: int, judge: bool = False):
+    """3 topics x 5 runs (run4 skips t2) with 4 nuggets a topic (the first two vital); the assessors'
+    assignment from ``seed``, the judge's a noisy copy."""
+    from exampp.collection.nugget_assignments import ASSIGNMENTS, Answer, AssignedNugget
+
+    rng = np.random.default_rng(seed)
+    answers = []
+    for t in range(3):
+        for r in range(5):
+            if r == 4 and t == 2:
+                continue
+            nuggets = []
+            for i in range(4):
+                grade = int(rng.choice(3, p=[0.4, 0.2, 0.4]))
+                if judge and rng.random() < 0.3:
+                    grade = int(rng.integers(3))
+                nuggets.append(AssignedNugget(f"nugget {t}-{i}", "vital" if i < 2 else "okay", ASSIGNMENTS[grade]))
+            answers.append(Answer(f"t{t}", f"run{r}", f"answer {t} {r}", tuple(nuggets)))
+    return answers
+
+
+def test_fully_judged_nugget_measures_equal_the_tracks_scores(tmp_path):
+    from exampp.analysis.nuggets import MEASURES, per_answer, run_scores
+    from exampp.assess.population import nugget_population
+
+    people = _answers(0)
+    pop = nugget_population(people)
+    everything = Evidence(pop.layout, pop.judge, 2.0, np.arange(len(pop.keys)), np.ones(len(pop.keys)),
+                          pop.judge[:, None])
+    table = estimate(everything, [AssessMeasure.parse(m) for m in MEASURES], estimator="humans", replicates=2).table
+    board = run_scores(per_answer(people)).set_index("run")
+    for row in table.itertuples():
+        assert row.estimate == pytest.approx(board.at[row.run, row.measure], abs=1e-12)
+
+
+def test_a_nugget_sample_estimates_from_the_assessors_file(tmp_path):
+    from exampp.collection.nugget_assignments import write_assignments
+
+    ours, people = tmp_path / "ours.jsonl", tmp_path / "people.jsonl"
+    write_assignments(_answers(0, judge=True), ours)
+    write_assignments(_answers(0), people)
+    sample = tmp_path / "s.tsv"
+    result = draw_sample(SampleJob(tmp_path, 20, measures=("V_strict",), nuggets=ours, output=sample))
+    quiet: list[str] = []
+    assert all(p.is_nugget for p in read_sample(sample)) and len(result.pairs) == 20
+    full = draw_sample(SampleJob(tmp_path, 1000, measures=("V_strict",), nuggets=ours, output=tmp_path / "all.tsv"), quiet.append)
+    assert len(full.pairs) == 56  # every (answer, nugget) pair: 14 answers x 4 nuggets
+    table = estimate_runs(tmp_path, sample=tmp_path / "all.tsv", labels=people, measures=["V_strict", "A"],
+                          nuggets=ours, estimator="calibrated", warn=quiet.append).table
+    from exampp.analysis.nuggets import per_answer, run_scores
+
+    board = run_scores(per_answer(_answers(0))).set_index("run")
+    for row in table.itertuples():
+        assert row.estimate == pytest.approx(board.at[row.run, row.measure], abs=1e-12)
+    some = estimate_runs(tmp_path, sample=sample, labels=people, measures=["V_strict"], nuggets=ours).table
+    assert ((some["low"] <= some["estimate"]) & (some["estimate"] <= some["high"])).all()
+    with pytest.raises(AssessError, match="need the judge's assignment"):
+        draw_sample(SampleJob(tmp_path, 20, measures=("V_strict",)))

@@ -24,7 +24,7 @@ from exampp.api import Warn, python_warning
 from exampp.api.workspace import RunsSource, as_workspace, labelled_grades, stored_grades, workspace_runs
 from exampp.assess import design
 from exampp.assess.estimators import DEFAULT_ESTIMATOR, Estimates, Evidence, estimate
-from exampp.assess.measures import AssessMeasure, MeasureError, run_weights
+from exampp.assess.measures import NUGGET_MEASURES, AssessMeasure, MeasureError, run_weights
 from exampp.assess.population import Population, passage_population
 from exampp.collection.assessment_sample import SamplePair, read_sample, sample_keys, write_sample
 from exampp.collection.io import PathLike, display_name
@@ -46,10 +46,20 @@ class Judge:
 
 
 def workspace_judge(workspace: Workspace | PathLike, measures: Sequence[AssessMeasure], *,
-                    runs: RunsSource | None = None, method: str | None = None,
+                    runs: RunsSource | None = None, method: str | None = None, nuggets: PathLike | None = None,
                     warn: Warn = python_warning) -> Judge:
-    """The top-k pool of the runs (k: the measures' largest cutoff) with the EXAM label of each pair."""
+    """The top-k pool of the runs (k: the measures' largest cutoff) with the EXAM label of each pair; or,
+    given ``nuggets`` (the judge's nugget assignment file), every (answer, nugget) pair with its
+    assignment as the judge's grade (relevant: supported)."""
     from exampp.labels import exam_labels
+
+    if nuggets is not None:
+        from exampp.assess.population import nugget_population
+        from exampp.collection.nugget_assignments import read_assignments
+
+        return Judge(nugget_population(read_assignments(nuggets)), f"nuggets:{display_name(nuggets)}", 2.0)
+    if any(m.kind in NUGGET_MEASURES for m in measures):
+        raise AssessError("nugget measures (V_strict, A_strict, ...) need the judge's assignment: --nuggets FILE")
 
     ws = as_workspace(workspace)
     read = workspace_runs(ws, runs)
@@ -94,6 +104,7 @@ class SampleJob:
     method: str | None = None
     runs: RunsSource | None = None
     output: PathLike | None = None
+    nuggets: PathLike | None = None  # the judge's nugget assignment: a sample of (answer, nugget) pairs
 
 
 @dataclass(frozen=True)
@@ -110,7 +121,7 @@ def draw_sample(job: SampleJob, warn: Warn = python_warning) -> SampleResult:
     if job.strategy not in design.STRATEGIES:
         raise AssessError(f"unknown strategy {job.strategy!r}; one of {', '.join(design.STRATEGIES)}")
     measures = parse_measures(job.measures, job.rel_level)
-    judge = workspace_judge(job.workspace, measures, runs=job.runs, method=job.method, warn=warn)
+    judge = workspace_judge(job.workspace, measures, runs=job.runs, method=job.method, nuggets=job.nuggets, warn=warn)
     pop = judge.population
     top = float(max(pop.judge.max(initial=0.0), 1.0))
     sd = design.prior_sd(pop.judge, top)
@@ -120,7 +131,7 @@ def draw_sample(job: SampleJob, warn: Warn = python_warning) -> SampleResult:
     chosen, probabilities, priorities = design.draw(sizes, uniforms, job.budget)
     if job.budget > pop.layout.n_pairs:
         warn(f"the budget ({job.budget}) covers the whole pool: all {pop.layout.n_pairs} pairs drawn")
-    pairs = [SamplePair(pop.query_ids[d], pop.keys[d], float(p), _stratum(pop.judge[d]), float(priority))
+    pairs = [_pair(pop.query_ids[d], pop.keys[d], float(p), _stratum(pop.judge[d]), float(priority), job.nuggets)
              for d, p, priority in zip(chosen, probabilities, priorities)]
     kept = 0
     if job.output is not None and str(job.output) != "-" and Path(job.output).is_file():
@@ -135,6 +146,14 @@ def draw_sample(job: SampleJob, warn: Warn = python_warning) -> SampleResult:
     if job.output is not None:
         write_sample(pairs, job.output)
     return SampleResult(pairs, pop.layout.n_pairs, kept)
+
+
+def _pair(query_id: str, key: str, probability: float, stratum: str, priority: float,
+          nuggets: PathLike | None) -> SamplePair:
+    if nuggets is None:
+        return SamplePair(query_id, key, probability, stratum, priority)
+    run, nugget_id = key.rsplit("/", 1)
+    return SamplePair(query_id, None, probability, stratum, priority, run=run, nugget_id=nugget_id)
 
 
 def _stratum(grade: float) -> str:
@@ -154,12 +173,20 @@ class Labelled:
     pairs: list[SamplePair] = field(default_factory=list)
 
 
-def read_human_labels(workspace: Workspace | PathLike, path: PathLike | None) -> dict[tuple[str, str], list[float]]:
+def read_human_labels(workspace: Workspace | PathLike, path: PathLike | None, nuggets: PathLike | None = None
+                      ) -> dict[tuple[str, str], list[float]]:
     """(query id, key) -> every assessor's grade: from a label file (qrels with an optional assessor
-    column, or Label Studio's export: :func:`exampp.assessments.read_labels`), or, without one, from the
-    workspace's label store (what ``exampp assess serve`` and ``import`` put there)."""
+    column, or Label Studio's export: :func:`exampp.assessments.read_labels`; with ``nuggets``, also a
+    nugget assignment file, people's), or, without one, from the workspace's label store (what
+    ``exampp assess serve`` and ``import`` put there)."""
     from exampp.api.assess_labels import store_labels
     from exampp.assessments import read_labels
+
+    if nuggets is not None and path is not None and _is_assignment_file(path):
+        from exampp.assess.population import nugget_labels
+        from exampp.collection.nugget_assignments import read_assignments
+
+        return nugget_labels(read_assignments(nuggets), read_assignments(path), display_name(path))
 
     table = read_labels(path) if path is not None else store_labels(as_workspace(workspace).root)
     labels: dict[tuple[str, str], list[float]] = {}
@@ -168,25 +195,40 @@ def read_human_labels(workspace: Workspace | PathLike, path: PathLike | None) ->
     return labels
 
 
+def _is_assignment_file(path: PathLike) -> bool:
+    """Whether ``path`` is a nugget assignment file (JSONL answers with their nuggets)."""
+    import json
+
+    from exampp.collection.io import first_nonblank, iter_lines
+
+    first, _ = first_nonblank(iter(iter_lines(path)))
+    try:
+        record = json.loads(first) if first is not None and first.lstrip().startswith("{") else None
+    except ValueError:
+        return False
+    return isinstance(record, dict) and "nuggets" in record
+
+
 def labelled_sample(workspace: Workspace | PathLike, sample: PathLike, labels: PathLike | None,
                     measures: Sequence[AssessMeasure], *, runs: RunsSource | None = None,
-                    method: str | None = None, warn: Warn = python_warning) -> Labelled:
+                    method: str | None = None, nuggets: PathLike | None = None,
+                    warn: Warn = python_warning) -> Labelled:
     """The sample's pairs joined with their labels and the judge's pool. A sampled pair without a label
     is non-response: the pairs labelled in its stratum stand for it (each one's probability times the
     stratum's response rate), and a warning says how many."""
-    judge = workspace_judge(workspace, measures, runs=runs, method=method, warn=warn)
+    judge = workspace_judge(workspace, measures, runs=runs, method=method, nuggets=nuggets, warn=warn)
     pairs = read_sample(sample)
-    if any(pair.is_nugget for pair in pairs):
-        raise AssessError(f"{display_name(sample)}: a sample of nuggets; estimate nugget measures from "
-                          "assignment files")
-    given = read_human_labels(workspace, labels)
+    if any(pair.is_nugget != (nuggets is not None) for pair in pairs):
+        raise AssessError(f"{display_name(sample)}: a sample of nuggets goes with the judge's assignment (--nuggets), "
+                          "a sample of passages with a workspace's grades")
+    given = read_human_labels(workspace, labels, nuggets)
     index = judge.population.index()
     outside_pool = [p for p in pairs if (p.query_id, p.key) not in index]
     if outside_pool:
         first = outside_pool[0]
-        raise InputError(sample, None, f"{len(outside_pool)} sampled pair(s) are not in the pool of the runs' top "
-                                       f"{max(m.cutoff for m in measures)} (first: {first.query_id} {first.key}): "
-                                       "the sample was drawn from other runs or a deeper pool")
+        raise InputError(sample, None, f"{len(outside_pool)} sampled pair(s) are not in the judge's pool (first: "
+                                       f"{first.query_id} {first.key}): the sample was drawn from other runs or "
+                                       "answers, or a deeper pool")
     responded = [p for p in pairs if (p.query_id, p.key) in given]
     if not responded:
         where = display_name(labels) if labels is not None else as_workspace(workspace).assessments
@@ -222,12 +264,14 @@ def _response_rates(pairs: Sequence[SamplePair], responded: Sequence[SamplePair]
 def estimate_runs(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike | None = None,
                   measures: Sequence[str] = ("P@10",), rel_level: float = 1.0, level: float = 0.9,
                   estimator: str = DEFAULT_ESTIMATOR, method: str | None = None, runs: RunsSource | None = None,
-                  replicates: int = 2000, seed: int = 0, warn: Warn = python_warning) -> Estimates:
+                  nuggets: PathLike | None = None, replicates: int = 2000, seed: int = 0,
+                  warn: Warn = python_warning) -> Estimates:
     """Every run's ``measures`` (``P@10``, ``nDCG@10``; relevant from human grade ``rel_level``) from
     the judge and the labelled ``sample``, by ``estimator`` (:mod:`exampp.assess.estimators`), intervals
-    at ``level``."""
+    at ``level``. With ``nuggets`` (the judge's nugget assignment file), the RAG track's V_strict,
+    A_strict, V, A, W_strict, W of every run's answers from (answer, nugget) labels."""
     parsed = parse_measures(measures, rel_level)
-    data = labelled_sample(workspace, sample, labels, parsed, runs=runs, method=method, warn=warn)
+    data = labelled_sample(workspace, sample, labels, parsed, runs=runs, method=method, nuggets=nuggets, warn=warn)
     try:
         return estimate(data.evidence, parsed, estimator=estimator, level=level, replicates=replicates, seed=seed)
     except ValueError as exc:
@@ -332,7 +376,7 @@ def plan_budget(workspace: Workspace | PathLike, *, sample: PathLike, labels: Pa
     from scipy import stats
 
     from exampp.assess.estimators import calibrated_predictions
-    from exampp.assess.measures import Target
+    from exampp.assess.measures import Target, measure_totals
 
     if not target_width > 0:
         raise AssessError(f"--target-width must be positive, got {target_width}")
@@ -345,7 +389,7 @@ def plan_budget(workspace: Workspace | PathLike, *, sample: PathLike, labels: Pa
     sizes = design.sizes_for(strategy, design.prior_sd(pop.judge, top), squares, spread)
     rows = []
     for m in parsed:
-        target = Target("binary", m.rel) if m.kind == "P" else Target("gain")
+        target = Target("gain") if m.kind == "nDCG" else measure_totals(m, pop.layout, np.ones(0)).targets[0]
         _, held_out = calibrated_predictions(ev, target)
         human = np.nanmean(np.where(np.isnan(ev.labels), np.nan, target.of(np.nan_to_num(ev.labels))), axis=1)
         residual = (human - held_out) ** 2

@@ -143,7 +143,7 @@ def _judge_target(evidence: Evidence, target: Target) -> np.ndarray:
     """The judge's own value of a target: relevant from grade τ; its grade as the gain."""
     if target.kind == "binary":
         return (evidence.judge >= evidence.relevant_grade).astype(float)
-    return np.maximum(evidence.judge, 0.0)
+    return target.scale * np.maximum(evidence.judge, 0.0)
 
 
 def _replicate_totals(matrix: sparse.csr_matrix, evidence: Evidence, estimator: str, targets: Sequence[Target],
@@ -280,7 +280,7 @@ def _ppi(evidence: Evidence, measure: AssessMeasure, estimator: str, level: floa
 
 def _run_df(matrix: sparse.csr_matrix, evidence: Evidence, measure: AssessMeasure, layout: Layout) -> np.ndarray:
     """Degrees of freedom per run: its own rows' effective sample (nDCG: its DCG rows together)."""
-    if measure.kind == "P":
+    if measure.kind != "nDCG":
         return _effective_df(matrix, evidence)
     n_runs, n_queries = len(layout.runs), len(layout.queries)
     dcg = matrix[:n_runs * n_queries]

@@ -23,6 +23,7 @@ from scipy import sparse
 from exampp.errors import ExamppError
 
 SUPPORTED = ("P", "nDCG")
+NUGGET_MEASURES = ("V_strict", "A_strict", "V", "A", "W_strict", "W")  # the TREC RAG track's, as exampp.analysis.nuggets
 
 
 class MeasureError(ExamppError, ValueError):
@@ -44,6 +45,8 @@ class AssessMeasure:
         ``-l``, unless the name carries its own ``rel=``."""
         import ir_measures
 
+        if name in NUGGET_MEASURES:
+            return cls(name, name, 0, 2.0)
         try:
             measure = ir_measures.parse_measure(name)
         except (NameError, ValueError, SyntaxError, AssertionError) as exc:
@@ -69,15 +72,16 @@ def discount(cutoff: int) -> np.ndarray:
 @dataclass(frozen=True)
 class Target:
     """A transformation of a pair's human label that totals sum: ``binary`` 1[y ≥ level], or
-    ``gain`` max(y, 0)."""
+    ``gain`` scale·max(y, 0)."""
 
     kind: str
     level: float = 0.0
+    scale: float = 1.0
 
     def of(self, labels: np.ndarray) -> np.ndarray:
         if self.kind == "binary":
             return (labels >= self.level).astype(float)
-        return np.maximum(labels, 0.0)
+        return self.scale * np.maximum(labels, 0.0)
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,7 @@ class Layout:
     queries: tuple[str, ...]
     query_of: np.ndarray
     rankings: tuple[tuple[np.ndarray, ...], ...]
+    importance: np.ndarray | None = None  # nugget pairs: each nugget's weight, 1 vital, 0.5 okay
 
     @property
     def n_pairs(self) -> int:
@@ -108,6 +113,8 @@ def measure_totals(measure: AssessMeasure, layout: Layout, levels: np.ndarray) -
     of pairs at grade ≥ g per query and grade level g in ``levels`` (the scale's levels above 0)."""
     n_runs, n_queries = len(layout.runs), len(layout.queries)
     rows, cols, values = [], [], []
+    if measure.kind in NUGGET_MEASURES:
+        return _nugget_totals(measure, layout)
     if measure.kind == "P":
         weight = 1.0 / (measure.cutoff * n_queries)
         for r, per_query in enumerate(layout.rankings):
@@ -138,13 +145,38 @@ def measure_totals(measure: AssessMeasure, layout: Layout, levels: np.ndarray) -
     return Totals(matrix, targets)
 
 
+def _nugget_totals(measure: AssessMeasure, layout: Layout) -> Totals:
+    """One row per run: the mean over the topics it answered of its answer's share of the topic's
+    (vital, for V) nuggets supported (strict: support only; else partial support counts half;
+    W: weighted by importance), as :func:`exampp.analysis.nuggets.answer_scores` scores an answer."""
+    if layout.importance is None:
+        raise MeasureError(f"{measure.name} is a nugget measure: it needs nugget pairs")
+    rows, cols, values = [], [], []
+    for r, per_query in enumerate(layout.rankings):
+        answered = [pairs for pairs in per_query if len(pairs)]
+        for pairs in answered:
+            weight = layout.importance[pairs]
+            if measure.kind.startswith("V"):
+                weight = (weight == 1.0).astype(float)
+            elif not measure.kind.startswith("W"):
+                weight = np.ones(len(pairs))
+            if weight.sum() == 0:
+                continue  # a score over no nuggets is 0
+            rows.extend([r] * len(pairs))
+            cols.extend(pairs)
+            values.extend(weight / weight.sum() / len(answered))
+    matrix = sparse.csr_matrix((values, (rows, cols)), shape=(len(layout.runs), layout.n_pairs))
+    strict = measure.kind.endswith("_strict")
+    return Totals(matrix, (Target("binary", 2.0) if strict else Target("gain", scale=0.5),) * len(layout.runs))
+
+
 def measure_values(measure: AssessMeasure, layout: Layout, levels: np.ndarray, totals: np.ndarray,
                    known: np.ndarray | None = None) -> np.ndarray:
     """The measure of every run from its totals: ``totals`` (rows of :func:`measure_totals`, replicates)
     -> (runs, replicates). Estimated totals can be impossible; nDCG keeps them possible: each query's
     count at grade ≥ g is at least ``known`` (queries x levels: the labelled pairs seen at that grade)
     and each query's nDCG lies in [0, 1]."""
-    if measure.kind == "P":
+    if measure.kind != "nDCG":
         return totals
     n_runs, n_queries = len(layout.runs), len(layout.queries)
     base = n_runs * n_queries
@@ -174,7 +206,7 @@ def run_weights(measure: AssessMeasure, layout: Layout) -> sparse.csr_matrix:
     """(runs x pairs): each pair's weight in each run's measure, for the sampling design (nDCG: the
     discount over the number of queries, the ideal DCG taken as 1)."""
     totals = measure_totals(measure, layout, np.ones(0))
-    if measure.kind == "P":
+    if measure.kind != "nDCG":
         return totals.matrix
     n_runs, n_queries = len(layout.runs), len(layout.queries)
     collapse = sparse.kron(sparse.eye(n_runs), np.ones((1, n_queries)) / n_queries)

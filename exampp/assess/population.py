@@ -2,12 +2,13 @@
 with the judge's label of each, laid out for the measures (:class:`exampp.assess.measures.Layout`)."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from exampp.assess.measures import Layout
+from exampp.collection.nugget_assignments import Answer
 from exampp.collection.runs import Run
 
 
@@ -53,3 +54,51 @@ def passage_population(runs: Mapping[str, Run], depth: int, judge: Mapping[tuple
     layout = Layout(tuple(names), tuple(queries), np.array([at[q] for q, _ in pairs], dtype=int), tuple(rankings))
     return Population(tuple(q for q, _ in pairs), tuple(k for _, k in pairs),
                       np.array([float(judge[pair]) for pair in pairs]), layout)
+
+
+def nugget_population(answers: Sequence[Answer]) -> Population:
+    """Every (answer, nugget) pair of assigned answers (the judge's assignment file): the key is
+    ``run/i``, i the nugget's place in its topic's list; the judge's grade its assignment (0 not
+    supported, 1 partly, 2 fully); the layout ranks each run's answer's nuggets under its topic."""
+    names = sorted({a.run_id for a in answers})
+    queries = sorted({a.query_id for a in answers})
+    at = {q: i for i, q in enumerate(queries)}
+    by_run = {(a.run_id, a.query_id): a for a in answers}
+    query_ids, keys, judge, importance, query_of = [], [], [], [], []
+    rankings = []
+    for run in names:
+        per_query = []
+        for q in queries:
+            answer = by_run.get((run, q))
+            start = len(keys)
+            for i, nugget in enumerate(answer.nuggets if answer else ()):
+                query_ids.append(q)
+                keys.append(f"{run}/{i}")
+                judge.append(float(nugget.grade if nugget.grade is not None else 0))
+                importance.append(1.0 if nugget.importance == "vital" else 0.5)
+                query_of.append(at[q])
+            per_query.append(np.arange(start, len(keys), dtype=int))
+        rankings.append(tuple(per_query))
+    layout = Layout(tuple(names), tuple(queries), np.array(query_of, dtype=int), tuple(rankings),
+                    np.array(importance))
+    return Population(tuple(query_ids), tuple(keys), np.array(judge), layout)
+
+
+def nugget_labels(ours: Sequence[Answer], judged: Sequence[Answer], name: str) -> dict[tuple[str, str], list[float]]:
+    """(topic, ``run/i``) -> [grade] of the assigned nuggets of ``judged`` (people's assignment file),
+    i the place of the nugget with the same text in the run's answer in ``ours`` (the judge's file);
+    InputError for an answer or a nugget the judge's file lacks."""
+    from exampp.errors import InputError
+
+    place = {(a.query_id, a.run_id, n.text): i for a in ours for i, n in enumerate(a.nuggets)}
+    labels: dict[tuple[str, str], list[float]] = {}
+    for answer in judged:
+        for nugget in answer.nuggets:
+            if nugget.grade is None:
+                continue
+            i = place.get((answer.query_id, answer.run_id, nugget.text))
+            if i is None:
+                raise InputError(name, answer.line, f"topic {answer.query_id}, run {answer.run_id}: the judge's "
+                                                    f"assignment has no such answer and nugget ({nugget.text[:60]!r})")
+            labels.setdefault((answer.query_id, f"{answer.run_id}/{i}"), []).append(float(nugget.grade))
+    return labels

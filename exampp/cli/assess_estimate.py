@@ -21,7 +21,7 @@ def labels_options(command):
 @workspace_option
 @labels_options
 @click.option("--measure", "-m", "measures", multiple=True, default=("P@10",), show_default=True,
-              help="P@k, P(rel=2)@k or nDCG@k. Repeatable.")
+              help="P@k, P(rel=2)@k or nDCG@k; with --nuggets V_strict, A_strict, V, A, W_strict, W. Repeatable.")
 @click.option("--rel-level", type=float, default=1, show_default=True,
               help="Human grade from which a passage is relevant (as trec_eval -l).")
 @click.option("--level", type=FiniteRange(0, 1, min_open=True, max_open=True), default=0.9, show_default=True,
@@ -33,23 +33,27 @@ def labels_options(command):
 @click.option("--differences", type=click.Path(dir_okay=False, allow_dash=True),
               help="Also write every pair of runs' difference (TSV): which orderings the sample confirms.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of cross-fitting and the bootstrap.")
+@click.option("--nuggets", type=FILE,
+              help="The judge's nugget assignment (RAG answers); --labels is then people's assignment of the sampled "
+                   "(answer, nugget) pairs (the track's format) or qrels keyed run/nugget.")
 @method_option
 @format_option
 @output_option
-def estimate(workspace, labels, sample_file, measures, rel_level, level, estimator, differences, seed, method, fmt,
-             output) -> None:
+def estimate(workspace, labels, sample_file, measures, rel_level, level, estimator, differences, seed, nuggets, method,
+             fmt, output) -> None:
     """Every run's measures estimated from the judge's labels on the whole pool and people's labels on
     the sample, each with its interval; JSON is {run: {measure: {estimate, low, high}}}.
 
     \b
     Example:
       exampp assess estimate -w out/dl19 --labels labels.qrels --sample sample.tsv -m P@10 --rel-level 2
+      exampp assess estimate --nuggets ours.jsonl.gz --labels assessors.jsonl.gz --sample s.tsv -m V_strict
     """
     from exampp.api.assess import estimate_runs, estimates_json
     from exampp.report.records import dumps
 
     result = estimate_runs(workspace, sample=sample_file, labels=labels, measures=measures, rel_level=rel_level,
-                           level=level, estimator=estimator, method=method, seed=seed, warn=warn)
+                           level=level, estimator=estimator, method=method, nuggets=nuggets, seed=seed, warn=warn)
     if differences:
         emit(result.differences, "tsv", differences)
     if fmt == "json":
