@@ -107,13 +107,15 @@ def _standardised(features: np.ndarray) -> np.ndarray:
     return (features - features.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
 
 
-def _ridge(design: np.ndarray, values: np.ndarray, n_grades: int) -> np.ndarray:
-    """Coefficients of the ridge fit: the grades' offsets lightly penalised (toward the overall mean,
-    which the intercept-free one-hot carries), the queries' heavily (toward 0)."""
+def _ridge(design: np.ndarray, values: np.ndarray, weights: np.ndarray, n_grades: int) -> tuple[np.ndarray, float]:
+    """(coefficients, intercept) of the ridge fit, each sampled pair weighted by 1/π (mean 1) so that
+    the fit describes the pool, not the pairs a design favours: the grades' offsets lightly penalised
+    (toward the weighted mean, the intercept), the queries' heavily (toward 0)."""
     penalty = np.concatenate([np.full(n_grades, GRADE_PENALTY), np.full(design.shape[1] - n_grades, QUERY_PENALTY)])
-    mean = values.mean() if len(values) else 0.0
-    gram = design.T @ design + np.diag(penalty)
-    return np.linalg.solve(gram, design.T @ (values - mean)) , mean
+    weights = weights / weights.mean()
+    mean = float(np.average(values, weights=weights))
+    gram = design.T @ (design * weights[:, None]) + np.diag(penalty)
+    return np.linalg.solve(gram, design.T @ (weights * (values - mean))), mean
 
 
 def calibrated_predictions(evidence: Evidence, target: Target, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -128,7 +130,7 @@ def calibrated_predictions(evidence: Evidence, target: Target, seed: int = 0) ->
     def predict(rows: np.ndarray, fit_on: np.ndarray) -> np.ndarray:
         if len(fit_on) == 0:
             return np.zeros(len(rows))
-        (beta, mean) = _ridge(sampled_design[fit_on], y[fit_on], n_grades)
+        beta, mean = _ridge(sampled_design[fit_on], y[fit_on], 1 / evidence.probabilities[fit_on], n_grades)
         return np.clip(rows @ beta + mean, 0.0, high)
 
     everyone = predict(design, np.arange(len(y)))
