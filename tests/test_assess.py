@@ -356,3 +356,31 @@ def test_a_nugget_sample_estimates_from_the_assessors_file(tmp_path):
     assert ((some["low"] <= some["estimate"]) & (some["estimate"] <= some["high"])).all()
     with pytest.raises(AssessError, match="need the judge's assignment"):
         draw_sample(SampleJob(tmp_path, 20, measures=("V_strict",)))
+
+
+def test_the_reports_human_check_shows_the_corrected_leaderboard(tmp_path):
+    import pandas as pd
+
+    from exampp.api.leaderboards import QrelsMeasure
+    from exampp.api.meta_evaluate import meta_evaluate
+    from exampp.api.report import build_report
+
+    ws = _synthetic(tmp_path)
+    sample = tmp_path / "s.tsv"
+    draw_sample(SampleJob(ws, 40, output=sample))
+    labels = tmp_path / "labels.qrels"
+    _labels_for(sample, labels)
+    quiet: list[str] = []
+    official = ws / "qrels" / "truth.qrels"
+    meta = meta_evaluate(ws, official=QrelsMeasure(str(official), "P@10"), families=("qrels",), bootstrap=20,
+                         progress=False, warn=quiet.append)  # the synthetic exam gives IRT nothing to fit
+    report = build_report(ws, tmp_path / "report", meta=meta, official_qrels=official, progress=False,
+                          assess_sample=sample, assess_labels=labels, assess_rel_level=2, warn=quiet.append)
+    board = pd.read_csv(tmp_path / "report" / "human-check.tsv", sep="\t")
+    expected = estimate_runs(ws, sample=sample, labels=labels, rel_level=2, warn=quiet.append).table.set_index("run")
+    assert list(board["P@10"]) == sorted(board["P@10"], reverse=True)
+    for _, row in board.iterrows():
+        assert row["P@10"] == pytest.approx(expected.at[row["run"], "estimate"], abs=1e-9)
+        assert row["P@10 low"] <= row["P@10"] <= row["P@10 high"]
+    page = report.html.read_text()
+    assert '<section id="human">' in page and "40 pairs judged by people" in page

@@ -416,3 +416,49 @@ def plan_budget(workspace: Workspace | PathLike, *, sample: PathLike, labels: Pa
         rows.append((m.name, len(ev.sampled), have, needed, pop.layout.n_pairs))
     table = pd.DataFrame(rows, columns=["measure", "labels", "width", "labels_needed", "pool"])
     return BudgetPlan(table, target_width)
+
+
+# --- the report's human check ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HumanCheck:
+    """What the report shows of a labelled sample: ``leaderboard`` (run, then for each measure the
+    judge's value and the corrected estimate with its interval, best first by the first measure's
+    estimate), ``orderings`` (the pairs of runs the sample confirms in the judge's order), the judge's
+    ``calibration`` and κ."""
+
+    leaderboard: pd.DataFrame
+    orderings: pd.DataFrame
+    calibration: pd.DataFrame
+    kappa: float
+    n_pairs: int
+    n_compared: int  # pairs of runs compared per measure
+    estimator: str
+    level: float
+
+
+def human_check(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike | None = None,
+                measures: Sequence[str] = ("P@10",), rel_level: float = 1.0, level: float = 0.9,
+                estimator: str = DEFAULT_ESTIMATOR, method: str | None = None, runs: RunsSource | None = None,
+                seed: int = 0, warn: Warn = python_warning) -> HumanCheck:
+    """The corrected leaderboard beside the judge's, the confirmed orderings and the agreement."""
+    corrected = estimate_runs(workspace, sample=sample, labels=labels, measures=measures, rel_level=rel_level,
+                              level=level, estimator=estimator, method=method, runs=runs, seed=seed, warn=warn)
+    judged = estimate_runs(workspace, sample=sample, labels=labels, measures=measures, rel_level=rel_level,
+                           estimator="judge", method=method, runs=runs, warn=lambda line: None).table
+    board = None
+    for name in measures:
+        part = corrected.table[corrected.table["measure"] == name].set_index("run")
+        own = judged[judged["measure"] == name].set_index("run")["estimate"]
+        columns = pd.DataFrame({f"{name} judge": own, name: part["estimate"], f"{name} low": part["low"],
+                                f"{name} high": part["high"]})
+        board = columns if board is None else board.join(columns)
+    board = board.sort_values(measures[0], ascending=False, kind="stable").rename_axis("run").reset_index()
+    differences = corrected.differences
+    confirmed = differences[differences["confirmed"]].drop(columns=["confirmed"]).reset_index(drop=True)
+    depth = max(m.cutoff for m in parse_measures(measures, rel_level))
+    agreement = judge_agreement(workspace, sample=sample, labels=labels, rel_level=rel_level, method=method, runs=runs,
+                                depth=depth, level=level, warn=lambda line: None)
+    n_runs = differences["a"].nunique() + 1 if len(differences) else 0
+    return HumanCheck(board, confirmed, agreement.calibration, agreement.kappa, agreement.n_pairs,
+                      n_runs * (n_runs - 1) // 2, estimator, level)

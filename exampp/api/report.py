@@ -43,12 +43,14 @@ from exampp.collection.qrels import Qrels, as_label
 from exampp.defaults import DEPTH
 from exampp.errors import ExamppError
 # The page's files and content live with the page (exampp.report.content); the job's callers import them from here.
-from exampp.report.content import (ALPHA, AUDIT, AUDIT_FLAGS, BANK, COMPARISON, GRADED, GRADES, KAPPA, KAPPA_QUESTIONS,
-                                   LEADERBOARD, META, NUGGET_AGREEMENT, NUGGETS, PAGE, PER_QUERY, SCORES, SUPPORT,
-                                   TOO_BROAD, VS_BEST, AuditSummary, Conclusion, ReportContent)
+from exampp.report.content import (ALPHA, AUDIT, AUDIT_FLAGS, BANK, COMPARISON, GRADED, GRADES, HUMAN_CALIBRATION,
+                                   HUMAN_CHECK, HUMAN_ORDERINGS, KAPPA, KAPPA_QUESTIONS, LEADERBOARD, META,
+                                   NUGGET_AGREEMENT, NUGGETS, PAGE, PER_QUERY, SCORES, SUPPORT, TOO_BROAD, VS_BEST,
+                                   AuditSummary, Conclusion, HumanSummary, ReportContent)
 from exampp.workspace import Workspace
 
 if TYPE_CHECKING:
+    from exampp.api.assess import HumanCheck
     from exampp.api.audit import AuditResult
     from exampp.api.bank_review import BankReview
     from exampp.api.leaderboards import LeaderboardSource
@@ -99,6 +101,10 @@ def build_report(
     nuggets: PathLike | None = None,
     nuggets_assigned: Sequence[PathLike] = (),
     support: PathLike | None = None,
+    assess_sample: PathLike | None = None,
+    assess_labels: PathLike | None = None,
+    assess_measures: Sequence[str] = ("P@10",),
+    assess_rel_level: float = 1.0,
     progress: bool = True,
     warn: Warn = python_warning,
 ) -> Report:
@@ -117,8 +123,12 @@ def build_report(
     ``official``: the official leaderboard instead of ``official_qrels`` (which then serves only the
     agreement and the bank review); ``responses``: a RAG responses file whose segmented answers are
     the runs, instead of the workspace's runs/. ``nuggets``, ``nuggets_assigned``, ``support``: the
-    RAG tables (:func:`rag_tables`), with the same ``bootstrap`` and ``seed``. ``progress``: the
-    meta-evaluation's bar on stderr, on a terminal only."""
+    RAG tables (:func:`rag_tables`), with the same ``bootstrap`` and ``seed``. ``assess_sample``: a
+    human sample (``exampp assess sample``) whose labels (``assess_labels``, default the workspace's
+    label store) give the *Human check* section: the ``assess_measures`` (human grade ≥
+    ``assess_rel_level`` relevant) corrected by the sample beside the judge's
+    (:func:`~exampp.api.assess.human_check`). ``progress``: the meta-evaluation's bar on stderr, on a
+    terminal only."""
     from exampp.api.workspace import (
         WorkspaceError,
         as_workspace,
@@ -166,10 +176,24 @@ def build_report(
         given = {"nugget assignments": nuggets, "citation judgments": support}
         content = replace(content, header={**content.header, **{k: str(v) for k, v in given.items() if v is not None}},
                           tables={**content.tables, **rag})
+    if assess_sample is not None:
+        from exampp.api.assess import human_check
+
+        check = human_check(ws, sample=assess_sample, labels=assess_labels, measures=assess_measures,
+                            rel_level=assess_rel_level, method=stored.method_id, warn=warn)
+        content = replace(content, human=human_summary(check),
+                          tables={**content.tables, HUMAN_CHECK: check.leaderboard, HUMAN_ORDERINGS: check.orderings,
+                                  HUMAN_CALIBRATION: check.calibration})
     if audited is not None:
         summary, tables = audit_tables(audited)
         content = replace(content, audit=summary, tables={**content.tables, **tables})
     return write_report(content, output_dir)
+
+
+def human_summary(check: HumanCheck) -> HumanSummary:
+    """The section's figures of a human check."""
+    return HumanSummary(check.n_pairs, check.kappa, check.estimator, check.level, len(check.orderings),
+                        check.n_compared)
 
 
 def audit_tables(result: AuditResult, *, runs_shown: int = AUDIT_RUNS_SHOWN,

@@ -33,6 +33,15 @@ _INPUT = InputPath(dir_okay=False)  # no standard input: a report reads several 
                    "repeatable.")
 @click.option("--support", type=_INPUT,
               help="Citation judgments (the track's JSONL): the RAG section's citation support per run.")
+@click.option("--assess-sample", type=_INPUT,
+              help="A human sample (exampp assess sample): adds the Human check section, the judge's leaderboard "
+                   "corrected by its labels.")
+@click.option("--assess-labels", type=_INPUT,
+              help="The sample's labels (qrels, Label Studio's export) [default: the workspace's label store].")
+@click.option("--assess-measure", "assess_measures", multiple=True, default=("P@10",), show_default=True,
+              help="A measure the Human check corrects (P@k, nDCG@k), repeatable.")
+@click.option("--assess-rel-level", type=float, default=1, show_default=True,
+              help="Human grade from which a passage is relevant in the Human check.")
 @method_option
 @draw_options
 @depth_option
@@ -41,8 +50,8 @@ _INPUT = InputPath(dir_okay=False)  # no standard input: a report reads several 
               help="Official grade at which a passage counts as relevant (agreement, bank review).")
 @progress_option
 def report(workspace, output_dir, official_qrels, official_measure, official_file, official_column, responses,
-           nuggets, nuggets_assigned, support, method, bootstrap, irt_bootstrap, seed, depth, exclude,
-           rel_level, progress) -> None:
+           nuggets, nuggets_assigned, support, assess_sample, assess_labels, assess_measures, assess_rel_level,
+           method, bootstrap, irt_bootstrap, seed, depth, exclude, rel_level, progress) -> None:
     """A self-contained HTML report on a workspace: leaderboards with bootstrap intervals, the
     EXAM++ comparison plot, the meta-evaluation table, agreement with the official judgments,
     per-query scatter plots, grade histograms and the bank diagnostics. Every table is also
@@ -52,7 +61,8 @@ def report(workspace, output_dir, official_qrels, official_measure, official_fil
     --nuggets-assigned each assignment's agreement with it (kappa, alpha, and tau/rho of the
     V_strict leaderboards), --support the runs' citation support. A track without qrels gives
     its official leaderboard with --official (and --official-column) and its answers with
-    --responses.
+    --responses. --assess-sample adds a Human check: the leaderboard corrected by people's labels
+    of a sample, with intervals, the orderings they confirm and the judge's calibration.
 
     \b
     Example:
@@ -74,5 +84,6 @@ def report(workspace, output_dir, official_qrels, official_measure, official_fil
                           exclude=exclude, rel_level=rel_level,
                           official=LeaderboardFile(official_file, official_column) if official_file else None,
                           responses=responses, nuggets=nuggets, nuggets_assigned=nuggets_assigned, support=support,
-                          progress=progress, warn=warn)
+                          assess_sample=assess_sample, assess_labels=assess_labels, assess_measures=assess_measures,
+                          assess_rel_level=assess_rel_level, progress=progress, warn=warn)
     click.echo(f"{result.html} ({len(result.tables)} tables as TSV, {len(result.figures)} figures)")

@@ -17,6 +17,7 @@ KAPPA_QUESTIONS, ALPHA = "kappa-questions.tsv", "alpha.tsv"
 BANK, TOO_BROAD = "bank.tsv", "too-broad.tsv"
 NUGGETS, NUGGET_AGREEMENT, SUPPORT = "nuggets.tsv", "nugget-agreement.tsv", "support.tsv"
 AUDIT, AUDIT_FLAGS = "audit.tsv", "audit-flags.tsv"
+HUMAN_CHECK, HUMAN_ORDERINGS, HUMAN_CALIBRATION = "human-check.tsv", "human-orderings.tsv", "human-calibration.tsv"
 VS_BEST = "vs_best"
 """The meta-evaluation table's column saying how each row stands to the best (the first):
 ``best``, ``overlaps`` (its Kendall τ-b interval overlaps the best's: not told apart), ``apart``, or
@@ -42,6 +43,21 @@ class ReportContent:
     """What the judge-integrity section says besides its tables; None: no section (nothing audited)."""
     conclusion: Conclusion | None = None
     """The page's first sentence; None where no evaluation has a Kendall τ-b."""
+    human: HumanSummary | None = None
+    """What the human-check section says besides its tables; None: no section (no human sample)."""
+
+
+@dataclass(frozen=True)
+class HumanSummary:
+    """The human sample's figures the *Human check* section states (its tables are :data:`HUMAN_CHECK`,
+    :data:`HUMAN_ORDERINGS` and :data:`HUMAN_CALIBRATION`)."""
+
+    labelled: int
+    kappa: float
+    estimator: str
+    level: float
+    confirmed: int  # pairs of runs the sample confirms in the judge's order, over all measures
+    compared: int  # pairs of runs per measure
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 
 from exampp.report.content import (
-    ALPHA, AUDIT, AUDIT_FLAGS, BANK, COMPARISON, GRADED, GRADES, KAPPA, KAPPA_QUESTIONS, LEADERBOARD, META,
-    NUGGET_AGREEMENT, NUGGETS, PER_QUERY, SCORES, SUPPORT, TOO_BROAD, VS_BEST, Conclusion, ReportContent
+    ALPHA, AUDIT, AUDIT_FLAGS, BANK, COMPARISON, GRADED, GRADES, HUMAN_CALIBRATION, HUMAN_CHECK, HUMAN_ORDERINGS,
+    KAPPA, KAPPA_QUESTIONS, LEADERBOARD, META, NUGGET_AGREEMENT, NUGGETS, PER_QUERY, SCORES, SUPPORT, TOO_BROAD,
+    VS_BEST, Conclusion, ReportContent
 )
 from exampp.report.figures import CUT
 
@@ -75,6 +76,9 @@ def report_html(content: ReportContent, figures: dict[str, bytes]) -> str:
     if any(name in content.tables for name in RAG_TABLES):  # only a report given RAG inputs has the section
         sections.insert(1, _rag(content))
         links.insert(1, ("rag", "RAG answers"))
+    if content.human is not None:
+        sections.insert(1, _human(content))
+        links.insert(1, ("human", "Human check"))
     if content.audit is not None:
         sections.append(_audit(content))
         links.append(("audit", "Judge integrity"))
@@ -302,6 +306,34 @@ def _rag(content: ReportContent) -> str:
             _frame_table(tables[SUPPORT], SUPPORT, wide=True)]
     parts.append(_note(f"Measures as defined by: {_RAG_CITATIONS}"))
     return _section("rag", "RAG answers", "".join(parts))
+
+
+def _human(content: ReportContent) -> str:
+    summary, tables = content.human, content.tables
+    board = tables[HUMAN_CHECK]
+    measures = [c for c in board.columns if c != "run" and not c.endswith((" judge", " low", " high"))]
+    head = ["#", "run", *(h for m in measures for h in (f"{m} (judge)", f"{m} (corrected)"))]
+    rows = [[_number(i + 1), f'<span class="k">{_text(r["run"])}</span>',
+             *(cell for m in measures for cell in (_number(r[f"{m} judge"]), _score(r[m], r[f"{m} low"], r[f"{m} high"])))]
+            for i, r in board.iterrows()]
+    kappa = "&ndash;" if _missing(summary.kappa) else f"{summary.kappa:.3f}"
+    parts = [_note(
+        f"{summary.labelled} pairs judged by people, drawn with known probabilities (<code>exampp assess sample</code>). "
+        f"Each run's measure as the judge alone gives it, and corrected by the people's labels "
+        f"(estimator <code>{escape(summary.estimator)}</code>) with its {summary.level:.0%} interval under it. "
+        f"The judge against the people on the sample: Cohen's κ {kappa}."),
+        _table(head, rows, HUMAN_CHECK, numeric=set(range(2, len(head))) | {0}, wide=True),
+        "<h3>Orderings the sample confirms</h3>", _note(
+            f"{summary.confirmed} of the {summary.compared} pairs of runs (per measure) that the judge orders are "
+            f"confirmed by the sample: the estimated difference is positive at the {summary.level:.0%} level, "
+            "Holm-adjusted over the pairs of a measure.")]
+    if len(tables[HUMAN_ORDERINGS]):
+        parts.append(_frame_table(tables[HUMAN_ORDERINGS], HUMAN_ORDERINGS, wide=True))
+    parts += ["<h3>The judge's calibration</h3>", _note(
+        "Per judge grade: the labelled pairs and the share of the pool's pairs at that grade that people call "
+        "relevant (each labelled pair weighted by 1/π), with its interval."),
+        _frame_table(tables[HUMAN_CALIBRATION], HUMAN_CALIBRATION)]
+    return _section("human", "Human check", "".join(parts))
 
 
 def _audit(content: ReportContent) -> str:
