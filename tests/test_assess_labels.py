@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from assess_workspace import DESCRIPTION, HOSTILE, NARRATIVE, PROBABILITY, STRATUM, make_workspace
+from conftest import REPO
 from exampp.api.assess_labels import (ImportResult, export_labels, export_sample, import_labels, load_tasks,
                                       store_labels)
 from exampp.assess.assignment import double_judged, labels_needed
@@ -235,6 +236,12 @@ def test_label_studio_config_has_the_scale_as_choices(tmp_path):
     nugget = labeling_config(parse_scale("0:no,1:partly & <so>,2"), nuggets=True)
     assert '<Choice value="1 partly &amp; &lt;so&gt;" alias="1" hotkey="1"/>' in nugget
     assert '<Choice value="2 2" alias="2" hotkey="2"/>' in nugget and 'toName="nugget"' in nugget
+
+
+def test_the_docs_show_the_config_that_is_written():
+    page = (REPO / "docs" / "how-to" / "assessors.md").read_text(encoding="utf-8")
+    shown = page.split("```xml\n", 1)[1].split("```", 1)[0]
+    assert shown == labeling_config(PASSAGE_SCALE, nuggets=False)
 
 
 @pytest.mark.parametrize("tasks, line, message", [
