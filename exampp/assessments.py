@@ -61,6 +61,7 @@ CREATE TABLE IF NOT EXISTS claims (
     query_id TEXT NOT NULL, key TEXT NOT NULL, assessor TEXT NOT NULL, expires REAL NOT NULL,
     PRIMARY KEY (query_id, key, assessor)) WITHOUT ROWID;
 """
+_INSERT = "INSERT INTO labels (query_id, key, assessor, grade, note, time) VALUES (?, ?, ?, ?, ?, ?)"
 # An assessor's current label of a pair: their newest row that is not undone.
 _CURRENT = """SELECT * FROM labels WHERE id IN (
     SELECT MAX(id) FROM labels WHERE undone IS NULL GROUP BY query_id, key, assessor)"""
@@ -177,8 +178,7 @@ class AssessmentStore:
         pair; returns the label's id. A label the assessor gave the pair before is superseded."""
         label = check_label(Label(query_id, key, assessor, grade, note, time))
         with self._transaction() as db:
-            cursor = db.execute("INSERT INTO labels (query_id, key, assessor, grade, note, time) VALUES (?, ?, ?, ?, ?, ?)",
-                                (*label[:5], clock.time() if time is None else time))
+            cursor = db.execute(_INSERT, (*label[:5], clock.time() if time is None else time))
             db.execute("DELETE FROM claims WHERE query_id = ? AND key = ? AND assessor = ?", (query_id, key, assessor))
             return int(cursor.lastrowid or 0)
 
@@ -195,8 +195,7 @@ class AssessmentStore:
                 pair = (label.query_id, label.key, label.assessor)
                 if current.get(pair) == (label.grade, label.note):
                     continue
-                db.execute("INSERT INTO labels (query_id, key, assessor, grade, note, time) VALUES (?, ?, ?, ?, ?, ?)",
-                           (*label[:5], now if label.time is None else label.time))
+                db.execute(_INSERT, (*label[:5], now if label.time is None else label.time))
                 current[pair] = (label.grade, label.note)
                 added += 1
         return added
@@ -212,7 +211,8 @@ class AssessmentStore:
             now = clock.time()
             db.execute("UPDATE labels SET undone = ? WHERE id = ?", (now, row[0]))
             db.execute("DELETE FROM claims WHERE assessor = ?", (assessor,))
-            db.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)", (row[1], row[2], assessor, now + claim_seconds))
+            db.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)",
+                       (row[1], row[2], assessor, now + claim_seconds))
             return Label(*row[1:])
 
     def labels(self, assessor: str | None = None) -> pd.DataFrame:
@@ -393,8 +393,9 @@ def _label_studio(lines: Iterator[tuple[int, str]], name: str) -> list[tuple[int
             if annotation.get("was_cancelled"):
                 continue  # skipped by the annotator
             grade, note = _ls_result(annotation.get("result"), where, name, line)
-            labels.append((line, _label(ids[0], ids[1], _ls_annotator(annotation.get("completed_by"), where, name, line),
-                                        grade, note, _ls_time(annotation, where, name, line), name, line)))
+            annotator = _ls_annotator(annotation.get("completed_by"), where, name, line)
+            labels.append((line, _label(ids[0], ids[1], annotator, grade, note, _ls_time(annotation, where, name, line),
+                                        name, line)))
     return labels
 
 

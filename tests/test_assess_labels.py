@@ -197,7 +197,8 @@ def annotation(grade: str, by: object = 7, note: str | None = None, **extra) -> 
     result = [{"id": "r1", "from_name": "grade", "to_name": "text", "type": "choices",
                "value": {"choices": [grade]}, "origin": "manual"}]
     if note is not None:
-        result.append({"id": "r2", "from_name": "note", "to_name": "text", "type": "textarea", "value": {"text": [note]}})
+        result.append({"id": "r2", "from_name": "note", "to_name": "text", "type": "textarea",
+                       "value": {"text": [note]}})
     return {"id": 1001, "result": result, "was_cancelled": False, "ground_truth": False,
             "created_at": "2024-03-09T21:52:49.513742Z", "updated_at": "2024-03-09T22:16:08.728378Z",
             "lead_time": 4.2, "task": 1, "completed_by": by, **extra}
@@ -221,7 +222,8 @@ def test_label_studio_round_trip(tmp_path):
     labels = read_labels(tmp_path / "export.json")
     when = stamp(1710022568.728378).timestamp()
     assert rows(labels) == [("Q1", "d-Q1-001", "ls-user-7", 2, "mentions bleach, not coral", when),
-                            ("Q1", "d-Q1-001", "bob@example.org", 0, "", when), ("Q1", "d-evil", "ls-user-7", 3, "", when)]
+                            ("Q1", "d-Q1-001", "bob@example.org", 0, "", when),
+                            ("Q1", "d-evil", "ls-user-7", 3, "", when)]
     assert import_labels(ws, tmp_path / "export.json") == ImportResult(read=3, added=3)
     assert import_labels(ws, tmp_path / "export.json") == ImportResult(read=3, added=0)
     assert rows(store_labels(ws)) == rows(labels)  # imported once: the second import added nothing
@@ -245,7 +247,8 @@ def test_the_docs_show_the_config_that_is_written():
 
 
 @pytest.mark.parametrize("tasks, line, message", [
-    ('[\n {"data": {"query_id": "Q1", "key": "d1"}},\n {"data": {"query": "x"}}\n]', 3, "the task's data lacks query_id"),
+    ('[\n {"data": {"query_id": "Q1", "key": "d1"}},\n {"data": {"query": "x"}}\n]', 3,
+     "the task's data lacks query_id"),
     ('[{"data": {"query_id": "Q1", "key": "d1"}, "annotations": [\n'
      '{"result": [{"from_name": "grade", "value": {"choices": ["high"]}}], "completed_by": 1}]}]', 1,
      "annotations[0]: the 'grade' choice must be one grade"),
@@ -321,11 +324,17 @@ def test_a_pair_without_its_texts_is_named(tmp_path):
     ws, sample = make_workspace(tmp_path / "ws", [("Q1", "d-nowhere")])
     with pytest.raises(InputError) as caught:
         load_tasks(ws, sample)
-    assert str(caught.value) == (f"{sample}: passage 'd-nowhere' (query Q1) is not in the corpus "
-                                 f"{ws / 'topics' / 'topics.jsonl'}, {ws / 'corpus' / 'passages.jsonl'}")
+    corpus = ws / "corpus" / "passages.jsonl"
+    assert str(caught.value) == f"{sample}: passage 'd-nowhere' (query Q1) is not in the corpus {corpus}"
     write_sample([SamplePair("Q99", "d-Q1-001", 1.0)], sample)
-    with pytest.raises(InputError, match="query 'Q99' is not in the topics"):
+    with pytest.raises(InputError) as caught:
         load_tasks(ws, sample)
+    assert str(caught.value) == f"{sample}: query 'Q99' is not in the topics {ws / 'topics' / 'topics.jsonl'}"
+    write_sample([SamplePair("Q1", None, 1.0, run="rag-z", nugget_id="0")], sample)
+    answers = nugget_answers(tmp_path / "assignments.jsonl")
+    with pytest.raises(InputError) as caught:
+        load_tasks(ws, sample, answers=answers)
+    assert str(caught.value) == f"{sample}: run 'rag-z' has no answer to topic 'Q1' in {answers}"
 
 
 @pytest.mark.parametrize("text, message", [
