@@ -18,7 +18,7 @@ from exampp.api.assess_labels import (ImportResult, export_labels, export_sample
                                       store_labels)
 from exampp.assess.assignment import double_judged, labels_needed
 from exampp.assess.tasks import NUGGET_SCALE, PASSAGE_SCALE, labeling_config, parse_scale
-from exampp.assessments import LABEL_COLUMNS, AssessmentStore, Label, read_labels, write_labels
+from exampp.assessments import LABEL_COLUMNS, AssessmentStore, HumanLabel, read_labels, write_labels
 from exampp.cli import main
 from exampp.collection.assessment_sample import SamplePair, write_sample
 from exampp.collection.nugget_assignments import Answer, AssignedNugget, write_assignments
@@ -52,7 +52,7 @@ def test_labels_undo_and_relabel(store):
                                     ("q1", "d1", "bob", 1, "hm", T0 + 2)]
     assert store.labels()["grade"].dtype == "int64" and str(store.labels()["time"].dt.tz) == "UTC"
     # undo takes back alice's newest label only, and gives its pair back to her
-    assert store.undo("alice") == Label("q1", "d2", "alice", 0, "", T0 + 1)
+    assert store.undo("alice") == HumanLabel("q1", "d2", "alice", 0, "", T0 + 1)
     assert rows(store.labels("alice")) == [("q1", "d1", "alice", 2, "clear", T0)]
     assert store.claims(now=T0)[["query_id", "key", "assessor"]].values.tolist() == [["q1", "d2", "alice"]]
     store.add("q1", "d2", "alice", 3, time=T0 + 3)  # graded again; the label releases her claim
@@ -60,7 +60,7 @@ def test_labels_undo_and_relabel(store):
     store.add("q1", "d1", "alice", 1, "on second thought", time=T0 + 4)  # a new grade supersedes the old
     assert rows(store.labels()) == [("q1", "d1", "bob", 1, "hm", T0 + 2), ("q1", "d2", "alice", 3, "", T0 + 3),
                                     ("q1", "d1", "alice", 1, "on second thought", T0 + 4)]
-    assert store.undo("alice") == Label("q1", "d1", "alice", 1, "on second thought", T0 + 4)
+    assert store.undo("alice") == HumanLabel("q1", "d1", "alice", 1, "on second thought", T0 + 4)
     assert ("q1", "d1", "alice", 2, "clear", T0) in rows(store.labels())  # undoing the new grade brings back the old
     history = store.history()
     assert len(history) == 5 and history["undone"].notna().tolist() == [False, True, False, False, True]

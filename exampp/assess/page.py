@@ -159,6 +159,7 @@ textarea { width: 100%; font: inherit; font-size: 15px; padding: .5rem .7rem; bo
 .keys { list-style: none; margin: 0; padding: 0; font-size: 14px; display: grid; gap: .35rem; }
 .keys li { display: flex; gap: .5rem; align-items: baseline; }
 .recent { margin: 0; padding: 0; list-style: none; font-size: 14px; max-height: 24rem; overflow: auto; }
+.recent:empty::before { content: "None yet."; color: var(--muted); }
 .recent li { padding: .35rem 0; border-top: 1px solid var(--line); overflow-wrap: anywhere; }
 .recent li:first-child { border-top: none; }
 .recent .pair-id { font: 12px ui-monospace, monospace; color: var(--muted); display: block; }
