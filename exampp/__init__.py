@@ -90,6 +90,9 @@ _EXPORTS = {
     "ordinal_alpha": "exampp.analysis.agreement", "krippendorff_alpha": "exampp.analysis.statistics",
     "bootstrap_means": "exampp.analysis.statistics", "correlation_intervals": "exampp.analysis.statistics",
     "paired_tests": "exampp.analysis.statistics", "scores_table": "exampp.analysis.statistics",
+    # people's labels (exampp assess serve, export, import)
+    "AssessmentStore": "exampp.assessments", "read_labels": "exampp.assessments", "write_labels": "exampp.assessments",
+    "store_labels": "exampp.api.assess_labels",
 }
 __all__ = sorted(_EXPORTS)
 

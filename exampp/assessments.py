@@ -61,6 +61,7 @@ CREATE TABLE IF NOT EXISTS claims (
     query_id TEXT NOT NULL, key TEXT NOT NULL, assessor TEXT NOT NULL, expires REAL NOT NULL,
     PRIMARY KEY (query_id, key, assessor)) WITHOUT ROWID;
 """
+_INSERT = "INSERT INTO labels (query_id, key, assessor, grade, note, time) VALUES (?, ?, ?, ?, ?, ?)"
 # An assessor's current label of a pair: their newest row that is not undone.
 _CURRENT = """SELECT * FROM labels WHERE id IN (
     SELECT MAX(id) FROM labels WHERE undone IS NULL GROUP BY query_id, key, assessor)"""
@@ -69,7 +70,9 @@ Pair = tuple[str, str]
 """(query_id, key)"""
 
 
-class Label(NamedTuple):
+class HumanLabel(NamedTuple):
+    """A label a person gave a pair (the rows of :meth:`AssessmentStore.labels`)."""
+
     query_id: str
     key: str
     assessor: str
@@ -85,7 +88,7 @@ def assessor_problem(name: object) -> str | None:
     return id_problem(name)
 
 
-def check_label(label: Label, *, known_assessor: bool = True) -> Label:
+def check_label(label: HumanLabel, *, known_assessor: bool = True) -> HumanLabel:
     """``label`` when its fields can be stored and written to qrels, else ValueError saying why;
     ``known_assessor=False`` lets the assessor be ``""`` (a qrels file without the column)."""
     check_query_id(label.query_id)
@@ -175,14 +178,13 @@ class AssessmentStore:
             time: float | None = None) -> int:
         """Store a label, committed before this returns, and release the assessor's claim on the
         pair; returns the label's id. A label the assessor gave the pair before is superseded."""
-        label = check_label(Label(query_id, key, assessor, grade, note, time))
+        label = check_label(HumanLabel(query_id, key, assessor, grade, note, time))
         with self._transaction() as db:
-            cursor = db.execute("INSERT INTO labels (query_id, key, assessor, grade, note, time) VALUES (?, ?, ?, ?, ?, ?)",
-                                (*label[:5], clock.time() if time is None else time))
+            cursor = db.execute(_INSERT, (*label[:5], clock.time() if time is None else time))
             db.execute("DELETE FROM claims WHERE query_id = ? AND key = ? AND assessor = ?", (query_id, key, assessor))
             return int(cursor.lastrowid or 0)
 
-    def add_many(self, labels: Iterable[Label]) -> int:
+    def add_many(self, labels: Iterable[HumanLabel]) -> int:
         """Store labels in one transaction (all or none), leaving out each one the assessor already
         has with the same grade and note, so that importing a file twice adds nothing; the number added."""
         rows = [check_label(label) for label in labels]
@@ -195,13 +197,12 @@ class AssessmentStore:
                 pair = (label.query_id, label.key, label.assessor)
                 if current.get(pair) == (label.grade, label.note):
                     continue
-                db.execute("INSERT INTO labels (query_id, key, assessor, grade, note, time) VALUES (?, ?, ?, ?, ?, ?)",
-                           (*label[:5], now if label.time is None else label.time))
+                db.execute(_INSERT, (*label[:5], now if label.time is None else label.time))
                 current[pair] = (label.grade, label.note)
                 added += 1
         return added
 
-    def undo(self, assessor: str, *, claim_seconds: float = CLAIM_SECONDS) -> Label | None:
+    def undo(self, assessor: str, *, claim_seconds: float = CLAIM_SECONDS) -> HumanLabel | None:
         """Undo the assessor's newest label that stands, and give its pair back to them (claimed, in
         place of the pair they hold): the label undone, or None when they have none."""
         with self._transaction() as db:
@@ -212,8 +213,9 @@ class AssessmentStore:
             now = clock.time()
             db.execute("UPDATE labels SET undone = ? WHERE id = ?", (now, row[0]))
             db.execute("DELETE FROM claims WHERE assessor = ?", (assessor,))
-            db.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)", (row[1], row[2], assessor, now + claim_seconds))
-            return Label(*row[1:])
+            db.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)",
+                       (row[1], row[2], assessor, now + claim_seconds))
+            return HumanLabel(*row[1:])
 
     def labels(self, assessor: str | None = None) -> pd.DataFrame:
         """The labels that stand (undone ones left out), in the order they were given: columns
@@ -294,9 +296,9 @@ def labels_frame(rows: Iterable[Sequence[Any]]) -> pd.DataFrame:
     return table
 
 
-def frame_labels(table: pd.DataFrame) -> list[Label]:
-    """The rows of a labels table (as :func:`read_labels` returns) as :class:`Label` records."""
-    return [Label(q, k, a, int(g), n, None if pd.isna(t) else t.timestamp())
+def frame_labels(table: pd.DataFrame) -> list[HumanLabel]:
+    """The rows of a labels table (as :func:`read_labels` returns) as :class:`HumanLabel` records."""
+    return [HumanLabel(q, k, a, int(g), n, None if pd.isna(t) else t.timestamp())
             for q, k, a, g, n, t in table[LABEL_COLUMNS].itertuples(index=False)]
 
 
@@ -332,7 +334,7 @@ def read_labels(path: PathLike) -> pd.DataFrame:
     return labels_frame(label for _, label in labels)
 
 
-def _qrels(lines: Iterable[tuple[int, str]], name: str) -> list[tuple[int, Label]]:
+def _qrels(lines: Iterable[tuple[int, str]], name: str) -> list[tuple[int, HumanLabel]]:
     labels = []
     for lineno, line in lines:
         stripped = line.strip()
@@ -353,7 +355,7 @@ def _qrels(lines: Iterable[tuple[int, str]], name: str) -> list[tuple[int, Label
 
 
 def _label(query_id: str, key: str, assessor: str, grade: object, note: str, time: float | None,
-           name: str, line: int | None) -> Label:
+           name: str, line: int | None) -> HumanLabel:
     """A label read from a file, checked: an InputError at ``name:line`` saying what is wrong."""
     if isinstance(grade, str):
         try:
@@ -363,7 +365,7 @@ def _label(query_id: str, key: str, assessor: str, grade: object, note: str, tim
     if not isinstance(grade, int) or isinstance(grade, bool):
         raise InputError(name, line, f"grade {excerpt(str(grade))} is not an integer grade")
     try:
-        return check_label(Label(query_id, key, assessor, grade, note, time), known_assessor=False)
+        return check_label(HumanLabel(query_id, key, assessor, grade, note, time), known_assessor=False)
     except ValueError as exc:
         raise InputError(name, line, str(exc)) from None
 
@@ -371,7 +373,7 @@ def _label(query_id: str, key: str, assessor: str, grade: object, note: str, tim
 _GRADE_CHOICE = re.compile(r"(-?[0-9]+)(?:\s.*)?", re.DOTALL)
 
 
-def _label_studio(lines: Iterator[tuple[int, str]], name: str) -> list[tuple[int, Label]]:
+def _label_studio(lines: Iterator[tuple[int, str]], name: str) -> list[tuple[int, HumanLabel]]:
     held = held_lines(lines, name)
     first_line = held[0][0] if held else 1
     labels = []
@@ -393,8 +395,9 @@ def _label_studio(lines: Iterator[tuple[int, str]], name: str) -> list[tuple[int
             if annotation.get("was_cancelled"):
                 continue  # skipped by the annotator
             grade, note = _ls_result(annotation.get("result"), where, name, line)
-            labels.append((line, _label(ids[0], ids[1], _ls_annotator(annotation.get("completed_by"), where, name, line),
-                                        grade, note, _ls_time(annotation, where, name, line), name, line)))
+            annotator = _ls_annotator(annotation.get("completed_by"), where, name, line)
+            labels.append((line, _label(ids[0], ids[1], annotator, grade, note, _ls_time(annotation, where, name, line),
+                                        name, line)))
     return labels
 
 

@@ -2,12 +2,11 @@
 tests, with a hostile passage and hostile topic guidance, and a sample of its pairs."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from conftest import REPO
 from exampp.collection.assessment_sample import SamplePair, write_sample
-from exampp.collection.corpus import read_passages
+from exampp.collection.corpus import Passage, read_passages, write_corpus
 from exampp.collection.topics import Topic, read_topics, write_topics
 
 # Texts are input nobody vetted: each of these must be shown as text, never run or rendered as HTML.
@@ -28,8 +27,7 @@ def make_workspace(ws: Path, docs: list[tuple[str, str]] = SAMPLE_DOCS) -> tuple
     (ws / "corpus").mkdir(parents=True)
     (ws / "topics").mkdir()
     passages = {**read_passages(REPO / "corpus" / "passages.jsonl"), "d-evil": f"Coral bleaching. {HOSTILE}"}
-    (ws / "corpus" / "passages.jsonl").write_text(
-        "".join(json.dumps({"docid": docid, "text": text}) + "\n" for docid, text in passages.items()), encoding="utf-8")
+    write_corpus([Passage(docid, text) for docid, text in passages.items()], ws / "corpus" / "passages.jsonl")
     topics = read_topics(REPO / "topics" / "topics.jsonl")
     topics["Q1"] = Topic("Q1", topics["Q1"].text, topics["Q1"].subtopics, DESCRIPTION, NARRATIVE)
     write_topics(topics, ws / "topics" / "topics.jsonl")

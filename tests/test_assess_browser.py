@@ -1,5 +1,6 @@
 """The assessors' page in headless Chromium against the real server: an assessor signs in, judges
-three pairs with the number keys, undoes one, writes a note (whose keys grade nothing), reloads, and
+three pairs with the number keys, undoes with u and Backspace, writes a note (whose keys grade nothing),
+reloads (signed in still, the note being typed kept, the pair's claim renewed by the open page), and
 finds the labels in the page and in the store; a hostile passage shows as text and runs nothing.
 A screenshot is left in the test's tmp folder (printed).
 
@@ -8,11 +9,12 @@ Skips when Chromium or chromedriver is missing, unless EXAMPP_REQUIRE_BROWSER=1 
 from __future__ import annotations
 
 import base64
+import time
 
 from assess_pages import HOSTILE, NARRATIVE, make_workspace
 from chromium import WIDTH
 from exampp.assessments import AssessmentStore
-from test_assess_serve import served
+from test_assess_serve import call, served
 
 WAIT = 30  # seconds for the page to show what a key did (a loaded machine is slow)
 
@@ -35,7 +37,7 @@ def test_an_assessor_judges_with_the_keyboard_and_reloads(browser, tmp_path):
         ActionChains(browser).send_keys(*keys).perform()
 
     ws, sample = make_workspace(tmp_path / "ws")
-    with served(ws, sample) as (_, url):
+    with served(ws, sample, "--claim-minutes", "0.1") as (_, url):  # claims of 6 s, renewed every 2 s
         browser.get(url)
         WebDriverWait(browser, WAIT).until(lambda _: browser.find_element(By.ID, "name").is_displayed())
         browser.find_element(By.ID, "name").send_keys("alice", Keys.ENTER)
@@ -60,6 +62,11 @@ def test_an_assessor_judges_with_the_keyboard_and_reloads(browser, tmp_path):
         assert text("pair-ids").endswith(" d-Q1-002")
         press("1")
         shown("d-Q2-001")
+        press(Keys.BACKSPACE)  # undo again: the pair comes back with its note, graded again as it was
+        shown("d-Q1-002")
+        assert browser.find_element(By.ID, "note").get_attribute("value") == "numbers 1 2 and u are text here"
+        press("1")
+        shown("d-Q2-001")
         press("n", "a draft survives a reload", Keys.ESCAPE)
 
         browser.refresh()
@@ -73,6 +80,8 @@ def test_an_assessor_judges_with_the_keyboard_and_reloads(browser, tmp_path):
         assert "numbers 1 2 and u are text here" in text("recent")
         assert browser.find_element(By.ID, "note").get_attribute("value") == "a draft survives a reload"
         assert text("progress-text") == "3 / 6 pairs judged · you: 3" and text("who-name") == "alice"
+        time.sleep(7)  # past a claim's life: the open page has renewed its pair's, so bob gets the next one
+        assert call(url, "api/next", {"assessor": "bob"})[1]["pair"]["key"] == "d-Q2-002"
 
         height = browser.execute_script("return document.documentElement.scrollHeight")
         shot = browser.execute_cdp_cmd("Page.captureScreenshot", {
@@ -86,4 +95,6 @@ def test_an_assessor_judges_with_the_keyboard_and_reloads(browser, tmp_path):
         assert store.labels()[["query_id", "key", "assessor", "grade", "note"]].values.tolist() == [
             ["Q1", "d-Q1-001", "alice", 2, ""], ["Q1", "d-evil", "alice", 0, ""],
             ["Q1", "d-Q1-002", "alice", 1, "numbers 1 2 and u are text here"]]
-        assert store.history()["grade"].tolist() == [2, 0, 3, 1]  # the undone 3 kept, marked undone
+        history = store.history()  # the undone labels are kept, marked undone
+        assert history["grade"].tolist() == [2, 0, 3, 1, 1]
+        assert history["undone"].notna().tolist() == [False, False, True, True, False]

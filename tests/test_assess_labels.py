@@ -13,11 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 from assess_pages import DESCRIPTION, HOSTILE, NARRATIVE, PROBABILITY, STRATUM, make_workspace
+from conftest import REPO
 from exampp.api.assess_labels import (ImportResult, export_labels, export_sample, import_labels, load_tasks,
                                       store_labels)
 from exampp.assess.assignment import double_judged, labels_needed
 from exampp.assess.tasks import NUGGET_SCALE, PASSAGE_SCALE, labeling_config, parse_scale
-from exampp.assessments import LABEL_COLUMNS, AssessmentStore, Label, read_labels, write_labels
+from exampp.assessments import LABEL_COLUMNS, AssessmentStore, HumanLabel, read_labels, write_labels
 from exampp.cli import main
 from exampp.collection.assessment_sample import SamplePair, write_sample
 from exampp.collection.nugget_assignments import Answer, AssignedNugget, write_assignments
@@ -51,7 +52,7 @@ def test_labels_undo_and_relabel(store):
                                     ("q1", "d1", "bob", 1, "hm", T0 + 2)]
     assert store.labels()["grade"].dtype == "int64" and str(store.labels()["time"].dt.tz) == "UTC"
     # undo takes back alice's newest label only, and gives its pair back to her
-    assert store.undo("alice") == Label("q1", "d2", "alice", 0, "", T0 + 1)
+    assert store.undo("alice") == HumanLabel("q1", "d2", "alice", 0, "", T0 + 1)
     assert rows(store.labels("alice")) == [("q1", "d1", "alice", 2, "clear", T0)]
     assert store.claims(now=T0)[["query_id", "key", "assessor"]].values.tolist() == [["q1", "d2", "alice"]]
     store.add("q1", "d2", "alice", 3, time=T0 + 3)  # graded again; the label releases her claim
@@ -59,7 +60,7 @@ def test_labels_undo_and_relabel(store):
     store.add("q1", "d1", "alice", 1, "on second thought", time=T0 + 4)  # a new grade supersedes the old
     assert rows(store.labels()) == [("q1", "d1", "bob", 1, "hm", T0 + 2), ("q1", "d2", "alice", 3, "", T0 + 3),
                                     ("q1", "d1", "alice", 1, "on second thought", T0 + 4)]
-    assert store.undo("alice") == Label("q1", "d1", "alice", 1, "on second thought", T0 + 4)
+    assert store.undo("alice") == HumanLabel("q1", "d1", "alice", 1, "on second thought", T0 + 4)
     assert ("q1", "d1", "alice", 2, "clear", T0) in rows(store.labels())  # undoing the new grade brings back the old
     history = store.history()
     assert len(history) == 5 and history["undone"].notna().tolist() == [False, True, False, False, True]
@@ -196,7 +197,8 @@ def annotation(grade: str, by: object = 7, note: str | None = None, **extra) -> 
     result = [{"id": "r1", "from_name": "grade", "to_name": "text", "type": "choices",
                "value": {"choices": [grade]}, "origin": "manual"}]
     if note is not None:
-        result.append({"id": "r2", "from_name": "note", "to_name": "text", "type": "textarea", "value": {"text": [note]}})
+        result.append({"id": "r2", "from_name": "note", "to_name": "text", "type": "textarea",
+                       "value": {"text": [note]}})
     return {"id": 1001, "result": result, "was_cancelled": False, "ground_truth": False,
             "created_at": "2024-03-09T21:52:49.513742Z", "updated_at": "2024-03-09T22:16:08.728378Z",
             "lead_time": 4.2, "task": 1, "completed_by": by, **extra}
@@ -220,7 +222,8 @@ def test_label_studio_round_trip(tmp_path):
     labels = read_labels(tmp_path / "export.json")
     when = stamp(1710022568.728378).timestamp()
     assert rows(labels) == [("Q1", "d-Q1-001", "ls-user-7", 2, "mentions bleach, not coral", when),
-                            ("Q1", "d-Q1-001", "bob@example.org", 0, "", when), ("Q1", "d-evil", "ls-user-7", 3, "", when)]
+                            ("Q1", "d-Q1-001", "bob@example.org", 0, "", when),
+                            ("Q1", "d-evil", "ls-user-7", 3, "", when)]
     assert import_labels(ws, tmp_path / "export.json") == ImportResult(read=3, added=3)
     assert import_labels(ws, tmp_path / "export.json") == ImportResult(read=3, added=0)
     assert rows(store_labels(ws)) == rows(labels)  # imported once: the second import added nothing
@@ -237,8 +240,15 @@ def test_label_studio_config_has_the_scale_as_choices(tmp_path):
     assert '<Choice value="2 2" alias="2" hotkey="2"/>' in nugget and 'toName="nugget"' in nugget
 
 
+def test_the_docs_show_the_config_that_is_written():
+    page = (REPO / "docs" / "how-to" / "assessors.md").read_text(encoding="utf-8")
+    shown = page.split("```xml\n", 1)[1].split("```", 1)[0]
+    assert shown == labeling_config(PASSAGE_SCALE, nuggets=False)
+
+
 @pytest.mark.parametrize("tasks, line, message", [
-    ('[\n {"data": {"query_id": "Q1", "key": "d1"}},\n {"data": {"query": "x"}}\n]', 3, "the task's data lacks query_id"),
+    ('[\n {"data": {"query_id": "Q1", "key": "d1"}},\n {"data": {"query": "x"}}\n]', 3,
+     "the task's data lacks query_id"),
     ('[{"data": {"query_id": "Q1", "key": "d1"}, "annotations": [\n'
      '{"result": [{"from_name": "grade", "value": {"choices": ["high"]}}], "completed_by": 1}]}]', 1,
      "annotations[0]: the 'grade' choice must be one grade"),
@@ -314,11 +324,17 @@ def test_a_pair_without_its_texts_is_named(tmp_path):
     ws, sample = make_workspace(tmp_path / "ws", [("Q1", "d-nowhere")])
     with pytest.raises(InputError) as caught:
         load_tasks(ws, sample)
-    assert str(caught.value) == (f"{sample}: passage 'd-nowhere' (query Q1) is not in the corpus "
-                                 f"{ws / 'topics' / 'topics.jsonl'}, {ws / 'corpus' / 'passages.jsonl'}")
+    corpus = ws / "corpus" / "passages.jsonl"
+    assert str(caught.value) == f"{sample}: passage 'd-nowhere' (query Q1) is not in the corpus {corpus}"
     write_sample([SamplePair("Q99", "d-Q1-001", 1.0)], sample)
-    with pytest.raises(InputError, match="query 'Q99' is not in the topics"):
+    with pytest.raises(InputError) as caught:
         load_tasks(ws, sample)
+    assert str(caught.value) == f"{sample}: query 'Q99' is not in the topics {ws / 'topics' / 'topics.jsonl'}"
+    write_sample([SamplePair("Q1", None, 1.0, run="rag-z", nugget_id="0")], sample)
+    answers = nugget_answers(tmp_path / "assignments.jsonl")
+    with pytest.raises(InputError) as caught:
+        load_tasks(ws, sample, answers=answers)
+    assert str(caught.value) == f"{sample}: run 'rag-z' has no answer to topic 'Q1' in {answers}"
 
 
 @pytest.mark.parametrize("text, message", [

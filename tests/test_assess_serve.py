@@ -31,9 +31,8 @@ START_TIMEOUT = 60.0  # a loaded machine imports pandas and starlette slowly
 def served(ws: Path, sample: Path, *options: str) -> Iterator[tuple[subprocess.Popen, str]]:
     """`exampp assess serve` on a free port of 127.0.0.1: the process and the URL it printed."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    process = subprocess.Popen([sys.executable, "-m", "exampp", "assess", "serve", "-w", str(ws), "--sample", str(sample),
-                                "--port", "0", *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=env)
+    command = [sys.executable, "-m", "exampp", "assess", "serve", "-w", str(ws), "--sample", str(sample), "--port", "0"]
+    process = subprocess.Popen([*command, *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         url = _url(process)
         yield process, url
@@ -74,8 +73,8 @@ def test_assessors_get_different_pairs_and_bad_requests_are_refused(tmp_path):
     with served(ws, sample) as (_, url):
         status, setup = call(url, "api/setup")
         assert (status, setup["kind"], setup["pairs"]) == (200, "passage", 6)
-        assert [(g["value"], g["name"]) for g in setup["scale"]] == [(0, "irrelevant"), (1, "related"),
-                                                                       (2, "highly relevant"), (3, "perfectly relevant")]
+        assert [(g["value"], g["name"]) for g in setup["scale"]] == [
+            (0, "irrelevant"), (1, "related"), (2, "highly relevant"), (3, "perfectly relevant")]
         status, alice = call(url, "api/next", {"assessor": "alice"})
         assert status == 200 and (alice["pair"]["query_id"], alice["pair"]["key"]) == ("Q1", "d-Q1-001")
         _, bob = call(url, "api/next", {"assessor": "bob"})
@@ -101,7 +100,8 @@ def test_assessors_get_different_pairs_and_bad_requests_are_refused(tmp_path):
             ({**label, "key": "d-nope"}, None, None, (404, "no pair 'Q1' 'd-nope' in the sample")),
             ({**label, "note": "x" * 10_001}, None, None, (400, "note must be a string of at most 10,000 characters")),
             ({**label, "note": 3}, None, None, (400, "note must be a string")),
-            ({**label, "assessor": "alice smith"}, None, None, (400, "assessor name 'alice smith' contains whitespace")),
+            ({**label, "assessor": "alice smith"}, None, None,
+             (400, "assessor name 'alice smith' contains whitespace")),
             ({**label, "assessor": ""}, None, None, (400, "sign in: an assessor name is needed")),
             (None, b"{not json", None, (400, "the body is not valid JSON")),
             (None, b"[1, 2]", None, (400, "the body must be a JSON object")),
@@ -162,6 +162,18 @@ def test_overlap_gives_a_pair_to_two_assessors(tmp_path):
             (400, {"error": "grade 3 is not on the scale (0:no,1:yes)"})
 
 
+def test_a_claim_not_renewed_expires(tmp_path):
+    ws, sample = make_workspace(tmp_path / "ws")
+    with served(ws, sample, "--claim-minutes", "0.05") as (_, url):  # 3 s
+        assert call(url, "api/setup")[1]["claim_seconds"] == 3.0
+        assert call(url, "api/next", {"assessor": "alice"})[1]["pair"]["key"] == "d-Q1-001"
+        assert call(url, "api/next", {"assessor": "bob"})[1]["pair"]["key"] == "d-evil"
+        time.sleep(1.5)
+        assert call(url, "api/next", {"assessor": "alice"})[1]["pair"]["key"] == "d-Q1-001"  # renewed
+        time.sleep(2)
+        assert call(url, "api/next", {"assessor": "carol"})[1]["pair"]["key"] == "d-evil"  # bob's has expired
+
+
 def test_kill_9_loses_no_acknowledged_label(tmp_path):
     ws, sample = make_workspace(tmp_path / "ws", [("Q1", f"d-Q1-{i:03d}") for i in range(1, 41)])
     acknowledged: dict[tuple[str, str, str], int] = {}
@@ -175,7 +187,8 @@ def test_kill_9_loses_no_acknowledged_label(tmp_path):
                 if pair is None:
                     return
                 grade = len(acknowledged) % 4
-                status, _ = call(url, "api/label", {"assessor": who, "query_id": "Q1", "key": pair["key"], "grade": grade})
+                status, _ = call(url, "api/label", {"assessor": who, "query_id": "Q1", "key": pair["key"],
+                                                    "grade": grade})
                 assert status == 200
                 with lock:
                     acknowledged[("Q1", pair["key"], who)] = grade

@@ -56,19 +56,19 @@ def load_tasks(workspace: PathLike, sample: PathLike, *, topics: PathLike | None
     pairs = read_sample(sample)
     if not pairs:
         raise InputError(display_name(sample), None, "the sample has no pairs")
-    nuggets = pairs[0].is_nugget
     topics_file = topics if topics is not None else ws.topics
-    if nuggets and answers is None:
+    if not pairs[0].is_nugget:
+        source = corpus if corpus is not None else ws.corpus
+        passages = open_corpus(source).get_many({str(pair.doc_id) for pair in pairs})
+        return build_tasks(pairs, read_topics(topics_file), passages, [], sample=display_name(sample),
+                           topics_file=display_name(topics_file), texts=display_name(source))
+    if answers is None:
         raise ExamppError(f"{display_name(sample)} holds nugget pairs: give the answers and nuggets "
                           "(a nugget assignment file) with --answers")
-    found_topics = read_topics(topics_file) if not nuggets or Path(topics_file).exists() else {}
-    if nuggets:
-        return build_tasks(pairs, found_topics, {}, read_assignments(answers, assigned=False),  # type: ignore[arg-type]
-                           sample=display_name(sample), texts=display_name(answers))  # type: ignore[arg-type]
-    source = corpus if corpus is not None else ws.corpus
-    passages = open_corpus(source).get_many({str(pair.doc_id) for pair in pairs})
-    return build_tasks(pairs, found_topics, passages, [], sample=display_name(sample),
-                       texts=f"{display_name(topics_file)}, {display_name(source)}")
+    # a nugget pair's query text may come from the answers file, so the workspace's topics are optional
+    found = read_topics(topics_file) if topics is not None or ws.topics.exists() else {}
+    return build_tasks(pairs, found, {}, read_assignments(answers, assigned=False), sample=display_name(sample),
+                       texts=display_name(answers))
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,12 @@ class ServeJob:
     def serve(self, host: str = "127.0.0.1", port: int = 8765, *, ready: Callable[[str], None]) -> None:
         """Serve until interrupted; ``ready(url)`` once the server listens. Labels go to the workspace's
         ``assessments.sqlite`` as they are given."""
-        from exampp.assess.server import Assessment, assessment_app, run_server  # starlette: the assess extra
+        try:  # starlette and uvicorn: the assess extra
+            from exampp.assess.server import Assessment, assessment_app, run_server
+        except ImportError as exc:
+            raise ExamppError(f"exampp assess serve needs starlette and uvicorn ({exc.name} is missing): install "
+                              "the exampp extra 'assess' (pip install 'exampp[assess]', or scripts/setup.sh "
+                              "...,assess)") from None
 
         tasks = load_tasks(self.workspace, self.sample, topics=self.topics, corpus=self.corpus, answers=self.answers)
         pairs = [task.pair for task in tasks]

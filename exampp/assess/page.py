@@ -29,7 +29,9 @@ _HTML = """<!doctype html>
     <div class="meter" aria-hidden="true"><div id="meter-fill"></div></div>
     <span id="progress-text"></span>
   </div>
-  <div class="who" id="who" hidden><span id="who-name"></span><button id="signout" class="link" type="button">Sign out</button></div>
+  <div class="who" id="who" hidden>
+    <span id="who-name"></span><button id="signout" class="link" type="button">Sign out</button>
+  </div>
 </header>
 <main>
 <section id="signin" class="card signin" hidden>
@@ -59,7 +61,8 @@ _HTML = """<!doctype html>
       <div class="nugget" id="nugget"></div>
     </div>
     <div class="grades" id="grades" role="group" aria-label="Grades"></div>
-    <label class="note-label" for="note">Note <span class="muted">(optional, saved with the grade; Esc leaves the field)</span></label>
+    <label class="note-label" for="note">Note
+      <span class="muted">(optional, saved with the grade; Esc leaves the field)</span></label>
     <textarea id="note" rows="2" maxlength="10000" placeholder="Anything unclear about this pair?"></textarea>
     <div class="actions">
       <button id="undo" class="secondary" type="button">Undo last label <kbd>u</kbd></button>
@@ -126,12 +129,14 @@ main { max-width: 78rem; margin: 1.4rem auto; padding: 0 1.4rem; }
 .guidance { margin: 0 0 1rem; padding: .6rem .9rem; background: var(--bg); border-radius: 8px; font-size: 15px; }
 .guidance div { display: grid; grid-template-columns: 7rem 1fr; gap: .8rem; padding: .15rem 0; }
 .guidance dt { color: var(--muted); } .guidance dd { margin: 0; overflow-wrap: anywhere; white-space: pre-line; }
-h2.label { font-size: 13px; text-transform: uppercase; letter-spacing: .06em; color: var(--muted); margin: 1rem 0 .35rem; }
+h2.label { font-size: 13px; text-transform: uppercase; letter-spacing: .06em; color: var(--muted);
+           margin: 1rem 0 .35rem; }
 .text { font-size: 17px; line-height: 1.65; max-width: 72ch; white-space: pre-wrap; overflow-wrap: anywhere;
         border-left: 4px solid var(--line); padding: .2rem 0 .2rem 1rem; }
 .nugget { font-size: 17px; font-weight: 600; padding: .6rem .9rem; background: #fff7e0; border: 1px solid #f0d68a;
           border-radius: 8px; overflow-wrap: anywhere; }
-.grades { display: grid; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); gap: .6rem; margin: 1.4rem 0 1rem; }
+.grades { display: grid; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); gap: .6rem;
+          margin: 1.4rem 0 1rem; }
 .grade { display: grid; grid-template-columns: auto 1fr; gap: .1rem .6rem; text-align: left; background: #fff;
          color: var(--ink); border: 1.5px solid var(--line); padding: .6rem .75rem; align-items: start;
          align-content: start; }
@@ -142,16 +147,19 @@ h2.label { font-size: 13px; text-transform: uppercase; letter-spacing: .06em; co
 .grade.chosen .why { color: #dfe7ff; }
 .grade.was { border-style: dashed; border-color: var(--accent); }
 kbd { display: inline-block; min-width: 1.6em; padding: .05em .4em; border: 1px solid #c4cad6; border-bottom-width: 2px;
-      border-radius: 5px; background: #f8f9fb; color: var(--ink); font: 600 14px ui-monospace, monospace; text-align: center; }
+      border-radius: 5px; background: #f8f9fb; color: var(--ink); font: 600 14px ui-monospace, monospace;
+      text-align: center; }
 .note-label { display: block; font-weight: 600; font-size: 14px; margin-bottom: .25rem; }
 textarea { width: 100%; font: inherit; font-size: 15px; padding: .5rem .7rem; border: 1px solid var(--line);
            border-radius: 8px; resize: vertical; }
 .actions { display: flex; align-items: center; gap: 1rem; margin-top: .8rem; flex-wrap: wrap; }
-#status { font-size: 14px; color: var(--muted); } #status.ok { color: var(--ok); } #status.bad { color: var(--bad); font-weight: 600; }
+#status { font-size: 14px; color: var(--muted); } #status.ok { color: var(--ok); }
+#status.bad { color: var(--bad); font-weight: 600; }
 .side h2 { font-size: 15px; margin: 0 0 .6rem; }
 .keys { list-style: none; margin: 0; padding: 0; font-size: 14px; display: grid; gap: .35rem; }
 .keys li { display: flex; gap: .5rem; align-items: baseline; }
 .recent { margin: 0; padding: 0; list-style: none; font-size: 14px; max-height: 24rem; overflow: auto; }
+.recent:empty::before { content: "None yet."; color: var(--muted); }
 .recent li { padding: .35rem 0; border-top: 1px solid var(--line); overflow-wrap: anywhere; }
 .recent li:first-child { border-top: none; }
 .recent .pair-id { font: 12px ui-monospace, monospace; color: var(--muted); display: block; }
@@ -163,6 +171,7 @@ SCRIPT = r"""
 const $ = (id) => document.getElementById(id);
 const NAME_KEY = "exampp-assessor";
 let setup = null, current = null, assessor = localStorage.getItem(NAME_KEY) || "", busy = false, undone = null;
+let shown = 0;  // counts the pairs shown: an answer to a renewal asked before the last one is stale
 
 async function api(path, body) {
   const options = body === undefined ? {} :
@@ -209,7 +218,8 @@ function buildScale() {
     button.type = "button";
     button.className = "grade";
     button.dataset.grade = grade.value;
-    const key = document.createElement("kbd"), name = document.createElement("span"), why = document.createElement("span");
+    const key = document.createElement("kbd"), name = document.createElement("span");
+    const why = document.createElement("span");
     key.textContent = grade.value;
     name.className = "name"; name.textContent = grade.name;
     why.className = "why"; why.textContent = grade.hint;
@@ -239,6 +249,7 @@ function showProgress(progress) {
 
 function showPair(pair) {
   current = pair;
+  shown += 1;
   $("pair-ids").textContent = pairIds(pair);
   $("query").textContent = pair.query;
   for (const field of ["description", "narrative"]) {
@@ -259,15 +270,37 @@ function showPair(pair) {
 }
 
 async function next() {
-  const answer = await api("api/next", {assessor});
+  showNext(await api("api/next", {assessor}));
+}
+
+function showNext(answer) {
   showProgress(answer.progress);
   if (answer.pair === null) {
     current = null;
     show("done");
-    $("done-text").textContent = `All ${answer.progress.pairs} pairs have the labels they need; you gave ${answer.progress.mine}. Thank you!`;
+    const {pairs, mine} = answer.progress;
+    $("done-text").textContent = `All ${pairs} pairs have the labels they need; you gave ${mine}. Thank you!`;
   } else {
     show("judge");
     showPair(answer.pair);
+  }
+}
+
+async function keepPair() {
+  // Asking again renews the claim on the pair shown (a claim not renewed expires): a pair read for long
+  // stays this assessor's; the progress shows what the others did meanwhile.
+  if (current === null || busy || assessor === "") return;
+  const asked = shown;
+  try {
+    const answer = await api("api/next", {assessor});
+    if (busy || asked !== shown) return;  // a grade or an undo came meanwhile and showed the pair to judge
+    if (answer.pair === null || answer.pair.query_id !== current.query_id || answer.pair.key !== current.key) {
+      showNext(answer);
+    } else {
+      showProgress(answer.progress);
+    }
+  } catch (error) {
+    say(`The server does not answer: ${error.message}`, "bad");
   }
 }
 
@@ -275,7 +308,8 @@ async function recent() {
   const answer = await api(`api/labels?assessor=${encodeURIComponent(assessor)}`);
   const list = $("recent");
   list.replaceChildren(...answer.labels.map((label) => {
-    const item = document.createElement("li"), id = document.createElement("span"), given = document.createElement("span");
+    const item = document.createElement("li"), id = document.createElement("span");
+    const given = document.createElement("span");
     item.dataset.queryId = label.query_id; item.dataset.key = label.key; item.dataset.grade = label.grade;
     id.className = "pair-id"; id.textContent = `${label.query_id} ${label.key}`;
     given.className = "given"; given.textContent = gradeName(label.grade);
@@ -293,7 +327,9 @@ async function give(value) {
   if (busy || current === null) return;
   busy = true;
   const pair = current, note = $("note").value;
-  for (const button of document.querySelectorAll(".grade")) button.classList.toggle("chosen", Number(button.dataset.grade) === value);
+  for (const button of document.querySelectorAll(".grade")) {
+    button.classList.toggle("chosen", Number(button.dataset.grade) === value);
+  }
   say("Saving…");
   try {
     const answer = await api("api/label", {assessor, query_id: pair.query_id, key: pair.key, grade: value, note});
@@ -368,6 +404,7 @@ document.addEventListener("keydown", (event) => {
 async function start() {
   setup = await api("api/setup");
   buildScale();
+  setInterval(keepPair, setup.claim_seconds * 1000 / 3);
   $("note").addEventListener("input", () => {
     if (current !== null) localStorage.setItem(draftKey(current), $("note").value);
   });

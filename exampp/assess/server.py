@@ -5,7 +5,7 @@ API (every POST takes a JSON object, ``Content-Type: application/json``; an erro
 ``{"error": message}``):
 
 - ``GET api/setup``: the title, the kind of pairs (``passage`` or ``nugget``), the grade scale, the
-  number of pairs;
+  number of pairs, how long a claim lasts (the page renews its pair's claim three times as often);
 - ``POST api/next {assessor}``: the pair the assessor should judge now, claimed for them (``null``
   when none is left), and the progress;
 - ``POST api/label {assessor, query_id, key, grade, note}``: stores the label, committed before the
@@ -125,6 +125,7 @@ def assessment_app(assessment: Assessment, *, host: str = "127.0.0.1") -> Starle
 
     async def setup(_request: Request) -> Response:
         return JSONResponse({"title": assessment.title, "kind": kind, "pairs": len(assessment.tasks),
+                             "claim_seconds": assessment.claim_seconds,
                              "scale": [{"value": g.value, "name": g.name, "hint": g.hint} for g in scale.grades]})
 
     async def next_endpoint(request: Request) -> Response:

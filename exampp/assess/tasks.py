@@ -113,19 +113,20 @@ class Task:
 
 
 def build_tasks(pairs: Sequence[SamplePair], topics: Mapping[str, Topic], passages: Mapping[str, str],
-                answers: Sequence[Answer], *, sample: str, texts: str) -> list[Task]:
+                answers: Sequence[Answer], *, sample: str, topics_file: str = "", texts: str = "") -> list[Task]:
     """The sample's pairs with their texts, in sample order. A passage pair's query must be in
     ``topics`` and its passage in ``passages``; a nugget pair's run must have answered its topic in
     ``answers``, whose nugget list ``nugget_id`` indexes (0 is the first); a nugget pair takes its
-    query's text from the answers file when the topics lack it. ``sample`` and ``texts`` name the
-    files in an :class:`InputError` about a pair without its texts."""
+    query's text from the answers file when the topics lack it. ``sample``, ``topics_file`` and
+    ``texts`` (the corpus, or the answers file) name the files in an :class:`InputError` about a pair
+    without its texts."""
     by_answer = {(answer.run_id, answer.query_id): answer for answer in answers}
     tasks = []
     for pair in pairs:
         topic = topics.get(pair.query_id)
         if not pair.is_nugget:
             if topic is None:
-                raise InputError(sample, None, f"query {pair.query_id!r} is not in the topics {texts}")
+                raise InputError(sample, None, f"query {pair.query_id!r} is not in the topics {topics_file}")
             if pair.doc_id not in passages:
                 raise InputError(sample, None, f"passage {pair.doc_id!r} (query {pair.query_id}) is not in the "
                                                f"corpus {texts}")

@@ -36,7 +36,8 @@ def export(workspace, sample, labels, fmt, output, grades, answers, topics, corp
     from exampp.api.assess_labels import export_labels, export_sample
 
     if labels == (sample is not None):
-        raise click.UsageError("give --sample SAMPLE (the pairs with their texts) or --labels (the labels), one of them")
+        raise click.UsageError("give --sample SAMPLE (the pairs with their texts) or --labels (the labels), "
+                               "one of them")
     if labels:
         written = export_labels(workspace, output)
         click.echo(f"{written.count} labels written to {written.path}")

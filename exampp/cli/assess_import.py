@@ -21,8 +21,10 @@ def import_cmd(workspace, file, assessor) -> None:
       exampp assess import -w . label-studio-export.json
       exampp assess import -w . nist.qrels --assessor nist
     """
+    from pathlib import Path
+
     from exampp.api.assess_labels import import_labels
 
     result = import_labels(workspace, file, assessor=assessor)
-    click.echo(f"{result.added} labels added to {workspace}/assessments.sqlite ({result.read} read, "
+    click.echo(f"{result.added} labels added to {Path(workspace) / 'assessments.sqlite'} ({result.read} read, "
                f"{result.read - result.added} there already)")
