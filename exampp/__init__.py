@@ -93,6 +93,9 @@ _EXPORTS = {
     # people's labels (exampp assess serve, export, import)
     "AssessmentStore": "exampp.assessments", "read_labels": "exampp.assessments", "write_labels": "exampp.assessments",
     "store_labels": "exampp.api.assess_labels",
+    # a human sample that checks the judge (exampp assess sample, estimate, agree, plan)
+    "SampleJob": "exampp.api.assess", "draw_sample": "exampp.api.assess", "estimate_runs": "exampp.api.assess",
+    "judge_agreement": "exampp.api.assess", "plan_budget": "exampp.api.assess", "human_check": "exampp.api.assess",
 }
 __all__ = sorted(_EXPORTS)
 
