@@ -10,8 +10,14 @@ Kendall τ of the point estimates with the fully judged leaderboard, beside the 
 baselines sit beside the default (``runs`` + ``eb``): uniform sampling with plain PPI (ppi-python)
 and the humans alone.
 
+With ``--rag OURS --rag-official OFFICIAL`` the same on TREC 2024 RAG answers instead: the pool is
+every (answer, nugget) pair, the judge an assignment of exampp's (``exampp nuggets assign``), the
+assessors' assignment the people, the measure V_strict.
+
 Usage (from the repository root; the workspace from scripts/reproduce_dl19.sh or `exampp import`):
     python benchmarks/assess.py --workspace out/dl19 [--draws 200] [--budgets 0.02,0.05,0.1,0.2]
+    python benchmarks/assess.py --rag out/rag24/offline.jsonl.gz \
+        --rag-official ../shared/data/rag24/nugget-assignments.dev.jsonl.gz --measures V_strict
 """
 from __future__ import annotations
 
@@ -34,6 +40,26 @@ CONFIGURATIONS = (("runs", "eb"), ("runs", "calibrated"), ("stratified", "eb"), 
                   ("uniform", "ppi"), ("uniform", "ppi++"), ("uniform", "humans"), ("runs", "humans"))
 
 
+def dl19_population(workspace: str, measures: list) -> tuple:
+    """The DL19 top-10 pool of the official runs with the EXAM labels, and each pair's official grade."""
+    runs = {name: run for name, run in read_runs(f"{workspace}/runs").items() if name != LATE}
+    judge = workspace_judge(workspace, measures, runs=runs)
+    official = read_qrels(f"{workspace}/qrels/official.qrels")
+    pop = judge.population
+    return judge, np.array([float(official.get(q, {}).get(k, 0)) for q, k in zip(pop.query_ids, pop.keys)])
+
+
+def rag_population(ours: str, official: str, measures: list) -> tuple:
+    """Every (answer, nugget) pair with the judge's assignment, and the assessors' grade of each."""
+    from exampp.assess.population import nugget_labels
+    from exampp.collection.nugget_assignments import read_assignments
+
+    judge = workspace_judge(".", measures, nuggets=ours)
+    pop = judge.population
+    labels = nugget_labels(read_assignments(ours), read_assignments(official), official)
+    return judge, np.array([labels[(q, k)][0] for q, k in zip(pop.query_ids, pop.keys)])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workspace", default="out/dl19")
@@ -43,20 +69,23 @@ def main() -> None:
     parser.add_argument("--level", type=float, default=0.9)
     parser.add_argument("--replicates", type=int, default=300)
     parser.add_argument("--configurations", default=",".join(f"{s}:{e}" for s, e in CONFIGURATIONS))
+    parser.add_argument("--rag", help="The judge's nugget assignment (RAG answers) instead of the DL19 workspace.")
+    parser.add_argument("--rag-official", help="The assessors' nugget assignment, with --rag.")
     args = parser.parse_args()
     measures = parse_measures(args.measures.split(","), rel_level=2)
-    runs = {name: run for name, run in read_runs(f"{args.workspace}/runs").items() if name != LATE}
-    judge = workspace_judge(args.workspace, measures, runs=runs)
+    if args.rag:
+        judge, human = rag_population(args.rag, args.rag_official, measures)
+    else:
+        judge, human = dl19_population(args.workspace, measures)
     pop = judge.population
-    official = read_qrels(f"{args.workspace}/qrels/official.qrels")
-    human = np.array([float(official.get(q, {}).get(k, 0)) for q, k in zip(pop.query_ids, pop.keys)])
     everything = Evidence(pop.layout, pop.judge, judge.relevant_grade, np.arange(len(human)),
                           np.ones(len(human)), human[:, None])
     truth = estimate(everything, measures, estimator="humans", replicates=2).table
     truth = {m.name: truth.loc[truth["measure"] == m.name, "estimate"].to_numpy() for m in measures}
     for m in measures:
         own = stats.kendalltau(truth[m.name], judge_values(m, everything))[0]
-        print(f"{m.name}: {len(runs)} runs, {pop.layout.n_pairs} pooled pairs; the judge's own Kendall tau {own:.3f}")
+        print(f"{m.name}: {len(pop.layout.runs)} runs, {pop.layout.n_pairs} pooled pairs; "
+              f"the judge's own Kendall tau {own:.3f}")
     squares, spread = design.run_weight_sums({m.name: run_weights(m, pop.layout).toarray() for m in measures})
     sd = design.prior_sd(pop.judge, float(pop.judge.max()))
     rows = []

@@ -384,3 +384,29 @@ def test_the_reports_human_check_shows_the_corrected_leaderboard(tmp_path):
         assert row["P@10 low"] <= row["P@10"] <= row["P@10 high"]
     page = report.html.read_text()
     assert '<section id="human">' in page and "40 pairs judged by people" in page
+
+
+def test_uncertainty_draws_toward_pairs_the_judges_disagree_on(tmp_path):
+    from assess_workspace import QUERIES
+    from exampp.api.assess import judges_disagreement, workspace_judge
+    from exampp.grades import Grade
+    from exampp.store import GradeStore
+
+    ws = _synthetic(tmp_path)
+    human, judge = truth()
+    with GradeStore(ws / "grades.sqlite") as store:  # a second judge: the human grade itself, on a 0-3 scale
+        phash = {q: store.register_passages(q, {d: f"passage {d}" for d in judge[q]}) for q in QUERIES}
+        qhash = store.register_questions([(q, f"{q}/u", f"What about {q}?") for q in QUERIES])
+        store.put_many([(Grade(q, d, f"{q}/u", float(g), "second|m|p"), phash[q][d], qhash[q, f"{q}/u"])
+                        for q in QUERIES for d, g in human[q].items()])
+    measures = [AssessMeasure.parse("P@10")]
+    pop = workspace_judge(ws, measures, method="synthetic-judge|m|p").population
+    spread = judges_disagreement(ws, pop, lambda line: None)
+    expected = [np.std([judge[q][d] / 5, human[q][d] / 3]) for q, d in zip(pop.query_ids, pop.keys)]
+    assert spread == pytest.approx(expected)
+    result = draw_sample(SampleJob(ws, 30, strategy="uncertainty", method="synthetic-judge|m|p"))
+    drawn = {(p.query_id, p.doc_id) for p in result.pairs}
+    agreeing = [i for i, s in enumerate(spread) if s == 0]
+    disagreeing = [i for i, s in enumerate(spread) if s >= 0.3]
+    share = lambda pairs: np.mean([(pop.query_ids[i], pop.keys[i]) in drawn for i in pairs])  # noqa: E731
+    assert share(disagreeing) > share(agreeing)

@@ -126,7 +126,8 @@ def draw_sample(job: SampleJob, warn: Warn = python_warning) -> SampleResult:
     top = float(max(pop.judge.max(initial=0.0), 1.0))
     sd = design.prior_sd(pop.judge, top)
     squares, spread = design.run_weight_sums({m.name: run_weights(m, pop.layout).toarray() for m in measures})
-    sizes = design.sizes_for(job.strategy, sd, squares, spread)
+    disagreement = judges_disagreement(job.workspace, pop, warn) if job.strategy == "uncertainty" else None
+    sizes = design.sizes_for(job.strategy, sd, squares, spread, disagreement)
     uniforms = design.permanent_uniforms(job.seed, pop.query_ids, pop.keys)
     chosen, probabilities, priorities = design.draw(sizes, uniforms, job.budget)
     if job.budget > pop.layout.n_pairs:
@@ -146,6 +147,31 @@ def draw_sample(job: SampleJob, warn: Warn = python_warning) -> SampleResult:
     if job.output is not None:
         write_sample(pairs, job.output)
     return SampleResult(pairs, pop.layout.n_pairs, kept)
+
+
+def judges_disagreement(workspace: Workspace | PathLike, population: Population, warn: Warn) -> np.ndarray | None:
+    """Per pooled pair, the standard deviation over the store's relevance methods of their EXAM labels,
+    each on its own scale divided by its top grade; None (and a warning) with fewer than two methods."""
+    from exampp.api.workspace import relevance_methods
+    from exampp.labels import exam_labels
+    from exampp.store import GradeStore
+
+    ws = as_workspace(workspace)
+    with GradeStore(ws.store) as store:
+        methods = relevance_methods(store.methods())
+        if len(methods) < 2:
+            warn(f"{ws.store}: one judge only ({', '.join(methods) or 'none'}): the uncertainty strategy takes the "
+                 "judge's grades as the runs strategy does")
+            return None
+        columns = []
+        for method in methods:
+            labels = exam_labels(store.grades(method))
+            values = np.array([float(labels.get(q, {}).get(k, np.nan)) for q, k in zip(population.query_ids,
+                                                                                        population.keys)])
+            top = np.nanmax(values) if np.isfinite(values).any() else 1.0
+            columns.append(values / (top or 1.0))
+    spread = np.nanstd(np.column_stack(columns), axis=1)
+    return np.nan_to_num(spread, nan=float(np.nanmean(spread)) if np.isfinite(spread).any() else 0.0)
 
 
 def _pair(query_id: str, key: str, probability: float, stratum: str, priority: float,
