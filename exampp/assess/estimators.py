@@ -173,10 +173,27 @@ def _replicate_totals(matrix: sparse.csr_matrix, evidence: Evidence, estimator: 
         values = fitted.copy()
         values[evidence.sampled] = held_out + (y - held_out) / evidence.probabilities
         point[rows] = part @ values
-        residual = (y - held_out) * scale  # each sampled pair's term, as its sd under Poisson sampling
+        error = y - held_out
+        if estimator == "eb":  # its weights need every run's standard error, also one from three pairs
+            error = _steadied(error, evidence.judge[evidence.sampled])
+        residual = error * scale  # each sampled pair's term, as its sd under Poisson sampling
         sampled_part = part[:, evidence.sampled]
         boot[rows] = point[rows][:, None] + sampled_part @ (residual[:, None] * z)
     return point, boot, predicted
+
+
+def _steadied(error: np.ndarray, strata: np.ndarray) -> np.ndarray:
+    """Each sampled pair's error as its term of the variance counts it: the root of the mean of its own
+    square and its stratum's (the judge grade's) pooled mean square, the latter shrunk toward the
+    overall one by two pseudo-pairs. A run with three sampled pairs that the calibrated judge happened
+    to get right would otherwise look certain."""
+    squares = error ** 2
+    overall = float(squares.mean()) if len(squares) else 0.0
+    pooled = np.empty(len(error))
+    for stratum in np.unique(strata):
+        at = strata == stratum
+        pooled[at] = (squares[at].sum() + 2 * overall) / (at.sum() + 2)
+    return np.sqrt((squares + pooled) / 2)
 
 
 def _effective_df(matrix: sparse.csr_matrix, evidence: Evidence) -> np.ndarray:

@@ -59,8 +59,9 @@ def spread(corrections: np.ndarray, predicted: np.ndarray, covariance: np.ndarra
     1 and M_r: a judge that stretches or compresses the leaderboard errs in proportion to M_r), and the
     moment estimate of the runs' spread around that line. The runs' sampling errors are correlated
     (runs rank the same pairs), so the expected residual sum of squares is μ₂(R − p) + tr(H Σ), with
-    H the residual projection and Σ the errors' covariance: μ̂₂ = (RSS − tr(H Σ)) / (R − p), kept
-    above a tenth of the mean sampling variance so that intervals stay finite when runs look alike."""
+    H the residual projection and Σ the errors' covariance: μ̂₂ = (RSS − tr(H Σ)) / (R − p), plus one
+    standard error of it, kept above a tenth of the mean sampling variance so that intervals stay
+    finite when runs look alike."""
     r = len(corrections)
     design = np.column_stack([np.ones(r), predicted - predicted.mean()])[:, :2 if r > 2 else 1]
     residual_maker = np.eye(r) - design @ np.linalg.pinv(design)
@@ -68,6 +69,9 @@ def spread(corrections: np.ndarray, predicted: np.ndarray, covariance: np.ndarra
     free = r - design.shape[1]
     variances = np.diag(covariance)
     raw = float((residuals @ residuals - np.trace(residual_maker @ covariance)) / free) if free > 0 else 0.0
+    # the moment estimate is itself noisy (sd about √(2/(R − p))·(μ₂ + σ²)); a draw that underestimates it
+    # shrinks too much and under-covers, so μ₂ is taken one standard error up
+    raw += math.sqrt(2 / max(free, 1)) * (max(raw, 0.0) + float(variances.mean()))
     return np.eye(r) - residual_maker, max(raw, 0.1 * float(variances.mean()), 1e-12)
 
 
