@@ -88,7 +88,8 @@ def test_fully_judged_measures_equal_ir_measures():
     layout = _layout(rankings, pool)
     human = np.array([grades[pair] for pair in pool], dtype=float)
     everything = Evidence(layout, np.zeros(len(pool)), 1.0, np.arange(len(pool)), np.ones(len(pool)), human[:, None])
-    measures = [AssessMeasure.parse("P@5", rel_level=2), AssessMeasure.parse("nDCG@10"), AssessMeasure.parse("P(rel=1)@3")]
+    measures = [AssessMeasure.parse("P@5", rel_level=2), AssessMeasure.parse("nDCG@10"),
+                AssessMeasure.parse("P(rel=1)@3")]
     table = estimate(everything, measures, estimator="humans", replicates=2).table
     qrels = [ir_measures.Qrel(q, d, g) for (q, d), g in grades.items()]
     for run in rankings:
@@ -227,7 +228,7 @@ def test_estimate_json_and_agreement_on_the_synthetic_workspace(tmp_path):
     assert agreement.kappa == pytest.approx((po - pe) / (1 - pe))
     plan = plan_budget(ws, sample=sample, labels=labels, target_width=0.2, rel_level=2)
     row = plan.table.iloc[0]
-    assert row["labels"] == 40 and (math.isnan(row["labels_needed"]) or 1 <= row["labels_needed"] <= row["pool"])
+    assert row["labels"] == 40 and 1 <= row["labels_needed"] <= row["pool"]
 
 
 def test_unlabelled_pairs_are_non_response_and_stray_labels_are_left_out(tmp_path):
@@ -343,7 +344,8 @@ def test_a_nugget_sample_estimates_from_the_assessors_file(tmp_path):
     result = draw_sample(SampleJob(tmp_path, 20, measures=("V_strict",), nuggets=ours, output=sample))
     quiet: list[str] = []
     assert all(p.is_nugget for p in read_sample(sample)) and len(result.pairs) == 20
-    full = draw_sample(SampleJob(tmp_path, 1000, measures=("V_strict",), nuggets=ours, output=tmp_path / "all.tsv"), quiet.append)
+    full = draw_sample(SampleJob(tmp_path, 1000, measures=("V_strict",), nuggets=ours, output=tmp_path / "all.tsv"),
+                       quiet.append)
     assert len(full.pairs) == 56  # every (answer, nugget) pair: 14 answers x 4 nuggets
     table = estimate_runs(tmp_path, sample=tmp_path / "all.tsv", labels=people, measures=["V_strict", "A"],
                           nuggets=ours, estimator="calibrated", warn=quiet.append).table
@@ -352,7 +354,8 @@ def test_a_nugget_sample_estimates_from_the_assessors_file(tmp_path):
     board = run_scores(per_answer(_answers(0))).set_index("run")
     for row in table.itertuples():
         assert row.estimate == pytest.approx(board.at[row.run, row.measure], abs=1e-12)
-    some = estimate_runs(tmp_path, sample=sample, labels=people, measures=["V_strict"], nuggets=ours, warn=quiet.append).table
+    some = estimate_runs(tmp_path, sample=sample, labels=people, measures=["V_strict"], nuggets=ours,
+                         warn=quiet.append).table
     assert ((some["low"] <= some["estimate"]) & (some["estimate"] <= some["high"])).all()
     with pytest.raises(AssessError, match="need the judge's assignment"):
         draw_sample(SampleJob(tmp_path, 20, measures=("V_strict",)))
@@ -410,3 +413,16 @@ def test_uncertainty_draws_toward_pairs_the_judges_disagree_on(tmp_path):
     disagreeing = [i for i, s in enumerate(spread) if s >= 0.3]
     share = lambda pairs: np.mean([(pop.query_ids[i], pop.keys[i]) in drawn for i in pairs])  # noqa: E731
     assert share(disagreeing) > share(agreeing)
+
+
+def test_the_plan_solves_the_simple_random_sampling_width():
+    from exampp.assess.planning import labels_needed, mean_width
+
+    # uniform design over N pairs, one run weighing each 1/N, error variance s2 everywhere: the width at
+    # n labels is 2 z s sqrt((N - n) / (N n)), so the target W needs n = ceil(N / (1 + N W^2 / (4 z^2 s2)))
+    n_pairs, s2, z, target = 400, 0.2, 1.645, 0.1
+    weights, sizes, variances = np.full((1, n_pairs), 1 / n_pairs), np.ones(n_pairs), np.full(n_pairs, s2)
+    assert mean_width(weights, sizes, variances, 100, z) == pytest.approx(2 * z * math.sqrt(s2 * 300 / (400 * 100)))
+    expected = math.ceil(n_pairs / (1 + n_pairs * target ** 2 / (4 * z ** 2 * s2)))
+    assert labels_needed(weights, sizes, variances, target, z) == expected
+    assert labels_needed(weights, sizes, variances, 0.0, z) == n_pairs  # only the whole pool is exact

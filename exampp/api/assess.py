@@ -13,7 +13,7 @@ workspace's runs, k the largest cutoff of the measures the sample serves. Errors
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -334,7 +334,8 @@ class JudgeAgreement:
     rel_level: float
 
 
-def judge_agreement(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike | None = None, rel_level: float = 1.0,
+def judge_agreement(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike | None = None,
+                    rel_level: float = 1.0,
                     method: str | None = None, runs: RunsSource | None = None, depth: int = 10, top: int = 20,
                     level: float = 0.9, warn: Warn = python_warning) -> JudgeAgreement:
     """κ, the confusion table, the judge's calibration curve and the ``top`` largest disagreements."""
@@ -368,7 +369,8 @@ def judge_agreement(workspace: Workspace | PathLike, *, sample: PathLike, labels
     disagreements = pd.DataFrame({
         "query_id": [pop.query_ids[ev.sampled[i]] for i in order], "doc_id": [pop.keys[ev.sampled[i]] for i in order],
         "judge": judge[order], "human": human[order], "gap": gap[order]})
-    return JudgeAgreement(kappa, confusion, calibration, disagreements[disagreements["gap"] != 0].reset_index(drop=True),
+    differing = disagreements[disagreements["gap"] != 0].reset_index(drop=True)
+    return JudgeAgreement(kappa, confusion, calibration, differing,
                           len(judge), ev.relevant_grade, rel_level)
 
 
@@ -391,18 +393,18 @@ class BudgetPlan:
     target_width: float
 
 
-def plan_budget(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike | None = None, target_width: float,
+def plan_budget(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike | None = None,
+                target_width: float,
                 measures: Sequence[str] = ("P@10",), rel_level: float = 1.0, level: float = 0.9,
                 strategy: str = design.DEFAULT_STRATEGY, method: str | None = None, runs: RunsSource | None = None,
                 warn: Warn = python_warning) -> BudgetPlan:
     """How many labels the design needs for a mean interval width of ``target_width`` with the direct
-    (calibrated) estimator: the anticipated variance Σ_d a_rd² (1 − π_d)/π_d · s²_h of every run,
-    s²_h the pilot's cross-fitted residual variance among pairs of judge grade h, π_d the design's
-    probabilities at each budget (bisection over the budget)."""
+    (calibrated) estimator, the labelled ``sample`` as the pilot (:mod:`exampp.assess.planning`)."""
     from scipy import stats
 
-    from exampp.assess.estimators import calibrated_predictions
+    from exampp.assess.estimators import calibrated_predictions, target_values
     from exampp.assess.measures import Target, measure_totals
+    from exampp.assess.planning import grade_variances, labels_needed, mean_width
 
     if not target_width > 0:
         raise AssessError(f"--target-width must be positive, got {target_width}")
@@ -417,29 +419,11 @@ def plan_budget(workspace: Workspace | PathLike, *, sample: PathLike, labels: Pa
     for m in parsed:
         target = Target("gain") if m.kind == "nDCG" else measure_totals(m, pop.layout, np.ones(0)).targets[0]
         _, held_out = calibrated_predictions(ev, target)
-        human = np.nanmean(np.where(np.isnan(ev.labels), np.nan, target.of(np.nan_to_num(ev.labels))), axis=1)
-        residual = (human - held_out) ** 2
-        grades = ev.judge[ev.sampled]
-        variance = np.full(pop.layout.n_pairs, float(np.average(residual)))
-        for grade in np.unique(grades):
-            variance[pop.judge == grade] = float(residual[grades == grade].mean())
-        weights = run_weights(m, pop.layout).toarray() ** 2
-
-        def width(budget: int) -> float:
-            pi = design.inclusion_probabilities(sizes, budget)
-            per_run = weights @ ((1 - pi) / pi * variance)
-            return float(np.mean(2 * z * np.sqrt(per_run)))
-
-        have = width(len(ev.sampled))
-        low, high = 1, pop.layout.n_pairs
-        if width(high) > target_width:
-            needed = math.nan
-        else:
-            while low < high:
-                middle = (low + high) // 2
-                low, high = (middle + 1, high) if width(middle) > target_width else (low, middle)
-            needed = low
-        rows.append((m.name, len(ev.sampled), have, needed, pop.layout.n_pairs))
+        errors = (target_values(ev.labels, target) - held_out) ** 2
+        variances = grade_variances(pop.judge, ev.judge[ev.sampled], errors)
+        weights = run_weights(m, pop.layout).toarray()
+        rows.append((m.name, len(ev.sampled), mean_width(weights, sizes, variances, len(ev.sampled), z),
+                     labels_needed(weights, sizes, variances, target_width, z), pop.layout.n_pairs))
     table = pd.DataFrame(rows, columns=["measure", "labels", "width", "labels_needed", "pool"])
     return BudgetPlan(table, target_width)
 

@@ -12,8 +12,8 @@ Strategies (the size λ_d):
 
 - ``uniform``: λ = 1;
 - ``stratified``: Neyman allocation over the judge's grades: λ = S_h, the anticipated standard
-  deviation of the human label among pairs the judge graded h (from a pilot's labels where given,
-  else a prior that takes the judge's grade at face value);
+  deviation of the human label among pairs the judge graded h (a prior that takes the judge's grade
+  at face value: :func:`prior_sd`);
 - ``runs``: λ = S_h · √(Σ_r w_rd²), w_rd the pair's weight in run r's measures: the allocation that
   minimises the summed variance of every run's estimate (pairs many runs rank count more);
 - ``separating``: λ = S_h · √(Σ_{r<s} (w_rd − w_sd)²): the allocation for the differences between
@@ -79,18 +79,6 @@ def prior_sd(grades: np.ndarray, top: float) -> np.ndarray:
     taken as (grade + 0.5) / (top + 1), the judge's scale at face value."""
     p = (np.asarray(grades, dtype=float) + 0.5) / (top + 1.0)
     return np.sqrt(p * (1 - p))
-
-
-def pilot_sd(grades: np.ndarray, pilot_grades: np.ndarray, pilot_relevant: np.ndarray) -> np.ndarray:
-    """Sd of the human label per judge grade from a pilot's labels (relevant 0/1), smoothed toward
-    the pilot's overall rate with one pseudo-pair of each outcome."""
-    base = (pilot_relevant.sum() + 1) / (len(pilot_relevant) + 2)
-    out = np.empty(len(grades))
-    for grade in np.unique(grades):
-        seen = pilot_relevant[pilot_grades == grade]
-        p = (seen.sum() + 2 * base) / (len(seen) + 2)
-        out[grades == grade] = np.sqrt(p * (1 - p))
-    return out
 
 
 def sizes_for(strategy: str, sd: np.ndarray, run_weights: np.ndarray | None = None,

@@ -28,7 +28,7 @@ measure's range [0, 1].
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,7 +66,6 @@ class Evidence:
     sampled: np.ndarray
     probabilities: np.ndarray
     labels: np.ndarray
-    features: np.ndarray | None = None  # more of what is known of every pair (pairs x features)
 
 
 @dataclass(frozen=True)
@@ -82,7 +81,7 @@ class Estimates:
     level: float
 
 
-def _targets(labels: np.ndarray, target: Target) -> np.ndarray:
+def target_values(labels: np.ndarray, target: Target) -> np.ndarray:
     """Each sampled pair's value of the target, averaged over its assessors."""
     values = np.where(np.isnan(labels), np.nan, target.of(np.nan_to_num(labels)))
     return np.nanmean(values, axis=1)
@@ -95,16 +94,10 @@ def _design(evidence: Evidence, seed: int) -> tuple[np.ndarray, list[np.ndarray]
     n_queries = len(evidence.layout.queries)
     query_part = np.zeros((len(evidence.judge), n_queries))
     query_part[np.arange(len(evidence.judge)), evidence.layout.query_of] = 1.0
-    extra = [] if evidence.features is None else [_standardised(evidence.features)]
-    design = np.hstack([grade_part, *extra, query_part])
+    design = np.hstack([grade_part, query_part])
     order = np.random.default_rng(seed).permutation(len(evidence.sampled))
     folds = [order[k::FOLDS] for k in range(min(FOLDS, len(order)))]
     return design, folds
-
-
-def _standardised(features: np.ndarray) -> np.ndarray:
-    spread = features.std(axis=0)
-    return (features - features.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
 
 
 def _ridge(design: np.ndarray, values: np.ndarray, weights: np.ndarray, n_grades: int) -> tuple[np.ndarray, float]:
@@ -122,8 +115,8 @@ def calibrated_predictions(evidence: Evidence, target: Target, seed: int = 0) ->
     """(f for every pooled pair from a fit on the whole sample, f for each sampled pair from the fit
     without its fold), clipped to the target's range."""
     design, folds = _design(evidence, seed)
-    n_grades = len(np.unique(evidence.judge)) + (0 if evidence.features is None else evidence.features.shape[1])
-    y = _targets(evidence.labels, target)
+    n_grades = len(np.unique(evidence.judge))
+    y = target_values(evidence.labels, target)
     sampled_design = design[evidence.sampled]
     high = max(1.0, float(np.nanmax(y))) if len(y) else 1.0
 
@@ -164,7 +157,7 @@ def _replicate_totals(matrix: sparse.csr_matrix, evidence: Evidence, estimator: 
         if estimator == "judge":
             point[rows] = part @ _judge_target(evidence, target)
             continue
-        y = _targets(evidence.labels, target)
+        y = target_values(evidence.labels, target)
         if estimator == "humans":
             fitted, held_out = np.zeros(evidence.layout.n_pairs), np.zeros(len(y))
         else:
@@ -273,7 +266,7 @@ def _ppi(evidence: Evidence, measure: AssessMeasure, estimator: str, level: floa
 
     layout = evidence.layout
     target = Target("binary", measure.rel)
-    human = _targets(evidence.labels, target)
+    human = target_values(evidence.labels, target)
     judged = _judge_target(evidence, target)
     position = {d: i for i, d in enumerate(evidence.sampled)}
     lam = None if estimator == "ppi++" else 1.0

@@ -23,7 +23,8 @@ from scipy import sparse
 from exampp.errors import ExamppError
 
 SUPPORTED = ("P", "nDCG")
-NUGGET_MEASURES = ("V_strict", "A_strict", "V", "A", "W_strict", "W")  # the TREC RAG track's, as exampp.analysis.nuggets
+# the TREC RAG track's nugget measures, as exampp.analysis.nuggets scores them
+NUGGET_MEASURES = ("V_strict", "A_strict", "V", "A", "W_strict", "W")
 
 
 class MeasureError(ExamppError, ValueError):

@@ -3,7 +3,16 @@ from __future__ import annotations
 
 import click
 
-from exampp.cli.output import FILE, emit, format_option, method_option, output_option, warn, workspace_option, write_output
+from exampp.cli.output import (
+    FILE,
+    emit,
+    format_option,
+    method_option,
+    output_option,
+    warn,
+    workspace_option,
+    write_output,
+)
 from exampp.cli.settings import FiniteRange
 
 

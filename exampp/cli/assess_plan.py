@@ -15,7 +15,8 @@ from exampp.cli.settings import FiniteRange
               help="The mean interval width wanted.")
 @click.option("--measure", "-m", "measures", multiple=True, default=("P@10",), show_default=True,
               help="P@k or nDCG@k. Repeatable.")
-@click.option("--rel-level", type=float, default=1, show_default=True, help="Human grade from which a passage is relevant.")
+@click.option("--rel-level", type=float, default=1, show_default=True,
+              help="Human grade from which a passage is relevant.")
 @click.option("--level", type=FiniteRange(0, 1, min_open=True, max_open=True), default=0.9, show_default=True,
               help="Confidence level of the intervals.")
 @click.option("--strategy", type=click.Choice(["uniform", "stratified", "runs", "separating", "uncertainty"]),
@@ -26,8 +27,7 @@ from exampp.cli.settings import FiniteRange
 def plan(workspace, labels, sample_file, target_width, measures, rel_level, level, strategy, method, fmt,
          output) -> None:
     """From a pilot sample's labels: the mean interval width of the design-unbiased (calibrated)
-    estimator now, and how many labels in all the same design needs for --target-width (empty when
-    even the whole pool would not do).
+    estimator now, and how many labels in all the same design needs for --target-width.
 
     \b
     Example:

@@ -18,7 +18,8 @@ from exampp.cli.output import FILE, method_option, warn, workspace_option
                    "weigh); separating (toward pairs that tell runs apart); uncertainty (toward pairs judges "
                    "disagree on).")
 @click.option("--measure", "-m", "measures", multiple=True, default=("P@10",), show_default=True,
-              help="A measure the sample must serve (P@k, nDCG@k; with --nuggets V_strict, A_strict, V, A, W_strict, W); "
+              help="A measure the sample must serve (P@k, nDCG@k; with --nuggets V_strict, A_strict, V, A, "
+                   "W_strict, W); "
                    "its cutoff sets the pool's depth. Repeatable.")
 @method_option
 @click.option("--nuggets", type=FILE,
