@@ -275,10 +275,11 @@ def _ppi(evidence: Evidence, measure: AssessMeasure, estimator: str, level: floa
         slots = np.concatenate([ranked[:measure.cutoff] for ranked in layout.rankings[r]] or [np.zeros(0, int)])
         share = len(slots) / (measure.cutoff * len(layout.queries))
         labelled = np.array([position[d] for d in slots if d in position], dtype=int)
-        if len(labelled) < 2 or len(slots) == 0:
-            value = float(judged[slots].mean()) * share if len(slots) else 0.0
-            rows.append((run, measure.name, value, 0.0 if len(slots) == 0 else math.nan,
-                         1.0 if len(slots) else 0.0, math.nan))
+        if len(slots) == 0:  # a run that ranks nothing scores 0 for sure
+            rows.append((run, measure.name, 0.0, 0.0, 0.0, 0.0))
+            continue
+        if len(labelled) < 2:  # PPI needs two labels of the run: the judge's value, and the measure's whole range
+            rows.append((run, measure.name, float(judged[slots].mean()) * share, 0.0, share, math.nan))
             continue
         y, yhat = human[labelled], judged[evidence.sampled[labelled]]
         weights = 1 / evidence.probabilities[labelled]
