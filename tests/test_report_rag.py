@@ -22,7 +22,7 @@ from exampp.errors import ExamppError
 from exampp.segment import load_responses
 from test_bank_review import RATING, make_workspace
 from test_report import DATE, hand_meta, parse, read_tsv, workspace  # noqa: F401 (a fixture)
-from test_report_browser import WIDTH, browser  # noqa: F401 (a fixture)
+from chromium import WIDTH
 
 NUGGETS_COLUMNS = ["run", "V_strict", "low", "high", "A_strict", "V", "A", "W_strict", "W", "n_topics"]
 AGREEMENT_COLUMNS = ["assignment", "n_nuggets", "n_topics", "n_runs",
