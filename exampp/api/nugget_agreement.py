@@ -13,7 +13,7 @@ the official leaderboard is τ_AP's reference).
 
 The bootstrap resamples the shared topics; one set of draws serves every statistic (the same
 draws as :func:`~exampp.analysis.statistics.correlation_intervals` makes from the seed), and the
-intervals are percentile intervals. Errors are :class:`~exampp.errors.ExamppError`.
+intervals are :func:`~exampp.analysis.statistics.bootstrap_interval`'s. Errors are :class:`~exampp.errors.ExamppError`.
 """
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def _alpha(table: np.ndarray) -> float:
 
 def _nugget_statistics(tables: np.ndarray, bootstrap: int, seed: int, confidence: float) -> pd.DataFrame:
     """Index statistic; value, low, high from the per-topic grade tables (topics, 3, 3)."""
-    from exampp.analysis.statistics import bootstrap_samples, percentile_interval
+    from exampp.analysis.statistics import bootstrap_interval, bootstrap_samples
 
     def values(table_sets: np.ndarray) -> np.ndarray:  # (replicates, statistics)
         return np.column_stack([cohen_kappa_counts(table_sets), cohen_kappa_counts(_binary(table_sets)),
@@ -123,7 +123,9 @@ def _nugget_statistics(tables: np.ndarray, bootstrap: int, seed: int, confidence
     low = high = np.full(len(NUGGET_STATISTICS), math.nan)
     if bootstrap:
         replicates = tables[bootstrap_samples(len(tables), bootstrap, seed)].sum(axis=1)
-        low, high = percentile_interval(values(replicates).T, confidence)
+        # κ lies in [-1, 1]; α is at most 1
+        low, high = bootstrap_interval(point, values(replicates).T, confidence, len(tables),
+                                       (np.array([-1, -1, -math.inf]), 1))
     return pd.DataFrame({"value": point, "low": low, "high": high},
                         index=pd.Index(NUGGET_STATISTICS, name="statistic"))
 
