@@ -31,6 +31,7 @@ from exampp.analysis.statistics import (
     expanded_level,
     kendall_top,
     krippendorff_alpha,
+    krippendorff_alpha_counts,
     paired_tests,
     scores_table,
 )
@@ -354,3 +355,17 @@ def test_krippendorff_alpha_hand_worked_two_coders():
     assert krippendorff_alpha(data, "interval") == pytest.approx(4 / 9)  # two values: δ² = 1 too
     assert math.isnan(krippendorff_alpha(np.array([[2, 2], [2, 2]]), "ordinal"))
     assert krippendorff_alpha(np.array([[1, 2, 3], [1, 2, 3]]), "ordinal") == 1.0
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_alpha_of_count_tables_equals_alpha_of_the_pairs(level):
+    rng = np.random.default_rng(3)
+    tables = rng.integers(0, 6, size=(40, 4, 4))
+    tables[:10, 2, :] = tables[:10, :, 2] = 0  # a value neither coder used
+    tables[10] = 0
+    tables[10, 1, 1] = 7  # one value throughout: nothing to expect, NaN
+    rows, columns = np.indices((4, 4))
+    for table, alpha in zip(tables, krippendorff_alpha_counts(tables, level)):
+        pairs = np.array([np.repeat(rows.ravel(), table.ravel()), np.repeat(columns.ravel(), table.ravel())], float)
+        assert alpha == pytest.approx(krippendorff_alpha(pairs, level), nan_ok=True)
+    assert math.isnan(krippendorff_alpha_counts(tables[10], level))

@@ -413,15 +413,35 @@ def krippendorff_alpha(reliability: np.ndarray, level: str = "ordinal") -> float
     return float(1 - (totals.sum() - 1) * (coincidences * delta).sum() / expected)
 
 
+def krippendorff_alpha_counts(tables: np.ndarray, level: str = "ordinal") -> np.ndarray:
+    """:func:`krippendorff_alpha` of two coders who code every unit, from their k×k count tables
+    along the last two axes (rows: the first coder's value, columns: the second's; the values are
+    0 .. k−1), for every table at once (a bootstrap's replicates). Each unit is a pair of values, so
+    the coincidence matrix is the table plus its transpose. NaN where there is no disagreement to
+    expect."""
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r}; one of {', '.join(LEVELS)}")
+    counts = np.asarray(tables, dtype=float)
+    coincidences = counts + np.swapaxes(counts, -1, -2)
+    totals = coincidences.sum(axis=-1)
+    delta = _delta(np.arange(counts.shape[-1], dtype=float), totals, level)
+    expected = (totals[..., :, None] * totals[..., None, :] * delta).sum(axis=(-2, -1))
+    observed = (coincidences * delta).sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = 1 - (totals.sum(axis=-1) - 1) * observed / expected
+    return np.where(expected > 0, alpha, math.nan)
+
+
 def _delta(values: np.ndarray, totals: np.ndarray, level: str) -> np.ndarray:
-    """Squared difference δ²_ck between values c and k of the level's metric."""
+    """Squared difference δ²_ck between values c and k of the level's metric (``totals``: the
+    values' marginals, with any leading axes, which the ordinal metric keeps)."""
     if level == "nominal":
         return 1.0 - np.eye(len(values))
     if level == "interval":
         return np.subtract.outer(values, values) ** 2
     # ordinal: the values' marginals between c and k, less half of c's and k's own
-    cumulative = np.concatenate([[0.0], np.cumsum(totals)])
+    cumulative = np.concatenate([np.zeros(totals.shape[:-1] + (1,)), np.cumsum(totals, axis=-1)], axis=-1)
     c, k = np.meshgrid(np.arange(len(values)), np.arange(len(values)), indexing="ij")
     low, high = np.minimum(c, k), np.maximum(c, k)
-    between = cumulative[high + 1] - cumulative[low]
-    return (between - (totals[c] + totals[k]) / 2) ** 2
+    between = cumulative[..., high + 1] - cumulative[..., low]
+    return (between - (totals[..., c] + totals[..., k]) / 2) ** 2
