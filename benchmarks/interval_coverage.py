@@ -27,9 +27,13 @@ whole population:
 IRT rows (meta-evaluate) use the same construction over their refits; a refit per replicate makes
 them too slow to simulate here.
 
+``--alternatives`` adds the constructions weighed against the new one: the basic interval (the
+percentile interval mirrored about the estimate), Efron's bias-corrected (BC) percentile interval,
+and the new interval without its small-sample expansion.
+
 Usage (from the repository root):
-    python benchmarks/interval_coverage.py [--sims 1000] [--draws 1000] [--seed 0]
-(about 25 minutes on 2 CPU cores at the defaults)
+    python benchmarks/interval_coverage.py [--sims 1000] [--draws 1000] [--seed 0] [--alternatives]
+(about 22 minutes on 2 busy CPU cores at the defaults)
 """
 from __future__ import annotations
 
@@ -130,9 +134,10 @@ def nugget_population(rng: np.random.Generator) -> np.ndarray:
     return flat.reshape(POPULATION, 3, 3).astype(float)
 
 
-def percentile(replicates: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+def percentile(estimate: np.ndarray, replicates: np.ndarray, topics: int, bounds: tuple
+               ) -> tuple[np.ndarray, np.ndarray]:
     """The interval exampp printed before: the percentile interval of the replicates (NaN left out)."""
-    tail = (1 - confidence) / 2
+    tail = (1 - CONFIDENCE) / 2
     low, high = np.full(replicates.shape[:-1], math.nan), np.full(replicates.shape[:-1], math.nan)
     defined = ~np.isnan(replicates).all(axis=-1)
     if defined.any():
@@ -140,9 +145,47 @@ def percentile(replicates: np.ndarray, confidence: float) -> tuple[np.ndarray, n
     return low, high
 
 
+def basic(estimate: np.ndarray, replicates: np.ndarray, topics: int, bounds: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The percentile interval mirrored about the estimate (it undoes the bootstrap's bias), clipped."""
+    low, high = percentile(estimate, replicates, topics, bounds)
+    return np.maximum(2 * estimate - high, bounds[0]), np.minimum(2 * estimate - low, bounds[1])
+
+
+def bias_corrected(estimate: np.ndarray, replicates: np.ndarray, topics: int, bounds: tuple
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Efron's BC percentile interval: the quantiles Φ(2 z0 ± z), z0 = Φ⁻¹(share of replicates below the
+    estimate, ties half), the share kept within half a replicate of 0 and 1."""
+    from scipy import stats
+
+    z = stats.norm.ppf((1 + CONFIDENCE) / 2)
+    low, high = np.full(estimate.shape, math.nan), np.full(estimate.shape, math.nan)
+    for i in np.flatnonzero(~np.isnan(estimate)):
+        values = replicates[i][~np.isnan(replicates[i])]
+        if len(values):
+            share = (np.sum(values < estimate[i]) + 0.5 * np.sum(values == estimate[i])) / len(values)
+            z0 = stats.norm.ppf(np.clip(share, 0.5 / len(values), 1 - 0.5 / len(values)))
+            low[i], high[i] = np.quantile(values, stats.norm.cdf([2 * z0 - z, 2 * z0 + z]))
+    return low, high
+
+
+def symmetric_plain(estimate: np.ndarray, replicates: np.ndarray, topics: int, bounds: tuple
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The new interval without the small-sample expansion (one query reads the confidence itself)."""
+    return bootstrap_interval(estimate, replicates, CONFIDENCE, 1, bounds)
+
+
+def new(estimate: np.ndarray, replicates: np.ndarray, topics: int, bounds: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The interval exampp prints now."""
+    return bootstrap_interval(estimate, replicates, CONFIDENCE, topics, bounds)
+
+
+METHODS = {"old": percentile, "new": new}
+ALTERNATIVES = {"basic": basic, "BC": bias_corrected, "symmetric": symmetric_plain}
+
+
 @dataclass
 class Tally:
-    """Hits, containment and widths of the old and new intervals of one statistic."""
+    """Hits, containment and widths of each method's intervals of one statistic."""
 
     hits: dict[str, list[bool]]
     inside: dict[str, list[bool]]
@@ -150,19 +193,21 @@ class Tally:
 
     @classmethod
     def empty(cls) -> "Tally":
-        return cls({"old": [], "new": []}, {"old": [], "new": []}, {"old": [], "new": []})
+        return cls({}, {}, {})
 
     def add(self, method: str, truth: np.ndarray, estimate: np.ndarray, low: np.ndarray, high: np.ndarray) -> None:
         defined = ~np.isnan(estimate) & ~np.isnan(low)  # an undefined statistic has no interval to count
-        self.hits[method] += list(((low <= truth) & (truth <= high))[defined])
-        self.inside[method] += list(((low <= estimate) & (estimate <= high))[defined])
-        self.widths[method] += list((high - low)[defined])
+        self.hits.setdefault(method, []).extend(((low <= truth) & (truth <= high))[defined])
+        self.inside.setdefault(method, []).extend(((low <= estimate) & (estimate <= high))[defined])
+        self.widths.setdefault(method, []).extend((high - low)[defined])
 
     def row(self) -> dict[str, float]:
-        return {"old": 100 * np.mean(self.hits["old"]), "new": 100 * np.mean(self.hits["new"]),
-                "old_width": np.mean(self.widths["old"]), "new_width": np.mean(self.widths["new"]),
-                "old_inside": 100 * np.mean(self.inside["old"]), "new_inside": 100 * np.mean(self.inside["new"]),
-                "samples": len(self.hits["new"])}
+        """Coverage (%) of every method; mean width and containment (%) of the old and the new."""
+        row = {method: 100 * np.mean(hits) for method, hits in self.hits.items()}
+        for method in METHODS:
+            row[f"{method}_width"] = np.mean(self.widths[method])
+            row[f"{method}_inside"] = 100 * np.mean(self.inside[method])
+        return {**row, "samples": len(self.hits["new"])}
 
 
 Replicated = tuple[np.ndarray, np.ndarray, tuple]
@@ -190,10 +235,10 @@ def nugget_replicates(sample: np.ndarray, draws: int, seed: int) -> Replicated:
     return nugget_statistics(sample.sum(axis=0)), replicates, NUGGET_BOUNDS
 
 
-def _both(tally: Tally, truth: np.ndarray, replicated: Replicated, topics: int) -> None:
+def _tally(tally: Tally, truth: np.ndarray, replicated: Replicated, topics: int, methods: dict) -> None:
     estimate, replicates, bounds = replicated
-    tally.add("old", truth, estimate, *percentile(replicates, CONFIDENCE))
-    tally.add("new", truth, estimate, *bootstrap_interval(estimate, replicates, CONFIDENCE, topics, bounds))
+    for name, method in methods.items():
+        tally.add(name, truth, estimate, *method(estimate, replicates, topics, bounds))
 
 
 def _samples(sims: int, topics: int, rng: np.random.Generator) -> Iterator[tuple[int, np.ndarray]]:
@@ -202,7 +247,8 @@ def _samples(sims: int, topics: int, rng: np.random.Generator) -> Iterator[tuple
         yield sim, rng.integers(0, POPULATION, topics)
 
 
-def correlation_coverage(scenario: Leaderboards, sims: int, draws: int, seed: int) -> dict[str, Tally]:
+def correlation_coverage(scenario: Leaderboards, sims: int, draws: int, seed: int,
+                         methods: dict = METHODS) -> dict[str, Tally]:
     rng = np.random.default_rng(seed)
     official, judge = leaderboard_population(scenario, rng)
     truth = _correlation_rows(official.mean(axis=1)[None], judge.mean(axis=1)[None], TOP)
@@ -210,20 +256,23 @@ def correlation_coverage(scenario: Leaderboards, sims: int, draws: int, seed: in
     for sim, topics in _samples(sims, scenario.topics, rng):
         for name, replicated in correlation_replicates(official[:, topics], judge[:, topics], draws,
                                                        seed + sim).items():
-            _both(tallies[name], truth[name], replicated, scenario.topics)
+            _tally(tallies[name], truth[name], replicated, scenario.topics, methods)
     return tallies
 
 
-def mean_coverage(scenario: Scores, sims: int, draws: int, seed: int) -> dict[str, Tally]:
+def mean_coverage(scenario: Scores, sims: int, draws: int, seed: int,
+                  methods: dict = METHODS) -> dict[str, Tally]:
     rng = np.random.default_rng(seed)
     scores = score_population(scenario, rng)
     tally = Tally.empty()
     for sim, topics in _samples(sims, scenario.topics, rng):
-        _both(tally, scores.mean(axis=1), mean_replicates(scores[:, topics], draws, seed + sim), scenario.topics)
+        _tally(tally, scores.mean(axis=1), mean_replicates(scores[:, topics], draws, seed + sim), scenario.topics,
+               methods)
     return {"mean": tally}
 
 
-def nugget_coverage(scenario: Nuggets, sims: int, draws: int, seed: int) -> dict[str, Tally]:
+def nugget_coverage(scenario: Nuggets, sims: int, draws: int, seed: int,
+                    methods: dict = METHODS) -> dict[str, Tally]:
     rng = np.random.default_rng(seed)
     tables = nugget_population(rng)
     truth = nugget_statistics(tables.sum(axis=0))
@@ -231,19 +280,21 @@ def nugget_coverage(scenario: Nuggets, sims: int, draws: int, seed: int) -> dict
     for sim, topics in _samples(sims, scenario.topics, rng):
         estimates, replicates, (low, high) = nugget_replicates(tables[topics], draws, seed + sim)
         for i, name in enumerate(NUGGET_STATISTICS):
-            _both(tallies[name], truth[i:i + 1], (estimates[i:i + 1], replicates[i:i + 1], (low[i], high)),
-                  scenario.topics)
+            _tally(tallies[name], truth[i:i + 1], (estimates[i:i + 1], replicates[i:i + 1], (low[i], high)),
+                   scenario.topics, methods)
     return tallies
 
 
-def coverage_table(sims: int, draws: int, seed: int, progress: Callable[[str], None] = lambda line: None
-                   ) -> pd.DataFrame:
-    """One row per (statistic, scenario): nominal, old and new coverage (%), their mean widths, and
-    how often each interval held its own estimate (%)."""
-    jobs = ([(f"{s.name}, {s.topics} topics", lambda s=s: mean_coverage(s, sims, draws, seed)) for s in SCORES]
+def coverage_table(sims: int, draws: int, seed: int, methods: dict = METHODS,
+                   progress: Callable[[str], None] = lambda line: None) -> pd.DataFrame:
+    """One row per (statistic, scenario): nominal and each method's coverage (%), the mean widths of
+    the old and new intervals, and how often each held its own estimate (%)."""
+    jobs = ([(f"{s.name}, {s.topics} topics", lambda s=s: mean_coverage(s, sims, draws, seed, methods))
+             for s in SCORES]
             + [(f"{s.name}, {s.systems} systems, {s.topics} topics",
-                lambda s=s: correlation_coverage(s, sims, draws, seed)) for s in LEADERBOARDS]
-            + [(f"{s.name}, {s.topics} topics", lambda s=s: nugget_coverage(s, sims, draws, seed)) for s in NUGGETS])
+                lambda s=s: correlation_coverage(s, sims, draws, seed, methods)) for s in LEADERBOARDS]
+            + [(f"{s.name}, {s.topics} topics", lambda s=s: nugget_coverage(s, sims, draws, seed, methods))
+               for s in NUGGETS])
     rows = []
     for scenario, job in jobs:
         start = time.perf_counter()
@@ -258,9 +309,12 @@ def main() -> None:
     parser.add_argument("--sims", type=int, default=1000, help="samples per scenario")
     parser.add_argument("--draws", type=int, default=1000, help="bootstrap resamplings per sample")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--alternatives", action="store_true",
+                        help="also the basic, BC and unexpanded symmetric intervals' coverage")
     args = parser.parse_args()
     start = time.perf_counter()
-    table = coverage_table(args.sims, args.draws, args.seed, progress=print)
+    methods = {**METHODS, **ALTERNATIVES} if args.alternatives else METHODS
+    table = coverage_table(args.sims, args.draws, args.seed, methods, progress=print)
     table["ratio"] = table["new_width"] / table["old_width"]
     with pd.option_context("display.width", 200, "display.max_rows", 100):
         print(table.to_string(index=False, float_format=lambda v: f"{v:.1f}" if abs(v) >= 10 else f"{v:.3f}"))

@@ -57,9 +57,9 @@ def _replicate_means(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
 def expanded_level(confidence: float, n_queries: int) -> float:
     """The level the bootstrap's quantile is read at so that, for the mean of ``n_queries`` normal
     scores, the interval is Student's t interval (Hesterberg 2015, "What teachers should know about
-    the bootstrap", §5.2): a resample's spread is sqrt((n - 1) / n) of the sample's, and the normal
-    quantile ignores that the spread is estimated. Φ(√(n/(n−1)) · t_{n−1}) − Φ(−that); the level itself
-    with one query (every resample is that query)."""
+    the bootstrap", his expanded percentile interval): a resample's spread is √((n−1)/n) of the
+    sample's, and the normal quantile ignores that the spread is estimated. 1 − 2Φ(−√(n/(n−1)) ·
+    t_{n−1}), t at the confidence; the level itself with one query (every resample is that query)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     if n_queries < 2:
@@ -85,10 +85,11 @@ def bootstrap_interval(estimate: np.ndarray, replicates: np.ndarray, confidence:
     one standard error, for the best rows by two) while the estimate itself sits below the
     population's correlation. The percentile interval (and BC/BCa, which contain the estimate
     exactly when it does) then lies below the estimate, doubling the bias; the basic interval
-    mirrors it above, trusting the bootstrap's bias in size and direction where it exaggerates it.
-    ξ reaches past the bootstrap's bias on both sides without trusting its direction, and for a
-    mean it is the t interval. The coverage simulation (benchmarks/interval_coverage.py) chose it:
-    the closest to nominal of percentile, BC, basic, normal and symmetric, plain and expanded."""
+    mirrors it above, trusting the size of the bootstrap's bias, which the bootstrap gets wrong
+    both ways. ξ reaches past that bias on both sides without trusting its direction, and for a
+    mean it is the t interval. The coverage simulation (benchmarks/interval_coverage.py
+    --alternatives) weighs it against the percentile, basic and BC intervals and against itself
+    unexpanded."""
     estimate = np.asarray(estimate, dtype=float)
     level = expanded_level(confidence, n_queries)
     deviations = np.abs(replicates - estimate[..., None])
