@@ -1,6 +1,8 @@
-"""Statistics with confidence, each against an independent computation: the bootstrap against a
-plain loop, correlation intervals against scipy on every replicate, paired tests against scipy and
-exact enumeration, Holm/BH by hand, Krippendorff's α on Krippendorff's (2011) worked example."""
+"""Statistics with confidence, each against an independent computation: the interval by hand and
+as Student's t for a mean, the bootstrap against a plain loop, correlation intervals against scipy
+on every replicate, paired tests against scipy and exact enumeration, Holm/BH by hand,
+Krippendorff's α on Krippendorff's (2011) worked example; and the interval's containment of its
+estimate as a property."""
 from __future__ import annotations
 
 import itertools
@@ -10,20 +12,26 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as strategies
+from hypothesis.extra import numpy as arrays
 from scipy import stats
 
 from exampp.analysis.correlation import correlate, tau_ap
 from exampp.analysis.statistics import (
     CORRELATIONS,
     adjust,
+    bootstrap_interval,
     bootstrap_means,
     bootstrap_samples,
     correlation_intervals,
     correlation_values,
     discriminative_power,
     disagreements,
+    expanded_level,
     kendall_top,
     krippendorff_alpha,
+    krippendorff_alpha_counts,
     paired_tests,
     scores_table,
 )
@@ -51,18 +59,82 @@ def test_bootstrap_samples_are_reproducible_under_a_seed():
     assert (a == np.random.default_rng(3).integers(0, 10, size=(50, 10))).all()
 
 
+def symmetric(estimate: float, replicates, level: float, low: float = -math.inf, high: float = math.inf):
+    """The interval written out: estimate ± the ``level`` quantile of the replicates' distance to it."""
+    reach = np.quantile(np.abs(np.asarray(replicates, dtype=float) - estimate), level)
+    return max(estimate - reach, low), min(estimate + reach, high)
+
+
+def test_expanded_level_hand_worked():
+    # 11 queries at 95%: t(0.975, 10) = 2.228139 (tables) x sqrt(11/10) = 2.336892; 1 - 2 Φ(-2.336892)
+    assert expanded_level(0.95, 11) == pytest.approx(1 - 2 * 0.0097224, abs=1e-6)
+    # 15 queries at 90%: t(0.95, 14) = 1.761310 x sqrt(15/14) = 1.823129; 1 - 2 Φ(-1.823129)
+    assert expanded_level(0.9, 15) == pytest.approx(1 - 2 * 0.0341419, abs=1e-6)
+    assert expanded_level(0.95, 1) == 0.95  # one query: every resample is that query
+    assert 0.95 < expanded_level(0.95, 100_000) < 0.95001  # many queries: the level itself
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        expanded_level(1.0, 5)
+
+
+def test_bootstrap_interval_hand_worked():
+    # distances to 0.5: 0.4 0.3 0.1 0.05 0; with one query the level is the confidence, and numpy's
+    # 0.75 quantile of the five sorted distances is the fourth, 0.3
+    replicates = np.array([[0.1, 0.2, 0.4, 0.45, 0.5, math.nan]])
+    low, high = bootstrap_interval(np.array([0.5]), replicates, 0.75, 1)
+    assert (low[0], high[0]) == pytest.approx((0.2, 0.8))
+    low, high = bootstrap_interval(np.array([0.5]), replicates, 0.75, 1, bounds=(0.0, 0.7))
+    assert (low[0], high[0]) == pytest.approx((0.2, 0.7))
+    # the replicates all below the estimate (a correlation's attenuation): the interval reaches as far above
+    low, high = bootstrap_interval(np.array([0.8]), np.array([[0.5, 0.6, 0.7, 0.7, 0.75]]), 0.75, 1)
+    assert (low[0], high[0]) == pytest.approx((0.6, 1.0))
+    # an undefined estimate, or no defined replicate, has no interval
+    low, high = bootstrap_interval(np.array([math.nan, 0.3]), np.array([[0.1, 0.2], [math.nan, math.nan]]), 0.9, 4)
+    assert np.isnan(low).all() and np.isnan(high).all()
+
+
+@settings(derandomize=True, database=None, max_examples=300, deadline=None)
+@given(arrays.arrays(float, strategies.tuples(strategies.integers(1, 4), strategies.integers(1, 30)),
+                     elements=strategies.floats(-1, 1) | strategies.just(math.nan)),
+       strategies.floats(-1, 1), strategies.floats(0.01, 0.99), strategies.integers(1, 60))
+def test_every_interval_contains_its_estimate(replicates, estimate, confidence, n_queries):
+    estimates = np.full(len(replicates), estimate)
+    low, high = bootstrap_interval(estimates, replicates, confidence, n_queries, bounds=(-1, 1))
+    defined = ~np.isnan(replicates).all(axis=1)
+    assert (low[defined] <= estimates[defined]).all() and (estimates[defined] <= high[defined]).all()
+    assert (-1 <= low[defined]).all() and (high[defined] <= 1).all()
+    assert np.isnan(low[~defined]).all() and np.isnan(high[~defined]).all()
+
+
+def test_the_interval_of_a_mean_is_students_t():
+    # symmetric scores: the bootstrap distribution of the mean is close to normal with spread
+    # sqrt((n-1)/n) s / sqrt(n); the expanded quantile undoes both, giving mean ± t s / sqrt(n)
+    scores = table([[-5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5]])
+    result = bootstrap_means(scores, n=20000, seed=1, confidence=0.95)
+    t_reach = stats.t.ppf(0.975, 10) * scores.iloc[0].std(ddof=1) / math.sqrt(11)
+    assert result.at["r0", "high"] == pytest.approx(t_reach, rel=0.03)
+    assert result.at["r0", "low"] == pytest.approx(-t_reach, rel=0.03)
+
+
 def test_bootstrap_means_equal_a_plain_loop(random_scores):
     result = bootstrap_means(random_scores, n=300, seed=11, confidence=0.9)
     samples = bootstrap_samples(random_scores.shape[1], 300, 11)
     values = random_scores.to_numpy()
+    level = 1 - 2 * stats.norm.sf(stats.t.ppf(0.95, 14) * math.sqrt(15 / 14))
     for i, run in enumerate(random_scores.index):
         means = [values[i, draw].mean() for draw in samples]
         assert result.at[run, "mean"] == pytest.approx(values[i].mean())
-        assert result.at[run, "low"] == pytest.approx(np.percentile(means, 5))
-        assert result.at[run, "high"] == pytest.approx(np.percentile(means, 95))
+        expected = symmetric(values[i].mean(), means, level, values[i].min(), values[i].max())
+        assert (result.at[run, "low"], result.at[run, "high"]) == pytest.approx(expected, abs=1e-12)
     again = bootstrap_means(random_scores, n=300, seed=11, confidence=0.9)
     pd.testing.assert_frame_equal(result, again)
     assert (result["low"] <= result["mean"]).all() and (result["mean"] <= result["high"]).all()
+
+
+def test_a_mean_interval_stays_within_the_runs_scores():
+    # a run scoring 1 on one of eleven queries: the mean is 0.09, the resampled means run from 0
+    # up; 0.09 minus their reach would fall below 0, which no mean of these scores can
+    result = bootstrap_means(table([[1] + [0] * 10]), n=1000, seed=0)
+    assert result.at["r0", "low"] == 0.0 and 0.09 < result.at["r0", "high"] < 0.5
 
 
 def test_bootstrap_of_a_constant_run_is_a_point():
@@ -103,10 +175,11 @@ def test_correlation_intervals_equal_scipy_on_every_replicate(random_scores):
         x, y = np.round(x_values[:, draw].mean(axis=1), 10), np.round(y_values[:, draw].mean(axis=1), 10)
         for name, value in _plain_correlations(x, y, 4).items():
             replicates[name].append(value)
+    level = expanded_level(0.9, random_scores.shape[1])
     for name in CORRELATIONS:
-        low, high = np.nanpercentile(replicates[name], [5, 95])
-        assert result.at[name, "low"] == pytest.approx(low, abs=1e-12), name
-        assert result.at[name, "high"] == pytest.approx(high, abs=1e-12), name
+        values = np.array(replicates[name])
+        expected = symmetric(result.at[name, "value"], values[~np.isnan(values)], level, -1, 1)
+        assert (result.at[name, "low"], result.at[name, "high"]) == pytest.approx(expected, abs=1e-12), name
     # the values on all queries are what correlate() reports on the leaderboards
     plain = correlate(random_scores.mean(axis=1).to_dict(), other.mean(axis=1).to_dict())
     assert result.at["spearman", "value"] == pytest.approx(plain.spearman)
@@ -134,9 +207,11 @@ def test_a_leaderboard_reference_is_held_fixed_in_every_replicate(random_scores)
     for draw in bootstrap_samples(other.shape[1], 300, 3):
         for name, value in _plain_correlations(fixed, np.round(other.to_numpy()[:, draw].mean(axis=1), 10), 4).items():
             replicates[name].append(value)
+    level = expanded_level(0.95, other.shape[1])
     for name in CORRELATIONS:
-        low, high = np.nanpercentile(replicates[name], [2.5, 97.5])
-        assert (result.at[name, "low"], result.at[name, "high"]) == pytest.approx((low, high), abs=1e-12), name
+        values = np.array(replicates[name])
+        expected = symmetric(result.at[name, "value"], values[~np.isnan(values)], level, -1, 1)
+        assert (result.at[name, "low"], result.at[name, "high"]) == pytest.approx(expected, abs=1e-12), name
     values = correlation_values(official.to_dict(), other.mean(axis=1).to_dict(), top=4)
     assert values == pytest.approx(result["value"].to_dict())
     assert values == pytest.approx(_plain_correlations(fixed, other.mean(axis=1).to_numpy(), 4))
@@ -280,3 +355,17 @@ def test_krippendorff_alpha_hand_worked_two_coders():
     assert krippendorff_alpha(data, "interval") == pytest.approx(4 / 9)  # two values: δ² = 1 too
     assert math.isnan(krippendorff_alpha(np.array([[2, 2], [2, 2]]), "ordinal"))
     assert krippendorff_alpha(np.array([[1, 2, 3], [1, 2, 3]]), "ordinal") == 1.0
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_alpha_of_count_tables_equals_alpha_of_the_pairs(level):
+    rng = np.random.default_rng(3)
+    tables = rng.integers(0, 6, size=(40, 4, 4))
+    tables[:10, 2, :] = tables[:10, :, 2] = 0  # a value neither coder used
+    tables[10] = 0
+    tables[10, 1, 1] = 7  # one value throughout: nothing to expect, NaN
+    rows, columns = np.indices((4, 4))
+    for table, alpha in zip(tables, krippendorff_alpha_counts(tables, level)):
+        pairs = np.array([np.repeat(rows.ravel(), table.ravel()), np.repeat(columns.ravel(), table.ravel())], float)
+        assert alpha == pytest.approx(krippendorff_alpha(pairs, level), nan_ok=True)
+    assert math.isnan(krippendorff_alpha_counts(tables[10], level))

@@ -8,9 +8,10 @@ columns. Every function here is pure; the seed makes every random draw reproduci
 
 The bootstrap resamples queries with replacement (the topics are the sample, the runs fixed);
 the same draws serve every run and both leaderboards of a correlation (a paired bootstrap), and
-its intervals are percentile intervals (numpy's linear interpolation between order statistics).
-Rather than materialising each replicate, a replicate is the count of times each query is drawn,
-so that all replicates' means are one matrix product.
+every interval is :func:`bootstrap_interval`'s (expanded symmetric: see there, and
+docs/explanation/statistics.md for the simulation that chose it). Rather than materialising each
+replicate, a replicate is the count of times each query is drawn, so that all replicates' means
+are one matrix product.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from exampp.analysis.correlation import DEFAULT_DECIMALS, round_scores, tau_ap_rows
 
@@ -52,21 +54,52 @@ def _replicate_means(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return values @ counts.T / values.shape[1]
 
 
-def _tails(confidence: float) -> tuple[float, float]:
+def expanded_level(confidence: float, n_queries: int) -> float:
+    """The level the bootstrap's quantile is read at so that, for the mean of ``n_queries`` normal
+    scores, the interval is Student's t interval (Hesterberg 2015, "What teachers should know about
+    the bootstrap", his expanded percentile interval): a resample's spread is √((n−1)/n) of the
+    sample's, and the normal quantile ignores that the spread is estimated. 1 − 2Φ(−√(n/(n−1)) ·
+    t_{n−1}), t at the confidence; the level itself with one query (every resample is that query)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
-    return (1 - confidence) / 2, (1 + confidence) / 2
+    if n_queries < 2:
+        return confidence
+    from scipy import stats
+
+    t = stats.t.ppf((1 + confidence) / 2, n_queries - 1) * math.sqrt(n_queries / (n_queries - 1))
+    return float(1 - 2 * stats.norm.sf(t))
 
 
-def percentile_interval(replicates: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile interval along the last axis; replicates where a statistic is undefined (NaN)
-    are left out, an all-NaN row gives NaN."""
-    lower, upper = _tails(confidence)
-    low, high = np.full(replicates.shape[:-1], math.nan), np.full(replicates.shape[:-1], math.nan)
-    defined = ~np.isnan(replicates).all(axis=-1)
+def bootstrap_interval(estimate: np.ndarray, replicates: np.ndarray, confidence: float, n_queries: int,
+                       bounds: tuple[ArrayLike, ArrayLike] = (-math.inf, math.inf)) -> tuple[np.ndarray, np.ndarray]:
+    """The interval every exampp command prints: ``estimate ± ξ``, ξ the
+    :func:`expanded_level` quantile of ``|replicate − estimate|`` along the last axis (Hall's
+    symmetric bootstrap interval, 1988, with Hesterberg's small-sample expansion), clipped to
+    ``bounds`` (the statistic's range: [−1, 1] for a correlation; a scalar or an array shaped like
+    ``estimate``). Replicates where the statistic is undefined (NaN) are left out; NaN where the
+    estimate or every replicate is.
+
+    Why this construction. It contains its estimate by construction (ξ ≥ 0; the bounds hold the
+    estimate). A correlation of leaderboards over few topics is attenuated: resampling makes both
+    leaderboards noisier, so the replicates sit below the estimate (on RAG 2024's 11 topics by about
+    one standard error, for the best rows by two) while the estimate itself sits below the
+    population's correlation. The percentile interval (and BC/BCa, which contain the estimate
+    exactly when it does) then lies below the estimate, doubling the bias; the basic interval
+    mirrors it above, trusting the size of the bootstrap's bias, which the bootstrap gets wrong
+    both ways. ξ reaches past that bias on both sides without trusting its direction, and for a
+    mean it is the t interval. The coverage simulation (benchmarks/interval_coverage.py
+    --alternatives) weighs it against the percentile, basic and BC intervals and against itself
+    unexpanded."""
+    estimate = np.asarray(estimate, dtype=float)
+    level = expanded_level(confidence, n_queries)
+    deviations = np.abs(replicates - estimate[..., None])
+    low, high = np.full(estimate.shape, math.nan), np.full(estimate.shape, math.nan)
+    defined = ~np.isnan(estimate) & ~np.isnan(deviations).all(axis=-1)
     if defined.any():
-        low[defined], high[defined] = np.nanquantile(replicates[defined], [lower, upper], axis=-1)
-    return low, high
+        reach = np.nanquantile(deviations[defined], level, axis=-1)
+        low[defined], high[defined] = estimate[defined] - reach, estimate[defined] + reach
+    lowest, highest = np.broadcast_to(bounds[0], estimate.shape), np.broadcast_to(bounds[1], estimate.shape)
+    return np.maximum(low, lowest), np.minimum(high, highest)
 
 
 def _check_scores(scores: pd.DataFrame, what: str = "scores") -> np.ndarray:
@@ -80,12 +113,15 @@ def _check_scores(scores: pd.DataFrame, what: str = "scores") -> np.ndarray:
 
 def bootstrap_means(scores: pd.DataFrame, n: int = 1000, seed: int = 0, confidence: float = 0.95
                     ) -> pd.DataFrame:
-    """index run; columns mean, low, high (percentile interval of the mean over resampled queries).
-    ``mean`` is the mean on all queries."""
+    """index run; columns mean, low, high (:func:`bootstrap_interval` of the mean over resampled
+    queries, within the run's lowest and highest score: no resample leaves them). ``mean`` is the
+    mean on all queries."""
     values = _check_scores(scores)
     counts = _draw_counts(bootstrap_samples(values.shape[1], n, seed), values.shape[1])
-    low, high = percentile_interval(_replicate_means(values, counts), confidence)
-    return pd.DataFrame({"mean": values.mean(axis=1), "low": low, "high": high},
+    means = values.mean(axis=1)
+    low, high = bootstrap_interval(means, _replicate_means(values, counts), confidence, values.shape[1],
+                                   (values.min(axis=1), values.max(axis=1)))
+    return pd.DataFrame({"mean": means, "low": low, "high": high},
                         index=pd.Index(scores.index, name="run"))
 
 
@@ -221,8 +257,8 @@ def correlation_intervals(reference: pd.DataFrame | pd.Series, other: pd.DataFra
             x_boot = _round(_replicate_means(_check_scores(reference, "reference"), counts).T, decimals)
         replicates = _correlation_rows(x_boot, y_boot, top)
         for name in CORRELATIONS:
-            low, high = percentile_interval(replicates[name], confidence)
-            rows[name] = (rows[name][0], float(low), float(high))
+            low, high = bootstrap_interval(values[name], replicates[name][None], confidence, y_values.shape[1], (-1, 1))
+            rows[name] = (rows[name][0], float(low[0]), float(high[0]))
     table = pd.DataFrame.from_dict(rows, orient="index", columns=["value", "low", "high"])
     table.index.name = "statistic"
     return table
@@ -378,15 +414,35 @@ def krippendorff_alpha(reliability: np.ndarray, level: str = "ordinal") -> float
     return float(1 - (totals.sum() - 1) * (coincidences * delta).sum() / expected)
 
 
+def krippendorff_alpha_counts(tables: np.ndarray, level: str = "ordinal") -> np.ndarray:
+    """:func:`krippendorff_alpha` of two coders who code every unit, from their k×k count tables
+    along the last two axes (rows: the first coder's value, columns: the second's; the values are
+    0 .. k−1), for every table at once (a bootstrap's replicates). Each unit is a pair of values, so
+    the coincidence matrix is the table plus its transpose. NaN where there is no disagreement to
+    expect."""
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r}; one of {', '.join(LEVELS)}")
+    counts = np.asarray(tables, dtype=float)
+    coincidences = counts + np.swapaxes(counts, -1, -2)
+    totals = coincidences.sum(axis=-1)
+    delta = _delta(np.arange(counts.shape[-1], dtype=float), totals, level)
+    expected = (totals[..., :, None] * totals[..., None, :] * delta).sum(axis=(-2, -1))
+    observed = (coincidences * delta).sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = 1 - (totals.sum(axis=-1) - 1) * observed / expected
+    return np.where(expected > 0, alpha, math.nan)
+
+
 def _delta(values: np.ndarray, totals: np.ndarray, level: str) -> np.ndarray:
-    """Squared difference δ²_ck between values c and k of the level's metric."""
+    """Squared difference δ²_ck between values c and k of the level's metric (``totals``: the
+    values' marginals, with any leading axes, which the ordinal metric keeps)."""
     if level == "nominal":
         return 1.0 - np.eye(len(values))
     if level == "interval":
         return np.subtract.outer(values, values) ** 2
     # ordinal: the values' marginals between c and k, less half of c's and k's own
-    cumulative = np.concatenate([[0.0], np.cumsum(totals)])
+    cumulative = np.concatenate([np.zeros(totals.shape[:-1] + (1,)), np.cumsum(totals, axis=-1)], axis=-1)
     c, k = np.meshgrid(np.arange(len(values)), np.arange(len(values)), indexing="ij")
     low, high = np.minimum(c, k), np.maximum(c, k)
-    between = cumulative[high + 1] - cumulative[low]
-    return (between - (totals[c] + totals[k]) / 2) ** 2
+    between = cumulative[..., high + 1] - cumulative[..., low]
+    return (between - (totals[..., c] + totals[..., k]) / 2) ** 2

@@ -128,8 +128,9 @@ def meta_evaluate(
     per-question qrels, EXAM-Cover@k, n-EXAM@k and the expected cover at every tau, and the 2PL IRT
     ability at every tau (k = ``depth``). ``families`` picks among these.
 
-    Each correlation (Spearman, Kendall τ-b, τ_AP, Kendall τ-b on the official top-``top``) gets a
-    percentile interval from ``bootstrap`` resamples of the queries (``seed``); IRT rows refit the model
+    Each correlation (Spearman, Kendall τ-b, τ_AP, Kendall τ-b on the official top-``top``) gets an
+    interval (:func:`~exampp.analysis.statistics.bootstrap_interval`) from ``bootstrap`` resamples of
+    the queries (``seed``), the official per-query scores resampled with them; IRT rows refit the model
     on the first ``irt_bootstrap`` of those resamples only (a fit takes a fraction of a second; 0: no
     interval). ``exclude`` leaves runs out; ``decimals`` rounds scores before ranking, as
     ``exampp correlate`` does. ``progress``: a bar on stderr, on a terminal only.
@@ -328,7 +329,7 @@ def _irt(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping[str, Seque
     refitted on every draw of queries; ``tick`` called after each fit."""
     from exampp.analysis.irt.models import IRTModel
     from exampp.analysis.irt.responses import responses_from_grades
-    from exampp.analysis.statistics import CORRELATIONS, correlation_values, percentile_interval
+    from exampp.analysis.statistics import CORRELATIONS, bootstrap_interval, correlation_values
 
     fixed = isinstance(official, pd.Series)
     board = official if fixed else official.mean(axis=1)
@@ -354,9 +355,10 @@ def _irt(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping[str, Seque
         replicates.append(correlation_values(reference, pd.Series(fitted, index=matrix.index), top=top,
                                              decimals=decimals))
     spread = np.array([[replicate[name] for replicate in replicates] for name in CORRELATIONS])
-    low, high = percentile_interval(spread, confidence)
+    estimates = np.array([point[name] for name in CORRELATIONS])
+    low, high = bootstrap_interval(estimates, spread, confidence, len(queries), (-1, 1))
     stats = pd.DataFrame({"value": point, "low": low, "high": high}, index=list(CORRELATIONS))
-    low, high = percentile_interval(np.array(thetas).T, confidence)
+    low, high = bootstrap_interval(theta.to_numpy(), np.array(thetas).T, confidence, len(queries))
     return theta, stats, (pd.Series(low, index=theta.index), pd.Series(high, index=theta.index))
 
 

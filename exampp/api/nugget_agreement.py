@@ -13,7 +13,7 @@ the official leaderboard is τ_AP's reference).
 
 The bootstrap resamples the shared topics; one set of draws serves every statistic (the same
 draws as :func:`~exampp.analysis.statistics.correlation_intervals` makes from the seed), and the
-intervals are percentile intervals. Errors are :class:`~exampp.errors.ExamppError`.
+intervals are :func:`~exampp.analysis.statistics.bootstrap_interval`'s. Errors are :class:`~exampp.errors.ExamppError`.
 """
 from __future__ import annotations
 
@@ -101,29 +101,25 @@ def _binary(tables: np.ndarray) -> np.ndarray:
     return out
 
 
-def _alpha(table: np.ndarray) -> float:
-    """Krippendorff's α (ordinal) of the two raters of a grade count table."""
-    from exampp.analysis.statistics import krippendorff_alpha
+def nugget_statistics(tables: np.ndarray) -> np.ndarray:
+    """(..., statistics): the :data:`NUGGET_STATISTICS` of grade count tables (..., 3, 3)."""
+    from exampp.analysis.statistics import krippendorff_alpha_counts
 
-    ours, official = np.indices(table.shape)
-    counts = table.ravel().astype(int)
-    return krippendorff_alpha(np.array([np.repeat(ours.ravel(), counts), np.repeat(official.ravel(), counts)],
-                                       dtype=float), "ordinal")
+    return np.stack([cohen_kappa_counts(tables), cohen_kappa_counts(_binary(tables)),
+                     krippendorff_alpha_counts(tables, "ordinal")], axis=-1)
 
 
 def _nugget_statistics(tables: np.ndarray, bootstrap: int, seed: int, confidence: float) -> pd.DataFrame:
     """Index statistic; value, low, high from the per-topic grade tables (topics, 3, 3)."""
-    from exampp.analysis.statistics import bootstrap_samples, percentile_interval
+    from exampp.analysis.statistics import bootstrap_interval, bootstrap_samples
 
-    def values(table_sets: np.ndarray) -> np.ndarray:  # (replicates, statistics)
-        return np.column_stack([cohen_kappa_counts(table_sets), cohen_kappa_counts(_binary(table_sets)),
-                                [_alpha(t) for t in table_sets]])
-
-    point = values(tables.sum(axis=0)[None])[0]
+    point = nugget_statistics(tables.sum(axis=0))
     low = high = np.full(len(NUGGET_STATISTICS), math.nan)
     if bootstrap:
         replicates = tables[bootstrap_samples(len(tables), bootstrap, seed)].sum(axis=1)
-        low, high = percentile_interval(values(replicates).T, confidence)
+        # κ lies in [-1, 1]; α is at most 1
+        low, high = bootstrap_interval(point, nugget_statistics(replicates).T, confidence, len(tables),
+                                       (np.array([-1, -1, -math.inf]), 1))
     return pd.DataFrame({"value": point, "low": low, "high": high},
                         index=pd.Index(NUGGET_STATISTICS, name="statistic"))
 

@@ -48,7 +48,7 @@ def score_nuggets(
 
     A run's score is the track's: the mean over the topics it answered; with ``complete``, over
     every topic of the file, a topic the run did not answer scoring 0. ``bootstrap`` > 0 adds
-    percentile intervals (``low, high``) of each run's ``measure`` over that many resamplings of
+    intervals (``low, high``; :func:`exampp.analysis.statistics.bootstrap_interval`) of each run's ``measure`` over that many resamplings of
     the topics its mean is over (runs over the same topics share the draws, as in every bootstrap
     of exampp's)."""
     if measure not in MEASURES:

@@ -317,7 +317,7 @@ def report_content(
                                                 "precision"]].head(TOO_BROAD_SHOWN)
     queries = meta.official_per_query.shape[1] if meta.official_per_query is not None else (
         max((table.shape[1] for table in meta.per_query.values()), default=0))
-    interval = (f"{meta.bootstrap} draws of the queries, seed {meta.seed}, {meta.confidence:.0%} percentile intervals"
+    interval = (f"{meta.bootstrap} draws of the queries, seed {meta.seed}, {meta.confidence:.0%} symmetric intervals"
                 if meta.bootstrap else "none (no intervals)")
     systems = str(len(meta.official)) + (f" ({', '.join(sorted(excluded))} left out)" if excluded else "")
     header = {"workspace": workspace, "grading method": method_id, "official leaderboard": official,

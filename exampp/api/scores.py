@@ -84,8 +84,8 @@ def cover(
     warning, or with ``strict`` an :class:`~exampp.errors.InputError`. ``normalized``: n-EXAM.
     ``expected``: the expected number of questions answered, from the grades' probabilities
     (:func:`exampp.labels.expected_cover`; an error for grades stored without them).
-    ``bootstrap`` > 0: the leaderboard gains ``low`` and ``high``, the ``confidence`` percentile
-    interval of each mean over ``bootstrap`` resamplings of the queries (``seed``; the same draws
+    ``bootstrap`` > 0: the leaderboard gains ``low`` and ``high``, the ``confidence`` interval
+    (:func:`exampp.analysis.statistics.bootstrap_interval`) of each mean over ``bootstrap`` resamplings of the queries (``seed``; the same draws
     for every run).
     """
     from exampp.collection.runs import check_judged
@@ -251,9 +251,9 @@ def measure_leaderboard(
     :class:`NoRunLeft` when ``exclude`` names every run. With an intent-aware measure
     (``alpha_nDCG@10``, ``ERR_IA@20``...) a qrels file is read as intent qrels
     (:func:`read_judgments`). ``bootstrap`` > 0: each measure column is followed by
-    ``<measure>_low`` and ``<measure>_high``, the ``confidence`` percentile interval of the mean
-    over ``bootstrap`` resamplings of the queries (seeded by ``seed``; the same draws for every run
-    and measure: :func:`exampp.analysis.statistics.bootstrap_means`)."""
+    ``<measure>_low`` and ``<measure>_high``, the ``confidence`` interval of the mean over
+    ``bootstrap`` resamplings of the queries (seeded by ``seed``; the same draws for every run and
+    measure: :func:`exampp.analysis.statistics.bootstrap_means`)."""
     from exampp.collection.runs import check_judged
     from exampp.scoring import leaderboard, per_query_measures
 

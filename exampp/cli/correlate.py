@@ -104,8 +104,8 @@ def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, boo
     --format tsv' write; --a-column picks its measure): the runs' means are correlated, and
     --per-query and --bootstrap can use its per-query scores.
 
-    --bootstrap N adds percentile intervals over N resamplings of the queries (the same
-    draws for A and B) and Kendall's tau on A's --top runs.
+    --bootstrap N adds symmetric bootstrap intervals over N resamplings of the queries
+    (the same draws for A and B) and Kendall's tau on A's --top runs.
 
     \b
     Example:

@@ -29,8 +29,8 @@ def agree(ours, official, measures, bootstrap, seed, confidence, fmt, output) ->
     against the rest, Krippendorff's alpha (ordinal) of the grades 0/1/2, and the OURS x
     OFFICIAL table. Run level: Kendall's tau-b, Spearman's rho and tau_ap (OFFICIAL the
     reference) of each --measure's run leaderboards over the shared topics, on the runs that
-    answered all of them (the others are listed). --bootstrap N adds percentile intervals over
-    N resamplings of the topics (the same draws for every statistic). TSV is the statistics
+    answered all of them (the others are listed). --bootstrap N adds symmetric bootstrap intervals
+    over N resamplings of the topics (the same draws for every statistic). TSV is the statistics
     table; JSON holds everything.
 
     \b
@@ -72,7 +72,7 @@ def _text(result: NuggetAgreement, ours: str, official: str) -> list[str]:
              f"{', '.join(result.runs_left_out) or 'none'})"]
     if result.bootstrap:
         lines.append(f"bootstrap: {result.bootstrap} resamplings of the topics, seed {result.seed}, "
-                     f"{100 * result.confidence:g}% percentile intervals")
+                     f"{100 * result.confidence:g}% symmetric intervals")
     number = {column: "{:.4f}".format for column in ("value", "low", "high")}
     lines += ["", result.table().to_string(index=False, formatters=number, na_rep="-"),
               "", "ours (rows) x official (columns):", result.confusion.to_string()]

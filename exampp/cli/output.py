@@ -86,7 +86,7 @@ def render(table: pd.DataFrame, fmt: str, *, decimals: int = 4) -> str:
 
 
 def bootstrap_options(command):
-    """``--bootstrap N --seed S --confidence C``: percentile intervals over N resamplings of the queries."""
+    """``--bootstrap N --seed S --confidence C``: symmetric bootstrap intervals over N resamplings of the queries."""
     options = [
         click.option("--bootstrap", type=click.IntRange(min=0), default=0, metavar="N",
                      help="Bootstrap over queries: N resamplings give each score a confidence interval (0: none)."),
