@@ -188,6 +188,16 @@ def _labels_for(sample, qrels_out):
     return pairs
 
 
+def _labelled(tmp_path, budget: int):
+    """(workspace, sample of ``budget`` pairs, its labels from the synthetic truth)."""
+    ws = _synthetic(tmp_path)
+    sample = tmp_path / "s.tsv"
+    draw_sample(SampleJob(ws, budget, output=sample))
+    labels = tmp_path / "labels.qrels"
+    _labels_for(sample, labels)
+    return ws, sample, labels
+
+
 def test_sample_extends_and_refuses_a_sample_it_cannot_extend(tmp_path):
     ws = _synthetic(tmp_path)
     out = tmp_path / "sample.tsv"
@@ -270,11 +280,7 @@ def test_sample_files_round_trip(tmp_path):
 
 
 def test_ppi_needs_a_mean_and_the_judge_has_no_interval(tmp_path):
-    ws = _synthetic(tmp_path)
-    sample = tmp_path / "s.tsv"
-    draw_sample(SampleJob(ws, 30, output=sample))
-    labels = tmp_path / "labels.qrels"
-    _labels_for(sample, labels)
+    ws, sample, labels = _labelled(tmp_path, 30)
     with pytest.raises(AssessError, match="fits means of pair labels"):
         estimate_runs(ws, sample=sample, labels=labels, measures=["nDCG@10"], estimator="ppi")
     judged = estimate_runs(ws, sample=sample, labels=labels, estimator="judge", rel_level=2).table
@@ -286,11 +292,7 @@ def test_ppi_needs_a_mean_and_the_judge_has_no_interval(tmp_path):
 def test_labels_imported_into_the_store_estimate_as_the_file_does(tmp_path):
     from exampp.api.assess_labels import import_labels
 
-    ws = _synthetic(tmp_path)
-    sample = tmp_path / "s.tsv"
-    draw_sample(SampleJob(ws, 30, output=sample))
-    labels = tmp_path / "labels.qrels"
-    _labels_for(sample, labels)
+    ws, sample, labels = _labelled(tmp_path, 30)
     import_labels(ws, labels, assessor="ann")
     from_file = estimate_runs(ws, sample=sample, labels=labels, rel_level=2).table
     from_store = estimate_runs(ws, sample=sample, rel_level=2).table
@@ -368,11 +370,7 @@ def test_the_reports_human_check_shows_the_corrected_leaderboard(tmp_path):
     from exampp.api.meta_evaluate import meta_evaluate
     from exampp.api.report import build_report
 
-    ws = _synthetic(tmp_path)
-    sample = tmp_path / "s.tsv"
-    draw_sample(SampleJob(ws, 40, output=sample))
-    labels = tmp_path / "labels.qrels"
-    _labels_for(sample, labels)
+    ws, sample, labels = _labelled(tmp_path, 40)
     quiet: list[str] = []
     official = ws / "qrels" / "truth.qrels"
     meta = meta_evaluate(ws, official=QrelsMeasure(str(official), "P@10"), families=("qrels",), bootstrap=20,

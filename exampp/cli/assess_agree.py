@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from exampp.cli.assess_estimate import labels_options
+from exampp.cli.assess_options import labels_options
 from exampp.cli.output import format_option, method_option, output_option, render, warn, workspace_option, write_output
 
 

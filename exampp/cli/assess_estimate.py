@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import click
 
+from exampp.cli.assess_options import labels_options, measure_options
 from exampp.cli.output import (
     FILE,
     emit,
@@ -13,28 +14,12 @@ from exampp.cli.output import (
     workspace_option,
     write_output,
 )
-from exampp.cli.settings import FiniteRange
-
-
-def labels_options(command):
-    """``--labels`` and ``--sample``: what every human-sample command reads."""
-    command = click.option("--sample", "sample_file", required=True, type=FILE,
-                           help="The sample the labels are of (exampp assess sample).")(command)
-    return click.option("--labels", type=FILE,
-                        help="People's labels: qrels (qid iter docid grade [assessor]) or Label Studio's export "
-                             "(default: the workspace's assessments.sqlite, from exampp assess serve and import)."
-                        )(command)
 
 
 @click.command()
 @workspace_option
 @labels_options
-@click.option("--measure", "-m", "measures", multiple=True, default=("P@10",), show_default=True,
-              help="P@k, P(rel=2)@k or nDCG@k; with --nuggets V_strict, A_strict, V, A, W_strict, W. Repeatable.")
-@click.option("--rel-level", type=float, default=1, show_default=True,
-              help="Human grade from which a passage is relevant (as trec_eval -l).")
-@click.option("--level", type=FiniteRange(0, 1, min_open=True, max_open=True), default=0.9, show_default=True,
-              help="Confidence level of the intervals.")
+@measure_options
 @click.option("--estimator", type=click.Choice(["eb", "calibrated", "ppi++", "ppi", "humans", "judge"]),
               default="eb", show_default=True,
               help="eb: calibrated judge, shrunk over runs (intervals hold on average over runs); calibrated: "

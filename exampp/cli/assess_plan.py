@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from exampp.cli.assess_estimate import labels_options
+from exampp.cli.assess_options import labels_options, measure_options, strategy_option
 from exampp.cli.output import emit, format_option, method_option, output_option, warn, workspace_option
 from exampp.cli.settings import FiniteRange
 
@@ -13,14 +13,8 @@ from exampp.cli.settings import FiniteRange
 @labels_options
 @click.option("--target-width", type=FiniteRange(0, 1, min_open=True), required=True,
               help="The mean interval width wanted.")
-@click.option("--measure", "-m", "measures", multiple=True, default=("P@10",), show_default=True,
-              help="P@k or nDCG@k. Repeatable.")
-@click.option("--rel-level", type=float, default=1, show_default=True,
-              help="Human grade from which a passage is relevant.")
-@click.option("--level", type=FiniteRange(0, 1, min_open=True, max_open=True), default=0.9, show_default=True,
-              help="Confidence level of the intervals.")
-@click.option("--strategy", type=click.Choice(["uniform", "stratified", "runs", "separating", "uncertainty"]),
-              default="runs", show_default=True, help="The design the sample was drawn with.")
+@measure_options
+@strategy_option("The design the sample was drawn with.")
 @method_option
 @format_option
 @output_option

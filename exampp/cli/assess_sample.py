@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import click
 
+from exampp.cli.assess_options import strategy_option
 from exampp.cli.output import FILE, method_option, warn, workspace_option
 
 
@@ -12,11 +13,9 @@ from exampp.cli.output import FILE, method_option, warn, workspace_option
               help="How many pairs people will judge.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the draw; the same seed with a larger budget extends the sample.")
-@click.option("--strategy", type=click.Choice(["uniform", "stratified", "runs", "separating", "uncertainty"]),
-              default="runs", show_default=True,
-              help="uniform; stratified (Neyman over the judge's grades); runs (toward pairs many runs' measures "
-                   "weigh); separating (toward pairs that tell runs apart); uncertainty (toward pairs judges "
-                   "disagree on).")
+@strategy_option("uniform; stratified (Neyman over the judge's grades); runs (toward pairs many runs' measures "
+                 "weigh); separating (toward pairs that tell runs apart); uncertainty (toward pairs judges "
+                 "disagree on).")
 @click.option("--measure", "-m", "measures", multiple=True, default=("P@10",), show_default=True,
               help="A measure the sample must serve (P@k, nDCG@k; with --nuggets V_strict, A_strict, V, A, "
                    "W_strict, W); "
