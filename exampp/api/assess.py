@@ -298,9 +298,11 @@ def estimate_runs(workspace: Workspace | PathLike, *, sample: PathLike, labels: 
     A_strict, V, A, W_strict, W of every run's answers from (answer, nugget) labels."""
     parsed = parse_measures(measures, rel_level)
     data = labelled_sample(workspace, sample, labels, parsed, runs=runs, method=method, nuggets=nuggets, warn=warn)
-    if estimator != "judge" and any(m.kind == "nDCG" for m in parsed):
-        warn("nDCG's intervals come from a per-query ratio estimated from few labels and cover less than their "
-             "level (DL19: 0.78 at a nominal 0.9 with 10% of the pool): read them as rough")
+    few = min(np.bincount(data.evidence.layout.query_of[data.evidence.sampled],
+                          minlength=len(data.evidence.layout.queries)))
+    if estimator != "judge" and any(m.kind == "nDCG" for m in parsed) and few < 5:
+        warn(f"nDCG's ideal DCG is estimated per query, and a query has {few} labelled pair(s): with fewer than 5 "
+             "(DL19: below 5% of the pool) its intervals cover less than their level: use P@k")
     try:
         return estimate(data.evidence, parsed, estimator=estimator, level=level, replicates=replicates, seed=seed)
     except ValueError as exc:

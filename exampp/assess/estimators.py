@@ -19,11 +19,11 @@ The estimators (``--estimator``):
 
 Intervals: the totals' sampling error is reproduced by a multiplier bootstrap over the sampled pairs
 (each residual term times 1 + √(1−π_d)·z, z standard normal: the Poisson-sampling variance
-Σ (1−π)/π² (a e)²), every measure computed on every replicate (nDCG's ratio, the differences between
-runs, all from the same replicates), and the interval is estimate ± t·sd with Student's t on the
-Kish effective number of sampled pairs behind the estimate (small samples get wide intervals, not
-overconfident ones). The interval therefore always contains its estimate. Values are clipped to the
-measure's range [0, 1].
+Σ (1−π)/π² (a e)²) for the measures linear in the labels, by a delete-a-group jackknife for nDCG's
+ratio; every measure is computed on every replicate (the differences between runs from the same
+replicates), and the interval is estimate ± t·sd with Student's t on the Kish effective number of
+sampled pairs behind the estimate (small samples get wide intervals, not overconfident ones). The
+interval therefore always contains its estimate. Values are clipped to the measure's range [0, 1].
 """
 from __future__ import annotations
 
@@ -141,15 +141,40 @@ def _judge_target(evidence: Evidence, target: Target) -> np.ndarray:
     return target.scale * np.maximum(evidence.judge, 0.0)
 
 
+JACKKNIFE_GROUPS = 50
+
+
+def _multipliers(n_sampled: int, replicates: int, seed: int, jackknife: bool) -> np.ndarray:
+    """(sampled pairs x replicates): how each replicate moves each sampled pair's term. The bootstrap's
+    are standard normal; the delete-a-group jackknife's (Kott 2001) drop one of
+    :data:`JACKKNIFE_GROUPS` random groups of the sample (−1) and weigh the others up (1/(G − 1))."""
+    rng = np.random.default_rng(seed)
+    if not jackknife:
+        return rng.standard_normal((n_sampled, replicates))
+    groups = min(JACKKNIFE_GROUPS, n_sampled)
+    member = (rng.permutation(n_sampled) % groups)[:, None] == np.arange(groups)[None, :]
+    return np.where(member, -1.0, 1.0 / max(groups - 1, 1))
+
+
+def _covariance(replicated: np.ndarray, jackknife: bool, estimate: np.ndarray) -> np.ndarray:
+    """The runs' sampling covariance from their replicates (runs x replicates); the jackknife's about the
+    estimate itself (its conservative form, and exactly 0 where nothing varies)."""
+    if not jackknife:
+        return np.atleast_2d(np.cov(replicated))
+    groups = replicated.shape[1]
+    centred = replicated - estimate[:, None]
+    return (groups - 1) / groups * centred @ centred.T
+
+
 def _replicate_totals(matrix: sparse.csr_matrix, evidence: Evidence, estimator: str, targets: Sequence[Target],
-                      replicates: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                      replicates: int, seed: int, jackknife: bool = False
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(point totals (rows,), replicate totals (rows, replicates), the calibrated judge's totals (rows,))
     of one measure's rows, grouped by target (rows summing the same target share one calibration)."""
     n_rows = matrix.shape[0]
     point, predicted = np.zeros(n_rows), np.zeros(n_rows)
-    boot = np.zeros((n_rows, replicates))
-    rng = np.random.default_rng(seed)
-    z = rng.standard_normal((len(evidence.sampled), replicates))
+    z = _multipliers(len(evidence.sampled), replicates, seed, jackknife)
+    boot = np.zeros((n_rows, z.shape[1]))
     scale = np.sqrt(np.clip(1 - evidence.probabilities, 0, None)) / evidence.probabilities
     for target in dict.fromkeys(targets):
         rows = np.array([i for i, t in enumerate(targets) if t == target])
@@ -218,8 +243,11 @@ def estimate(evidence: Evidence, measures: Sequence[AssessMeasure], *, estimator
             rows.extend(table)
             continue
         totals = measure_totals(measure, layout, levels)
+        # nDCG's ratio is smooth near the estimate but not far from it, where the bootstrap's replicates land
+        # (an ideal DCG near 0): it gets the jackknife's small steps instead
+        jackknife = measure.kind == "nDCG"
         point, boot, predicted = _replicate_totals(totals.matrix, evidence, estimator, totals.targets,
-                                                   replicates, seed)
+                                                   replicates, seed, jackknife)
         known = known_counts(layout, levels, evidence.sampled, np.nanmean(evidence.labels, axis=1))
         values = measure_values(measure, layout, levels, point[:, None], known)[:, 0]
         if estimator == "judge":
@@ -227,20 +255,21 @@ def estimate(evidence: Evidence, measures: Sequence[AssessMeasure], *, estimator
                 rows.append((run, measure.name, float(value), math.nan, math.nan, math.nan))
             continue
         replicated = measure_values(measure, layout, levels, boot, known)
-        sd = replicated.std(axis=1, ddof=1)
+        covariance = _covariance(replicated, jackknife, values)
+        sd = np.sqrt(np.diag(covariance))
         df = _run_df(totals.matrix, evidence, measure, layout)
         q = stats.t.ppf((1 + level) / 2, df)
         direct = values
         if estimator == "eb":
             judged = measure_values(measure, layout, levels, predicted[:, None], known)[:, 0]
-            values, low, high = shrink(direct, judged, np.cov(replicated), level)
+            values, low, high = shrink(direct, judged, covariance, level)
         else:
             low, high = values - q * sd, values + q * sd
         low, high = np.clip(low, 0, 1), np.clip(high, 0, 1)
         for i, run in enumerate(layout.runs):
             rows.append((run, measure.name, float(values[i]), float(min(low[i], values[i])),
                          float(max(high[i], values[i])), float(sd[i])))
-        diffs.append(_differences(measure, layout, evidence, direct, replicated, df, level))
+        diffs.append(_differences(measure, layout, evidence, direct, covariance, df, level))
     table = pd.DataFrame(rows, columns=["run", "measure", "estimate", "low", "high", "se"])
     differences = pd.concat(diffs, ignore_index=True) if diffs else pd.DataFrame(columns=DIFFERENCE_COLUMNS)
     return Estimates(table, differences, estimator, level)
@@ -306,7 +335,7 @@ DIFFERENCE_COLUMNS = ["measure", "a", "b", "judge_difference", "difference", "lo
 
 
 def _differences(measure: AssessMeasure, layout: Layout, evidence: Evidence, values: np.ndarray,
-                 replicated: np.ndarray, df: np.ndarray, level: float) -> pd.DataFrame:
+                 covariance: np.ndarray, df: np.ndarray, level: float) -> pd.DataFrame:
     """Every pair of runs, the judge's better first: the estimated difference with its interval and a
     two-sided test, Holm-adjusted over the pairs of the measure."""
     judged = judge_values(measure, evidence)
@@ -315,7 +344,8 @@ def _differences(measure: AssessMeasure, layout: Layout, evidence: Evidence, val
     a = np.where(swap, second, first)
     b = np.where(swap, first, second)
     diff = values[a] - values[b]
-    sd = (replicated[a] - replicated[b]).std(axis=1, ddof=1)
+    variances = np.diag(covariance)
+    sd = np.sqrt(np.maximum(variances[a] + variances[b] - 2 * covariance[a, b], 0.0))
     dof = np.minimum(df[a], df[b])
     q = stats.t.ppf((1 + level) / 2, dof)
     with np.errstate(invalid="ignore", divide="ignore"):
