@@ -142,10 +142,11 @@ def correlate_leaderboards(
     out of both; ``decimals`` rounds scores before ranking (None: exact). ``per_query`` also
     correlates query by query, which needs per-query scores on both sides (a
     :class:`QrelsMeasure`, or a per-query table file). ``bootstrap`` > 0: intervals
-    (``confidence``; :func:`exampp.analysis.statistics.bootstrap_interval`) of Spearman, Kendall, τ_AP and Kendall on A's top ``top`` runs over that
-    many resamplings of the queries both sides hold (seeded by ``seed``, the same draws for A and
-    B; :func:`exampp.analysis.statistics.correlation_intervals`), which also needs per-query
-    scores on both sides.
+    (``confidence``; :func:`exampp.analysis.statistics.bootstrap_interval`) of Spearman, Kendall,
+    τ_AP and Kendall on A's top ``top`` runs over that many resamplings of the queries both sides
+    hold (seeded by ``seed``, the same draws for A and B;
+    :func:`exampp.analysis.statistics.correlation_intervals`), which also needs per-query scores on
+    both sides.
     """
     from exampp.analysis.correlation import correlate, per_query_correlation
 

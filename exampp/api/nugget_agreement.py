@@ -13,7 +13,8 @@ the official leaderboard is τ_AP's reference).
 
 The bootstrap resamples the shared topics; one set of draws serves every statistic (the same
 draws as :func:`~exampp.analysis.statistics.correlation_intervals` makes from the seed), and the
-intervals are :func:`~exampp.analysis.statistics.bootstrap_interval`'s. Errors are :class:`~exampp.errors.ExamppError`.
+intervals are :func:`~exampp.analysis.statistics.bootstrap_interval`'s. Errors are
+:class:`~exampp.errors.ExamppError`.
 """
 from __future__ import annotations
 

@@ -48,9 +48,9 @@ def score_nuggets(
 
     A run's score is the track's: the mean over the topics it answered; with ``complete``, over
     every topic of the file, a topic the run did not answer scoring 0. ``bootstrap`` > 0 adds
-    intervals (``low, high``; :func:`exampp.analysis.statistics.bootstrap_interval`) of each run's ``measure`` over that many resamplings of
-    the topics its mean is over (runs over the same topics share the draws, as in every bootstrap
-    of exampp's)."""
+    intervals (``low, high``; :func:`exampp.analysis.statistics.bootstrap_interval`) of each run's
+    ``measure`` over that many resamplings of the topics its mean is over (runs over the same topics
+    share the draws, as in every bootstrap of exampp's)."""
     if measure not in MEASURES:
         raise ExamppError(f"unknown nugget measure {measure!r}; expected one of {', '.join(MEASURES)}")
     answers = read_assignments(assignments) if isinstance(assignments, (str, os.PathLike)) else assignments

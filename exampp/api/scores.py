@@ -85,8 +85,8 @@ def cover(
     ``expected``: the expected number of questions answered, from the grades' probabilities
     (:func:`exampp.labels.expected_cover`; an error for grades stored without them).
     ``bootstrap`` > 0: the leaderboard gains ``low`` and ``high``, the ``confidence`` interval
-    (:func:`exampp.analysis.statistics.bootstrap_interval`) of each mean over ``bootstrap`` resamplings of the queries (``seed``; the same draws
-    for every run).
+    (:func:`exampp.analysis.statistics.bootstrap_interval`) of each mean over ``bootstrap``
+    resamplings of the queries (``seed``; the same draws for every run).
     """
     from exampp.collection.runs import check_judged
     from exampp.labels import expected_cover
