@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +23,7 @@ import pandas as pd
 from exampp.api import Warn, python_warning
 from exampp.api.workspace import RunsSource, as_workspace, labelled_grades, stored_grades, workspace_runs
 from exampp.assess import design
-from exampp.assess.estimators import DEFAULT_ESTIMATOR, Estimates, Evidence, estimate
+from exampp.assess.estimators import DEFAULT_ESTIMATOR, Estimates, Evidence, estimate, judge_values
 from exampp.assess.measures import NUGGET_MEASURES, AssessMeasure, MeasureError, run_weights
 from exampp.assess.population import Population, passage_population
 from exampp.collection.assessment_sample import SamplePair, read_sample, sample_keys, write_sample
@@ -196,7 +196,6 @@ class Labelled:
     judge: Judge
     unlabelled: int
     outside: int  # labels of pairs the sample does not hold
-    pairs: list[SamplePair] = field(default_factory=list)
 
 
 def read_human_labels(workspace: Workspace | PathLike, path: PathLike | None, nuggets: PathLike | None = None
@@ -276,7 +275,7 @@ def labelled_sample(workspace: Workspace | PathLike, sample: PathLike, labels: P
         judge.population.layout, judge.population.judge, judge.relevant_grade,
         np.array([index[(p.query_id, p.key)] for p in responded], dtype=int),
         np.array([p.inclusion_probability * rate[p.stratum] for p in responded]), grid)
-    return Labelled(evidence, judge, unlabelled, outside, responded)
+    return Labelled(evidence, judge, unlabelled, outside)
 
 
 def _response_rates(pairs: Sequence[SamplePair], responded: Sequence[SamplePair]) -> dict[str, float]:
@@ -298,15 +297,19 @@ def estimate_runs(workspace: Workspace | PathLike, *, sample: PathLike, labels: 
     A_strict, V, A, W_strict, W of every run's answers from (answer, nugget) labels."""
     parsed = parse_measures(measures, rel_level)
     data = labelled_sample(workspace, sample, labels, parsed, runs=runs, method=method, nuggets=nuggets, warn=warn)
-    few = min(np.bincount(data.evidence.layout.query_of[data.evidence.sampled],
-                          minlength=len(data.evidence.layout.queries)))
-    if estimator != "judge" and any(m.kind == "nDCG" for m in parsed) and few < 5:
-        warn(f"nDCG's ideal DCG is estimated per query, and a query has {few} labelled pair(s): with fewer than 5 "
-             "(DL19: below 5% of the pool) its intervals cover less than their level: use P@k")
+    _warn_sparse_ndcg(data, parsed, estimator, warn)
     try:
         return estimate(data.evidence, parsed, estimator=estimator, level=level, replicates=replicates, seed=seed)
     except ValueError as exc:
         raise AssessError(str(exc)) from None
+
+
+def _warn_sparse_ndcg(data: Labelled, measures: Sequence[AssessMeasure], estimator: str, warn: Warn) -> None:
+    layout = data.evidence.layout
+    few = min(np.bincount(layout.query_of[data.evidence.sampled], minlength=len(layout.queries)))
+    if estimator != "judge" and any(m.kind == "nDCG" for m in measures) and few < 5:
+        warn(f"nDCG's ideal DCG is estimated per query, and a query has {few} labelled pair(s): with fewer than 5 "
+             "(DL19: below 5% of the pool) its intervals cover less than their level: use P@k")
 
 
 def estimates_json(result: Estimates) -> dict[str, dict[str, dict[str, float | None]]]:
@@ -344,12 +347,17 @@ def judge_agreement(workspace: Workspace | PathLike, *, sample: PathLike, labels
                     method: str | None = None, runs: RunsSource | None = None, depth: int = 10, top: int = 20,
                     level: float = 0.9, warn: Warn = python_warning) -> JudgeAgreement:
     """κ, the confusion table, the judge's calibration curve and the ``top`` largest disagreements."""
+    measures = [AssessMeasure("P@depth", "P", depth, rel_level)]
+    data = labelled_sample(workspace, sample, labels, measures, runs=runs, method=method, warn=warn)
+    return agreement_of(data, rel_level, top=top, level=level)
+
+
+def agreement_of(data: Labelled, rel_level: float, *, top: int = 20, level: float = 0.9) -> JudgeAgreement:
+    """:func:`judge_agreement` of a sample already joined with its labels."""
     from scipy import stats
 
     from exampp.analysis.agreement import cohen_kappa_counts
 
-    measures = [AssessMeasure("P@depth", "P", depth, rel_level)]
-    data = labelled_sample(workspace, sample, labels, measures, runs=runs, method=method, warn=warn)
     ev = data.evidence
     judge = ev.judge[ev.sampled]
     human = np.nanmean(ev.labels, axis=1)
@@ -456,24 +464,27 @@ def human_check(workspace: Workspace | PathLike, *, sample: PathLike, labels: Pa
                 measures: Sequence[str] = ("P@10",), rel_level: float = 1.0, level: float = 0.9,
                 estimator: str = DEFAULT_ESTIMATOR, method: str | None = None, runs: RunsSource | None = None,
                 seed: int = 0, warn: Warn = python_warning) -> HumanCheck:
-    """The corrected leaderboard beside the judge's, the confirmed orderings and the agreement."""
-    corrected = estimate_runs(workspace, sample=sample, labels=labels, measures=measures, rel_level=rel_level,
-                              level=level, estimator=estimator, method=method, runs=runs, seed=seed, warn=warn)
-    judged = estimate_runs(workspace, sample=sample, labels=labels, measures=measures, rel_level=rel_level,
-                           estimator="judge", method=method, runs=runs, warn=lambda line: None).table
+    """The corrected leaderboard beside the judge's, the confirmed orderings and the agreement: the sample
+    joined with its labels once, for all three."""
+    parsed = parse_measures(measures, rel_level)
+    data = labelled_sample(workspace, sample, labels, parsed, runs=runs, method=method, warn=warn)
+    _warn_sparse_ndcg(data, parsed, estimator, warn)
+    try:
+        corrected = estimate(data.evidence, parsed, estimator=estimator, level=level, seed=seed)
+    except ValueError as exc:
+        raise AssessError(str(exc)) from None
     board = None
-    for name in measures:
+    for measure in parsed:
+        name = measure.name
         part = corrected.table[corrected.table["measure"] == name].set_index("run")
-        own = judged[judged["measure"] == name].set_index("run")["estimate"]
+        own = pd.Series(judge_values(measure, data.evidence), index=data.evidence.layout.runs)
         columns = pd.DataFrame({f"{name} judge": own, name: part["estimate"], f"{name} low": part["low"],
                                 f"{name} high": part["high"]})
         board = columns if board is None else board.join(columns)
     board = board.sort_values(measures[0], ascending=False, kind="stable").rename_axis("run").reset_index()
     differences = corrected.differences
     confirmed = differences[differences["confirmed"]].drop(columns=["confirmed"]).reset_index(drop=True)
-    depth = max(m.cutoff for m in parse_measures(measures, rel_level))
-    agreement = judge_agreement(workspace, sample=sample, labels=labels, rel_level=rel_level, method=method, runs=runs,
-                                depth=depth, level=level, warn=lambda line: None)
-    n_runs = differences["a"].nunique() + 1 if len(differences) else 0
+    agreement = agreement_of(data, rel_level, level=level)
+    n_runs = len(data.evidence.layout.runs)
     return HumanCheck(board, confirmed, agreement.calibration, agreement.kappa, agreement.n_pairs,
                       n_runs * (n_runs - 1) // 2, estimator, level)

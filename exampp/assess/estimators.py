@@ -179,9 +179,6 @@ def _replicate_totals(matrix: sparse.csr_matrix, evidence: Evidence, estimator: 
     for target in dict.fromkeys(targets):
         rows = np.array([i for i, t in enumerate(targets) if t == target])
         part = matrix[rows]
-        if estimator == "judge":
-            point[rows] = part @ _judge_target(evidence, target)
-            continue
         y = target_values(evidence.labels, target)
         if estimator == "humans":
             fitted, held_out = np.zeros(evidence.layout.n_pairs), np.zeros(len(y))
@@ -242,6 +239,10 @@ def estimate(evidence: Evidence, measures: Sequence[AssessMeasure], *, estimator
             table = _ppi(evidence, measure, estimator, level)
             rows.extend(table)
             continue
+        if estimator == "judge":  # on the judge's own scale (nDCG's ideal from its grades, not the people's)
+            rows.extend((run, measure.name, float(value), math.nan, math.nan, math.nan)
+                        for run, value in zip(layout.runs, judge_values(measure, evidence)))
+            continue
         totals = measure_totals(measure, layout, levels)
         # nDCG's ratio is smooth near the estimate but not far from it, where the bootstrap's replicates land
         # (an ideal DCG near 0): it gets the jackknife's small steps instead
@@ -250,10 +251,6 @@ def estimate(evidence: Evidence, measures: Sequence[AssessMeasure], *, estimator
                                                    replicates, seed, jackknife)
         known = known_counts(layout, levels, evidence.sampled, np.nanmean(evidence.labels, axis=1))
         values = measure_values(measure, layout, levels, point[:, None], known)[:, 0]
-        if estimator == "judge":
-            for run, value in zip(layout.runs, values):
-                rows.append((run, measure.name, float(value), math.nan, math.nan, math.nan))
-            continue
         replicated = measure_values(measure, layout, levels, boot, known)
         covariance = _covariance(replicated, jackknife, values)
         sd = np.sqrt(np.diag(covariance))
