@@ -62,3 +62,12 @@ class OutputError(_Located):
 
     def __init__(self, path: str | PathLike[str] | None, message: str):
         super().__init__(path, None, message)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A Ctrl-C that stopped a job which keeps its work as it goes: ``kept`` says what was kept and
+    how to go on (the command line prints it instead of a bare "Aborted!")."""
+
+    def __init__(self, kept: str) -> None:
+        super().__init__(kept)
+        self.kept = kept

@@ -40,6 +40,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: order.get(item.nodeid.split("::")[0], len(FIRST)))  # stable: the rest as collected
 
 
+@pytest.fixture(autouse=True)
+def _no_progress_lines(monkeypatch):
+    """Where stderr is not a terminal, a step longer than 10 s prints a progress line: a test slowed by a
+    loaded machine would find one in the output it compares. Tests of those lines set the interval."""
+    from exampp import progress
+
+    monkeypatch.setattr(progress, "LOG_EVERY", float("inf"))
+
+
 def load_benchmark(name: str):
     """A script of benchmarks/ (``name`` without .py) imported as a module, for its functions."""
     import importlib.util

@@ -244,3 +244,17 @@ def test_progress_counts_each_evaluation_and_each_irt_fit_on_a_terminal_only(sma
     quiet = meta_evaluate(small, progress=False, **args)
     assert terminal.text == ""
     pd.testing.assert_frame_equal(shown.table, quiet.table)
+
+
+def test_progress_in_a_log_is_a_line_per_interval_not_silence(small, monkeypatch):
+    import io
+    import sys
+
+    from exampp import progress
+
+    log = io.StringIO()  # stderr under nohup or CI: not a terminal
+    monkeypatch.setattr(sys, "stderr", log)
+    monkeypatch.setattr(progress, "LOG_EVERY", 0.0)
+    meta_evaluate(small, official=LeaderboardFile(small / "official.tsv"), families=("cover", "irt"), bootstrap=4,
+                  irt_bootstrap=2)
+    assert "meta-evaluating: 4/4 steps (100%)" in log.getvalue() and "ETA" in log.getvalue()

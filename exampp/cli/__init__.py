@@ -9,7 +9,7 @@ import importlib
 
 import click
 
-from exampp.errors import ExamppError
+from exampp.errors import ExamppError, Interrupted
 
 # command name -> "module:attribute" (each module holds one click command)
 COMMANDS: dict[str, str] = {
@@ -58,6 +58,9 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except ExamppError as exc:
             raise click.ClickException(str(exc)) from None
+        except Interrupted as exc:  # Ctrl-C in a job that keeps its work: what was kept, not "Aborted!"
+            click.echo(f"interrupted: {exc.kept}", err=True)
+            ctx.exit(130)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

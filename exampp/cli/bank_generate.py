@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from exampp.cli.backend_options import backend_options, generation_options
+from exampp.cli.output import progress_option
 
 
 @click.command()
@@ -21,8 +22,7 @@ from exampp.cli.backend_options import backend_options, generation_options
                     unusable="an answer without questions", kept_in="OUTPUT.journal.jsonl")
 @click.option("--max-questions", type=click.IntRange(min=1),
               help="Keep at most this many questions per query or subtopic [default: all].")
-@click.option("--progress/--no-progress", default=True, show_default=True,
-              help="Progress bar on a terminal (queries or subtopics/s and an ETA).")
+@progress_option
 def generate(topics, output, prompt, temperature, max_new_tokens, max_attempts, max_questions, chunk_size,
              retry_failed, progress, backend, model, **backend_settings) -> None:
     """Ask a generating LLM for the exam questions of every query of TOPICS (a topics file or

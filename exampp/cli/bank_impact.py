@@ -6,7 +6,8 @@ import click
 
 from exampp.cli.backend_options import backend_options
 from exampp.cli.measures import check_measures
-from exampp.cli.output import InputPath, FILE, check_method, format_option, one_stdin, output_option, render, write_output
+from exampp.cli.output import (InputPath, FILE, check_method, format_option, one_stdin, output_option, progress_option,
+                                render, write_output)
 from exampp.cli.settings import Setting
 from exampp.report.records import dumps
 
@@ -40,7 +41,7 @@ _PATH = click.Path(dir_okay=False)
                                              "questions are errors (default: warnings).")
 @click.option("--out", type=click.Path(file_okay=False),
               help="Write labels.tsv, systems.tsv, leaderboard.tsv and correlation.tsv to this folder.")
-@click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on a terminal.")
+@progress_option
 @format_option
 @output_option
 def impact(new_bank, runs, bank, config_path, workspace, measures, out, progress, fmt, output, **settings) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from exampp.cli.backend_options import backend_options, generation_options
-from exampp.cli.output import emit, format_option_of
+from exampp.cli.output import emit, format_option_of, progress_option
 from exampp.cli.settings import FiniteRange
 from exampp.report.records import dumps
 
@@ -41,8 +41,7 @@ _THRESHOLD = FiniteRange(min=-1, max=1)
               help="Also filter with embedding cosine (--no-cosine: n-gram Jaccard only).")
 @click.option("--report", type=_PATH, help="Write the filters, baselines, key positions, dropped questions and "
                                            "failures to this JSON file.")
-@click.option("--progress/--no-progress", default=True, show_default=True,
-              help="Progress bar on a terminal (documents/s and an ETA).")
+@progress_option
 @backend_options(backend_help="[default: hf]",
                  model_help="; required: a chat model (for openai, the served model's name)")
 @format_option_of("text", "json", help="Output format (no tsv: the report is several tables; --report writes JSON).")

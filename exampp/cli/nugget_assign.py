@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from exampp.cli.backend_options import backend_options
-from exampp.cli.output import InputPath, check_method
+from exampp.cli.output import InputPath, check_method, progress_option
 from exampp.cli.settings import Setting
 from exampp.defaults import CHUNK
 
@@ -28,7 +28,7 @@ _PATH = click.Path(dir_okay=False)
               help="Workspace folder whose grades.sqlite keeps the grades.")
 @click.option("--chunk-size", type=Setting("chunk_size"), default=CHUNK, show_default=True,
               help="Pairs (answer, nugget) graded between two commits to the store.")
-@click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on a terminal.")
+@progress_option
 def assign(answers, bank, output, method, workspace, chunk_size, progress, backend, model, **backend_settings) -> None:
     """Assign each answer of ANSWERS its topic's nuggets: support, partial_support or not_support.
 

@@ -53,7 +53,8 @@ workspace_option = click.option(
     help="Workspace folder (grades.sqlite, question_banks/, runs/).",
 )
 progress_option = click.option("--progress/--no-progress", default=True, show_default=True,
-                               help="Progress bar on stderr, on a terminal only.")
+                               help="Progress on stderr: a bar on a terminal, else (a log, CI) "
+                                    "a line every 10 s with the rate and an ETA.")
 method_option = click.option("--method", help="Grading method id in the store (default: the only one there).")
 depth_option = click.option(
     "--depth", "-k", type=Setting("depth"), default=DEPTH, show_default=True, help="Top-k passages of each run."

@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from exampp.cli.backend_options import backend_options
-from exampp.cli.output import FILE
+from exampp.cli.output import FILE, progress_option
 from exampp.cli.settings import Setting
 from exampp.defaults import CHUNK
 
@@ -23,7 +23,7 @@ from exampp.defaults import CHUNK
 @click.option("--store", type=click.Path(dir_okay=False), help="Grade store file [default: WORKSPACE/grades.sqlite].")
 @click.option("--chunk-size", type=Setting("chunk_size"), default=CHUNK, show_default=True,
               help="Pairs judged between two commits to the store.")
-@click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on a terminal.")
+@progress_option
 def assess(judgments, corpus, output, workspace, store, chunk_size, progress, backend, model,
            **backend_settings) -> None:
     """Judge every (sentence, cited segment) pair of JUDGMENTS (a citation-judgment file: its

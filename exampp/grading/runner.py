@@ -31,11 +31,12 @@ import pandas as pd
 
 from exampp.collection.question_bank import Question, QuestionBank
 from exampp.collection.topics import Topic
+from exampp.defaults import CHUNK as DEFAULT_CHUNK
+from exampp.errors import Interrupted
 from exampp.grades import Grade
 from exampp.grading.base import DIRECT_QUESTION_ID, Grader, Judgment, Pair
 from exampp.grading.cascade import Cascade
 from exampp.grading.engine import Engine, LocalEngine
-from exampp.defaults import CHUNK as DEFAULT_CHUNK
 from exampp.llm.backend import Usage
 from exampp.pool import Pool
 from exampp.progress import progress_bar
@@ -205,6 +206,7 @@ def grade_pairs(
     owner = claimant()
     engine = engine if engine is not None else LocalEngine(grader)
     graded = ruled_out = 0
+    committed: set[Key] = set()  # what a Ctrl-C leaves in the store, besides what was there
     try:
         while work:
             others: list[tuple[Key, Pair]] = []  # claimed by another process
@@ -212,6 +214,8 @@ def grade_pairs(
                                      whole_passages=grader.whole_passages)
             for (sent, excluded), judgments in engine.grade(chunks):
                 _commit(store, sent, excluded, judgments, method_id, grader.name, cascade)
+                committed.update(key for key, _ in sent)
+                committed.update(key for (key, _), _ in excluded)
                 graded += len(sent)
                 ruled_out += len(excluded)
                 if bar is not None:
@@ -221,6 +225,10 @@ def grade_pairs(
             work = [item for item in others if item[0] in left]
             if work:
                 time.sleep(_WAIT_SECONDS)
+    except KeyboardInterrupt:
+        kept = sum(key not in todo or key in committed for key in keys)
+        raise Interrupted(f"{kept:,} of {len(pairs):,} pairs graded and kept in {store.path}; "
+                          "run the same command to resume") from None
     finally:
         store.release(owner)  # what this process claimed and did not grade (it was stopped)
         if bar is not None:
