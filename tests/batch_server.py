@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from batching_server import DIGITS, _completion
-from openai_server import Loopback, _envelope, _error, _handler
+from openai_server import Loopback, _envelope, _error, _handler, read_body
 
 
 class BatchServer(Loopback):
@@ -176,7 +176,9 @@ def _batch_handler(server: BatchServer) -> type:
 
     class Handler(base):  # type: ignore[misc, valid-type]
         def do_POST(self) -> None:
-            data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            data = read_body(self)
+            if data is None:
+                return
             if self.headers.get("Content-Type", "").startswith("multipart/"):
                 self._serve("POST", data)
             else:

@@ -93,6 +93,17 @@ class Loopback:
         self._http.server_close()
 
 
+def read_body(handler: BaseHTTPRequestHandler) -> bytes | None:
+    """The request's whole body (``Content-Length`` bytes), or None when the client went before all of
+    it came (a killed process): such a request was never made, so a server neither records nor answers it."""
+    length = int(handler.headers.get("Content-Length") or 0)
+    data = handler.rfile.read(length)
+    if len(data) < length:
+        handler.close_connection = True
+        return None
+    return data
+
+
 class OpenAIServer(Loopback):
     """Serve the model in ``model_dir`` (or the canned ``reply``) as ``name`` on 127.0.0.1; use as a
     context manager. ``port`` 0 takes a free one."""
@@ -281,8 +292,9 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             self._serve("GET", {})
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            self._serve("POST", json.loads(self.rfile.read(length) or b"{}"))
+            data = read_body(self)
+            if data is not None:
+                self._serve("POST", json.loads(data or b"{}"))
 
         def _serve(self, method: str, body: dict) -> None:
             status, headers, payload = server.answer(method, self.path, self.headers, body)
