@@ -158,3 +158,11 @@ def test_a_cached_hub_model_loads_when_the_hub_is_out_of_reach(unreachable_hub, 
     assert [j.grade for j in cached.grade(_pairs())] == [j.grade for j in grader.grade(_pairs())]
     with pytest.raises(ModelLoadError, match="'exampp-test/other' is not in the local HuggingFace cache"):
         embedding_grader("exampp-test/other").grade(_pairs()[:1])
+
+
+def test_an_offline_judge_counts_the_texts_it_encoded_not_requests(grader):
+    judge = fresh(grader)
+    judge.grade(_pairs())
+    shown = str(judge.usage)  # as `exampp grade` prints it: "judge: ..."
+    assert shown == f"{len(PASSAGES) + len(QUESTIONS)} texts encoded" and "request" not in shown
+    assert str(judge.usage - judge.usage) == "0 texts encoded"  # the runner's difference keeps the unit

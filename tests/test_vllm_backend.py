@@ -198,8 +198,8 @@ def test_self_rating_grades_via_vllm_equal_those_via_hf(stand_in, workspace, jud
     assert engine.options["enable_prefix_caching"] is True
     assert (engine.options["gpu_memory_utilization"], engine.options["max_model_len"]) == (0.5, 1024)
     prompt_tokens = sum(map(open_backend("hf", str(judge_dir), device="cpu").count_tokens, rating_prompts()))
-    # one request per pair; one token each in the first pass, two (the word and </s>) for the 5 text answers
-    assert f"judge: 10 requests, {prompt_tokens} prompt tokens, {10 + 2 * 5} completion tokens\n" in served.output
+    # one prompt per pair; one token each in the first pass, two (the word and </s>) for the 5 text answers
+    assert f"judge: 10 prompts, {prompt_tokens} prompt tokens, {10 + 2 * 5} completion tokens\n" in served.output
 
 
 # --- the engine: options, prefix caching, prompt order ---------------------------------------------------

@@ -6,7 +6,7 @@ import click
 from exampp.cli.output import format_option_of, one_stdin, output_option, write_output
 from exampp.collection.qrels import read_qrels
 from exampp.collection.runs import RunFile, run_paths
-from exampp.trec_eval import Score, evaluate_runs, format_json, format_trec, format_tsv, select
+from exampp.trec_eval import Score, evaluate_runs, format_json, format_trec, format_tsv, select, unreachable_level
 
 
 @click.command("eval")
@@ -47,8 +47,12 @@ def eval_cmd(per_query, complete, max_retrieved, rel_level, judged_only, num_doc
         select(measures)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'-m'") from None
+    judgments = read_qrels(qrels)
+    problem = unreachable_level(judgments, rel_level)
+    if problem:
+        click.echo(problem, err=True)
     results = evaluate_runs(
-        read_qrels(qrels),
+        judgments,
         (RunFile(path) for path in run_paths(runs)),
         measures,
         jobs=jobs,

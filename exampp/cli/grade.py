@@ -143,4 +143,6 @@ def grade(runs, config_path, grader, workspace, progress, fmt, output, **setting
                    err=True)
     if job.export_reference:
         click.echo(f"wrote the grades in the reference tool's format to {job.export_reference}", err=True)
+    click.echo(f"EXAM-Cover@{job.depth}, tau {result.tau:g}: per run, the mean over queries of the share of the "
+               f"query's questions a top-{job.depth} passage answers at grade >= {result.tau:g}", err=True)
     emit(result.leaderboard, fmt, output)

@@ -13,6 +13,7 @@ Unicode whitespace (Python's ``str.split``) would read such a line differently.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 # Any whitespace (Python's \s is str.isspace) or control character (Unicode category Cc).
 _NOT_IN_ID = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
@@ -77,3 +78,13 @@ def check_id(value: object, what: str, *, first_column: bool = False) -> str:
 
 def check_query_id(value: object, what: str = "query id") -> str:
     return check_id(value, what, first_column=True)
+
+
+def some_ids(ids: Iterable[str], shown: int = 3) -> str:
+    """A few of ``ids`` for a message, sorted: ``'Q1', 'Q2', 'Q3' and 40 more`` (enough to see two
+    files number their queries differently)."""
+    unique = sorted(set(ids))
+    if not unique:
+        return "none"
+    more = f" and {len(unique) - shown} more" if len(unique) > shown else ""
+    return ", ".join(map(repr, unique[:shown])) + more

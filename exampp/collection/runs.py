@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, NamedTuple, Protocol
 
-from exampp.collection.ids import check_id, check_query_id, line_problem
+from exampp.collection.ids import check_id, check_query_id, line_problem, some_ids
 from exampp.collection.io import InputLines, PathLike, atomic_write, decode_line, display_name, excerpt, is_stdio
 from exampp.errors import InputError
 
@@ -161,7 +161,10 @@ def _run_lines(lines: Iterable[tuple[int, str]], name: str) -> Iterator[_Line]:
         if problem is not None:
             raise InputError(name, lineno, problem)
         if len(cols) < 6:
-            raise InputError(name, lineno, f"expected 6 columns 'qid Q0 docid rank score runid', found {len(cols)}")
+            # 4 columns ending in a whole number: a qrels line ('qid iter docid rel') given where a run is asked
+            hint = ": this looks like qrels ('qid iter docid rel'), not a run" if len(cols) == 4 and \
+                cols[3].lstrip("-").isdigit() else ""
+            raise InputError(name, lineno, f"expected 6 columns 'qid Q0 docid rank score runid', found {len(cols)}{hint}")
         try:
             if "_" in cols[4]:  # float() reads 1_0 as 10, trec_eval's atof as 1: neither is meant
                 raise ValueError
@@ -435,6 +438,10 @@ def check_judged(runs: Mapping[str, Run] | Iterable[Run | RunFile], judged: Iter
         where = f"{run.path or run.name}:{run.lines[extra[0]]}" if extra[0] in run.lines else str(run.path or run.name)
         if strict:
             raise InputError(run.path or run.name, run.lines.get(extra[0]), f"query {extra[0]!r} is not in {source}")
+        if len(extra) == len(run.query_ids):  # nothing in common: the two likely number queries differently
+            warnings.append(f"{where}: warning: none of its queries ({some_ids(extra)}) is in {source}, whose queries "
+                            f"are {some_ids(judged)}: all left out")
+            continue
         more = f" and {len(extra) - 1} more" if len(extra) > 1 else ""
         warnings.append(f"{where}: warning: query {extra[0]!r}{more} not in {source}, left out")
     return warnings

@@ -30,7 +30,7 @@ import pkgutil
 from abc import ABC
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any
 
@@ -97,7 +97,8 @@ def next_token_scores(top: Iterable[tuple[str, float]], first: str, labels: Labe
 
 @dataclass
 class Usage:
-    """What a backend has consumed so far (HTTP backends count; local ones count prompts)."""
+    """What a backend has consumed so far: an HTTP backend counts its requests; a local one the prompts
+    it read (``unit`` ``prompts``), an embedding model the texts it encoded: no request was made."""
 
     requests: int = 0
     retries: int = 0
@@ -106,15 +107,19 @@ class Usage:
     cut_contexts: int = 0  # prompts whose context (passage) was cut to fit the input (exampp.llm.fitting)
     cut_tokens: int = 0  # tokens those prompts lost
     cut_answers: int = 0  # answers longer than the tokens asked for allow, cut (a served judge's)
+    unit: str = field(default="requests", compare=False)  # what ``requests`` counts, as a summary names it
+
+    def _counts(self) -> tuple[int, ...]:
+        return tuple(getattr(self, f.name) for f in fields(self) if f.name != "unit")
 
     def __add__(self, other: "Usage") -> "Usage":
-        return Usage(*(a + b for a, b in zip(astuple(self), astuple(other))))
+        return Usage(*(a + b for a, b in zip(self._counts(), other._counts())), unit=self.unit)
 
     def __sub__(self, other: "Usage") -> "Usage":
-        return Usage(*(a - b for a, b in zip(astuple(self), astuple(other))))
+        return Usage(*(a - b for a, b in zip(self._counts(), other._counts())), unit=self.unit)
 
     def __str__(self) -> str:
-        text = f"{self.requests} requests" + (f" ({self.retries} retried)" if self.retries else "")
+        text = f"{self.requests} {self.unit}" + (f" ({self.retries} retried)" if self.retries else "")
         for count, what in ((self.prompt_tokens, "prompt tokens"), (self.completion_tokens, "completion tokens"),
                             (self.cut_answers, "answers cut to the length asked for")):
             if count:

@@ -7,7 +7,7 @@ trec_eval does not know are handed to ir_measures.
     scores = evaluate(read_qrels("qrels"), read_run("run"), ["map", "ndcg_cut.10"], per_query=True)
     print(format_trec(scores), end="")
 """
-from exampp.trec_eval.engine import Score, evaluate, evaluate_runs
+from exampp.trec_eval.engine import Score, evaluate, evaluate_runs, unreachable_level
 from exampp.trec_eval.registry import MEASURES, NICKNAMES, select
 from exampp.trec_eval.report import format_json, format_trec, format_tsv, records, to_dataframe
 
@@ -23,4 +23,5 @@ __all__ = [
     "records",
     "select",
     "to_dataframe",
+    "unreachable_level",
 ]

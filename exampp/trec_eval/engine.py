@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from exampp.collection.qrels import Qrels, check_integer_labels
 from exampp.collection.runs import Ranked, Ranking, Restart, check_unique_name
+from exampp.collection.ids import some_ids
 from exampp.errors import InputError
 from exampp.trec_eval.irm import IR_MEASURES, IrBatches, ir_aggregate
 from exampp.trec_eval.judged import BOGUS_DOCID, Settings, judge
@@ -89,7 +90,8 @@ def evaluate(
     ir.flush()
     if not values:
         raise InputError(getattr(run, "path", None) or run.name, None,
-                         "no queries with both results and relevance judgments")
+                         f"no queries with both results and relevance judgments (the run's: "
+                         f"{some_ids(run.query_ids)}; the qrels': {some_ids(qrels)})")
 
     query_order = sorted(values)  # trec_eval's: query ids as plain strings
     scores: list[Score] = []
@@ -125,6 +127,17 @@ def _no_cycle_collection() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def unreachable_level(qrels: Qrels, rel_level: int) -> str | None:
+    """Why ``rel_level`` (-l) leaves nothing relevant, when the qrels' grades all stay below it (a
+    4-point scale's level given for 0-3 grades): every binary measure is then 0, which reads as a
+    bad run rather than a bad flag. None where some grade reaches it."""
+    grades = [label for judged in qrels.values() for label in judged.values()]
+    if not grades or max(grades) >= rel_level:
+        return None
+    return (f"warning: -l {rel_level}, but the qrels' grades stop at {max(grades):g}: no document counts as "
+            "relevant, so the binary measures (map, P, recall, ...) are 0 for every run")
 
 
 def evaluate_runs(qrels: Qrels, runs: Iterable[Ranked], measures: Iterable[str] = (), *, jobs: int | None = 1,

@@ -78,7 +78,7 @@ class SentenceEmbedder(Backend):
         self.device = str(resolve_device(device))  # checked now, though the model loads on first use
         self.batch_size = batch_size
         self.cache_size = cache_size
-        self.usage = Usage()  # requests: the texts the model encoded (not those the cache answered)
+        self.usage = Usage(unit="texts encoded")  # those not answered from the cache; offline: no request
         self._model: Any = None
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
 

@@ -62,7 +62,7 @@ class ExtractiveReader(Backend):
         if not tokenizer.is_fast:
             raise ValueError(f"model {name!r}: extractive reading needs a fast tokenizer (character offsets)")
         self.name, self.tokenizer, self.model, self.device = name, tokenizer, model, device
-        self.usage = Usage()
+        self.usage = Usage(unit="prompts")  # a local model: no request is made
         first = tokenizer("q", "c")["input_ids"][0]
         needs_cls = tokenizer.cls_token is not None and first != tokenizer.cls_token_id
         self.question_prefix = tokenizer.cls_token if needs_cls else ""

@@ -71,7 +71,7 @@ class HFBackend(TokenizedBackend):
                  chat: bool | None = None, max_batch_tokens: int | None = None) -> None:
         self.model = model
         self.device = device
-        self.usage = Usage()
+        self.usage = Usage(unit="prompts")  # a local model: no request is made
         self.read_prompts(name, tokenizer, encoder_decoder=bool(model.config.is_encoder_decoder), chat=chat,
                           max_input_tokens=max_input_tokens(model.config, tokenizer),
                           marks=f"+{INT8}" if quantised(model) else "")

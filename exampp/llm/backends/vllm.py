@@ -58,7 +58,7 @@ class VLLMBackend(TokenizedBackend):
                  max_input_tokens: int | None, marks: str = "") -> None:
         self.engine = engine
         self._sampling_params = sampling_params  # vllm.SamplingParams
-        self.usage = Usage()
+        self.usage = Usage(unit="prompts")  # a local model: no request is made
         self.read_prompts(name, tokenizer, encoder_decoder=False, chat=chat, max_input_tokens=max_input_tokens,
                           marks=marks)
 

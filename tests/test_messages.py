@@ -1,0 +1,59 @@
+"""Messages that say what is wrong in the user's terms: a run given as qrels (or the reverse) named as such,
+query ids that do not match shown from both sides, a relevance level no grade reaches, the grade table's
+measure and tau."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from exampp.cli import main
+from exampp.grading import registry
+
+import fake_grader
+
+REPO = Path(__file__).resolve().parents[1]
+RUN, QRELS = REPO / "runs" / "bm25.run", REPO / "qrels" / "official.qrels"
+
+
+def exampp(*args: str):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_a_run_given_as_qrels_and_qrels_given_as_a_run_are_named_as_such():
+    swapped = exampp("eval", RUN, QRELS)
+    assert swapped.exit_code == 1
+    assert "found 6: this looks like a run ('qid Q0 docid rank score runid'), not qrels" in swapped.output
+    as_run = exampp("leaderboard", QRELS, "--qrels", QRELS, "-m", "P@5")
+    assert "found 4: this looks like qrels ('qid iter docid rel'), not a run" in as_run.output
+
+
+def test_query_ids_that_do_not_match_are_shown_from_both_sides(tmp_path):
+    other = tmp_path / "other.qrels"
+    other.write_text("".join(f"topic-{line}" for line in QRELS.read_text().splitlines(keepends=True)))
+    result = exampp("eval", other, RUN)
+    assert result.exit_code == 1
+    assert ("no queries with both results and relevance judgments (the run's: 'Q1', 'Q2', 'Q3' and 3 more; the "
+            "qrels': 'topic-Q1', 'topic-Q2', 'topic-Q3' and 3 more)") in result.output
+    board = exampp("leaderboard", RUN, "--qrels", other, "-m", "P@5")
+    assert (f"{RUN}:1: warning: none of its queries ('Q1', 'Q2', 'Q3' and 3 more) is in {other}, whose queries are "
+            "'topic-Q1', 'topic-Q2', 'topic-Q3' and 3 more: all left out") in board.stderr
+
+
+def test_a_relevance_level_above_every_grade_is_warned_of():
+    top = max(int(line.split()[3]) for line in QRELS.read_text().splitlines())
+    above = exampp("eval", "-l", top + 1, "-m", "P.5", QRELS, RUN)
+    assert above.exit_code == 0
+    assert (f"warning: -l {top + 1}, but the qrels' grades stop at {top}: no document counts as relevant"
+            in above.stderr)
+    assert "warning" not in exampp("eval", "-l", top, "-m", "P.5", QRELS, RUN).stderr
+
+
+def test_the_grade_table_names_its_measure_and_tau(tmp_path, monkeypatch):
+    registry.methods()
+    monkeypatch.setitem(registry._REGISTRY, "fake", fake_grader.FakeMethod)
+    result = exampp("grade", REPO / "runs", "--config", REPO / "exampp.toml", "--grader", "fake", "-w", tmp_path,
+                    "--depth", 10, "--tau", 3, "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert ("EXAM-Cover@10, tau 3: per run, the mean over queries of the share of the query's questions a top-10 "
+            "passage answers at grade >= 3\n") in result.stderr
