@@ -77,3 +77,57 @@ def test_the_architecture_picture_is_the_layers_contract():
     picture = (REPO / "docs" / "explanation" / "layers.svg").read_text(encoding="utf-8")
     drawn = [set(label.split(" · ")) for label in re.findall(r'<text class="layer"[^>]*>([^<]+)</text>', picture)]
     assert drawn == layers
+
+
+def _hook():
+    """docs/hooks/click_help.py, the commands reference's renderer, as a module."""
+    pytest.importorskip("mkdocs_click", reason="the docs extra is not installed (scripts/setup.sh ...,docs)")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("click_help", REPO / "docs" / "hooks" / "click_help.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _commands():
+    import click
+
+    from exampp.cli import main
+
+    def walk(group, prefix):
+        ctx = click.Context(group)
+        for name in group.list_commands(ctx):
+            command = group.get_command(ctx, name)
+            yield f"{prefix} {name}", command
+            if isinstance(command, click.Group):
+                yield from walk(command, f"{prefix} {name}")
+
+    return [("exampp", main), *walk(main, "exampp")]
+
+
+def test_the_reference_examples_fit_the_page():
+    hook = _hook()
+    for name, command in _commands():
+        text = "\n".join(hook.unwrapped_paragraphs((command.help or "").splitlines()))
+        for block in re.findall(r"```text\n(.*?)```", text, flags=re.S):
+            long = [line for line in block.splitlines() if len(line) > hook.WIDTH and " " in line.strip()]
+            assert not long, f"{name}: example lines wider than the page: {long}"
+    assert hook.fitted("exampp grade runs/ --grader self-rating --cascade embedding:0.95 --canaries 4 --depth 10  # "
+                       "fewer calls") == ["# fewer calls", "exampp grade runs/ --grader self-rating --cascade "
+                                          "embedding:0.95 --canaries 4 --depth 10"]
+
+
+def test_the_reference_default_column_holds_every_default_and_never_none():
+    hook = _hook()
+    import click
+
+    rows = {(name, option.name): hook.option_row(option) for name, command in _commands()
+            for option in command.params if isinstance(option, click.Option) and not option.hidden}
+    defaults = {key: row.rsplit("|", 2)[1].strip() for key, row in rows.items()}
+    assert "None" not in {d.strip("`") for d in defaults.values()}
+    assert defaults["exampp grade", "progress"] == "`--progress`"  # the state of an on/off flag
+    assert defaults["exampp grade", "strict"] == ""  # a plain flag is off
+    assert defaults["exampp grade", "grader"] == "self-rating"  # the help's [default: ...], moved
+    assert "[default:" not in rows["exampp grade", "grader"]
+    assert defaults["exampp eval", "rel_level"] == "`1`"  # a value

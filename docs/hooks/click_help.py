@@ -1,18 +1,46 @@
-"""A mkdocs hook: the commands' help as the terminal shows it, on the command reference.
+"""A mkdocs hook: the commands' help as the terminal shows it, on the command reference, easy to scan.
 
 The commands' help texts keep their example lines apart with click's ``\\b`` marker (a paragraph
 that follows it is never rewrapped). mkdocs-click passes the help to Markdown as it is, where those
 lines would run together into one paragraph; this hook makes each such paragraph a plain-text
-block, after its heading line ("Example:") when it has one.
+block, after its heading line ("Example:") when it has one, with each line fitted to the page's
+width (:func:`fitted`). In the options table, the Default column holds every option's default: a
+value, the state of an on/off flag, the help's ``[default: ...]`` (taken out of the description),
+or nothing (never "None").
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
+import click
 from mkdocs_click import _docs
 
 _describe = _docs._make_description
-_option_row = _docs._format_table_option_row
+_value_type = _docs._format_table_option_type
+WIDTH = 88  # characters of a code block that the page shows without a scroll bar
+_TOKEN = re.compile(r"""(?:'[^']*'|"[^"]*"|\S)+""")  # a shell word, quotes kept whole
+_DEFAULT_IN_HELP = re.compile(r"\s*\[default: ((?:[^\[\]]|\[[^\]]*\])*)\]")
+
+
+def fitted(line: str, width: int = WIDTH) -> list[str]:
+    """``line`` of an example as lines of at most ``width`` characters where its words allow: a trailing
+    ``# comment`` goes on a line of its own above it, the command is continued with `` \\`` at a word."""
+    if len(line) <= width:
+        return [line]
+    indent = line[:len(line) - len(line.lstrip())]
+    code, _, comment = line.partition("  # ")
+    if comment:
+        return [f"{indent}# {comment.strip()}", *fitted(code.rstrip(), width)]
+    words = _TOKEN.findall(code)
+    lines, current = [], indent + words[0]
+    for word in words[1:]:
+        if len(current) + 1 + len(word) + 2 > width and current.strip():
+            lines.append(current + " \\")
+            current = f"{indent}    {word}"
+        else:
+            current += f" {word}"
+    return [*lines, current]
 
 
 def unwrapped_paragraphs(lines: list[str]) -> Iterator[str]:
@@ -31,7 +59,7 @@ def unwrapped_paragraphs(lines: list[str]) -> Iterator[str]:
                 yield from (block.pop(0), "")
             if block:
                 indent = min(len(l) - len(l.lstrip()) for l in block if l.strip())
-                yield from ("```text", *(l[indent:] for l in block), "```", "")
+                yield from ("```text", *(f for l in block for f in fitted(l[indent:])), "```", "")
             block = None
 
 
@@ -39,12 +67,33 @@ def _make_description(ctx, remove_ascii_art: bool = False) -> Iterator[str]:
     yield from unwrapped_paragraphs(list(_describe(ctx, remove_ascii_art)))
 
 
+def table_default(option: click.Option) -> str:
+    """What the Default column shows for ``option``: its value in code, the flag that is on, or ""."""
+    default = option.default
+    if option.required:
+        return "_required_"
+    if option.is_flag and option.secondary_opts and default is not None:  # --progress/--no-progress: the one on
+        return f"`{option.opts[0] if default else option.secondary_opts[0]}`"
+    if option.is_flag or default in (None, "", ()) or str(default) == "Sentinel.UNSET":
+        return ""
+    if isinstance(default, (tuple, list)):
+        return ", ".join(f"`{value}`" for value in default)
+    return f"`{default}`"
+
+
+def option_row(option: click.Option) -> str:
+    """A row of the options table: names, type, description, default (from the help when it names it)."""
+    names = ", ".join(f"`{name}`" for name in option.opts)
+    if option.secondary_opts:
+        names += " / " + ", ".join(f"`{name}`" for name in option.secondary_opts)
+    description = option.help or ""
+    default = table_default(option)
+    named = _DEFAULT_IN_HELP.search(description)
+    if named and not default:
+        default = named.group(1)
+        description = (description[:named.start()] + description[named.end():]).strip()
+    return f"| {names} | {_value_type(option)} | {description} | {default} |"
+
+
 _docs._make_description = _make_description
-
-
-def _format_table_option_row(option) -> str:
-    row = _option_row(option)
-    return row.replace(f"`{option.default}`", "_required" if option.required else "") if str(option.default) == "Sentinel.UNSET" else row
-
-
-_docs._format_table_option_row = _format_table_option_row
+_docs._format_table_option_row = option_row
