@@ -131,3 +131,33 @@ def test_the_reference_default_column_holds_every_default_and_never_none():
     assert defaults["exampp grade", "grader"] == "self-rating"  # the help's [default: ...], moved
     assert "[default:" not in rows["exampp grade", "grader"]
     assert defaults["exampp eval", "rel_level"] == "`1`"  # a value
+
+
+def test_the_own_track_checklist_is_in_the_nav_and_its_commands_parse():
+    """The one-page checklist is linked from the index and the nav, and each command it shows (fenced
+    ``sh``: shown, not run) names options its command has."""
+    import shlex
+
+    import click
+
+    from docs_blocks import commands, nav_pages
+    from exampp.cli import main
+
+    page = "how-to/own-track-checklist.md"
+    assert page in nav_pages((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    assert f"]({page})" in (REPO / "docs" / "index.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / page).read_text(encoding="utf-8")
+    lines = [c for block in re.findall(r"```sh\n(.*?)```", text, flags=re.S) for c in commands(block)]
+    assert len(lines) >= 10
+    for line in lines:
+        words = shlex.split(line.replace("\\\n", " "), comments=True)
+        words = words[:words.index("|")] if "|" in words else words
+        assert words[0] == "exampp", line
+        command, args = main, words[1:]
+        while isinstance(command, click.Group):
+            command = command.get_command(click.Context(command), args[0])
+            assert command is not None, line
+            args = args[1:]
+        known = {name for param in command.params for name in (*param.opts, *param.secondary_opts)}
+        unknown = [w for w in args if w.startswith("-") and w.split("=")[0] not in known | {"-h", "--help"}]
+        assert not unknown, f"{line}: no such option {unknown}"
