@@ -41,6 +41,11 @@ class ProgressLines:
         """Nothing to clear: each line stands on its own."""
 
 
+def notice(line: str) -> None:
+    """A line on stderr saying what a step is doing while the user waits (a retry, a pause)."""
+    print(line, file=sys.stderr, flush=True)
+
+
 def duration(seconds: float) -> str:
     """``seconds`` as people read a wait: 45s, 3m05s, 2h07m."""
     seconds = round(seconds)

@@ -492,3 +492,17 @@ def test_every_backend_names_an_extra_of_the_package():
         "optional-dependencies"]
     assert sorted(BACKEND_EXTRAS) == backend_names()
     assert set(BACKEND_EXTRAS.values()) <= set(extras)
+
+
+def test_an_unreachable_server_fails_in_seconds_saying_what_it_tried_and_that_it_retries(capsys):
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(BackendError) as raised:
+        open_backend("openai", NAME, base_url=CLOSED)  # --max-retries 5: the SDK's backoff took 16 s in silence
+    assert time.perf_counter() - start < 8
+    assert str(raised.value).startswith(f"cannot reach {CLOSED} for model {NAME}")
+    assert "(3 attempts; is the server running there? --base-url)" in str(raised.value)
+    said = capsys.readouterr().err.splitlines()
+    assert [line.split(": ")[0] for line in said] == [f"cannot reach {CLOSED}"] * 2
+    assert said[0].endswith("retrying in 0.5 s (1 of 3 attempts)") and said[1].endswith("retrying in 1 s (2 of 3 attempts)")

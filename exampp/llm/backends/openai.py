@@ -51,6 +51,7 @@ import math
 import os
 import sys
 import threading
+import time
 import zlib
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
@@ -69,6 +70,7 @@ from exampp.llm.concurrency import MAX_PAUSE, OVERLOAD, Controller, Limiter, ret
 from exampp.llm.locate import error_reason
 from exampp.llm.prefix import leaders
 from exampp.llm.prompt import Conversation, Prompt, as_messages, as_text
+from exampp.progress import notice
 
 if TYPE_CHECKING:
     from exampp.llm.batch_api import Book
@@ -83,6 +85,7 @@ MAX_BODY = 4 << 20  # bytes of an answer read at most: 20 alternatives for 32 to
 CHARS_PER_TOKEN = 32  # characters of an answer's text kept per token asked for (a token has a few)
 _ROUNDING = 1e-6  # a log-probability up to this far above 0 is float rounding of a certain token: 0
 _MAX_COUNT = 1 << 31  # a token count past this in an answer's usage is not a count
+_REACH_WAITS = (0.5, 1.0)  # seconds before asking an unreachable server again at opening, then it is an error
 RETRY_DELAY = 0.5  # seconds before asking again for a malformed answer, doubling per attempt (the SDK's)
 _MAX_RETRY_DELAY = 8.0  # seconds, at most (the SDK's)
 _JOIN_TIMEOUT = 10.0  # seconds close() waits for the requests to end, and again for the loop's thread
@@ -433,18 +436,53 @@ class OpenAIBackend(Backend):
     # --- opening -------------------------------------------------------------------------------
 
     def _check_model(self) -> None:
-        """BackendError unless the server serves :attr:`name` (a server with no model list is trusted)."""
-        try:
-            listed = self._call(self._client.with_options(max_retries=self.max_retries).models.with_raw_response.list())
-        except openai.APIStatusError as exc:
-            if exc.status_code in _NO_MODEL_LIST:
-                return
-            raise self._error(exc) from None
-        except openai.APIError as exc:
-            raise self._error(exc) from None
+        """BackendError unless the server serves :attr:`name` (a server with no model list is trusted).
+
+        A server that cannot be reached (nothing listens, no such host) is tried again after each of
+        :data:`_REACH_WAITS` (no more than ``max_retries`` times), each retry announced, then given up: seconds,
+        not the SDK's backoff of half a minute in silence. Other failures keep the SDK's retries."""
+        waits = list(_REACH_WAITS[:self.max_retries])
+        tried = 0
+        while True:
+            tried += 1
+            try:
+                listed = self._call(self._client.with_options(max_retries=0).models.with_raw_response.list())
+                break
+            except openai.APITimeoutError:
+                listed = self._listed_with_retries()  # a slow server: the SDK's retries, as for every request
+                break
+            except openai.APIConnectionError as exc:
+                if not waits:
+                    raise self._error(exc, tried) from None
+                wait = waits.pop(0)
+                notice(f"cannot reach {self.url}{_cause(exc)}; retrying in {wait:g} s ({tried} of "
+                       f"{tried + len(waits) + 1} attempts)")
+                time.sleep(wait)
+            except openai.APIStatusError as exc:
+                if exc.status_code in _NO_MODEL_LIST:
+                    return
+                if not (exc.status_code in (408, 409, 429) or exc.status_code >= 500):
+                    raise self._error(exc) from None
+                listed = self._listed_with_retries()  # the SDK's retries, as for every request
+                break
+            except openai.APIError as exc:
+                raise self._error(exc) from None
+        if listed is None:
+            return
         # A name the list lacks is still tried: servers accept aliases they do not list (Ollama's
         # "llama3" for "llama3:latest", Azure's deployment names); a 404 then shows the list.
         self._served = _model_names(listed.http_response.content)
+
+    def _listed_with_retries(self) -> Any:
+        """The model list asked with the SDK's retries (None: the server has none)."""
+        try:
+            return self._call(self._client.with_options(max_retries=self.max_retries).models.with_raw_response.list())
+        except openai.APIStatusError as exc:
+            if exc.status_code in _NO_MODEL_LIST:
+                return None
+            raise self._error(exc) from None
+        except openai.APIError as exc:
+            raise self._error(exc) from None
 
     def _listed(self) -> str:
         if not self._served:
@@ -477,15 +515,16 @@ class OpenAIBackend(Backend):
 
     # --- errors --------------------------------------------------------------------------------
 
-    def _error(self, exc: openai.APIError) -> BackendError:
-        """One line the user can act on, naming the server and the model, never the key."""
+    def _error(self, exc: openai.APIError, tried: int | None = None) -> BackendError:
+        """One line the user can act on, naming the server and the model, never the key; ``tried``: the
+        attempts made, when this process counted them."""
         if isinstance(exc, openai.APITimeoutError):
             return BackendError(f"{self.url} did not answer for model {self.model} within --timeout {self.timeout:g} s "
                                 f"({_attempts(self.max_retries + 1)}; --max-retries sets how many)")
         if isinstance(exc, openai.APIConnectionError):
-            cause = f": {_one_line(str(exc.__cause__))}" if exc.__cause__ is not None and str(exc.__cause__) else ""
-            return BackendError(f"cannot reach {self.url} for model {self.model}{cause} (is the server running "
-                                "there? --base-url)")
+            attempts = f"{_attempts(tried)}; " if tried else ""
+            return BackendError(f"cannot reach {self.url} for model {self.model}{_cause(exc)} ({attempts}is the "
+                                "server running there? --base-url)")
         status = getattr(exc, "status_code", None)
         if status in (401, 403):  # the server's message may quote part of the key: left out
             env = self.api_key_env
@@ -528,6 +567,11 @@ class OpenAIBackend(Backend):
         shown = text[:_MESSAGE_LIMIT] + ("..." if len(text) > _MESSAGE_LIMIT else "")
         # Control characters escaped: a server's text must not drive the terminal it is shown on.
         return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in shown)
+
+
+def _cause(exc: openai.APIError) -> str:
+    """``: <the transport's reason>`` of a connection error (connection refused, no such host), or ""."""
+    return f": {_one_line(str(exc.__cause__))}" if exc.__cause__ is not None and str(exc.__cause__) else ""
 
 
 def _one_line(text: str) -> str:
