@@ -206,7 +206,6 @@ def grade_pairs(
     owner = claimant()
     engine = engine if engine is not None else LocalEngine(grader)
     graded = ruled_out = 0
-    committed: set[Key] = set()  # what a Ctrl-C leaves in the store, besides what was there
     try:
         while work:
             others: list[tuple[Key, Pair]] = []  # claimed by another process
@@ -214,8 +213,6 @@ def grade_pairs(
                                      whole_passages=grader.whole_passages)
             for (sent, excluded), judgments in engine.grade(chunks):
                 _commit(store, sent, excluded, judgments, method_id, grader.name, cascade)
-                committed.update(key for key, _ in sent)
-                committed.update(key for (key, _), _ in excluded)
                 graded += len(sent)
                 ruled_out += len(excluded)
                 if bar is not None:
@@ -225,8 +222,9 @@ def grade_pairs(
             work = [item for item in others if item[0] in left]
             if work:
                 time.sleep(_WAIT_SECONDS)
-    except KeyboardInterrupt:
-        kept = sum(key not in todo or key in committed for key in keys)
+    except KeyboardInterrupt:  # what the store holds now, the chunk being committed included when it made it
+        lacking = set(store.missing(method_id, keys, mark))
+        kept = sum(key not in lacking for key in keys)
         raise Interrupted(f"{kept:,} of {len(pairs):,} pairs graded and kept in {store.path}; "
                           "run the same command to resume") from None
     finally:
