@@ -57,3 +57,28 @@ def test_the_grade_table_names_its_measure_and_tau(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert ("EXAM-Cover@10, tau 3: per run, the mean over queries of the share of the query's questions a top-10 "
             "passage answers at grade >= 3\n") in result.stderr
+
+
+def test_labels_of_answers_name_what_they_leave_out_and_speak_of_no_runs_where_there_are_none(tmp_path):
+    import pandas as pd
+
+    from exampp.api.workspace import StoredGrades, labelled_grades
+    from exampp.collection.runs import ranked_pairs
+    from exampp.segment import load_responses
+
+    answers = REPO / "responses" / "rag-answers.jsonl"
+    ours = sorted(ranked_pairs(load_responses(answers).runs))[:3]
+    other_answer = ("Q1", "other-rag:Q1:1:0123abcd")  # another answers file's passage, graded in the same store
+    runs_passage = ("Q1", "d-Q1-023")
+
+    def said(*pairs) -> list[str]:
+        grades = pd.DataFrame([(q, p, "x", 1.0) for q, p in pairs],
+                              columns=["query_id", "passage_id", "question_id", "grade"])
+        lines: list[str] = []
+        labelled_grades(tmp_path, StoredGrades("m", grades), responses=answers, warn=lines.append)
+        return lines
+
+    assert said(*ours, other_answer) == [f"EXAM labels of the answers of {answers}: 1 graded passage left out "
+                                         "(other answers' passages)"]  # a RAG workspace: no runs to speak of
+    assert said(*ours, other_answer, runs_passage)[0].endswith("left out (the runs' passages and other answers' "
+                                                                "passages)")

@@ -177,7 +177,11 @@ def labelled_grades(workspace: Workspace | PathLike, stored: StoredGrades, respo
     grades = stored.grades
     if responses is not None:
         kept = ranked_grades(grades, load_responses(responses).runs)
-        what, hint = f"the answers of {responses}", "the runs' passages, or other answers"
+        what = f"the answers of {responses}"
+        out = set(zip(grades["query_id"], grades["passage_id"])) - set(zip(kept["query_id"], kept["passage_id"]))
+        # named for what they are: a RAG workspace has no runs' passages to speak of
+        kinds = {"other answers' passages" if is_segment_id(q, p) else "the runs' passages" for q, p in out}
+        hint = " and ".join(sorted(kinds, reverse=True))
     else:
         answer = [is_segment_id(q, p) for q, p in zip(grades["query_id"], grades["passage_id"])]
         kept = grades.loc[[not a for a in answer]].reset_index(drop=True)
