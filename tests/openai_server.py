@@ -31,11 +31,11 @@ import time
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
-from exampp.llm.backends.hf import HFBackend
 
 _LOGPROB_FLOOR = -9999.0  # vLLM's floor: JSON has no -inf
 
@@ -113,7 +113,11 @@ class OpenAIServer(Loopback):
                  port: int = 0) -> None:
         if (model_dir is None) == (reply is None):
             raise ValueError("give a model folder or a reply function, not both")
-        self.backend = HFBackend.load(model_dir, device="cpu", batch_size=1) if model_dir is not None else None
+        self.backend = None
+        if model_dir is not None:  # torch and the model only then: canned replies start in a second, not 20 s under load
+            from exampp.llm.backends.hf import HFBackend
+
+            self.backend = HFBackend.load(model_dir, device="cpu", batch_size=1)
         self.reply = reply
         self.name = name
         self.api_key = api_key
@@ -190,6 +194,8 @@ class OpenAIServer(Loopback):
         return 200, {}, self._completion(prompt, body.get("max_tokens") or 16, top, chat)
 
     def _completion(self, prompt, max_tokens: int, top: int | None, chat: bool) -> dict:
+        import torch
+
         backend, tokenizer = self.backend, self.backend.tokenizer
         with self._model_lock:
             first_row = backend.first_token_logprobs([prompt])[0]
@@ -263,6 +269,8 @@ def _floor(value: torch.Tensor) -> float:
 
 
 def _top(tokenizer, row: torch.Tensor, n: int) -> list[tuple[str, float]]:
+    import torch
+
     best = torch.topk(row, min(n, len(row)))
     return [(tokenizer.decode([token]), max(value, _LOGPROB_FLOOR))
             for value, token in zip(best.values.tolist(), best.indices.tolist())]
