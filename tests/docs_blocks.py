@@ -14,7 +14,11 @@ runs them side by side.
 The blocks run in a scratch copy of the repository (its git-tracked files under ``tmp/repo``, with
 ``tmp/shared`` linking to the reference data when there is any, so that ``../shared`` works) with
 this virtualenv's bin first on PATH: bash blocks with ``bash -euo pipefail -c``, python blocks with
-this virtualenv's python. A block passes when it exits 0 and prints no Python traceback. A python
+this virtualenv's python. A block passes when it exits 0, prints no Python traceback and prints what
+the page shows it printing: a bare (or ```text) block right after a ```bash block, with nothing but
+blank lines between, is that block's output as shown (:func:`shown_mismatch` says how it is compared:
+each line shown must be printed, in order; timings and rates are normalised; a line ``...`` or
+``(... words)`` stands for lines left out, ``...`` within a line for text that varies). A python
 block whose first line is ``# exampp/<path>.py`` is a file the docs add to the package (the
 "Extending exampp" examples): it is written there in the scratch copy and must import. Blocks
 shown but not run (they need a server, a GPU or a key) are fenced ```sh or ```text.
@@ -48,7 +52,7 @@ import shutil
 import subprocess
 import sys
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -76,6 +80,7 @@ class Block:
     heading: str  # the section it is in
     code: str
     page: str = ""  # the file it comes from, relative to the repository
+    shown: str | None = None  # the output the page shows right after the block, when it shows one
 
     def uses_shared(self) -> bool:
         return "../shared" in self.code or DL19_WORKSPACE in self.code
@@ -95,23 +100,60 @@ class Block:
 
 
 def markdown_blocks(text: str, page: str = "") -> list[Block]:
-    """The ```bash and ```python blocks of a Markdown text (indented ones in list items too)."""
+    """The ```bash and ```python blocks of a Markdown text (indented ones in list items too), each
+    bash block with the output shown right after it (a bare or ```text block, blank lines between)."""
     blocks, heading, fence, lines = [], "", None, []
+    after_bash = False  # nothing but blank lines since a bash block ended
     for line in text.splitlines():
         stripped = line.strip()
         if fence is None:
             if stripped.startswith("```"):
                 fence, lines = (stripped[3:], len(line) - len(line.lstrip())), []
-            elif stripped.startswith("#"):
-                heading = stripped.lstrip("#").strip()
+            elif stripped:
+                after_bash = False
+                if stripped.startswith("#"):
+                    heading = stripped.lstrip("#").strip()
         elif stripped == "```":
             lang, indent = fence
+            code = "\n".join(l[indent:] for l in lines) + "\n"
             if lang in ("bash", "python"):
-                blocks.append(Block(lang, heading, "\n".join(l[indent:] for l in lines) + "\n", page))
+                blocks.append(Block(lang, heading, code, page))
+            elif lang in ("", "text") and after_bash:
+                blocks[-1] = replace(blocks[-1], shown=code)
+            after_bash = lang == "bash"
             fence = None
         else:
             lines.append(line)
     return blocks
+
+
+# Figures that vary from run to run, the same in what is shown and what is printed: seconds, rates.
+_VARYING = [(re.compile(r"\b\d+(?:\.\d+)? s\b"), "<seconds> s"), (re.compile(r"\b\d+(?:\.\d+)? (\w+)/s\b"), r"<rate> \1/s")]
+_LEFT_OUT = re.compile(r"\.\.\.|\(\.\.\..*\)")  # a shown line standing for printed lines not shown
+
+
+def _normalised(line: str) -> str:
+    for pattern, replacement in _VARYING:
+        line = pattern.sub(replacement, line)
+    return line.rstrip()
+
+
+def shown_mismatch(shown: str, printed: str) -> str | None:
+    """None when every line of ``shown`` is a line of ``printed``, in the same order (printed lines
+    between them, and around, are allowed: warnings, progress); else what was not found. Seconds and
+    rates (``in 28.1 s``, ``93.0 pairs/s``) are normalised on both sides; a shown line ``...`` or
+    ``(... words)`` is skipped, and ``...`` within a line matches any text."""
+    lines = [_normalised(line) for line in printed.splitlines()]
+    at = 0
+    for line in shown.splitlines():
+        if not line.strip() or _LEFT_OUT.fullmatch(line.strip()):
+            continue
+        wanted = re.compile(".*".join(map(re.escape, _normalised(line).split("..."))))
+        found = next((i for i in range(at, len(lines)) if wanted.fullmatch(lines[i])), None)
+        if found is None:
+            return f"shown but not printed (after printed line {at}): {line!r}"
+        at = found + 1
+    return None
 
 
 def nav_pages(mkdocs_yml: str) -> list[str]:
@@ -166,10 +208,13 @@ class Ran:
     returncode: int
     output: str
 
-    def check(self) -> None:
+    def check(self, shown: str | None = None) -> None:
         assert self.returncode == 0 and "Traceback (most recent call last)" not in self.output, (
             f"the docs' commands failed (exit {self.returncode}):\n{self.script}\n--- output (end) ---\n"
             f"{self.output[-6000:]}")
+        problem = shown_mismatch(shown, self.output) if shown is not None else None
+        assert problem is None, (f"the page shows another output than the commands print: {problem}\n{self.script}"
+                                 f"\n--- printed (end) ---\n{self.output[-6000:]}")
 
 
 class Sandbox:
@@ -272,7 +317,7 @@ def run_block(block: Block, sandbox: Sandbox, example: Ran, request) -> None:
         request.getfixturevalue("dl19").check()  # skips without the reference data
         if block.builds_dl19():
             return
-    sandbox.run(block).check()
+    sandbox.run(block).check(block.shown)
 
 
 def block_params(shared: bool) -> list:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from docs_blocks import (ALL_BLOCKS, BLOCKS, PAGES, README, Block, block_params, ci_test_command, commands,
-                         distinct, markdown_blocks, nav_pages, run_block)
+                         distinct, markdown_blocks, nav_pages, run_block, shown_mismatch)
 from docs_blocks import example, sandbox  # noqa: F401  (the blocks' fixtures)
 
 pytestmark = pytest.mark.slow
@@ -26,6 +26,31 @@ def test_parsing():
     twice = Block("bash", "A", "x\n", "p")
     assert distinct([twice, Block("bash", "B", "x\n", "q"), Block("python", "B", "x\n", "q")]) == [
         twice, Block("python", "B", "x\n", "q")]
+
+
+def test_a_bash_block_takes_the_output_shown_right_after_it():
+    page = "```bash\nexampp x\n```\n\n```\nout 1\n```\n```bash\ny\n```\nIt prints:\n```text\nnot taken\n```\n"
+    assert markdown_blocks(page) == [Block("bash", "", "exampp x\n", shown="out 1\n"), Block("bash", "", "y\n")]
+
+
+def test_shown_output_is_compared_line_by_line_with_timings_normalised():
+    printed = ("warning: left out\n2616 pairs: 2616 new pairs graded in 3.4 s (770.1 pairs/s), 0 reused\n"
+               "judge: 290 texts encoded\nrun\tmean\nbm25\t0.763888888889\nweak\t0.458333333333\n")
+    shown = "2616 pairs: 2616 new pairs graded in 28.1 s (93.0 pairs/s), 0 reused\njudge: 290 texts encoded\n"
+    assert shown_mismatch(shown + "run\tmean\n(... the other runs)\nweak\t0.458333333333\n", printed) is None
+    assert shown_mismatch("judge: ... texts encoded\n", printed) is None  # ... within a line: text that varies
+    # the drift the own-track tutorial had: another count than the command prints, and 16 digits for 12
+    assert "judge: 1412 requests" in shown_mismatch("judge: 1412 requests\n", printed)
+    assert shown_mismatch("bm25\t0.7638888888888889\n", printed) is not None
+    assert shown_mismatch("weak\t0.458333333333\nbm25\t0.763888888889\n", printed) is not None  # order counts
+
+
+def test_the_docs_keep_the_progress_of_long_steps_in_view():
+    """A long step (grading, generating, the meta-evaluation) shows its progress, in a log a line every 10 s:
+    the pages pass --no-progress only where the output is cut to a few lines by a pipe."""
+    hidden = [command for block in ALL_BLOCKS if block.lang == "bash" for command in commands(block.code)
+              if "--no-progress" in command and "|" not in command]
+    assert hidden == []
 
 
 def test_the_test_command_is_ci_s():
