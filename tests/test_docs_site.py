@@ -110,12 +110,11 @@ def test_the_reference_examples_fit_the_page():
     hook = _hook()
     for name, command in _commands():
         text = "\n".join(hook.unwrapped_paragraphs((command.help or "").splitlines()))
-        for block in re.findall(r"```text\n(.*?)```", text, flags=re.S):
+        for block in re.findall(r"```text\n(.*?)```", text, flags=re.DOTALL):
             long = [line for line in block.splitlines() if len(line) > hook.WIDTH and " " in line.strip()]
             assert not long, f"{name}: example lines wider than the page: {long}"
-    assert hook.fitted("exampp grade runs/ --grader self-rating --cascade embedding:0.95 --canaries 4 --depth 10  # "
-                       "fewer calls") == ["# fewer calls", "exampp grade runs/ --grader self-rating --cascade "
-                                          "embedding:0.95 --canaries 4 --depth 10"]
+    long = "exampp grade runs/ --grader self-rating --cascade embedding:0.95 --canaries 4 --depth 10"
+    assert hook.fitted(f"{long}  # fewer calls") == ["# fewer calls", long]
 
 
 def test_the_reference_default_column_holds_every_default_and_never_none():
@@ -147,7 +146,7 @@ def test_the_own_track_checklist_is_in_the_nav_and_its_commands_parse():
     assert page in nav_pages((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
     assert f"]({page})" in (REPO / "docs" / "index.md").read_text(encoding="utf-8")
     text = (REPO / "docs" / page).read_text(encoding="utf-8")
-    lines = [c for block in re.findall(r"```sh\n(.*?)```", text, flags=re.S) for c in commands(block)]
+    lines = [c for block in re.findall(r"```sh\n(.*?)```", text, flags=re.DOTALL) for c in commands(block)]
     assert len(lines) >= 10
     for line in lines:
         words = shlex.split(line.replace("\\\n", " "), comments=True)

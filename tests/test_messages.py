@@ -78,7 +78,7 @@ def test_labels_of_answers_name_what_they_leave_out_and_speak_of_no_runs_where_t
         labelled_grades(tmp_path, StoredGrades("m", grades), responses=answers, warn=lines.append)
         return lines
 
-    assert said(*ours, other_answer) == [f"EXAM labels of the answers of {answers}: 1 graded passage left out "
-                                         "(other answers' passages)"]  # a RAG workspace: no runs to speak of
+    assert said(*ours, other_answer) == [(f"EXAM labels of the answers of {answers}: 1 graded passage left out "
+                                          "(other answers' passages)")]  # a RAG workspace: no runs to speak of
     assert said(*ours, other_answer, runs_passage)[0].endswith("left out (the runs' passages and other answers' "
                                                                 "passages)")
