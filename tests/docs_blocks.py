@@ -17,7 +17,7 @@ this virtualenv's bin first on PATH: bash blocks with ``bash -euo pipefail -c``,
 this virtualenv's python. A block passes when it exits 0, prints no Python traceback and prints what
 the page shows it printing: a bare (or ```text) block right after a ```bash block, with nothing but
 blank lines between, is that block's output as shown (:func:`shown_mismatch` says how it is compared:
-each line shown must be printed, in order; timings and rates are normalised; a line ``...`` or
+each line shown must be printed, in order; timings, rates and times of day are normalised; a line ``...`` or
 ``(... words)`` stands for lines left out, ``...`` within a line for text that varies). A python
 block whose first line is ``# exampp/<path>.py`` is a file the docs add to the package (the
 "Extending exampp" examples): it is written there in the scratch copy and must import. Blocks
@@ -127,8 +127,9 @@ def markdown_blocks(text: str, page: str = "") -> list[Block]:
     return blocks
 
 
-# Figures that vary from run to run, the same in what is shown and what is printed: seconds, rates.
-_VARYING = [(re.compile(r"\b\d+(?:\.\d+)? s\b"), "<seconds> s"), (re.compile(r"\b\d+(?:\.\d+)? (\w+)/s\b"), r"<rate> \1/s")]
+# Figures that vary from run to run, the same in what is shown and what is printed: seconds, rates, times of day.
+_VARYING = [(re.compile(r"\b\d+(?:\.\d+)? s\b"), "<seconds> s"), (re.compile(r"\b\d+(?:\.\d+)? (\w+)/s\b"), r"<rate> \1/s"),
+            (re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"), "<UTC time>")]
 _LEFT_OUT = re.compile(r"\.\.\.|\(\.\.\..*\)")  # a shown line standing for printed lines not shown
 
 
@@ -140,9 +141,10 @@ def _normalised(line: str) -> str:
 
 def shown_mismatch(shown: str, printed: str) -> str | None:
     """None when every line of ``shown`` is a line of ``printed``, in the same order (printed lines
-    between them, and around, are allowed: warnings, progress); else what was not found. Seconds and
-    rates (``in 28.1 s``, ``93.0 pairs/s``) are normalised on both sides; a shown line ``...`` or
-    ``(... words)`` is skipped, and ``...`` within a line matches any text."""
+    between them, and around, are allowed: warnings, progress); else what was not found. Seconds,
+    rates and UTC times (``in 28.1 s``, ``93.0 pairs/s``, ``2026-11-23T16:08:05Z``) are normalised on
+    both sides; a shown line ``...`` or ``(... words)`` is skipped, and ``...`` within a line matches
+    any text."""
     lines = [_normalised(line) for line in printed.splitlines()]
     at = 0
     for line in shown.splitlines():
@@ -240,8 +242,10 @@ class Sandbox:
             save_rater(build_t5(root / "tiny-t5", TOKENIZER), home / "models" / "flan-t5-large", RATER_PROMPTS,
                        RATER_ANSWERS)
         self.gpu = self.has_model and _cuda()
+        # PYTHONPATH: the `exampp` command runs the scratch copy's package, as `python -c` does, whichever
+        # checkout the virtualenv was installed from (a git worktree shares its main checkout's).
         self.env = {**os.environ, "HOME": str(home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                    "MPLBACKEND": "Agg", "EXAMPP_SHARED": str(root / "shared"),
+                    "MPLBACKEND": "Agg", "EXAMPP_SHARED": str(root / "shared"), "PYTHONPATH": str(self.repo),
                     "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 
     def adapt(self, script: str) -> str:

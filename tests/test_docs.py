@@ -39,6 +39,7 @@ def test_shown_output_is_compared_line_by_line_with_timings_normalised():
     shown = "2616 pairs: 2616 new pairs graded in 28.1 s (93.0 pairs/s), 0 reused\njudge: 290 texts encoded\n"
     assert shown_mismatch(shown + "run\tmean\n(... the other runs)\nweak\t0.458333333333\n", printed) is None
     assert shown_mismatch("judge: ... texts encoded\n", printed) is None  # ... within a line: text that varies
+    assert shown_mismatch('{"date": "2026-11-23T16:08:05Z"}', '{"date": "2027-01-02T03:04:05Z"}\n') is None
     # the drift the own-track tutorial had: another count than the command prints, and 16 digits for 12
     assert "judge: 1412 requests" in shown_mismatch("judge: 1412 requests\n", printed)
     assert shown_mismatch("bm25\t0.7638888888888889\n", printed) is not None
