@@ -30,7 +30,7 @@ import pkgutil
 from abc import ABC
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Any
 
@@ -109,14 +109,15 @@ class Usage:
     cut_answers: int = 0  # answers longer than the tokens asked for allow, cut (a served judge's)
     unit: str = field(default="requests", compare=False)  # what ``requests`` counts, as a summary names it
 
-    def _counts(self) -> tuple[int, ...]:
-        return tuple(getattr(self, f.name) for f in fields(self) if f.name != "unit")
+    def _combined(self, other: "Usage", sign: int) -> "Usage":
+        counts = [f.name for f in fields(self) if f.name != "unit"]
+        return replace(self, **{name: getattr(self, name) + sign * getattr(other, name) for name in counts})
 
     def __add__(self, other: "Usage") -> "Usage":
-        return Usage(*(a + b for a, b in zip(self._counts(), other._counts())), unit=self.unit)
+        return self._combined(other, 1)
 
     def __sub__(self, other: "Usage") -> "Usage":
-        return Usage(*(a - b for a, b in zip(self._counts(), other._counts())), unit=self.unit)
+        return self._combined(other, -1)
 
     def __str__(self) -> str:
         text = f"{self.requests} {self.unit}" + (f" ({self.retries} retried)" if self.retries else "")
