@@ -3,8 +3,8 @@
 The commands' help texts keep their example lines apart with click's ``\\b`` marker (a paragraph
 that follows it is never rewrapped). mkdocs-click passes the help to Markdown as it is, where those
 lines would run together into one paragraph; this hook makes each such paragraph a plain-text
-block, after its heading line ("Example:") when it has one, with each line fitted to the page's
-width (:func:`fitted`). In the options table, the Default column holds every option's default: a
+block, after its heading line ("Example:") when it has one, with each command fitted to the page's
+width (:func:`fitted_commands`). In the options table, the Default column holds every option's default: a
 value, the state of an on/off flag, the help's ``[default: ...]`` (taken out of the description),
 or nothing (never "None").
 """
@@ -31,16 +31,40 @@ def fitted(line: str, width: int = WIDTH) -> list[str]:
     indent = line[:len(line) - len(line.lstrip())]
     code, _, comment = line.partition("  # ")
     if comment:
-        return [f"{indent}# {comment.strip()}", *fitted(code.rstrip(), width)]
+        closer = f"{code.rstrip()}  # {comment.strip()}"  # the comment's alignment padding dropped
+        return [closer] if len(closer) <= width else [f"{indent}# {comment.strip()}", *fitted(code.rstrip(), width)]
     words = _TOKEN.findall(code)
-    lines, current = [], indent + words[0]
+    lines: list[list[str]] = [[words[0]]]
     for word in words[1:]:
-        if len(current) + 1 + len(word) + 2 > width and current.strip():
-            lines.append(current + " \\")
-            current = f"{indent}    {word}"
+        current = lines[-1]
+        lead = indent if len(lines) == 1 else indent + "    "
+        if len(lead) + len(" ".join([*current, word])) + 2 <= width:
+            current.append(word)
+            continue
+        # a new line starts at an option, its value kept with it (--format tsv, not --format \ tsv)
+        cut = next((i for i in range(len(current) - 1, 0, -1) if current[i].startswith("-")), None)
+        if word.startswith("-") or cut is None:
+            lines.append([word])
         else:
-            current += f" {word}"
-    return [*lines, current]
+            lines[-1], tail = current[:cut], current[cut:]
+            lines.append([*tail, word])
+    return [(indent if i == 0 else indent + "    ") + " ".join(line) + (" \\" if i < len(lines) - 1 else "")
+            for i, line in enumerate(lines)]
+
+
+def fitted_commands(lines: list[str], width: int = WIDTH) -> list[str]:
+    """The lines of an example block, each command (continued lines joined first, so that a comment
+    is never put inside one) :func:`fitted` to ``width``."""
+    fitted_lines: list[str] = []
+    command = ""
+    for line in lines:
+        command = f"{command} {line.strip()}" if command else line
+        if command.rstrip().endswith("\\"):
+            command = command.rstrip()[:-1].rstrip()
+            continue
+        fitted_lines += fitted(command, width)
+        command = ""
+    return fitted_lines + (fitted(command, width) if command else [])
 
 
 def unwrapped_paragraphs(lines: list[str]) -> Iterator[str]:
@@ -59,7 +83,7 @@ def unwrapped_paragraphs(lines: list[str]) -> Iterator[str]:
                 yield from (block.pop(0), "")
             if block:
                 indent = min(len(l) - len(l.lstrip()) for l in block if l.strip())
-                yield from ("```text", *(f for l in block for f in fitted(l[indent:])), "```", "")
+                yield from ("```text", *fitted_commands([l[indent:] for l in block]), "```", "")
             block = None
 
 
