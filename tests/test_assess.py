@@ -277,6 +277,12 @@ def test_sample_files_round_trip(tmp_path):
     nuggets = [SamplePair("q1", None, 0.5, "", 0.1, run="runA", nugget_id="3")]
     write_sample(nuggets, tmp_path / "n.tsv")
     assert read_sample(tmp_path / "n.tsv") == nuggets and nuggets[0].key == "runA/3"
+    sentences = [SamplePair("q1", None, 0.25, "judge=2", 0.1, run="runA", sentence_id="4")]
+    write_sample(sentences, tmp_path / "s.tsv")
+    assert read_sample(tmp_path / "s.tsv") == sentences and sentences[0].key == "runA/4"
+    assert (tmp_path / "s.tsv").read_text().splitlines()[0].split("\t")[:3] == ["query_id", "run", "sentence_id"]
+    with pytest.raises(ValueError, match="one kind"):
+        write_sample(nuggets + sentences, tmp_path / "mixed.tsv")
 
 
 def test_ppi_needs_a_mean_and_the_judge_has_no_interval(tmp_path):
@@ -361,6 +367,105 @@ def test_a_nugget_sample_estimates_from_the_assessors_file(tmp_path):
     assert ((some["low"] <= some["estimate"]) & (some["estimate"] <= some["high"])).all()
     with pytest.raises(AssessError, match="need the judge's assignment"):
         draw_sample(SampleJob(tmp_path, 20, measures=("V_strict",)))
+
+
+# --- citation support: RAG answers -----------------------------------------------------------------
+
+def _cited(seed: int, judge: bool = False):
+    """3 topics x 4 runs (run3 skips t1); each answer 3 sentences, the last citing nothing, the first
+    citing two segments (so that precision's mean and recall's best differ), the second one; the
+    assessors' support from ``seed``, the judge's a noisy copy with one citation left unjudged."""
+    from exampp.collection.citations import CitedAnswer, Citation, Sentence
+
+    rng = np.random.default_rng(seed)
+    noise = np.random.default_rng(seed + 1)
+    answers = []
+    for t in range(3):
+        for r in range(4):
+            if (t, r) == (1, 3):
+                continue
+            sentences = []
+            for s, n_cited in enumerate((2, 1, 0)):
+                citations = []
+                for c in range(n_cited):
+                    support = int(rng.choice(3, p=[0.3, 0.3, 0.4]))
+                    if judge and noise.random() < 0.4:
+                        support = int(noise.integers(3))
+                    if judge and (t, r, s, c) == (0, 0, 0, 1):
+                        support = None
+                    citations.append(Citation(c, f"seg{t}-{s}-{c}", support))
+                sentences.append(Sentence(s, f"sentence {s}", tuple(citations)))
+            answers.append(CitedAnswer(f"t{t}", f"run{r}", tuple(sentences)))
+    return answers
+
+
+@pytest.mark.parametrize("kind", ["weighted_precision", "weighted_recall"])
+def test_fully_judged_support_measures_equal_the_tracks_scores(kind):
+    from exampp.analysis.support import per_answer, run_scores
+    from exampp.assess.population import support_labels, support_population
+
+    people = _cited(0)
+    pop = support_population(_cited(0, judge=True), kind)
+    assert len(pop.keys) == 11 * 2  # 11 answers, 2 citing sentences each
+    assert pop.judge[pop.keys.index("run0/0")] == (2.0 if kind == "weighted_recall" else pop.judge[0])
+    labels = support_labels(_cited(0, judge=True), people, kind, "people")
+    human = np.array([labels[pair][0] for pair in zip(pop.query_ids, pop.keys)])
+    everything = Evidence(pop.layout, pop.judge, 2.0, np.arange(len(human)), np.ones(len(human)), human[:, None])
+    table = estimate(everything, [AssessMeasure.parse(kind)], estimator="humans", replicates=2).table
+    board = run_scores(per_answer(people)).set_index("run")
+    for row in table.itertuples():
+        assert row.estimate == pytest.approx(board.at[row.run, kind], abs=1e-12)
+
+
+def test_a_support_sample_estimates_from_the_assessors_file(tmp_path):
+    from dataclasses import replace
+
+    from exampp.analysis.support import per_answer, run_scores
+    from exampp.api.assess_labels import load_tasks
+    from exampp.collection.citations import write_citations
+    from exampp.collection.nugget_assignments import write_assignments
+
+    ours, people = tmp_path / "ours.jsonl", tmp_path / "people.jsonl"
+    write_citations(_cited(0, judge=True), ours)
+    write_citations(_cited(0), people)
+    measures = ("weighted_precision", "weighted_recall")
+    quiet: list[str] = []
+    full = draw_sample(SampleJob(tmp_path, 1000, measures=measures, support=ours, output=tmp_path / "all.tsv"),
+                       quiet.append)
+    assert len(full.pairs) == 22 and all(p.kind == "sentence" for p in read_sample(tmp_path / "all.tsv"))
+    table = estimate_runs(tmp_path, sample=tmp_path / "all.tsv", labels=people, measures=measures, support=ours,
+                          estimator="calibrated", warn=quiet.append).table
+    board = run_scores(per_answer(_cited(0))).set_index("run")
+    assert len(table) == 8
+    for row in table.itertuples():
+        assert row.estimate == pytest.approx(board.at[row.run, row.measure], abs=1e-12)
+    sample = tmp_path / "s.tsv"
+    runner = CliRunner()
+    done = runner.invoke(main, ["assess", "sample", "-w", str(tmp_path), "--support", str(ours), "--budget", "12",
+                                "-m", "weighted_recall", "-o", str(sample)])
+    assert done.exit_code == 0, done.output
+    assert {p.key for p in read_sample(sample)} <= {p.key for p in full.pairs} and len(read_sample(sample)) == 12
+    done = runner.invoke(main, ["assess", "estimate", "-w", str(tmp_path), "--support", str(ours), "--labels",
+                                str(people), "--sample", str(sample), "-m", "weighted_recall", "--format", "json"])
+    assert done.exit_code == 0, done.output
+    estimates = json.loads(done.stdout)
+    assert set(estimates) == {f"run{r}" for r in range(4)}
+    assert all(v["weighted_recall"]["low"] <= v["weighted_recall"]["estimate"] <= v["weighted_recall"]["high"]
+               for v in estimates.values())
+    with pytest.raises(InputError, match="a sample of citing sentences is judged in the track's"):
+        load_tasks(tmp_path, sample)
+    with pytest.raises(AssessError, match="--support FILE"):
+        draw_sample(SampleJob(tmp_path, 5, measures=("weighted_recall",)))
+    write_assignments(_answers(0, judge=True), tmp_path / "nuggets.jsonl")
+    with pytest.raises(AssessError, match="a sample of sentences"):
+        estimate_runs(tmp_path, sample=tmp_path / "all.tsv", labels=people, measures=["V_strict"],
+                      nuggets=tmp_path / "nuggets.jsonl")
+    stray = _cited(0)
+    stray[0] = replace(stray[0], run_id="run9")
+    write_citations(stray, tmp_path / "stray.jsonl")
+    with pytest.raises(InputError, match="stray.jsonl:1: .*run run9: the judge's support file has no such sentence"):
+        estimate_runs(tmp_path, sample=tmp_path / "all.tsv", labels=tmp_path / "stray.jsonl",
+                      measures=["weighted_recall"], support=ours, warn=quiet.append)
 
 
 def test_the_reports_human_check_shows_the_corrected_leaderboard(tmp_path):

@@ -1,4 +1,5 @@
 """The population a human sample is drawn from: every (query, passage) pair in the top-k of some run,
+every (answer, nugget) pair of RAG answers, or every sentence of RAG answers that cites a segment,
 with the judge's label of each, laid out for the measures (:class:`exampp.assess.measures.Layout`)."""
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from exampp.assess.measures import Layout
+from exampp.collection.citations import CitedAnswer, Sentence
 from exampp.collection.nugget_assignments import Answer
 from exampp.collection.runs import Run
 
@@ -101,4 +103,76 @@ def nugget_labels(ours: Sequence[Answer], judged: Sequence[Answer], name: str) -
                 raise InputError(name, answer.line, f"topic {answer.query_id}, run {answer.run_id}: the judge's "
                                                     f"assignment has no such answer and nugget ({nugget.text[:60]!r})")
             labels.setdefault((answer.query_id, f"{answer.run_id}/{i}"), []).append(float(nugget.grade))
+    return labels
+
+
+def _support_of(sentence: Sentence, kind: str) -> float | None:
+    """A sentence's support label on the 0–2 scale: its judged citations' mean (``weighted_precision``)
+    or best (``weighted_recall``) support; None when none of them is judged."""
+    judged = [c.support for c in sentence.citations if c.support is not None]
+    if not judged:
+        return None
+    return float(np.mean(judged)) if kind == "weighted_precision" else float(max(judged))
+
+
+def support_population(answers: Sequence[CitedAnswer], kind: str) -> Population:
+    """Every sentence that cites a segment, of every answer of the judge's citation-support file: the key
+    ``run/sentence id``; the judge's grade the sentence's support (:func:`_support_of`, 0 where the
+    judge left every citation unjudged); ``layout.shares`` each sentence's weight in its run's ``kind``
+    (``weighted_precision``: its share of the answer's citations; ``weighted_recall``: one over the
+    answer's sentences; both over the topics the run answered), as :mod:`exampp.analysis.support`
+    scores a run."""
+    names = sorted({a.run_id for a in answers})
+    queries = sorted({a.topic_id for a in answers})
+    at = {q: i for i, q in enumerate(queries)}
+    by_run = {(a.run_id, a.topic_id): a for a in answers}
+    answered = {run: sum(1 for q in queries if (run, q) in by_run) for run in names}
+    query_ids, keys, judge, shares, query_of = [], [], [], [], []
+    rankings = []
+    for run in names:
+        per_query = []
+        for q in queries:
+            answer = by_run.get((run, q))
+            start = len(keys)
+            sentences = answer.sentences if answer else ()
+            n_citations = sum(len(s.citations) for s in sentences)
+            for sentence in sentences:
+                if not sentence.citations:
+                    continue  # it scores 0 for recall and counts in no precision: nothing to judge
+                query_ids.append(q)
+                keys.append(f"{run}/{sentence.sentence_id}")
+                support = _support_of(sentence, kind)
+                judge.append(0.0 if support is None else support)
+                part = len(sentence.citations) / n_citations if kind == "weighted_precision" else 1 / len(sentences)
+                shares.append(part / answered[run])
+                query_of.append(at[q])
+            per_query.append(np.arange(start, len(keys), dtype=int))
+        rankings.append(tuple(per_query))
+    layout = Layout(tuple(names), tuple(queries), np.array(query_of, dtype=int), tuple(rankings),
+                    shares=np.array(shares))
+    return Population(tuple(query_ids), tuple(keys), np.array(judge), layout)
+
+
+def support_labels(ours: Sequence[CitedAnswer], judged: Sequence[CitedAnswer], kind: str,
+                   name: str) -> dict[tuple[str, str], list[float]]:
+    """(topic, ``run/sentence id``) -> [support] of each sentence people judged a citation of, in
+    ``judged`` (a citation-support file, the track's format), as :func:`_support_of` reads it;
+    InputError for a sentence or a citation the judge's file (``ours``) lacks."""
+    from exampp.errors import InputError
+
+    cited = {(a.topic_id, a.run_id, s.sentence_id): {c.reference for c in s.citations}
+             for a in ours for s in a.sentences}
+    labels: dict[tuple[str, str], list[float]] = {}
+    for answer in judged:
+        for sentence in answer.sentences:
+            value = _support_of(sentence, kind)
+            if value is None:
+                continue
+            references = cited.get((answer.topic_id, answer.run_id, sentence.sentence_id))
+            unknown = {c.reference for c in sentence.citations} - (references or set())
+            if references is None or unknown:
+                what = f"sentence {sentence.sentence_id}" if references is None else f"citation of {min(unknown)}"
+                raise InputError(name, answer.line, f"topic {answer.topic_id}, run {answer.run_id}: the judge's "
+                                                    f"support file has no such {what}")
+            labels.setdefault((answer.topic_id, f"{answer.run_id}/{sentence.sentence_id}"), []).append(value)
     return labels
