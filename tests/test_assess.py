@@ -492,6 +492,37 @@ def test_the_reports_human_check_shows_the_corrected_leaderboard(tmp_path):
     assert '<section id="human">' in page and "40 pairs judged by people" in page
 
 
+def test_the_human_check_leaves_out_the_excluded_runs_and_their_pairs(tmp_path):
+    # every pooled pair labelled: the humans' estimate over the other runs is their exact P@10 (by
+    # ir_measures), from the pairs of their own pool; the sample's pairs only the left-out run ranks are dropped
+    from exampp.api.assess import human_check, labelled_sample
+    from exampp.collection.runs import read_runs
+
+    ws, sample, labels = _labelled(tmp_path, 10_000)
+    quiet: list[str] = []
+
+    def pool(runs):
+        return {(q, doc.docid) for run in runs.values() for q in run.rankings for doc in run.top(q, 10)}
+
+    every = read_runs(ws / "runs")
+    left_out = next(name for name in sorted(every)  # a run with pairs of its own
+                    if pool({name: every[name]}) - pool({n: r for n, r in every.items() if n != name}))
+    check = human_check(ws, sample=sample, labels=labels, rel_level=2, estimator="humans", exclude=(left_out,),
+                        warn=quiet.append)
+    runs = {name: run for name, run in every.items() if name != left_out}
+    assert set(check.leaderboard["run"]) == set(runs) and check.n_pairs == len(pool(runs)) < len(read_sample(sample))
+    human, _ = truth()
+    qrels = [ir_measures.Qrel(q, d, g) for q, docs in human.items() for d, g in docs.items()]
+    for name, run in runs.items():
+        ranked = [ir_measures.ScoredDoc(q, doc.docid, 10.0 - i) for q in run.rankings
+                  for i, doc in enumerate(run.top(q, 10))]
+        expected = ir_measures.calc_aggregate([ir_measures.parse_measure("P(rel=2)@10")], qrels, ranked)
+        got = check.leaderboard.set_index("run").at[name, "P@10"]
+        assert got == pytest.approx(next(iter(expected.values())), abs=1e-12)
+    with pytest.raises(InputError, match="not in the judge's pool"):  # without domain: a mismatched sample
+        labelled_sample(ws, sample, labels, [AssessMeasure.parse("P@10")], runs=runs, warn=quiet.append)
+
+
 def test_uncertainty_draws_toward_pairs_the_judges_disagree_on(tmp_path):
     from assess_workspace import QUERIES
     from exampp.api.assess import judges_disagreement, workspace_judge

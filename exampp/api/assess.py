@@ -280,11 +280,13 @@ def _is_assignment_file(path: PathLike) -> bool:
 def labelled_sample(workspace: Workspace | PathLike, sample: PathLike, labels: PathLike | None,
                     measures: Sequence[AssessMeasure], *, runs: RunsSource | None = None,
                     method: str | None = None, nuggets: PathLike | None = None, support: PathLike | None = None,
-                    warn: Warn = python_warning) -> Labelled:
+                    domain: bool = False, warn: Warn = python_warning) -> Labelled:
     """The sample's pairs joined with their labels and the judge's pool. A sampled pair without a label
     is non-response: the pairs labelled in its stratum stand for it (each one's probability times the
     stratum's response rate), and a warning says how many. With ``support``, ``measures`` are one
-    support measure (see :func:`workspace_judge`)."""
+    support measure (see :func:`workspace_judge`). With ``domain``, ``runs`` are some of the runs the
+    sample was drawn for: its pairs outside their pool are left out (the rest keep their probabilities,
+    so estimates over the smaller pool stay unbiased); without, such a pair is an error."""
     judge = workspace_judge(workspace, measures, runs=runs, method=method, nuggets=nuggets, support=support,
                             warn=warn)
     pairs = read_sample(sample)
@@ -299,7 +301,10 @@ def labelled_sample(workspace: Workspace | PathLike, sample: PathLike, labels: P
         given = read_human_labels(workspace, labels, nuggets)
     index = judge.population.index()
     outside_pool = [p for p in pairs if (p.query_id, p.key) not in index]
-    if outside_pool:
+    if domain:
+        pairs = [p for p in pairs if (p.query_id, p.key) in index]
+        given = {key: value for key, value in given.items() if key in index}
+    elif outside_pool:
         first = outside_pool[0]
         raise InputError(sample, None, f"{len(outside_pool)} sampled pair(s) are not in the judge's pool (first: "
                                        f"{first.query_id} {first.key}): the sample was drawn from other runs or "
@@ -526,12 +531,15 @@ class HumanCheck:
 
 def human_check(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike | None = None,
                 measures: Sequence[str] = ("P@10",), rel_level: float = 1.0, level: float = 0.9,
-                estimator: str = DEFAULT_ESTIMATOR, method: str | None = None, runs: RunsSource | None = None,
+                estimator: str = DEFAULT_ESTIMATOR, method: str | None = None, exclude: Sequence[str] = (),
                 seed: int = 0, warn: Warn = python_warning) -> HumanCheck:
     """The corrected leaderboard beside the judge's, the confirmed orderings and the agreement: the sample
-    joined with its labels once, for all three."""
+    joined with its labels once, for all three; the workspace's runs but those ``exclude`` names (the
+    sample's pairs of their pool only: see ``domain`` in :func:`labelled_sample`)."""
     parsed = parse_measures(measures, rel_level)
-    data = labelled_sample(workspace, sample, labels, parsed, runs=runs, method=method, warn=warn)
+    runs = {name: run for name, run in workspace_runs(workspace).items() if name not in set(exclude)}
+    data = labelled_sample(workspace, sample, labels, parsed, runs=runs, method=method, domain=bool(exclude),
+                           warn=warn)
     _warn_sparse_ndcg(data, parsed, estimator, warn)
     try:
         corrected = estimate(data.evidence, parsed, estimator=estimator, level=level, seed=seed)
