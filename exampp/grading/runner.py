@@ -32,7 +32,8 @@ import pandas as pd
 from exampp.collection.question_bank import Question, QuestionBank
 from exampp.collection.topics import Topic
 from exampp.grades import Grade
-from exampp.grading.base import DIRECT_QUESTION_ID, Grader, Judgment, Pair
+from exampp.grading.base import Grader, Judgment, Pair
+from exampp.grades import DIRECT_QUESTION_ID
 from exampp.grading.cascade import Cascade
 from exampp.grading.engine import Engine, LocalEngine
 from exampp.defaults import CHUNK as DEFAULT_CHUNK
