@@ -3,8 +3,10 @@ every (answer, nugget) pair of RAG answers, or every sentence of RAG answers tha
 with the judge's label of each, laid out for the measures (:class:`exampp.assess.measures.Layout`)."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -12,6 +14,9 @@ from exampp.assess.measures import Layout
 from exampp.collection.citations import CitedAnswer, Sentence
 from exampp.collection.nugget_assignments import Answer
 from exampp.collection.runs import Run
+
+A = TypeVar("A")  # an answer, of a nugget assignment or a citation-support file
+Unit = tuple[str, float, float]  # a unit of an answer: its key, the judge's grade, its weight
 
 
 @dataclass(frozen=True)
@@ -58,32 +63,47 @@ def passage_population(runs: Mapping[str, Run], depth: int, judge: Mapping[tuple
                       np.array([float(judge[pair]) for pair in pairs]), layout)
 
 
-def nugget_population(answers: Sequence[Answer]) -> Population:
-    """Every (answer, nugget) pair of assigned answers (the judge's assignment file): the key is
-    ``run/i``, i the nugget's place in its topic's list; the judge's grade its assignment (0 not
-    supported, 1 partly, 2 fully); the layout ranks each run's answer's nuggets under its topic."""
-    names = sorted({a.run_id for a in answers})
-    queries = sorted({a.query_id for a in answers})
+def _answer_population(answers: Mapping[tuple[str, str], A], units: Callable[[str, A], Iterable[Unit]],
+                       weights: str) -> Population:
+    """The units of RAG answers (``answers``: (run, topic) -> answer), each answer's from ``units``
+    (key, the judge's grade, a weight), laid out under their run and topic; the weights go to the
+    layout's field ``weights`` names."""
+    names = sorted({run for run, _ in answers})
+    queries = sorted({q for _, q in answers})
     at = {q: i for i, q in enumerate(queries)}
-    by_run = {(a.run_id, a.query_id): a for a in answers}
-    query_ids, keys, judge, importance, query_of = [], [], [], [], []
+    query_ids: list[str] = []
+    keys: list[str] = []
+    judge: list[float] = []
+    weight: list[float] = []
     rankings = []
     for run in names:
         per_query = []
         for q in queries:
-            answer = by_run.get((run, q))
             start = len(keys)
-            for i, nugget in enumerate(answer.nuggets if answer else ()):
+            answer = answers.get((run, q))
+            for key, grade, w in units(run, answer) if answer is not None else ():
                 query_ids.append(q)
-                keys.append(f"{run}/{i}")
-                judge.append(float(nugget.grade if nugget.grade is not None else 0))
-                importance.append(1.0 if nugget.importance == "vital" else 0.5)
-                query_of.append(at[q])
+                keys.append(key)
+                judge.append(grade)
+                weight.append(w)
             per_query.append(np.arange(start, len(keys), dtype=int))
         rankings.append(tuple(per_query))
-    layout = Layout(tuple(names), tuple(queries), np.array(query_of, dtype=int), tuple(rankings),
-                    np.array(importance))
+    query_of = np.array([at[q] for q in query_ids], dtype=int)
+    layout = Layout(tuple(names), tuple(queries), query_of, tuple(rankings), **{weights: np.array(weight)})
     return Population(tuple(query_ids), tuple(keys), np.array(judge), layout)
+
+
+def nugget_population(answers: Sequence[Answer]) -> Population:
+    """Every (answer, nugget) pair of assigned answers (the judge's assignment file): the key is
+    ``run/i``, i the nugget's place in its topic's list; the judge's grade its assignment (0 not
+    supported, 1 partly, 2 fully); the layout ranks each run's answer's nuggets under its topic,
+    with each nugget's importance (1 vital, 0.5 okay)."""
+    def units(run: str, answer: Answer) -> Iterable[Unit]:
+        for i, nugget in enumerate(answer.nuggets):
+            yield (f"{run}/{i}", float(nugget.grade if nugget.grade is not None else 0),
+                   1.0 if nugget.importance == "vital" else 0.5)
+
+    return _answer_population({(a.run_id, a.query_id): a for a in answers}, units, "importance")
 
 
 def nugget_labels(ours: Sequence[Answer], judged: Sequence[Answer], name: str) -> dict[tuple[str, str], list[float]]:
@@ -121,36 +141,20 @@ def support_population(answers: Sequence[CitedAnswer], kind: str) -> Population:
     judge left every citation unjudged); ``layout.shares`` each sentence's weight in its run's ``kind``
     (``weighted_precision``: its share of the answer's citations; ``weighted_recall``: one over the
     answer's sentences; both over the topics the run answered), as :mod:`exampp.analysis.support`
-    scores a run."""
-    names = sorted({a.run_id for a in answers})
-    queries = sorted({a.topic_id for a in answers})
-    at = {q: i for i, q in enumerate(queries)}
-    by_run = {(a.run_id, a.topic_id): a for a in answers}
-    answered = {run: sum(1 for q in queries if (run, q) in by_run) for run in names}
-    query_ids, keys, judge, shares, query_of = [], [], [], [], []
-    rankings = []
-    for run in names:
-        per_query = []
-        for q in queries:
-            answer = by_run.get((run, q))
-            start = len(keys)
-            sentences = answer.sentences if answer else ()
-            n_citations = sum(len(s.citations) for s in sentences)
-            for sentence in sentences:
-                if not sentence.citations:
-                    continue  # it scores 0 for recall and counts in no precision: nothing to judge
-                query_ids.append(q)
-                keys.append(f"{run}/{sentence.sentence_id}")
+    scores a run. A sentence citing nothing is no unit: it scores 0 for recall and counts in no
+    precision, so there is nothing to judge."""
+    answered = Counter(a.run_id for a in answers)
+
+    def units(run: str, answer: CitedAnswer) -> Iterable[Unit]:
+        n_citations = sum(len(s.citations) for s in answer.sentences)
+        for sentence in answer.sentences:
+            if sentence.citations:
                 support = _support_of(sentence, kind)
-                judge.append(0.0 if support is None else support)
-                part = len(sentence.citations) / n_citations if kind == "weighted_precision" else 1 / len(sentences)
-                shares.append(part / answered[run])
-                query_of.append(at[q])
-            per_query.append(np.arange(start, len(keys), dtype=int))
-        rankings.append(tuple(per_query))
-    layout = Layout(tuple(names), tuple(queries), np.array(query_of, dtype=int), tuple(rankings),
-                    shares=np.array(shares))
-    return Population(tuple(query_ids), tuple(keys), np.array(judge), layout)
+                part = (len(sentence.citations) / n_citations if kind == "weighted_precision"
+                        else 1 / len(answer.sentences))
+                yield (f"{run}/{sentence.sentence_id}", 0.0 if support is None else support, part / answered[run])
+
+    return _answer_population({(a.run_id, a.topic_id): a for a in answers}, units, "shares")
 
 
 def support_labels(ours: Sequence[CitedAnswer], judged: Sequence[CitedAnswer], kind: str,
