@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from exampp.audit import duplicates
+from exampp.audit.addressing import addresses_evaluator
 from exampp.audit.flags import Flag, quote
 from exampp.audit.injection import find_injections
 from exampp.audit.leakage import containments, words
@@ -104,10 +105,16 @@ def long_texts(texts: Mapping[str, Mapping[str, str]]) -> list[tuple[str, str]]:
 
 
 def injection_flags(query_id: str, text_id: str, text: str, folded: Folded) -> list[Flag]:
-    """One flag for a text that any rule matches, quoting the first match (and counting the others)."""
+    """One flag for a text that any rule matches, quoting the first match (and counting the others);
+    else for a text the classifier finds addressing an evaluator, quoting its window."""
     found = find_injections(text, folded)
     if not found:
-        return []
+        address = addresses_evaluator(text, folded)
+        if address is None:
+            return []
+        evidence = (f"{quote(text[address.start:address.end])} (addresses an evaluator: p={address.probability:.2f}; "
+                    f"{', '.join(sorted(address.features))})")
+        return [Flag("injection", query_id, text_id, evidence, address.probability)]
     first = found[0]
     more = f"; {len(found) - 1} more match{'es' if len(found) > 2 else ''}" if len(found) > 1 else ""
     evidence = f"{quote(text[first.start:first.end])} ({first.rule.kind}, {first.rule.language}{more})"
