@@ -44,8 +44,8 @@ HONEST_SENTENCES = Path(__file__).with_name("addressing_honest_multilingual.txt"
 CONCEPT_LIKE = set(CONCEPTS) | {"number"}  # what counts towards "dense"
 # Each move: the feature sets its wordings carry (one drawn per attack).
 MOVES: dict[str, list[set[str]]] = {
-    "address": [{"note", "role"}, {"role", "you"}, {"note", "role", "you"}, {"role", "colon"}, {"note", "role", "colon"},
-                {"role", "bracket"}, {"please", "role"}],
+    "address": [{"note", "role"}, {"role", "you"}, {"note", "role", "you"}, {"role", "colon"},
+                {"note", "role", "colon"}, {"role", "bracket"}, {"please", "role"}],
     "claim": [{"this", "textref", "relevant"}, {"this", "textref", "relevant", "top"}, {"relevant", "question", "top"},
               {"this", "textref", "relevant", "question"}, {"this", "relevant", "question"},
               {"textref", "top", "question"}, {"textref", "relevant", "question"}],

@@ -127,7 +127,8 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("address", "en", "as (a|an|the) (language_model|large_language_model|ai|ai_model|llm|model|assessor|grader"
                       "|evaluator|judge|rater|reviewer) (evaluating|grading|judging|assessing|rating|scoring|reviewing"
                       "|ranking)"),
-    ("address", "en", r"(?<![\[(<{])[\[(<{]++ (assessor|grader|evaluator|judge|rater|reviewer|annotator|llm|ai) [\])>}]++"),
+    ("address", "en", r"(?<![\[(<{])[\[(<{]++ (assessor|grader|evaluator|judge|rater|reviewer|annotator|llm|ai)"
+                      r" [\])>}]++"),
     ("template", "en", r"(?<!#)#{2,}+ new (task|instructions?|rules|prompt)"),
     ("template", "en", r"(system|developer|admin|administrator) (override|instructions?|prompt|command) :"),
     ("template", "en", r"< / (s|passage|context|document|doc|text|question|query|input|data) >"),

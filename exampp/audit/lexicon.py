@@ -26,7 +26,8 @@ _STEMS: dict[str, tuple[str, ...]] = {
         "evaluator assessor grader =judge judges =judging rater =raters reviewer annotator examiner =ai =llm =llms"
         " =gpt chatgpt =model =models assistant ranker chatbot =bot",
         "bewerter gutachter prufer =ki sprachmodell korrektor =richter beurteil",
-        "evaluateur evaluatrice correcteur correctrice =juge =juges annotateur annotatrice examinateur =ia =modele assesseur",
+        "evaluateur evaluatrice correcteur correctrice =juge =juges annotateur annotatrice examinateur =ia =modele"
+        " assesseur",
         "evaluador calificador =juez jueces corrector revisor anotador examinador =modelo",
         "valutatore valutatrice =giudice giudic correttor revisor annotator esaminator",
         "avaliador corretor =juiz examinador",
