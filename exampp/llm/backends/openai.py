@@ -20,7 +20,10 @@ or a time-out, none while a Retry-After lasts, then more again while the through
 ``adaptive_concurrency`` off, ``concurrency`` at a time. What is worth asking again is asked again as
 the SDK would (:meth:`OpenAIBackend._answer`), each attempt holding a slot only while it is out:
 answers 408, 409 and 5xx, time-outs and lost connections, up to ``max_retries``; an overload (429,
-503) spends no retry, for as long as the request's attempts could have taken. :attr:`usage` counts the
+503) spends no retry, for as long as the request's attempts could have taken. A server that answers
+nothing (every attempt since its last answer timed out) for as long as one request's attempts may take
+is given up on, ending every call in progress in one line: each time-out halves the window, so retried
+attempts would wait behind all the others and no request would ever spend its retries. :attr:`usage` counts the
 completion requests (not the model list asked for at opening), the HTTP attempts beyond the first of
 each (retries) and the tokens the server reports; ``max_requests`` caps the completion requests,
 refusing a batch that would go past it before any of it is sent. The judge's identity (:attr:`name`)
@@ -65,7 +68,7 @@ from exampp.defaults import TOP_LOGPROBS
 from exampp.collection.ids import valid_text
 from exampp.llm import fitting
 from exampp.llm.backend import Backend, BackendError, Capability, Labels, NextToken, Usage, next_token_scores
-from exampp.llm.concurrency import MAX_PAUSE, OVERLOAD, Controller, Limiter, retry_after
+from exampp.llm.concurrency import MAX_PAUSE, OVERLOAD, Controller, Limiter, Ticket, retry_after
 from exampp.llm.locate import error_reason
 from exampp.llm.prefix import leaders
 from exampp.llm.prompt import Conversation, Prompt, as_messages, as_text
@@ -162,6 +165,11 @@ class OpenAIBackend(Backend):
             max_retries=0, http_client=self._http)
         self.url = str(self._client.base_url).rstrip("/")
         self._slots = Limiter(self._controller)  # requests in flight
+        # A server that answers nothing: when the earliest attempt unanswered since its last answer began
+        # (the controller's clock), and the error once it is given up on (every call in progress ends with it).
+        self._silent_since: float | None = None
+        self._gone: BackendError | None = None
+        self._requests: set[asyncio.Task[Any]] = set()  # the requests of every call in progress
         self._closed = False
         self._loop = asyncio.new_event_loop()
         self._loop_thread = threading.Thread(target=self._loop.run_forever, name="exampp-openai", daemon=True)
@@ -276,14 +284,24 @@ class OpenAIBackend(Backend):
             return await one(item)
 
         async def every() -> list[_Result]:
+            if not self._requests:  # a server given up on is asked again by a call made after the calls it ended
+                self._gone = self._silent_since = None
+            elif self._gone is not None:
+                raise self._gone
             tasks: list[asyncio.Future[_Result]] = []
             for item, leader in zip(items, waits):
                 tasks.append(asyncio.ensure_future(one(item) if leader is None else after(tasks[leader], item)))
+            self._requests.update(tasks)
             try:
                 return [await task for task in tasks]
+            except asyncio.CancelledError:
+                if self._gone is not None:  # cancelled by _give_up: the server answers nothing
+                    raise self._gone from None
+                raise
             finally:
                 for task in tasks:
                     task.cancel()
+                self._requests.difference_update(tasks)
 
         return self._call(every())
 
@@ -400,13 +418,17 @@ class OpenAIBackend(Backend):
         async with self._slots.slot() as ticket:
             try:
                 # The body as built, not through the SDK's params transform (a third of a request's CPU).
-                return await self._client.post(ENDPOINT_PATHS[self.endpoint], body=body, cast_to=_HTTP.Response)
+                response = await self._client.post(ENDPOINT_PATHS[self.endpoint], body=body, cast_to=_HTTP.Response)
             except openai.APITimeoutError as exc:
                 self._controller.overloaded(ticket)
+                self._heard_nothing(ticket, exc)
+                if self._gone is not None:
+                    raise self._gone from None
                 raise _Retry(exc) from None
             except openai.APIConnectionError as exc:
                 raise _Retry(exc) from None
             except openai.APIStatusError as exc:
+                self._silent_since = None  # an answer, if not a welcome one
                 wait = retry_after(exc.response.headers)
                 if exc.status_code in OVERLOAD:
                     self._controller.overloaded(ticket)
@@ -416,6 +438,34 @@ class OpenAIBackend(Backend):
                 raise self._error(exc) from None
             except openai.APIError as exc:
                 raise self._error(exc) from None
+        self._silent_since = None
+        return response
+
+    def _heard_nothing(self, ticket: Ticket, timed_out: openai.APITimeoutError) -> None:
+        """An attempt (``ticket``) timed out. Once the server has answered nothing for as long as one request's
+        attempts may take, it is given up on: each time-out halves the requests in flight, so retried attempts
+        wait behind the rest, and no request would spend its retries while a hung server holds the job."""
+        since = ticket.started if self._silent_since is None else min(self._silent_since, ticket.started)
+        self._silent_since = since
+        patience = self.timeout * (self.max_retries + 1)
+        if self._gone is not None or self._controller.clock() - since < patience:
+            return
+        if _ATTEMPTS.get() - _OVERLOADS.get() > self.max_retries:  # this request spent its attempts: its own error
+            self._give_up(self._error(timed_out))
+        else:
+            self._give_up(BackendError(
+                f"{self.url} answered nothing for model {self.model} for {patience:g} s (--timeout {self.timeout:g} x "
+                f"(--max-retries {self.max_retries} + 1)): every attempt since its last answer timed out; is the "
+                "server up and able to answer?"))
+
+    def _give_up(self, error: BackendError) -> None:
+        """End every other request of every call in progress with ``error`` (the caller's ends with it too),
+        and refuse the calls to come."""
+        self._gone = error
+        current = asyncio.current_task()
+        for task in self._requests:
+            if task is not current:
+                task.cancel()
 
     def _reserve(self, n: int) -> None:
         """Take ``n`` requests from the budget, or refuse the whole batch: a batch cut short is lost
