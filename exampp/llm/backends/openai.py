@@ -53,12 +53,13 @@ import json
 import math
 import os
 import sys
+import tempfile
 import threading
 import zlib
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import openai
@@ -616,7 +617,9 @@ class BoundedClient(openai.DefaultAsyncHttpxClient):
     the same is inflated here up to the bound (httpx would inflate a whole read at once). Another
     encoding, or a body that does not inflate, is read no further: the answer comes back empty, with
     why in its extension ``exampp_refused`` (an error raised here, the SDK would retry as a lost
-    connection). Redirects are not followed: the SDK reports them as status errors."""
+    connection). Redirects are not followed: the SDK reports them as status errors. A response the SDK
+    streams (``with_streaming_response``: the Batch API's files) is read, bounded alike, into a temporary
+    file on disk, and streamed from there: a file of gigabytes costs no memory."""
 
     def __init__(self, deadline: float, max_body: int, **options: Any) -> None:
         super().__init__(follow_redirects=False, headers={"Accept-Encoding": "identity"}, **options)
@@ -626,40 +629,74 @@ class BoundedClient(openai.DefaultAsyncHttpxClient):
     async def send(self, request: Any, **options: Any) -> Any:
         """One attempt: the response, its body read (bounded) before the deadline, or a time-out."""
         http = _HTTP
+        spool = tempfile.TemporaryFile() if options.get("stream") else None  # noqa: SIM115 - the response closes it
         try:
             async with asyncio.timeout(self.deadline):
                 response = await super().send(request, **{**options, "stream": True})
                 try:
-                    body, refused = await self._read(response)
+                    body, refused = await self._read(response, spool)
                 finally:
                     await response.aclose()
-        except TimeoutError:
-            raise http.ReadTimeout(f"no whole answer within {self.deadline:g} s", request=request) from None
+        except BaseException as exc:
+            if spool is not None:
+                spool.close()
+            if isinstance(exc, TimeoutError):
+                raise http.ReadTimeout(f"no whole answer within {self.deadline:g} s", request=request) from None
+            raise
         # The body as read, decoded: the headers that describe it as sent go.
         headers = [(key, value) for key, value in response.headers.multi_items()
                    if key.lower() not in ("content-encoding", "content-length")]
         extensions = {**response.extensions, **({_REFUSED: refused} if refused else {})}
+        if spool is not None:
+            return http.Response(response.status_code, headers=headers, stream=_Spooled(spool), request=request,
+                                 extensions=extensions)
         return http.Response(response.status_code, headers=headers, content=body, request=request,
                              extensions=extensions)
 
-    async def _read(self, response: Any) -> tuple[bytes, str | None]:
-        """The first ``max_body`` + 1 bytes of ``response``'s body, decoded; or nothing, and why."""
+    async def _read(self, response: Any, spool: IO[bytes] | None = None) -> tuple[bytes, str | None]:
+        """The first ``max_body`` + 1 bytes of ``response``'s body, decoded (written to ``spool`` where
+        given, else returned); or nothing, and why."""
         encoding = response.headers.get("Content-Encoding", "").strip().lower()
         if encoding not in ("", "identity") and encoding not in _INFLATED:
             return b"", f"Content-Encoding {_shown(encoding)}"
         # wbits: a gzip or a zlib header, as HTTP's deflate has
         inflate = zlib.decompressobj(zlib.MAX_WBITS | 32) if encoding in _INFLATED else None
         body = bytearray()
+        size = 0
         async with contextlib.aclosing(response.aiter_raw()) as chunks:
             async for chunk in chunks:
-                room = self.max_body + 1 - len(body)
+                room = self.max_body + 1 - size
                 try:
-                    body += inflate.decompress(chunk, room) if inflate else chunk[:room]
+                    piece = inflate.decompress(chunk, room) if inflate else chunk[:room]
                 except zlib.error:
+                    if spool is not None:
+                        spool.truncate(0)
                     return b"", f"Content-Encoding {_shown(encoding)} that does not inflate"
-                if len(body) > self.max_body:
+                size += len(piece)
+                if spool is None:
+                    body += piece
+                else:
+                    spool.write(piece)
+                if size > self.max_body:
                     break
         return bytes(body), None
+
+
+class _Spooled(_HTTP.AsyncByteStream):  # type: ignore[name-defined, misc]
+    """A body read into a temporary file, streamed back in pieces; closing it removes the file."""
+
+    _PIECE = 1 << 16
+
+    def __init__(self, spool: IO[bytes]) -> None:
+        self._spool = spool
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        self._spool.seek(0)
+        while piece := self._spool.read(self._PIECE):
+            yield piece
+
+    async def aclose(self) -> None:
+        self._spool.close()
 
 
 # --- reading an answer ------------------------------------------------------------------------------
