@@ -535,6 +535,9 @@ class OpenAIBackend(Backend):
                                 f"({_attempts(self.max_retries + 1)}; --max-retries sets how many)")
         if isinstance(exc, openai.APIConnectionError):
             cause = f": {_one_line(str(exc.__cause__))}" if exc.__cause__ is not None and str(exc.__cause__) else ""
+            if isinstance(exc.__cause__, (_HTTP.RemoteProtocolError, _HTTP.ReadError)):  # reached, then dropped
+                return BackendError(f"{self.url} closed the connection for model {self.model} before its answer was "
+                                    f"whole{cause} ({_attempts(self.max_retries + 1)}; --max-retries sets how many)")
             return BackendError(f"cannot reach {self.url} for model {self.model}{cause} (is the server running "
                                 "there? --base-url)")
         status = getattr(exc, "status_code", None)
@@ -572,6 +575,8 @@ class OpenAIBackend(Backend):
         if isinstance(body, dict):
             inner = body.get("error")
             body = body.get("message") or (inner.get("message") if isinstance(inner, dict) else inner)
+        if not body and isinstance(exc, openai.APIStatusError):  # the SDK's "Error code: 302" says no more than ours
+            return ""
         text = _one_line(str(body if body else exc.message))
         key = os.environ.get(self.api_key_env)
         if key:
