@@ -300,18 +300,21 @@ class BatchClient:
             if refused is not None:
                 raise BackendError(f"{self.backend.url} sent file {file_id} of batch {batch_id} with {refused}, "
                                    "which exampp did not ask for and cannot read")
-            size, number, rest = 0, 0, b""
+            size, number, pending = 0, 0, bytearray()  # pending: the line not yet ended
             async for piece in response.iter_bytes():
                 size += len(piece)
                 if size > MAX_FILE_BODY:
                     raise BackendError(f"{self.backend.url} sent more than {MAX_FILE_BODY >> 30} GiB for file "
                                        f"{file_id} of batch {batch_id}: exampp reads at most that much")
-                *lines, rest = (rest + piece).split(b"\n")
-                for line in lines:
+                start, end = 0, piece.find(b"\n")  # only the new piece is searched: a long line costs no rescans
+                while end >= 0:
                     number += 1
-                    output.read(line, where, number)
-            if rest:
-                output.read(rest, where, number + 1)
+                    output.read(bytes(pending) + piece[start:end], where, number)
+                    pending.clear()
+                    start, end = end + 1, piece.find(b"\n", end + 1)
+                pending += piece[start:]
+            if pending:
+                output.read(bytes(pending), where, number + 1)
         output.done(where)
 
     # --- calls -----------------------------------------------------------------------------------
