@@ -72,12 +72,12 @@ def test_a_server_answering_nothing_is_given_up_on_after_timeout_times_attempts(
     with HostileServer(completions_only(answer), lifetime=30) as server:
         backend = open_backend("openai", MODEL, base_url=server.url, timeout=0.5, max_retries=1, concurrency=4)
         try:
-            outcome, took = within(8, lambda: backend.next_token_labels(["Rate the passage."] * PROMPTS, GRADES))
+            outcome, took = within(12, lambda: backend.next_token_labels(["Rate the passage."] * PROMPTS, GRADES))
         finally:
             backend.close()
         assert isinstance(outcome.get("error"), BackendError), outcome
         assert str(outcome["error"]) == _silence(server)
-        assert took < 4  # 1 s of silence, a time-out in flight, and the machine's load
+        assert took < 6  # 1 s of silence, a time-out in flight, and a loaded machine's slowness
         assert len(server.completions()) < PROMPTS
 
 
@@ -102,8 +102,8 @@ def test_grade_against_a_hung_server_ends_in_one_line(tmp_path: Path):
                 str(workspace / "questions.jsonl"), "-w", str(workspace / "ws"), "--no-progress", "--backend",
                 "openai", "--base-url", server.url, "--model", MODEL, "--timeout", "0.5", "--max-retries", "1",
                 "--concurrency", "4"]
-        outcome, took = within(10, lambda: CliRunner().invoke(main, argv))
+        outcome, took = within(15, lambda: CliRunner().invoke(main, argv))
     result = outcome["result"]
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
     assert result.output.strip().splitlines() == [f"Error: {_silence(server)}"]
-    assert took < 6
+    assert took < 10  # the job's own start included
