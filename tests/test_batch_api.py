@@ -403,3 +403,24 @@ def test_an_output_file_is_read_streamed(stub, tmp_path):
             client.close()
     assert len(book.answers) == 300 and all(status == 200 for status, _ in book.answers.values())
     assert peak < size / 4, f"{peak >> 20} MiB at peak to read a {size >> 20} MiB file"
+
+
+def test_without_expires_at_the_window_runs_from_creation_else_from_first_sight():
+    from types import SimpleNamespace
+
+    from exampp.llm.backend import BackendError
+    from exampp.llm.batch_api import BatchClient
+
+    client = SimpleNamespace(backend=SimpleNamespace(url="http://judge/v1"))
+    now, hour = time.time(), 3600
+
+    def check(batch: dict, first_seen: float = now) -> None:
+        BatchClient._check_expiry(client, "batch_x", "in_progress", batch, first_seen)
+
+    check({"created_at": now - 24.5 * hour})  # within the hour of grace
+    check({"created_at": now - 26 * hour, "expires_at": now})  # expires_at rules where it reads
+    for batch, first_seen in (({"created_at": now - 26 * hour}, now), ({"created_at": "yesterday"}, now - 26 * hour),
+                              ({"expires_at": True}, now - 26 * hour)):
+        with pytest.raises(BackendError, match="^http://judge/v1 still has batch batch_x in_progress 2 h past its "
+                                               "expiry"):
+            check(batch, first_seen)
