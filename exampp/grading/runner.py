@@ -309,6 +309,16 @@ def pool_grades(store: GradeStore, pool: Pool, exam: Exam, method_id: str, *,
     return frame.loc[keep].reset_index(drop=True)  # frame[[]] would drop the columns of an empty frame
 
 
+def graded_without_text(store: GradeStore, pool: Pool, method_id: str) -> list[tuple[str, str]]:
+    """The pooled passages left out for lack of text (:attr:`Pool.missing`) that the store holds grades of
+    ``method_id`` for, as (query id, passage id) in pool order: labels the qrels would lose."""
+    if not pool.missing:
+        return []
+    frame = store.grades(method_id, query_ids=pool.missing)
+    graded = set(zip(frame["query_id"], frame["passage_id"]))
+    return [(qid, pid) for qid, pids in pool.missing.items() for pid in pids if (qid, pid) in graded]
+
+
 def pool_records(store: GradeStore, pool: Pool, exam: Exam, method_id: str) -> list[Grade]:
     """The same grades as :func:`pool_grades`, as :class:`Grade` records (with probabilities)."""
     member = _member(pool, exam)
