@@ -64,7 +64,7 @@ def workspace_judge(workspace: Workspace | PathLike, measures: Sequence[AssessMe
         if not kinds <= set(SUPPORT_MEASURES) or len(kinds) != 1:
             raise AssessError("with --support, the measures are weighted_precision or weighted_recall "
                               f"(got {', '.join(m.name for m in measures)})")
-        return Judge(support_population(read_citations(support), kinds.pop()), f"support:{display_name(support)}",
+        return Judge(support_population(read_citations(support, texts=False), kinds.pop()), f"support:{display_name(support)}",
                      2.0)
     if any(m.kind in SUPPORT_MEASURES for m in measures):
         raise AssessError("support measures (weighted_precision, weighted_recall) need the judge's citation-support "
@@ -260,7 +260,8 @@ def _support_human_labels(support: PathLike, labels: PathLike | None, kind: str)
 
     if labels is None:
         raise AssessError("support labels come as people's citation-support file (the track's format): --labels FILE")
-    return support_labels(read_citations(support), read_citations(labels), kind, display_name(labels))
+    return support_labels(read_citations(support, texts=False), read_citations(labels, texts=False), kind,
+                          display_name(labels))
 
 
 def _is_assignment_file(path: PathLike) -> bool:
