@@ -64,8 +64,8 @@ def workspace_judge(workspace: Workspace | PathLike, measures: Sequence[AssessMe
         if not kinds <= set(SUPPORT_MEASURES) or len(kinds) != 1:
             raise AssessError("with --support, the measures are weighted_precision or weighted_recall "
                               f"(got {', '.join(m.name for m in measures)})")
-        return Judge(support_population(read_citations(support, texts=False), kinds.pop()), f"support:{display_name(support)}",
-                     2.0)
+        population = support_population(read_citations(support, texts=False), kinds.pop())
+        return Judge(population, f"support:{display_name(support)}", 2.0)
     if any(m.kind in SUPPORT_MEASURES for m in measures):
         raise AssessError("support measures (weighted_precision, weighted_recall) need the judge's citation-support "
                           "file: --support FILE")
