@@ -14,10 +14,20 @@ With ``--rag OURS --rag-official OFFICIAL`` the same on TREC 2024 RAG answers in
 every (answer, nugget) pair, the judge an assignment of exampp's (``exampp nuggets assign``), the
 assessors' assignment the people, the measure V_strict.
 
+With ``--support PEOPLE`` the same on TREC 2024 RAG citation support, semi-synthetic: the people
+are the assessors' support of every citation they judged (``final.citation_judgments_Webassess``;
+the citations they left unjudged dropped), the judge those labels made wrong at random, the way
+an LLM judge is: each run gets a leniency ℓ_r drawn uniformly in [0, 2·noise], and each citation
+is rated full support with probability ℓ_r and a uniformly random level with probability noise/2
+(the track's human and model judgments share no topic, so no real judge can be paired with the
+people here). The measure is weighted_precision or weighted_recall, one per call.
+
 Usage (from the repository root; the workspace from scripts/reproduce_dl19.sh or `exampp import`):
     python benchmarks/assess.py --workspace out/dl19 [--draws 200] [--budgets 0.02,0.05,0.1,0.2]
     python benchmarks/assess.py --rag out/rag24/offline.jsonl.gz \
         --rag-official ../shared/data/rag24/nugget-assignments.dev.jsonl.gz --measures V_strict
+    python benchmarks/assess.py --support ../shared/data/rag24/final.citation_judgments_Webassess.20241031.jsonl.gz \
+        --measures weighted_precision
 """
 from __future__ import annotations
 
@@ -60,6 +70,38 @@ def rag_population(ours: str, official: str, measures: list) -> tuple:
     return judge, np.array([labels[(q, k)][0] for q, k in zip(pop.query_ids, pop.keys)])
 
 
+def support_population(people: str, noise: float, measures: list) -> tuple:
+    """Every citing sentence of the assessors' judged citations with a judge made of them (see the
+    module), and the people's support of each sentence."""
+    import random
+    from dataclasses import replace
+
+    from exampp.assess.population import support_labels
+    from exampp.assess.population import support_population as population
+    from exampp.collection.citations import read_citations
+
+    if len(measures) != 1:
+        raise SystemExit("--support: give one measure, weighted_precision or weighted_recall")
+    rng = random.Random(0)
+    answers = [replace(a, sentences=tuple(replace(s, citations=tuple(c for c in s.citations if c.support is not None))
+                                          for s in a.sentences)) for a in read_citations(people)]
+    leniency = {run: rng.uniform(0, 2 * noise) for run in sorted({a.run_id for a in answers})}
+
+    def judged(support: int, run: str) -> int:
+        draw = rng.random()
+        return 2 if draw < leniency[run] else rng.choice((0, 1, 2)) if draw < leniency[run] + noise / 2 else support
+
+    judge_answers = [replace(a, sentences=tuple(replace(s, citations=tuple(
+        replace(c, support=judged(c.support, a.run_id)) for c in s.citations)) for s in a.sentences))
+        for a in answers]
+    kind = measures[0].kind
+    pop = population(judge_answers, kind)
+    labels = support_labels(judge_answers, answers, kind, people)
+    from exampp.api.assess import Judge
+
+    return Judge(pop, "support", 2.0), np.array([labels[(q, k)][0] for q, k in zip(pop.query_ids, pop.keys)])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workspace", default="out/dl19")
@@ -71,9 +113,13 @@ def main() -> None:
     parser.add_argument("--configurations", default=",".join(f"{s}:{e}" for s, e in CONFIGURATIONS))
     parser.add_argument("--rag", help="The judge's nugget assignment (RAG answers) instead of the DL19 workspace.")
     parser.add_argument("--rag-official", help="The assessors' nugget assignment, with --rag.")
+    parser.add_argument("--support", help="The assessors' citation-support file (semi-synthetic judge, see above).")
+    parser.add_argument("--support-noise", type=float, default=0.3)
     args = parser.parse_args()
     measures = parse_measures(args.measures.split(","), rel_level=2)
-    if args.rag:
+    if args.support:
+        judge, human = support_population(args.support, args.support_noise, measures)
+    elif args.rag:
         judge, human = rag_population(args.rag, args.rag_official, measures)
     else:
         judge, human = dl19_population(args.workspace, measures)

@@ -22,11 +22,8 @@ import datetime
 import json
 import re
 import sqlite3
-import threading
 import time as clock
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -35,7 +32,8 @@ from exampp.collection.ids import check_id, check_query_id, id_problem, line_pro
 from exampp.collection.io import (PathLike, atomic_write, display_name, excerpt, first_nonblank, held_lines,
                                   iter_lines, json_name, parse_json)
 from exampp.collection.qrels import parse_label
-from exampp.errors import InputError, OutputError
+from exampp.errors import InputError
+from exampp.sqlite_file import SQLiteFile
 
 LABEL_COLUMNS = ["query_id", "key", "assessor", "grade", "note", "time"]
 SCHEMA_VERSION = 1
@@ -104,24 +102,17 @@ def check_label(label: HumanLabel, *, known_assessor: bool = True) -> HumanLabel
     return label
 
 
-class AssessmentStore:
+class AssessmentStore(SQLiteFile):
     """The assessors' labels and claims in one SQLite file, created when missing.
 
     Safe to share between the threads of one process (calls are serialised) and between processes
     (SQLite's locks). Use as a context manager or call :meth:`close`."""
 
+    noun = "assessment store"
+    article = "an"
+
     def __init__(self, path: PathLike, busy_timeout: float = 60.0):
-        self.path = Path(path)
-        if self.path.is_dir():
-            raise InputError(self.path, None, "is a folder, not an assessment store file")
-        self._lock = threading.RLock()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per call.
-            self._db = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None,
-                                       check_same_thread=False)
-        except (OSError, sqlite3.Error) as exc:
-            raise OutputError(self.path, f"cannot open the assessment store: {exc}") from None
+        super().__init__(path, busy_timeout)
         try:
             self._set_up()
         except BaseException as exc:
@@ -145,32 +136,6 @@ class AssessmentStore:
             elif rows != [(SCHEMA_VERSION,)]:
                 raise InputError(self.path, None, f"assessment store schema version {rows[0][0]!r}, this exampp "
                                                   f"reads {SCHEMA_VERSION}")
-
-    def __enter__(self) -> AssessmentStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._db.close()
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        # IMMEDIATE takes the write lock up front: a second process waits here instead of failing
-        # on a lock upgrade, and what a transaction read stays true until it commits.
-        with self._lock:
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    yield self._db
-                    self._db.execute("COMMIT")
-                except BaseException:
-                    if self._db.in_transaction:
-                        self._db.execute("ROLLBACK")
-                    raise
-            except sqlite3.OperationalError as exc:
-                raise OutputError(self.path, f"cannot write the assessment store: {exc}") from None
 
     # -- labels ---------------------------------------------------------------------------
 

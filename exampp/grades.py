@@ -11,6 +11,7 @@ _SEPARATOR = "|"
 SELF_RATING = "self-rating"  # answerability rated 0-5
 QA = "qa"  # extracted answer verified against a key: 1 correct, 0 wrong
 DIRECT_PREFIX = "direct:"  # direct grading of a passage against the query, e.g. "direct:thomas"
+DIRECT_QUESTION_ID = "direct"  # the question id direct grades are filed under (they have no question)
 
 
 def text_hash(text: str) -> str:

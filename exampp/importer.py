@@ -17,7 +17,6 @@ from pathlib import Path
 from exampp.collection.io import PathLike, check_output_name, replace_together
 from exampp.collection.qrels import Qrels, write_qrels
 from exampp.collection.reference_grades import (
-    DIRECT_QUESTION_ID,
     QueryParagraphs,
     Ranking,
     paragraph_grades,
@@ -25,7 +24,7 @@ from exampp.collection.reference_grades import (
 )
 from exampp.collection.runs import RankedDoc, Run, trec_order, write_run
 from exampp.errors import InputError
-from exampp.grades import Grade
+from exampp.grades import DIRECT_QUESTION_ID, Grade
 from exampp.store import GradeStore, HashedGrade
 from exampp.workspace import Workspace
 
@@ -206,7 +205,9 @@ def import_reference(
     from exampp.collection.question_bank import read_question_bank, write_question_bank
 
     ws = workspace if isinstance(workspace, Workspace) else Workspace.at(workspace)
-    collected = collect(read_reference_grades(path), path)
+    from exampp.grading.registry import top_grade
+
+    collected = collect(read_reference_grades(path, top_grade), path)
     if not any(collected.passages.values()):  # an empty corpus would be written, which no reader takes
         raise InputError(path, None, "no queries with paragraphs in graded file")
     bank = read_question_bank(questions) if questions is not None else None

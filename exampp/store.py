@@ -49,6 +49,7 @@ from exampp.collection.io import PathLike
 from exampp.collection.temps import process_alive
 from exampp.errors import InputError, OutputError
 from exampp.grades import Grade, text_hash
+from exampp.sqlite_file import SQLiteFile
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # 1: no cascaded pairs (upgraded to 2 when the first is stored)
@@ -157,30 +158,23 @@ class HashedGrade(NamedTuple):
     question_hash: str
 
 
-class GradeStore:
+class GradeStore(SQLiteFile):
     """Grades of (passage, question) pairs by method, in one SQLite file.
 
     Use as a context manager (``with GradeStore(path) as store: ...``) or call :meth:`close`.
     """
 
+    noun = "grade store"
+    failures = ("full", "disk I/O", "readonly", "unable to open")
+
     def __init__(self, path: PathLike, busy_timeout: float = 60.0, *, read_only: bool = False):
         """Open the store at ``path``, created when missing; ``read_only``: for commands that only
         read grades, which must find a store there and write nothing into it (not even WAL mode)."""
-        self.path = Path(path)
-        if self.path.is_dir():
-            raise InputError(self.path, None, "is a folder, not a grade store file")
-        new = not self.path.exists()
-        if read_only and (new or self.path.stat().st_size == 0):
-            raise InputError(self.path, None,
+        new = not Path(path).exists()
+        if read_only and not Path(path).is_dir() and (new or Path(path).stat().st_size == 0):
+            raise InputError(Path(path), None,
                              "no grade store here" if new else "an empty file, not an exampp grade store")
-        try:
-            if not read_only:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per write call.
-            self._db = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro" if read_only else self.path,
-                                       timeout=busy_timeout, isolation_level=None, uri=read_only)
-        except (OSError, sqlite3.Error) as exc:
-            raise OutputError(self.path, f"cannot open the grade store: {exc}") from None
+        super().__init__(path, busy_timeout, read_only=read_only)
         try:
             if read_only:
                 self._check_schema()
@@ -273,49 +267,11 @@ class GradeStore:
             if self._db.execute("SELECT 1 FROM schema_version").fetchone() is None:
                 self._db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
 
-    def __enter__(self) -> "GradeStore":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._db.close()
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        # IMMEDIATE takes the write lock up front, so a concurrent writer waits on the busy
-        # timeout here rather than failing later on a lock upgrade.
-        if self._db.in_transaction:  # inside batch(): part of the one transaction
-            yield self._db
-            return
-        with self._failing():
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-                self._db.execute("COMMIT")
-            except BaseException:
-                if self._db.in_transaction:  # a failed COMMIT (disk full) may leave it open
-                    self._db.execute("ROLLBACK")
-                raise
-
     @contextmanager
     def batch(self) -> Iterator["GradeStore"]:
         """Make every write inside the block one transaction: all of it is stored, or none."""
         with self._transaction():
             yield self
-
-    @contextmanager
-    def _failing(self) -> Iterator[None]:
-        """SQLite's own errors for a full disk, a lost or unwritable file: an OutputError naming
-        the store (what was committed before stays; the failed transaction is rolled back)."""
-        try:
-            yield
-        except sqlite3.OperationalError as exc:
-            message = str(exc)
-            if any(word in message for word in ("full", "disk I/O", "readonly", "unable to open")):
-                raise OutputError(self.path, f"cannot write the grade store: {message}") from None
-            raise
 
     # -- id mappings -------------------------------------------------------------------
 

@@ -11,8 +11,11 @@ A batch stays ``in_progress`` while :attr:`hold` is set; the first look at it af
 ``completed`` with every line answered, but for the lines ``fail(body)`` gives a status (those go to the
 error file: a 500 as a response, 0 as a line without one), and with ``expire`` only the first half of
 the lines answered and the batch ``expired``; with ``refuse`` (a message) the batch ``failed`` as a
-whole. ``corrupt(line)`` may rewrite an output line (to test malformed ones). It records the batches
-created (:attr:`batches`) and the direct requests (:attr:`direct`).
+whole. ``corrupt(line)`` may rewrite an output line (to test malformed ones, or add lines); with
+``no_output`` a completed batch names no output file. A batch says it was created when it was and
+expires 24 hours later, unless ``expires_at`` (a Unix time) says otherwise; ``bloat`` pads a batch
+object with that many bytes of metadata. It records the batches created (:attr:`batches`) and the
+direct requests (:attr:`direct`).
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ import email.parser
 import email.policy
 import json
 import threading
+import time
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -39,6 +43,9 @@ class BatchServer(Loopback):
         self.corrupt: Callable[[bytes], bytes] = lambda line: line
         self.expire = False
         self.refuse: str | None = None  # a message: batches fail as a whole, with it as their error
+        self.no_output = False
+        self.expires_at: float | None = None
+        self.bloat = 0
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.direct: list[dict[str, Any]] = []  # the bodies of direct completion requests
@@ -53,6 +60,7 @@ class BatchServer(Loopback):
             self.direct.clear()
         self.hold.clear()
         self.fail, self.corrupt, self.expire, self.refuse = (lambda body: None), (lambda line: line), False, None
+        self.no_output, self.expires_at, self.bloat = False, None, 0
 
     def lines(self, batch_id: str) -> list[dict[str, Any]]:
         """The request lines of a batch's input file."""
@@ -113,10 +121,12 @@ class BatchServer(Loopback):
             return 400, {}, _error("bad batch", "invalid_request_error", 400)
         with self._lock:
             batch_id = f"batch_{len(self.batches)}"
+            now = int(time.time())
             self.batches[batch_id] = {"id": batch_id, "object": "batch", "endpoint": body["endpoint"],
                                       "input_file_id": body["input_file_id"], "completion_window": "24h",
                                       "status": "validating", "output_file_id": None, "error_file_id": None,
-                                      "created_at": 0, "metadata": body.get("metadata"), "errors": None,
+                                      "created_at": now, "expires_at": now + 24 * 3600,
+                                      "metadata": body.get("metadata"), "errors": None,
                                       "request_counts": {"total": 0, "completed": 0, "failed": 0}}
             return 200, {}, dict(self.batches[batch_id])
 
@@ -130,7 +140,12 @@ class BatchServer(Loopback):
                     batch["status"] = "in_progress"
                 else:
                     self._run(batch)
-            return 200, {}, dict(batch)
+            shown = dict(batch)
+            if self.expires_at is not None:
+                shown["expires_at"] = self.expires_at
+            if self.bloat:
+                shown["metadata"] = {"padding": "x" * self.bloat}
+            return 200, {}, shown
 
     def _run(self, batch: dict[str, Any]) -> None:
         if self.refuse is not None:
@@ -158,7 +173,7 @@ class BatchServer(Loopback):
                            "error": {"code": "batch_expired", "message": "This request could not be executed "
                                                                          "before the completion window expired."}})
         for records, name in ((output, "output_file_id"), (errors, "error_file_id")):
-            if records:
+            if records and not (self.no_output and name == "output_file_id"):
                 file_id = f"file-{len(self.files)}"
                 self.files[file_id] = b"".join(self.corrupt((json.dumps(r) + "\n").encode()) for r in records)
                 batch[name] = file_id

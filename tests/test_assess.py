@@ -277,6 +277,12 @@ def test_sample_files_round_trip(tmp_path):
     nuggets = [SamplePair("q1", None, 0.5, "", 0.1, run="runA", nugget_id="3")]
     write_sample(nuggets, tmp_path / "n.tsv")
     assert read_sample(tmp_path / "n.tsv") == nuggets and nuggets[0].key == "runA/3"
+    sentences = [SamplePair("q1", None, 0.25, "judge=2", 0.1, run="runA", sentence_id="4")]
+    write_sample(sentences, tmp_path / "s.tsv")
+    assert read_sample(tmp_path / "s.tsv") == sentences and sentences[0].key == "runA/4"
+    assert (tmp_path / "s.tsv").read_text().splitlines()[0].split("\t")[:3] == ["query_id", "run", "sentence_id"]
+    with pytest.raises(ValueError, match="one kind"):
+        write_sample(nuggets + sentences, tmp_path / "mixed.tsv")
 
 
 def test_ppi_needs_a_mean_and_the_judge_has_no_interval(tmp_path):
@@ -363,6 +369,105 @@ def test_a_nugget_sample_estimates_from_the_assessors_file(tmp_path):
         draw_sample(SampleJob(tmp_path, 20, measures=("V_strict",)))
 
 
+# --- citation support: RAG answers -----------------------------------------------------------------
+
+def _cited(seed: int, judge: bool = False):
+    """3 topics x 4 runs (run3 skips t1); each answer 3 sentences, the last citing nothing, the first
+    citing two segments (so that precision's mean and recall's best differ), the second one; the
+    assessors' support from ``seed``, the judge's a noisy copy with one citation left unjudged."""
+    from exampp.collection.citations import CitedAnswer, Citation, Sentence
+
+    rng = np.random.default_rng(seed)
+    noise = np.random.default_rng(seed + 1)
+    answers = []
+    for t in range(3):
+        for r in range(4):
+            if (t, r) == (1, 3):
+                continue
+            sentences = []
+            for s, n_cited in enumerate((2, 1, 0)):
+                citations = []
+                for c in range(n_cited):
+                    support = int(rng.choice(3, p=[0.3, 0.3, 0.4]))
+                    if judge and noise.random() < 0.4:
+                        support = int(noise.integers(3))
+                    if judge and (t, r, s, c) == (0, 0, 0, 1):
+                        support = None
+                    citations.append(Citation(c, f"seg{t}-{s}-{c}", support))
+                sentences.append(Sentence(s, f"sentence {s}", tuple(citations)))
+            answers.append(CitedAnswer(f"t{t}", f"run{r}", tuple(sentences)))
+    return answers
+
+
+@pytest.mark.parametrize("kind", ["weighted_precision", "weighted_recall"])
+def test_fully_judged_support_measures_equal_the_tracks_scores(kind):
+    from exampp.analysis.support import per_answer, run_scores
+    from exampp.assess.population import support_labels, support_population
+
+    people = _cited(0)
+    pop = support_population(_cited(0, judge=True), kind)
+    assert len(pop.keys) == 11 * 2  # 11 answers, 2 citing sentences each
+    assert pop.judge[pop.keys.index("run0/0")] == (2.0 if kind == "weighted_recall" else pop.judge[0])
+    labels = support_labels(_cited(0, judge=True), people, kind, "people")
+    human = np.array([labels[pair][0] for pair in zip(pop.query_ids, pop.keys)])
+    everything = Evidence(pop.layout, pop.judge, 2.0, np.arange(len(human)), np.ones(len(human)), human[:, None])
+    table = estimate(everything, [AssessMeasure.parse(kind)], estimator="humans", replicates=2).table
+    board = run_scores(per_answer(people)).set_index("run")
+    for row in table.itertuples():
+        assert row.estimate == pytest.approx(board.at[row.run, kind], abs=1e-12)
+
+
+def test_a_support_sample_estimates_from_the_assessors_file(tmp_path):
+    from dataclasses import replace
+
+    from exampp.analysis.support import per_answer, run_scores
+    from exampp.api.assess_labels import load_tasks
+    from exampp.collection.citations import write_citations
+    from exampp.collection.nugget_assignments import write_assignments
+
+    ours, people = tmp_path / "ours.jsonl", tmp_path / "people.jsonl"
+    write_citations(_cited(0, judge=True), ours)
+    write_citations(_cited(0), people)
+    measures = ("weighted_precision", "weighted_recall")
+    quiet: list[str] = []
+    full = draw_sample(SampleJob(tmp_path, 1000, measures=measures, support=ours, output=tmp_path / "all.tsv"),
+                       quiet.append)
+    assert len(full.pairs) == 22 and all(p.kind == "sentence" for p in read_sample(tmp_path / "all.tsv"))
+    table = estimate_runs(tmp_path, sample=tmp_path / "all.tsv", labels=people, measures=measures, support=ours,
+                          estimator="calibrated", warn=quiet.append).table
+    board = run_scores(per_answer(_cited(0))).set_index("run")
+    assert len(table) == 8
+    for row in table.itertuples():
+        assert row.estimate == pytest.approx(board.at[row.run, row.measure], abs=1e-12)
+    sample = tmp_path / "s.tsv"
+    runner = CliRunner()
+    done = runner.invoke(main, ["assess", "sample", "-w", str(tmp_path), "--support", str(ours), "--budget", "12",
+                                "-m", "weighted_recall", "-o", str(sample)])
+    assert done.exit_code == 0, done.output
+    assert {p.key for p in read_sample(sample)} <= {p.key for p in full.pairs} and len(read_sample(sample)) == 12
+    done = runner.invoke(main, ["assess", "estimate", "-w", str(tmp_path), "--support", str(ours), "--labels",
+                                str(people), "--sample", str(sample), "-m", "weighted_recall", "--format", "json"])
+    assert done.exit_code == 0, done.output
+    estimates = json.loads(done.stdout)
+    assert set(estimates) == {f"run{r}" for r in range(4)}
+    assert all(v["weighted_recall"]["low"] <= v["weighted_recall"]["estimate"] <= v["weighted_recall"]["high"]
+               for v in estimates.values())
+    with pytest.raises(InputError, match="a sample of citing sentences is judged in the track's"):
+        load_tasks(tmp_path, sample)
+    with pytest.raises(AssessError, match="--support FILE"):
+        draw_sample(SampleJob(tmp_path, 5, measures=("weighted_recall",)))
+    write_assignments(_answers(0, judge=True), tmp_path / "nuggets.jsonl")
+    with pytest.raises(AssessError, match="a sample of sentences"):
+        estimate_runs(tmp_path, sample=tmp_path / "all.tsv", labels=people, measures=["V_strict"],
+                      nuggets=tmp_path / "nuggets.jsonl")
+    stray = _cited(0)
+    stray[0] = replace(stray[0], run_id="run9")
+    write_citations(stray, tmp_path / "stray.jsonl")
+    with pytest.raises(InputError, match="stray.jsonl:1: .*run run9: the judge's support file has no such sentence"):
+        estimate_runs(tmp_path, sample=tmp_path / "all.tsv", labels=tmp_path / "stray.jsonl",
+                      measures=["weighted_recall"], support=ours, warn=quiet.append)
+
+
 def test_the_reports_human_check_shows_the_corrected_leaderboard(tmp_path):
     import pandas as pd
 
@@ -385,6 +490,37 @@ def test_the_reports_human_check_shows_the_corrected_leaderboard(tmp_path):
         assert row["P@10 low"] <= row["P@10"] <= row["P@10 high"]
     page = report.html.read_text()
     assert '<section id="human">' in page and "40 pairs judged by people" in page
+
+
+def test_the_human_check_leaves_out_the_excluded_runs_and_their_pairs(tmp_path):
+    # every pooled pair labelled: the humans' estimate over the other runs is their exact P@10 (by
+    # ir_measures), from the pairs of their own pool; the sample's pairs only the left-out run ranks are dropped
+    from exampp.api.assess import human_check, labelled_sample
+    from exampp.collection.runs import read_runs
+
+    ws, sample, labels = _labelled(tmp_path, 10_000)
+    quiet: list[str] = []
+
+    def pool(runs):
+        return {(q, doc.docid) for run in runs.values() for q in run.rankings for doc in run.top(q, 10)}
+
+    every = read_runs(ws / "runs")
+    left_out = next(name for name in sorted(every)  # a run with pairs of its own
+                    if pool({name: every[name]}) - pool({n: r for n, r in every.items() if n != name}))
+    check = human_check(ws, sample=sample, labels=labels, rel_level=2, estimator="humans", exclude=(left_out,),
+                        warn=quiet.append)
+    runs = {name: run for name, run in every.items() if name != left_out}
+    assert set(check.leaderboard["run"]) == set(runs) and check.n_pairs == len(pool(runs)) < len(read_sample(sample))
+    human, _ = truth()
+    qrels = [ir_measures.Qrel(q, d, g) for q, docs in human.items() for d, g in docs.items()]
+    for name, run in runs.items():
+        ranked = [ir_measures.ScoredDoc(q, doc.docid, 10.0 - i) for q in run.rankings
+                  for i, doc in enumerate(run.top(q, 10))]
+        expected = ir_measures.calc_aggregate([ir_measures.parse_measure("P(rel=2)@10")], qrels, ranked)
+        got = check.leaderboard.set_index("run").at[name, "P@10"]
+        assert got == pytest.approx(next(iter(expected.values())), abs=1e-12)
+    with pytest.raises(InputError, match="not in the judge's pool"):  # without domain: a mismatched sample
+        labelled_sample(ws, sample, labels, [AssessMeasure.parse("P@10")], runs=runs, warn=quiet.append)
 
 
 def test_uncertainty_draws_toward_pairs_the_judges_disagree_on(tmp_path):

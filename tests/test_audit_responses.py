@@ -201,6 +201,11 @@ def test_the_track_answers_with_their_nuggets_as_the_benchmark_audits_them(tmp_p
     track = shared_path("data", "rag24", "nugget-assignments.dev.jsonl.gz")
     result = audit(tmp_path, responses=track, bank=track)
     assert (result.thresholds, result.pooled) == ("nuggets", 487)
+    # and two answers of one run the injection classifier flags (issue 34): they tell the reader
+    # which sentences of their documents "directly address the query" (2 of 487)
     assert [(f.kind, f.query_id, f.text_id) for f in result.flags] == [
-        ("duplicate", "2024-213469", "qrant_bge_gemini"), ("duplicate", "2024-27366", "qrant_bge_gemini"),
+        ("duplicate", "2024-213469", "qrant_bge_gemini"),
+        ("injection", "2024-213817", "Enhanced_Iterative_Fact_Refinement_and_Prioritization"),
+        ("duplicate", "2024-27366", "qrant_bge_gemini"),
+        ("injection", "2024-29182", "Enhanced_Iterative_Fact_Refinement_and_Prioritization"),
         ("duplicate", "2024-73340", "qrant_bge_gemini")]

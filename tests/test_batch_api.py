@@ -2,7 +2,9 @@
 (tests/batch_server.py) on the example collection of this repository: the grades (probabilities
 included) and the judge's usage are the direct path's; a job killed between submitting and downloading
 resumes its batch without submitting another; failed, malformed and expired lines are asked directly;
-the cost estimate; the store's batch tables and an old store without them."""
+the cost estimate; the store's batch tables and an old store without them. A hostile or broken Batch API: a
+batch open long past its expiry, a request answered twice differently, a completed batch without output,
+a batch object over the bound, an output file read streamed."""
 from __future__ import annotations
 
 import json
@@ -12,6 +14,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import zlib
 from pathlib import Path
@@ -302,3 +305,122 @@ def test_an_old_store_without_the_batch_tables_still_opens(tmp_path):
         store.end_batch("batch_x", "expired", [("cd" * 32, (200, b"{}"))])  # a key it lacks is ignored
         assert store.open_batches("http://127.0.0.1:1/v1", NAME) == []
         assert store.batch_answers("http://127.0.0.1:1/v1", NAME) == {"ab" * 32: (0, None)}
+
+
+# --- a hostile or broken /files and /batches -----------------------------------------------------------
+
+
+def test_a_batch_still_in_progress_long_past_its_expiry_is_given_up_on_in_one_line(stub, tmp_path):
+    stub.hold.set()
+    stub.expires_at = time.time() - 2 * 3600  # the window ended two hours ago, and the batch runs on
+    outcome = {}
+    worker = threading.Thread(target=lambda: outcome.update(result=grade(stub, tmp_path, "--grader", "self-rating",
+                                                                         *FAST)), daemon=True)
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive(), "still polling after 30 s"
+    result = outcome["result"]
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert result.output.splitlines()[-1].startswith(
+        f"Error: {stub.url} still has batch batch_0 in_progress 2 h past its expiry (Batch API): exampp stops "
+        "polling it")
+
+
+def _contradicted(line: bytes) -> bytes:
+    """The line, then the same request answered otherwise (another grade)."""
+    record = json.loads(line)
+    message = record["response"]["body"]["choices"][0]["message"]
+    message["content"] = "5" if message["content"] != "5" else "0"
+    message.pop("logprobs", None)
+    record["response"]["body"]["choices"][0]["logprobs"] = None
+    return line + (json.dumps(record) + "\n").encode()
+
+
+def test_a_request_answered_twice_differently_is_flagged_and_asked_directly(stub, direct, tmp_path):
+    seen = iter(range(10**6))
+    twice = {}
+
+    def corrupt(line: bytes) -> bytes:
+        n = next(seen) + 1
+        if n in (2, 7):
+            twice[json.loads(line)["custom_id"]] = n
+            return _contradicted(line) if n == 2 else line + line  # line 7: the same answer again, accepted
+        return line
+
+    stub.corrupt = corrupt
+    result = grade(stub, tmp_path, "--grader", "self-rating", *FAST)
+    assert result.exit_code == 0, result.output
+    where = f"{stub.url} file file-1 of batch batch_0"
+    key = next(key for key, n in twice.items() if n == 2)
+    assert [line for line in result.output.splitlines() if line.startswith(where)] == [
+        (f"{where}:3: custom_id {key[:16]}... answers its request again, otherwise than line 2: neither answer is "
+         "used; its request is asked again directly")]
+    keys = {line["custom_id"]: _prompt(line["body"]) for line in stub.lines("batch_0")}
+    assert [_prompt(body) for body in stub.direct] == [keys[key]]
+    assert contents(tmp_path) == direct["self-rating"][0]
+
+
+def test_a_completed_batch_without_an_output_file_says_its_requests_go_directly(stub, direct, tmp_path):
+    stub.no_output = True
+    result = grade(stub, tmp_path, "--grader", "self-rating", *FAST)
+    assert result.exit_code == 0, result.output
+    assert (f"Batch API: batch batch_0 completed with no output file: its {PAIRS} requests have no answer in it and "
+            "are sent directly, at the direct price\n") in result.output
+    assert len(stub.direct) == PAIRS
+    assert contents(tmp_path) == direct["self-rating"][0]
+
+
+def test_a_batch_object_over_the_bound_is_named_as_such(stub, tmp_path):
+    stub.bloat = 8 << 20
+    result = grade(stub, tmp_path, "--grader", "self-rating", *FAST)
+    assert result.exit_code == 1, result.output
+    assert result.output.splitlines()[-1] == (f"Error: {stub.url} sent more than 4 MiB for batch batch_0 (Batch "
+                                              "API): exampp reads at most that much")
+
+
+def test_an_output_file_is_read_streamed(stub, tmp_path):
+    import tracemalloc
+
+    from exampp.llm.batch_api import BatchClient
+
+    # 300 lines of 100 KB each that exampp does not keep (an id), each with a small answer it keeps.
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}]}
+    lines = [json.dumps({"id": f"{n:06d}" + "x" * 100_000, "custom_id": f"{n:064x}",
+                         "response": {"status_code": 200, "body": body}}) + "\n" for n in range(300)]
+    stub.files["file-big"] = "".join(lines).encode()
+    size = len(stub.files["file-big"])
+    with open_backend("openai", NAME, base_url=stub.url) as backend, \
+            GradeStore(tmp_path / "grades.sqlite") as store:
+        store.add_batch("batch_big", backend.url, backend.model, "m", [f"{n:064x}" for n in range(300)])
+        client = BatchClient(backend, store, "m")
+        book = Book()
+        try:
+            tracemalloc.start()
+            client._download("batch_big", "completed", {"output_file_id": "file-big"}, book)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+            client.close()
+    assert len(book.answers) == 300 and all(status == 200 for status, _ in book.answers.values())
+    assert peak < size / 4, f"{peak >> 20} MiB at peak to read a {size >> 20} MiB file"
+
+
+def test_without_expires_at_the_window_runs_from_creation_else_from_first_sight():
+    from types import SimpleNamespace
+
+    from exampp.llm.backend import BackendError
+    from exampp.llm.batch_api import BatchClient
+
+    client = SimpleNamespace(backend=SimpleNamespace(url="http://judge/v1"))
+    now, hour = time.time(), 3600
+
+    def check(batch: dict, first_seen: float = now) -> None:
+        BatchClient._check_expiry(client, "batch_x", "in_progress", batch, first_seen)
+
+    check({"created_at": now - 24.5 * hour})  # within the hour of grace
+    check({"created_at": now - 26 * hour, "expires_at": now})  # expires_at rules where it reads
+    for batch, first_seen in (({"created_at": now - 26 * hour}, now), ({"created_at": "yesterday"}, now - 26 * hour),
+                              ({"expires_at": True}, now - 26 * hour)):
+        with pytest.raises(BackendError, match="^http://judge/v1 still has batch batch_x in_progress 2 h past its "
+                                               "expiry"):
+            check(batch, first_seen)

@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from exampp.collection.question_bank import Question
-from exampp.grading.base import DIRECT_QUESTION_ID, Pair
+from exampp.grades import DIRECT_QUESTION_ID
+from exampp.grading.base import Pair
 from exampp.grading.method import MethodError
 from exampp.grading.methods.direct import Direct, parse_thomas, parse_yes_no
 from exampp.grading.registry import default_tau, parse_method

@@ -57,6 +57,17 @@ def test_an_answer_without_questions_gives_none(answer):
     assert parse_questions(answer) == []
 
 
+@pytest.mark.parametrize("answer", ['{"questions": [1, null, {"a": 1}, ["x"], true]}', '[1, ["x"], {"q": 2}]',
+                                    '```json\n{"questions": [null, ["What is x?"]]}\n```'])
+def test_a_list_nested_among_values_that_are_no_questions_gives_none(answer):
+    assert parse_questions(answer) == []
+
+
+def test_an_object_of_another_kind_may_wrap_the_questions():
+    assert parse_questions('{"response": {"questions": ["What is A?"]}}') == ["What is A?"]
+    assert parse_questions('{"note": "none"} then {"questions": ["What is A?"]}') == ["What is A?"]
+
+
 def test_near_duplicates_are_dropped_keeping_the_first():
     questions = ["What causes coral bleaching?", "what causes coral bleaching", "What causes Coral-Bleaching??",
                  "What causes coral bleaching in reefs?", "How do reefs recover?", "", "?!"]

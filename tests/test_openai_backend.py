@@ -317,8 +317,10 @@ def test_what_the_retries_do_not_mend_is_one_line(served, workspace, tmp_path):
     served.faults = {i: Fault(sleep=60.0) for i in range(2 * PAIRS)}
     line = _one_line_error(grade(workspace, tmp_path, *served_args(served, "--max-retries", "1", "--timeout", "0.3",
                                                                    "--concurrency", "1")))
-    assert line == (f"Error: {served.url} did not answer for model {NAME} within --timeout 0.3 s (2 attempts; "
-                    "--max-retries sets how many)")
+    # one request at a time: the second times out as the silence reaches 2 x 0.3 s, before the first's retry
+    assert line == (f"Error: {served.url} answered nothing for model {NAME} for 0.6 s (--timeout 0.3 x "
+                    "(--max-retries 1 + 1)): every attempt since its last answer timed out; is the server up and "
+                    "able to answer?")
 
 
 def test_multiple_choice_is_refused_for_lack_of_continuation_loglik(served, workspace, tmp_path):

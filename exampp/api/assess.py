@@ -24,7 +24,7 @@ from exampp.api import Warn, python_warning
 from exampp.api.workspace import RunsSource, as_workspace, labelled_grades, stored_grades, workspace_runs
 from exampp.assess import design
 from exampp.assess.estimators import DEFAULT_ESTIMATOR, Estimates, Evidence, estimate, judge_values
-from exampp.assess.measures import NUGGET_MEASURES, AssessMeasure, MeasureError, run_weights
+from exampp.assess.measures import NUGGET_MEASURES, SUPPORT_MEASURES, AssessMeasure, MeasureError, run_weights
 from exampp.assess.population import Population, passage_population
 from exampp.collection.assessment_sample import SamplePair, read_sample, sample_keys, write_sample
 from exampp.collection.io import PathLike, display_name
@@ -47,12 +47,28 @@ class Judge:
 
 def workspace_judge(workspace: Workspace | PathLike, measures: Sequence[AssessMeasure], *,
                     runs: RunsSource | None = None, method: str | None = None, nuggets: PathLike | None = None,
-                    warn: Warn = python_warning) -> Judge:
+                    support: PathLike | None = None, warn: Warn = python_warning) -> Judge:
     """The top-k pool of the runs (k: the measures' largest cutoff) with the EXAM label of each pair; or,
     given ``nuggets`` (the judge's nugget assignment file), every (answer, nugget) pair with its
-    assignment as the judge's grade (relevant: supported)."""
+    assignment as the judge's grade (relevant: supported); or, given ``support`` (the judge's
+    citation-support file), every citing sentence with its support for the first measure (all
+    ``measures`` must then be support measures of one kind: a sentence's label is its citations'
+    mean support for weighted precision, their best for weighted recall)."""
     from exampp.labels import exam_labels
 
+    if support is not None:
+        from exampp.assess.population import support_population
+        from exampp.collection.citations import read_citations
+
+        kinds = {m.kind for m in measures}
+        if not kinds <= set(SUPPORT_MEASURES) or len(kinds) != 1:
+            raise AssessError("with --support, the measures are weighted_precision or weighted_recall "
+                              f"(got {', '.join(m.name for m in measures)})")
+        population = support_population(read_citations(support, texts=False), kinds.pop())
+        return Judge(population, f"support:{display_name(support)}", 2.0)
+    if any(m.kind in SUPPORT_MEASURES for m in measures):
+        raise AssessError("support measures (weighted_precision, weighted_recall) need the judge's citation-support "
+                          "file: --support FILE")
     if nuggets is not None:
         from exampp.assess.population import nugget_population
         from exampp.collection.nugget_assignments import read_assignments
@@ -105,6 +121,7 @@ class SampleJob:
     runs: RunsSource | None = None
     output: PathLike | None = None
     nuggets: PathLike | None = None  # the judge's nugget assignment: a sample of (answer, nugget) pairs
+    support: PathLike | None = None  # the judge's citation support: a sample of citing sentences
 
 
 @dataclass(frozen=True)
@@ -121,18 +138,25 @@ def draw_sample(job: SampleJob, warn: Warn = python_warning) -> SampleResult:
     if job.strategy not in design.STRATEGIES:
         raise AssessError(f"unknown strategy {job.strategy!r}; one of {', '.join(design.STRATEGIES)}")
     measures = parse_measures(job.measures, job.rel_level)
-    judge = workspace_judge(job.workspace, measures, runs=job.runs, method=job.method, nuggets=job.nuggets, warn=warn)
-    pop = judge.population
+    layouts = {}  # each measure's layout: support measures weigh a sentence each their own way
+    pop: Population | None = None  # the first group's: its judge grades set the strata
+    for group in _measure_groups(measures, job.support):
+        judge = workspace_judge(job.workspace, group, runs=job.runs, method=job.method, nuggets=job.nuggets,
+                                support=job.support, warn=warn)
+        layouts.update({m.name: judge.population.layout for m in group})
+        pop = judge.population if pop is None else pop
+    assert pop is not None
     top = float(max(pop.judge.max(initial=0.0), 1.0))
     sd = design.prior_sd(pop.judge, top)
-    squares, spread = design.run_weight_sums({m.name: run_weights(m, pop.layout).toarray() for m in measures})
+    squares, spread = design.run_weight_sums({m.name: run_weights(m, layouts[m.name]).toarray() for m in measures})
     disagreement = judges_disagreement(job.workspace, pop, warn) if job.strategy == "uncertainty" else None
     sizes = design.sizes_for(job.strategy, sd, squares, spread, disagreement)
     uniforms = design.permanent_uniforms(job.seed, pop.query_ids, pop.keys)
     chosen, probabilities, priorities = design.draw(sizes, uniforms, job.budget)
     if job.budget > pop.layout.n_pairs:
         warn(f"the budget ({job.budget}) covers the whole pool: all {pop.layout.n_pairs} pairs drawn")
-    pairs = [_pair(pop.query_ids[d], pop.keys[d], float(p), _stratum(pop.judge[d]), float(priority), job.nuggets)
+    kind = "nugget" if job.nuggets is not None else "sentence" if job.support is not None else "passage"
+    pairs = [_pair(pop.query_ids[d], pop.keys[d], float(p), _stratum(pop.judge[d]), float(priority), kind)
              for d, p, priority in zip(chosen, probabilities, priorities)]
     kept = 0
     if job.output is not None and str(job.output) != "-" and Path(job.output).is_file():
@@ -174,12 +198,21 @@ def judges_disagreement(workspace: Workspace | PathLike, population: Population,
     return np.nan_to_num(spread, nan=float(np.nanmean(spread)) if np.isfinite(spread).any() else 0.0)
 
 
-def _pair(query_id: str, key: str, probability: float, stratum: str, priority: float,
-          nuggets: PathLike | None) -> SamplePair:
-    if nuggets is None:
+def _pair(query_id: str, key: str, probability: float, stratum: str, priority: float, kind: str) -> SamplePair:
+    if kind == "passage":
         return SamplePair(query_id, key, probability, stratum, priority)
-    run, nugget_id = key.rsplit("/", 1)
-    return SamplePair(query_id, None, probability, stratum, priority, run=run, nugget_id=nugget_id)
+    run, item = key.rsplit("/", 1)
+    if kind == "nugget":
+        return SamplePair(query_id, None, probability, stratum, priority, run=run, nugget_id=item)
+    return SamplePair(query_id, None, probability, stratum, priority, run=run, sentence_id=item)
+
+
+def _measure_groups(measures: Sequence[AssessMeasure], support: PathLike | None) -> list[list[AssessMeasure]]:
+    """The measures in groups one judged sample serves as one: all of them, or with ``support`` one group
+    per support measure (a sentence's label is its mean support for one, its best for the other)."""
+    if support is None:
+        return [list(measures)]
+    return [[m for m in measures if m.kind == kind] for kind in dict.fromkeys(m.kind for m in measures)]
 
 
 def _stratum(grade: float) -> str:
@@ -220,6 +253,17 @@ def read_human_labels(workspace: Workspace | PathLike, path: PathLike | None, nu
     return labels
 
 
+def _support_human_labels(support: PathLike, labels: PathLike | None, kind: str) -> dict[tuple[str, str], list[float]]:
+    """(topic, ``run/sentence id``) -> [support] from people's citation-support file (the track's format)."""
+    from exampp.assess.population import support_labels
+    from exampp.collection.citations import read_citations
+
+    if labels is None:
+        raise AssessError("support labels come as people's citation-support file (the track's format): --labels FILE")
+    return support_labels(read_citations(support, texts=False), read_citations(labels, texts=False), kind,
+                          display_name(labels))
+
+
 def _is_assignment_file(path: PathLike) -> bool:
     """Whether ``path`` is a nugget assignment file (JSONL answers with their nuggets)."""
     import json
@@ -236,20 +280,32 @@ def _is_assignment_file(path: PathLike) -> bool:
 
 def labelled_sample(workspace: Workspace | PathLike, sample: PathLike, labels: PathLike | None,
                     measures: Sequence[AssessMeasure], *, runs: RunsSource | None = None,
-                    method: str | None = None, nuggets: PathLike | None = None,
-                    warn: Warn = python_warning) -> Labelled:
+                    method: str | None = None, nuggets: PathLike | None = None, support: PathLike | None = None,
+                    domain: bool = False, warn: Warn = python_warning) -> Labelled:
     """The sample's pairs joined with their labels and the judge's pool. A sampled pair without a label
     is non-response: the pairs labelled in its stratum stand for it (each one's probability times the
-    stratum's response rate), and a warning says how many."""
-    judge = workspace_judge(workspace, measures, runs=runs, method=method, nuggets=nuggets, warn=warn)
+    stratum's response rate), and a warning says how many. With ``support``, ``measures`` are one
+    support measure (see :func:`workspace_judge`). With ``domain``, ``runs`` are some of the runs the
+    sample was drawn for: its pairs outside their pool are left out (the rest keep their probabilities,
+    so estimates over the smaller pool stay unbiased); without, such a pair is an error."""
+    judge = workspace_judge(workspace, measures, runs=runs, method=method, nuggets=nuggets, support=support,
+                            warn=warn)
     pairs = read_sample(sample)
-    if any(pair.is_nugget != (nuggets is not None) for pair in pairs):
+    kind = "nugget" if nuggets is not None else "sentence" if support is not None else "passage"
+    if any(pair.kind != kind for pair in pairs):
         raise AssessError(f"{display_name(sample)}: a sample of nuggets goes with the judge's assignment (--nuggets), "
-                          "a sample of passages with a workspace's grades")
-    given = read_human_labels(workspace, labels, nuggets)
+                          "a sample of sentences with the judge's citation support (--support), a sample of "
+                          "passages with a workspace's grades")
+    if support is not None:
+        given = _support_human_labels(support, labels, measures[0].kind)
+    else:
+        given = read_human_labels(workspace, labels, nuggets)
     index = judge.population.index()
     outside_pool = [p for p in pairs if (p.query_id, p.key) not in index]
-    if outside_pool:
+    if domain:
+        pairs = [p for p in pairs if (p.query_id, p.key) in index]
+        given = {key: value for key, value in given.items() if key in index}
+    elif outside_pool:
         first = outside_pool[0]
         raise InputError(sample, None, f"{len(outside_pool)} sampled pair(s) are not in the judge's pool (first: "
                                        f"{first.query_id} {first.key}): the sample was drawn from other runs or "
@@ -289,19 +345,33 @@ def _response_rates(pairs: Sequence[SamplePair], responded: Sequence[SamplePair]
 def estimate_runs(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike | None = None,
                   measures: Sequence[str] = ("P@10",), rel_level: float = 1.0, level: float = 0.9,
                   estimator: str = DEFAULT_ESTIMATOR, method: str | None = None, runs: RunsSource | None = None,
-                  nuggets: PathLike | None = None, replicates: int = 2000, seed: int = 0,
-                  warn: Warn = python_warning) -> Estimates:
+                  nuggets: PathLike | None = None, support: PathLike | None = None, replicates: int = 2000,
+                  seed: int = 0, warn: Warn = python_warning) -> Estimates:
     """Every run's ``measures`` (``P@10``, ``nDCG@10``; relevant from human grade ``rel_level``) from
     the judge and the labelled ``sample``, by ``estimator`` (:mod:`exampp.assess.estimators`), intervals
     at ``level``. With ``nuggets`` (the judge's nugget assignment file), the RAG track's V_strict,
-    A_strict, V, A, W_strict, W of every run's answers from (answer, nugget) labels."""
+    A_strict, V, A, W_strict, W of every run's answers from (answer, nugget) labels; with ``support``
+    (the judge's citation-support file), weighted_precision and weighted_recall from people's support
+    of the sampled sentences' citations (``labels``: their citation-support file)."""
     parsed = parse_measures(measures, rel_level)
-    data = labelled_sample(workspace, sample, labels, parsed, runs=runs, method=method, nuggets=nuggets, warn=warn)
-    _warn_sparse_ndcg(data, parsed, estimator, warn)
-    try:
-        return estimate(data.evidence, parsed, estimator=estimator, level=level, replicates=replicates, seed=seed)
-    except ValueError as exc:
-        raise AssessError(str(exc)) from None
+    parts = []
+    for group in _measure_groups(parsed, support):
+        data = labelled_sample(workspace, sample, labels, group, runs=runs, method=method, nuggets=nuggets,
+                               support=support, warn=warn if not parts else _quiet)
+        _warn_sparse_ndcg(data, group, estimator, warn)
+        try:
+            parts.append(estimate(data.evidence, group, estimator=estimator, level=level, replicates=replicates,
+                                  seed=seed))
+        except ValueError as exc:
+            raise AssessError(str(exc)) from None
+    if len(parts) == 1:
+        return parts[0]
+    return Estimates(pd.concat([p.table for p in parts], ignore_index=True),
+                     pd.concat([p.differences for p in parts], ignore_index=True), estimator, level)
+
+
+def _quiet(message: str) -> None:
+    """A warning said once already (the same sample read again for another measure)."""
 
 
 def _warn_sparse_ndcg(data: Labelled, measures: Sequence[AssessMeasure], estimator: str, warn: Warn) -> None:
@@ -462,12 +532,15 @@ class HumanCheck:
 
 def human_check(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike | None = None,
                 measures: Sequence[str] = ("P@10",), rel_level: float = 1.0, level: float = 0.9,
-                estimator: str = DEFAULT_ESTIMATOR, method: str | None = None, runs: RunsSource | None = None,
+                estimator: str = DEFAULT_ESTIMATOR, method: str | None = None, exclude: Sequence[str] = (),
                 seed: int = 0, warn: Warn = python_warning) -> HumanCheck:
     """The corrected leaderboard beside the judge's, the confirmed orderings and the agreement: the sample
-    joined with its labels once, for all three."""
+    joined with its labels once, for all three; the workspace's runs but those ``exclude`` names (the
+    sample's pairs of their pool only: see ``domain`` in :func:`labelled_sample`)."""
     parsed = parse_measures(measures, rel_level)
-    data = labelled_sample(workspace, sample, labels, parsed, runs=runs, method=method, warn=warn)
+    runs = {name: run for name, run in workspace_runs(workspace).items() if name not in set(exclude)}
+    data = labelled_sample(workspace, sample, labels, parsed, runs=runs, method=method, domain=bool(exclude),
+                           warn=warn)
     _warn_sparse_ndcg(data, parsed, estimator, warn)
     try:
         corrected = estimate(data.evidence, parsed, estimator=estimator, level=level, seed=seed)

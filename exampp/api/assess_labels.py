@@ -56,6 +56,10 @@ def load_tasks(workspace: PathLike, sample: PathLike, *, topics: PathLike | None
     pairs = read_sample(sample)
     if not pairs:
         raise InputError(display_name(sample), None, "the sample has no pairs")
+    if pairs[0].kind == "sentence":  # each of a sentence's citations is judged: the track's own form
+        raise InputError(display_name(sample), None, "a sample of citing sentences is judged in the track's "
+                                                     "citation-support file, not on this page; give people that "
+                                                     "file's sampled answers")
     topics_file = topics if topics is not None else ws.topics
     if not pairs[0].is_nugget:
         source = corpus if corpus is not None else ws.corpus

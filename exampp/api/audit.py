@@ -38,7 +38,7 @@ from exampp.api.workspace import (
     workspace_bank,
     workspace_runs,
 )
-from exampp.audit import CLASSES, DEFAULT, NUGGET_EXAM, Flag, Thresholds, audit_texts
+from exampp.audit import CLASSES, DEFAULT, NUGGET_EXAM, WINDOW, Flag, Thresholds, audit_texts, long_texts
 from exampp.audit.canary import canary_flags
 from exampp.audit.model_check import check_flags, stored_check_grades
 from exampp.collection.io import PathLike
@@ -145,6 +145,8 @@ def audit(
                   if read_bank is not None else {})
     thresholds = exam_thresholds(read_bank)
     flags = audit_texts(audited.passages, queries, exam_texts, rankings, thresholds=THRESHOLDS[thresholds])
+    for line in window_warnings(long_texts(audited.passages)):
+        warn(line)
     texts = "passages" if responses is None else "answers"
     stored = _grades(ws, method, tau)
     # the store's flags are of the graded texts: the pool, or the passages of the segmented answers
@@ -171,6 +173,17 @@ def audit(
     table = table.merge(scores, on="run").sort_values(["rank", "run"], kind="stable").reset_index(drop=True)
     return AuditResult(table, flagged_texts(flags, audited), flags, len(audited), depth, stored.method_id, tau,
                        texts, thresholds)
+
+
+def window_warnings(cut: Sequence[Pair]) -> list[str]:
+    """One warning line naming the texts the detectors read only the first :data:`WINDOW`
+    characters of (none when no text is that long)."""
+    if not cut:
+        return []
+    ids = [f"{query_id}:{text_id}" for query_id, text_id in cut]
+    more = f" and {len(ids) - 5} more" if len(ids) > 5 else ""
+    return [f"warning: {len(ids)} texts are longer than {WINDOW:,} characters; the audit read the first {WINDOW:,} "
+            f"of each: {', '.join(ids[:5])}{more}"]
 
 
 def exam_thresholds(bank: QuestionBank | None) -> str:

@@ -37,6 +37,7 @@ from exampp.grading.runner import (
     GradingSummary,
     build_exam,
     grade_pairs,
+    graded_without_text,
     grade_pool,
     pool_grades,
     pool_records,
@@ -91,6 +92,7 @@ def grade_collection(
     min_grade: float | None = None,
     label: str = "max",
     strict: bool = False,
+    allow_partial: bool = False,
     chunk_size: int = defaults.CHUNK,
     progress: bool = True,
     cascade: CascadeSpec | None = None,
@@ -104,6 +106,8 @@ def grade_collection(
     ``tau``, ``expected`` needs grade probabilities); ``min_grade`` makes the qrels binary (for
     ``expected``: at an expected grade >= ``min_grade``). ``strict`` turns the warnings (run queries
     without exam questions, pooled passages without text) into :class:`~exampp.errors.InputError`.
+    Pooled passages without text that the store holds grades for (a wrong or incomplete corpus) are
+    refused, since the qrels would lose their labels, unless ``allow_partial``.
     ``cascade``: send the grader only the pairs a first stage cannot rule out (at ``tau``; see
     :mod:`exampp.grading.cascade`), embedding with ``cascade_backend`` (default: the packaged
     all-MiniLM-L6-v2); the query texts it needs come from ``topics``, else the bank. ``engine``:
@@ -137,6 +141,8 @@ def grade_collection(
         why = ("no run ranks a passage for a query of the exam" if first is None else
                f"none of the {pool.missing_count} pooled passages has a text in the corpus (first: {first[:60]})")
         raise NothingToGrade(f"nothing to grade: {why}; no output written")
+    if relevance and not allow_partial:
+        _check_complete(pool, graded_without_text(store, pool, grader.method.method_id))
     exam_texts = {qid: [q.text for q in exam.questions[qid]] for qid in pool.passages}
     with open_cascade(cascade, cascade_backend, exam_texts, query_texts(bank, topics),
                       default_tau(grader.method.method_id) if tau is None else tau) as first_stage:
@@ -162,6 +168,20 @@ def grade_collection(
     return GradeResult(summary.method_id, exam, pool, summary, grades, labels, qrels, tau,
                        cover, summarize(cover), tuple(warnings) + tuple(pool.warnings()), grader.usage,
                        canaries=canary_summary)
+
+
+def _check_complete(pool: Pool, lost: list[tuple[str, str]]) -> None:
+    """Refuse qrels that would drop passages the store has grades for (``lost``): a wrong corpus would
+    otherwise rewrite a workspace's qrels over the few passages it holds."""
+    if not lost:
+        return
+    pooled = len(pool) + pool.missing_count
+    qid, pid = lost[0]
+    raise ExamppError(
+        f"{pool.missing_count} of the {pooled} pooled passages have no text in the corpus, and the store holds "
+        f"grades of {len(lost)} of them (first: {qid}:{pid[:60]}): the qrels would lose their labels; give the "
+        f"corpus they were graded with, or --allow-partial to write qrels over the {len(pool)} "
+        f"passage{'s' if len(pool) != 1 else ''} with a text; no output written")
 
 
 @dataclass(frozen=True)
@@ -191,6 +211,7 @@ class GradeJob:
     label: str = "max"  # EXAM label variant of the qrels (exampp.labels.LABELS)
     chunk_size: int = defaults.CHUNK
     strict: bool = False
+    allow_partial: bool = False  # qrels over the passages with a text, though the store has grades of others
     export_reference: str | None = None
     progress: bool = True
     cascade: str | None = None  # embedding:RECALL (see exampp.grading.cascade)
@@ -214,7 +235,7 @@ class GradeJob:
         """Settings given (not None), else from the config file (``config``; else
         ``WORKSPACE/exampp.toml`` when a workspace is given, else ``./exampp.toml``), else the defaults.
         Keys are the config file's (:data:`exampp.config.KEYS`) plus ``runs``, ``chunk_size``,
-        ``strict``, ``export_reference``, ``progress`` and backend options."""
+        ``strict``, ``allow_partial``, ``export_reference``, ``progress`` and backend options."""
         from exampp.config import BACKEND_KEYS, KEYS, load_config
 
         # A workspace takes its own config, never the current folder's: its relative paths would point elsewhere.
@@ -451,6 +472,7 @@ class OpenGradeJob:
         job = self.job
         return grade_collection(self.runs, self.corpora, self.grader, self.store, bank, self.topics, depth=job.depth,
                                 tau=job.tau, min_grade=job.min_grade, label=job.label, strict=job.strict,
+                                allow_partial=job.allow_partial,
                                 chunk_size=job.chunk_size,
                                 progress=job.progress, cascade=self.cascade, cascade_backend=self.cascade_backend,
                                 engine=self.engine, canaries=job.canaries)

@@ -53,7 +53,9 @@ def score_nuggets(
     share the draws, as in every bootstrap of exampp's)."""
     if measure not in MEASURES:
         raise ExamppError(f"unknown nugget measure {measure!r}; expected one of {', '.join(MEASURES)}")
-    answers = read_assignments(assignments) if isinstance(assignments, (str, os.PathLike)) else assignments
+    # Scores read only the assignments: the answers' texts are not kept.
+    answers = read_assignments(assignments, texts=False) if isinstance(assignments, (str, os.PathLike)) \
+        else assignments
     scores = per_answer(answers)
     topics = tuple(dict.fromkeys(a.query_id for a in answers))
     board = run_scores(scores, list(topics) if complete else None)

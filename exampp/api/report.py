@@ -180,7 +180,7 @@ def build_report(
         from exampp.api.assess import human_check
 
         check = human_check(ws, sample=assess_sample, labels=assess_labels, measures=assess_measures,
-                            rel_level=assess_rel_level, method=stored.method_id, warn=warn)
+                            rel_level=assess_rel_level, method=stored.method_id, exclude=tuple(exclude), warn=warn)
         content = replace(content, human=human_summary(check),
                           tables={**content.tables, HUMAN_CHECK: check.leaderboard, HUMAN_ORDERINGS: check.orderings,
                                   HUMAN_CALIBRATION: check.calibration})

@@ -39,7 +39,7 @@ Key = tuple[str, str, int, str]  # (topic, run, sentence id, segment id): one ju
 def support_scores(path: PathLike, *, per_query: bool = False) -> pd.DataFrame:
     """The support measures of a judgment file: per run (mean over its topics, best weighted
     precision first), or with ``per_query`` per answer."""
-    answers = per_answer(read_citations(path))
+    answers = per_answer(read_citations(path, texts=False))  # the measures read only the citations
     return answers if per_query else run_scores(answers)
 
 

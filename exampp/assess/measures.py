@@ -25,6 +25,9 @@ from exampp.errors import ExamppError
 SUPPORTED = ("P", "nDCG")
 # the TREC RAG track's nugget measures, as exampp.analysis.nuggets scores them
 NUGGET_MEASURES = ("V_strict", "A_strict", "V", "A", "W_strict", "W")
+# the track's citation-support measures, as exampp.analysis.support scores them; each sentence with a
+# citation is one unit, its label its citations' mean support (precision) or best support (recall)
+SUPPORT_MEASURES = ("weighted_precision", "weighted_recall")
 
 
 class MeasureError(ExamppError, ValueError):
@@ -46,13 +49,14 @@ class AssessMeasure:
         ``-l``, unless the name carries its own ``rel=``."""
         import ir_measures
 
-        if name in NUGGET_MEASURES:
+        if name in NUGGET_MEASURES or name in SUPPORT_MEASURES:
             return cls(name, name, 0, 2.0)
         try:
             measure = ir_measures.parse_measure(name)
         except (NameError, ValueError, SyntaxError, AssertionError) as exc:
-            raise MeasureError(f"unknown measure {name!r} ({exc}); the human sample corrects "
-                               "P@k and nDCG@k") from None
+            raise MeasureError(f"unknown measure {name!r} ({exc}); the human sample corrects P@k and nDCG@k, "
+                               f"the nugget measures {', '.join(NUGGET_MEASURES)} and the support measures "
+                               f"{', '.join(SUPPORT_MEASURES)}") from None
         if measure.NAME not in SUPPORTED:
             raise MeasureError(f"{name}: the human sample corrects {', '.join(s + '@k' for s in SUPPORTED)} "
                                f"(means of pair labels, and nDCG by its ratio); not {measure.NAME}")
@@ -95,6 +99,7 @@ class Layout:
     query_of: np.ndarray
     rankings: tuple[tuple[np.ndarray, ...], ...]
     importance: np.ndarray | None = None  # nugget pairs: each nugget's weight, 1 vital, 0.5 okay
+    shares: np.ndarray | None = None  # support units: each sentence's weight in its run's measure
 
     @property
     def n_pairs(self) -> int:
@@ -116,6 +121,8 @@ def measure_totals(measure: AssessMeasure, layout: Layout, levels: np.ndarray) -
     rows, cols, values = [], [], []
     if measure.kind in NUGGET_MEASURES:
         return _nugget_totals(measure, layout)
+    if measure.kind in SUPPORT_MEASURES:
+        return _support_totals(measure, layout)
     if measure.kind == "P":
         weight = 1.0 / (measure.cutoff * n_queries)
         for r, per_query in enumerate(layout.rankings):
@@ -169,6 +176,19 @@ def _nugget_totals(measure: AssessMeasure, layout: Layout) -> Totals:
     matrix = sparse.csr_matrix((values, (rows, cols)), shape=(len(layout.runs), layout.n_pairs))
     strict = measure.kind.endswith("_strict")
     return Totals(matrix, (Target("binary", 2.0) if strict else Target("gain", scale=0.5),) * len(layout.runs))
+
+
+def _support_totals(measure: AssessMeasure, layout: Layout) -> Totals:
+    """One row per run: Σ share·weight over its sentences, the weight of a support label 0/1/2 being
+    0/0.5/1 (:data:`exampp.analysis.support.WEIGHT`); the shares (:func:`exampp.assess.population.
+    support_population`) make it the run's mean over its answers of weighted precision or recall."""
+    if layout.shares is None:
+        raise MeasureError(f"{measure.name} is a citation-support measure: it needs the judge's support file "
+                           "(--support)")
+    rows = np.repeat(np.arange(len(layout.runs)), [sum(len(p) for p in q) for q in layout.rankings])
+    cols = np.concatenate([p for q in layout.rankings for p in q] or [np.zeros(0, dtype=int)])
+    matrix = sparse.csr_matrix((layout.shares[cols], (rows, cols)), shape=(len(layout.runs), layout.n_pairs))
+    return Totals(matrix, (Target("gain", scale=0.5),) * len(layout.runs))
 
 
 def measure_values(measure: AssessMeasure, layout: Layout, levels: np.ndarray, totals: np.ndarray,

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from exampp.audit import duplicates
+from exampp.audit.addressing import addresses_evaluator
 from exampp.audit.flags import Flag, quote
 from exampp.audit.injection import find_injections
 from exampp.audit.leakage import containments, words
@@ -55,6 +56,11 @@ class Thresholds:
 
 
 DEFAULT = Thresholds()
+# The detectors read a text's first WINDOW characters: their time and memory grow with what they
+# read (issue 34: one 10 MB passage took two minutes and 888 MB), and a judge reads far less (FLAN-T5
+# 512 tokens, about 2,500 characters; DL19's longest pooled passage has 1,400 characters, RAG 2024's
+# longest answer about 11,000). :func:`long_texts` names the texts cut, for the audit to say so.
+WINDOW = 50_000
 # For an exam of nuggets (TREC RAG): one nugget found word for word in an honest answer is common
 # (10.7% of the 487 RAG 2024 answers hold one at 0.8, 2.7% hold one of 10 words or more), three
 # are not (no answer holds three at 0.8; three hold three at 0.7).
@@ -69,17 +75,19 @@ def audit_texts(texts: Mapping[str, Mapping[str, str]],
     """Every flag of every detector over the pool ``texts`` (query id -> text id -> text), each
     query's text ``queries``, its ``exam`` (query id -> question id -> question or nugget) and the
     runs' ``rankings`` (run -> query id -> text ids in rank order, cut at the pool depth); sorted
-    by query, text, class and run."""
+    by query, text, class and run. Each text is read up to :data:`WINDOW` characters."""
     flags: list[Flag] = []
     keys: dict[str, dict[str, str]] = {}
     for query_id in sorted(texts):
         keys[query_id] = {}
         questions = {question_id: words(question) for question_id, question in exam.get(query_id, {}).items()}
         for text_id in sorted(texts[query_id]):
-            text = texts[query_id][text_id]
+            whole = texts[query_id][text_id]
+            text = whole[:WINDOW]
             folded = fold(text)
             text_words = words(folded)
-            keys[query_id][text_id] = " ".join(text_words)
+            # a text cut to the window is the same as another only if it is as long as well
+            keys[query_id][text_id] = " ".join(text_words) + (f" ({len(whole)})" if len(whole) > WINDOW else "")
             flags += injection_flags(query_id, text_id, text, folded)
             flags += leakage_flags(query_id, text_id, text_words, questions, thresholds)
             flags += stuffing_flags(query_id, text_id, text_words, queries.get(query_id, ""), thresholds)
@@ -89,11 +97,24 @@ def audit_texts(texts: Mapping[str, Mapping[str, str]],
     return sorted(flags, key=lambda f: (f.query_id, f.text_id, f.kind, f.run or "", f.other or ""))
 
 
+def long_texts(texts: Mapping[str, Mapping[str, str]]) -> list[tuple[str, str]]:
+    """The (query id, text id) of the texts longer than :data:`WINDOW`, of which the detectors
+    read the first :data:`WINDOW` characters only."""
+    return [(query_id, text_id) for query_id in sorted(texts) for text_id in sorted(texts[query_id])
+            if len(texts[query_id][text_id]) > WINDOW]
+
+
 def injection_flags(query_id: str, text_id: str, text: str, folded: Folded) -> list[Flag]:
-    """One flag for a text that any rule matches, quoting the first match (and counting the others)."""
+    """One flag for a text that any rule matches, quoting the first match (and counting the others);
+    else for a text the classifier finds addressing an evaluator, quoting its window."""
     found = find_injections(text, folded)
     if not found:
-        return []
+        address = addresses_evaluator(text, folded)
+        if address is None:
+            return []
+        evidence = (f"{quote(text[address.start:address.end])} (addresses an evaluator: p={address.probability:.2f}; "
+                    f"{', '.join(sorted(address.features))})")
+        return [Flag("injection", query_id, text_id, evidence, address.probability)]
     first = found[0]
     more = f"; {len(found) - 1} more match{'es' if len(found) > 2 else ''}" if len(found) > 1 else ""
     evidence = f"{quote(text[first.start:first.end])} ({first.rule.kind}, {first.rule.language}{more})"

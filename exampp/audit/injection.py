@@ -31,7 +31,9 @@ from dataclasses import dataclass
 from exampp.audit.normalise import Folded, fold, fold_chars
 
 _GAP = r"[\W_]{0,4}"
-_FILLER = r"(?:[^\W_]+[\W_]{1,4}){0,3}?"  # lazy: a match quotes no more than it needs
+# Up to three words, each with the gap after it (see compile_rule); lazy: a match quotes no more
+# than it needs.
+_FILLER = r"(?:[^\W_]+[\W_]{1,4}){0,3}?"
 # A match starts at the start of a word ("rate", not "accurate"), or with a sign ("<|im_start|>"),
 # or with a Chinese or Japanese character (neither has spaces between words); it ends likewise ("AI", not
 # "Notice to Airmen").
@@ -88,8 +90,8 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("template", "en", r"< \|? (im_start|im_end|endoftext|eot_id|start_header_id|end_header_id) \|? >"),
     ("template", "en", r"< \| (system|user|assistant) \| >"),
     ("template", "en", r"(\[/?inst\]|<</?sys>>)"),
-    ("template", "en", r"#{2,} (instruction|system_prompt|system|response) :"),
-    ("template", "en", r"#{2,} instruction\b"),
+    ("template", "en", r"(?<!#)#{2,}+ (instruction|system_prompt|system|response) :"),
+    ("template", "en", r"(?<!#)#{2,}+ instruction\b"),
     ("template", "en", r"(system|developer) (prompt|message|note|override)? : (you|ignore|disregard|forget|rate"
                        r"|grade|score|assign|give|output|the_assistant|the_model|the_judge)"),
     ("template", "en", r"[\[(<{] system [\])>}]"),
@@ -125,8 +127,9 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("address", "en", "as (a|an|the) (language_model|large_language_model|ai|ai_model|llm|model|assessor|grader"
                       "|evaluator|judge|rater|reviewer) (evaluating|grading|judging|assessing|rating|scoring|reviewing"
                       "|ranking)"),
-    ("address", "en", r"[\[(<{]+ (assessor|grader|evaluator|judge|rater|reviewer|annotator|llm|ai) [\])>}]+"),
-    ("template", "en", r"#{2,} new (task|instructions?|rules|prompt)"),
+    ("address", "en", r"(?<![\[(<{])[\[(<{]++ (assessor|grader|evaluator|judge|rater|reviewer|annotator|llm|ai)"
+                      r" [\])>}]++"),
+    ("template", "en", r"(?<!#)#{2,}+ new (task|instructions?|rules|prompt)"),
     ("template", "en", r"(system|developer|admin|administrator) (override|instructions?|prompt|command) :"),
     ("template", "en", r"< / (s|passage|context|document|doc|text|question|query|input|data) >"),
     ("template", "en", r"(assistant|model|ai|grader|judge|evaluator) : (rating|score|grade|relevance|label) : [0-9]"),
@@ -238,15 +241,72 @@ class Rule:
     kind: str
     language: str
     pattern: re.Pattern[str]
+    # Literals one of which every match starts with (empty: none known); a text holding none of
+    # them is not searched, which spares most texts most of the 100 scans.
+    anchors: tuple[str, ...] = ()
 
 
 def compile_rule(source: str) -> re.Pattern[str]:
-    """A rule's pattern (the syntax of the module's description), folded like the text it reads."""
-    words = (_FILLER if word == "~" else word.replace("_", _GAP) for word in fold_chars(source).split(" "))
-    return re.compile(_START + _GAP.join(words) + _END)
+    """A rule's pattern (the syntax of the module's description), folded like the text it reads.
+
+    Each word carries the gap after it, an optional word inside its group, and ``~`` its own: a
+    run of signs can then be split between gaps in one way only, so that no rule backtracks more
+    than a few characters from a start (issue 34: "give ---- " a thousand times took seconds).
+    """
+    words = fold_chars(source).split(" ")
+    pieces = []
+    for position, word in enumerate(words):
+        last = position == len(words) - 1
+        word = word.replace("_", _GAP)
+        if word == "~":
+            pieces.append(_FILLER)
+        elif last:
+            pieces.append(word)
+        elif _optional(word):
+            pieces.append(f"(?:{word[:-1]}{_GAP})?")
+        else:
+            pieces.append(word + _GAP)
+    return re.compile(_START + "".join(pieces) + _END)
 
 
-COMPILED: tuple[Rule, ...] = tuple(Rule(kind, language, compile_rule(source)) for kind, language, source in RULES)
+def _optional(word: str) -> bool:
+    """Whether ``word`` of a rule is one atom made optional: ``(a|b)?`` or an escaped sign ``\\|?``."""
+    if not word.endswith("?") or len(word) < 3:
+        return False
+    atom = word[:-1]
+    if atom.startswith("\\") and len(atom) == 2:
+        return True
+    if not (atom.startswith("(") and atom.endswith(")")):
+        return False
+    depth = 0
+    for index, char in enumerate(atom):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and index < len(atom) - 1:  # closed before its end: "(a)b(c)"
+            return False
+    return True
+
+
+def anchors(source: str) -> tuple[str, ...]:
+    """The literals a rule's matches start with: the alternatives of its leading group, each up to
+    its first gap; none when an alternative is not plain letters."""
+    first = fold_chars(source).split(" ")[0]
+    if re.fullmatch(r"[^\W_]+", first):
+        return (first,)
+    if not first.startswith("("):
+        return ()
+    depth = 0
+    for end, char in enumerate(first):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            break
+    if first[end + 1:end + 2] == "?":  # an optional group leads
+        return ()
+    literals = tuple(alternative.split("_")[0].removesuffix("s?") for alternative in first[1:end].split("|"))
+    return literals if all(re.fullmatch(r"[^\W_]+'?[^\W_]*", literal) for literal in literals) else ()
+
+
+COMPILED: tuple[Rule, ...] = tuple(Rule(kind, language, compile_rule(source), anchors(source))
+                                   for kind, language, source in RULES)
 
 
 @dataclass(frozen=True)
@@ -264,6 +324,8 @@ def find_injections(text: str, folded: Folded | None = None) -> list[Injection]:
     folded = folded or fold(text)
     found = []
     for rule in COMPILED:
+        if rule.anchors and not any(anchor in folded.text for anchor in rule.anchors):
+            continue
         match = rule.pattern.search(folded.text)
         if match and match.end() > match.start():
             found.append(Injection(rule, *folded.span(match.start(), match.end())))

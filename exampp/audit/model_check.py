@@ -15,7 +15,7 @@ from pathlib import Path
 
 from exampp.audit.flags import Flag
 from exampp.grades import Method
-from exampp.grading.base import DIRECT_QUESTION_ID
+from exampp.grades import DIRECT_QUESTION_ID
 from exampp.grading.methods.injection_check import InjectionCheck
 
 Pair = tuple[str, str]  # (query_id, text_id)

@@ -43,6 +43,9 @@ _LEET = {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "
 _SEPARATOR = r"[ .\-_*|/+~·•]"
 _SPACED_WORD = rf"[^\W\d_](?:{_SEPARATOR}(?:\d{_SEPARATOR})*[^\W\d_])+"
 _SPACED_WORDS = re.compile(_SPACED_WORD)
+# One-letter words of prose (English, Romance, Slavic; folded: Cyrillic "а", "о", "у" read Latin).
+_ONE_LETTER_WORDS = frozenset("aiyoeuwzикв")
+_PROSE_AFTER = re.compile(r" [^\W\d_]{2}")
 _SPACED = re.compile(rf"(?<![^\W_]){_SPACED_WORD}(?:\s{{2,}}{_SPACED_WORD})*(?![^\W_])")
 
 
@@ -95,6 +98,8 @@ def fold(text: str) -> Folded:
         for word in spaced_words:
             for position in range(word.start() + 1, word.end(), 2):  # the separators
                 keep[position] = False
+        if _runs_into_prose(joined, spaced_words[-1]):
+            keep[spaced.end() - 2] = True
     chars, origin = [c for c, k in zip(chars, keep) if k], [i for i, k in zip(origin, keep) if k]
     _unleet(chars)  # after joining: "q u e s t 1 o n" is a word with a leet digit
     kept: list[str] = []
@@ -107,6 +112,16 @@ def fold(text: str) -> Folded:
         kept.append(char)
         kept_origin.append(index)
     return Folded("".join(kept), tuple(kept_origin))
+
+
+def _runs_into_prose(joined: str, last: re.Match[str]) -> bool:
+    """Whether the last spaced-out word ``last`` ends in a one-letter word of the prose after it:
+    "i n s t r u c t i o n s a public" is "instructions a public" (found by the exploring profile,
+    issue 34). So read when the letter is a common one-letter word, the word has three letters
+    before it, a space parts it from them, and one space, not two, from a written word after it."""
+    end = last.end()
+    return (last[0][-1] in _ONE_LETTER_WORDS and len(last[0]) >= 7 and joined[end - 2] == " "
+            and _PROSE_AFTER.match(joined, end) is not None)
 
 
 def _unleet(chars: list[str]) -> None:

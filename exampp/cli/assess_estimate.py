@@ -30,11 +30,14 @@ from exampp.cli.output import (
 @click.option("--nuggets", type=FILE,
               help="The judge's nugget assignment (RAG answers); --labels is then people's assignment of the sampled "
                    "(answer, nugget) pairs (the track's format) or qrels keyed run/nugget.")
+@click.option("--support", type=FILE,
+              help="The judge's citation-support file (RAG answers); --labels is then people's citation-support "
+                   "file for the sampled sentences (the track's format).")
 @method_option
 @format_option
 @output_option
-def estimate(workspace, labels, sample_file, measures, rel_level, level, estimator, differences, seed, nuggets, method,
-             fmt, output) -> None:
+def estimate(workspace, labels, sample_file, measures, rel_level, level, estimator, differences, seed, nuggets, support,
+             method, fmt, output) -> None:
     """Every run's measures estimated from the judge's labels on the whole pool and people's labels on
     the sample, each with its interval; JSON is {run: {measure: {estimate, low, high}}}.
 
@@ -42,12 +45,14 @@ def estimate(workspace, labels, sample_file, measures, rel_level, level, estimat
     Example:
       exampp assess estimate -w out/dl19 --labels labels.qrels --sample sample.tsv -m P@10 --rel-level 2
       exampp assess estimate --nuggets ours.jsonl.gz --labels assessors.jsonl.gz --sample s.tsv -m V_strict
+      exampp assess estimate --support ours.jsonl.gz --labels people.jsonl.gz --sample s.tsv -m weighted_recall
     """
     from exampp.api.assess import estimate_runs, estimates_json
     from exampp.report.records import dumps
 
     result = estimate_runs(workspace, sample=sample_file, labels=labels, measures=measures, rel_level=rel_level,
-                           level=level, estimator=estimator, method=method, nuggets=nuggets, seed=seed, warn=warn)
+                           level=level, estimator=estimator, method=method, nuggets=nuggets, support=support, seed=seed,
+                           warn=warn)
     if differences:
         emit(result.differences, "tsv", differences)
     if fmt == "json":

@@ -85,6 +85,10 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
                    "several unrelated questions; no measure, qrels or leaderboard reads them [default: 0].")
 @click.option("--strict", is_flag=True, help="Pooled passages without text and run queries without exam "
                                              "questions are errors (default: warnings; they are left out).")
+@click.option("--allow-partial", is_flag=True,
+              help="Write qrels over the pooled passages with a text in the corpus even when the store has grades "
+                   "of pooled passages the corpus lacks (default: refused, as a wrong --corpus would drop their "
+                   "labels).")
 @click.option("--export-reference", type=_PATH,
               help="Also write the grades as the reference EXAM++ tool's graded JSONL.gz.")
 @progress_option

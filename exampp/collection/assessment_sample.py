@@ -1,7 +1,7 @@
 """An assessment sample: the pairs that people are asked to judge, each with the probability with
 which it was drawn, so that estimates from their labels stay unbiased.
 
-The file is TSV with a header line. Two kinds of pair:
+The file is TSV with a header line. Three kinds of pair:
 
 - a passage of a query (runs' pooled passages)::
 
@@ -11,12 +11,17 @@ The file is TSV with a header line. Two kinds of pair:
 
       query_id  run  nugget_id  inclusion_probability  stratum  priority
 
+- a sentence of one run's answer to a topic, with every segment it cites (RAG citation support)::
+
+      query_id  run  sentence_id  inclusion_probability  stratum  priority
+
 ``inclusion_probability`` is in (0, 1]; ``stratum`` names the group the design drew the pair in
 (the judge's grade, say); ``priority`` is the pair's place in the draw (sequential Poisson
 sampling: the pairs of smallest priority are drawn), so that a larger budget drawn with the same
 seed holds every pair of a smaller one. Rows come in priority order: the order to judge them in.
 Other columns (texts added by ``exampp assess export``) are kept but not read. A pair's ``key``
-names it in the assessors' label store and in qrels: its ``doc_id``, or ``run/nugget_id``.
+names it in the assessors' label store and in qrels: its ``doc_id``, ``run/nugget_id`` or
+``run/sentence_id``.
 """
 from __future__ import annotations
 
@@ -30,12 +35,15 @@ from exampp.errors import InputError
 
 PASSAGE_COLUMNS = ("query_id", "doc_id", "inclusion_probability", "stratum", "priority")
 NUGGET_COLUMNS = ("query_id", "run", "nugget_id", "inclusion_probability", "stratum", "priority")
+SENTENCE_COLUMNS = ("query_id", "run", "sentence_id", "inclusion_probability", "stratum", "priority")
+# a kind's id columns, from the column that names it
+_IDS = {"passage": PASSAGE_COLUMNS[:2], "nugget": NUGGET_COLUMNS[:3], "sentence": SENTENCE_COLUMNS[:3]}
 
 
 @dataclass(frozen=True)
 class SamplePair:
-    """One pair to judge: a passage of a query, or (``run`` and ``nugget_id`` set) a nugget of a
-    topic against that run's answer."""
+    """One pair to judge: a passage of a query; with ``run`` and ``nugget_id`` set, a nugget of a
+    topic against that run's answer; with ``run`` and ``sentence_id``, a sentence of that answer."""
 
     query_id: str
     doc_id: str | None
@@ -44,27 +52,39 @@ class SamplePair:
     priority: float = 0.0
     run: str | None = None
     nugget_id: str | None = None
+    sentence_id: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """``passage``, ``nugget`` or ``sentence``."""
+        return "nugget" if self.nugget_id is not None else "sentence" if self.sentence_id is not None else "passage"
 
     @property
     def is_nugget(self) -> bool:
-        return self.nugget_id is not None
+        return self.kind == "nugget"
+
+    @property
+    def ids(self) -> list[str]:
+        """The values of the kind's id columns."""
+        if self.kind == "passage":
+            return [self.query_id, str(self.doc_id)]
+        return [self.query_id, str(self.run), str(self.nugget_id if self.kind == "nugget" else self.sentence_id)]
 
     @property
     def key(self) -> str:
-        """The pair's name within its query: the passage id, or ``run/nugget_id``."""
-        return f"{self.run}/{self.nugget_id}" if self.is_nugget else str(self.doc_id)
+        """The pair's name within its query: the passage id, ``run/nugget_id`` or ``run/sentence_id``."""
+        return "/".join(self.ids[1:])
 
 
 def write_sample(pairs: Sequence[SamplePair], path: PathLike) -> int:
     """Write ``pairs`` (all of one kind) as an assessment sample TSV, atomically; returns their number."""
-    nuggets = bool(pairs) and pairs[0].is_nugget
-    if any(pair.is_nugget != nuggets for pair in pairs):
-        raise ValueError("a sample holds passages or nuggets, not both")
-    columns = NUGGET_COLUMNS if nuggets else PASSAGE_COLUMNS
+    kind = pairs[0].kind if pairs else "passage"
+    if any(pair.kind != kind for pair in pairs):
+        raise ValueError("a sample holds pairs of one kind: passages, nuggets or sentences")
     with atomic_write(path) as out:
-        out.write("\t".join(columns) + "\n")
+        out.write("\t".join([*_IDS[kind], *PASSAGE_COLUMNS[2:]]) + "\n")
         for pair in pairs:
-            ids = [pair.query_id, pair.run, pair.nugget_id] if nuggets else [pair.query_id, pair.doc_id]
+            ids = pair.ids
             for value in ids:
                 check_id(str(value), "id")
             out.write("\t".join([*map(str, ids), repr(float(pair.inclusion_probability)), pair.stratum,
@@ -82,8 +102,9 @@ def read_sample(source: PathLike) -> list[SamplePair]:
         raise InputError(name, None, "empty sample: expected a header line "
                                      f"({' '.join(PASSAGE_COLUMNS[:3])} ...)")
     columns = header[1].rstrip("\r").split("\t")
-    nuggets = "nugget_id" in columns
-    required = (NUGGET_COLUMNS if nuggets else PASSAGE_COLUMNS)[:4 if nuggets else 3]
+    kind = "nugget" if "nugget_id" in columns else "sentence" if "sentence_id" in columns else "passage"
+    id_columns = _IDS[kind]
+    required = (*id_columns, "inclusion_probability")
     missing = [c for c in required if c not in columns]
     if missing:
         raise InputError(name, header[0], f"the header lacks the column(s) {', '.join(missing)} "
@@ -98,8 +119,8 @@ def read_sample(source: PathLike) -> list[SamplePair]:
         if len(cells) < len(columns):
             raise InputError(name, lineno, f"{len(cells)} column(s), the header names {len(columns)}")
         get = lambda column: cells[at[column]] if column in at else ""  # noqa: E731
-        ids = [get(c) for c in (("query_id", "run", "nugget_id") if nuggets else ("query_id", "doc_id"))]
-        for column, value in zip(("query_id", "run" if nuggets else "doc_id", "nugget_id"), ids):
+        ids = [get(c) for c in id_columns]
+        for column, value in zip(id_columns, ids):
             problem = id_problem(value, first_column=column == "query_id")
             if problem:
                 raise InputError(name, lineno, f"{column} {value!r} {problem}")
@@ -107,8 +128,9 @@ def read_sample(source: PathLike) -> list[SamplePair]:
         if not 0 < probability <= 1:
             raise InputError(name, lineno, f"inclusion_probability must be in (0, 1], found {probability!r}")
         priority = _number(get("priority"), "priority", name, lineno) if get("priority") else float(len(pairs))
-        pair = SamplePair(ids[0], None if nuggets else ids[1], probability, get("stratum"), priority,
-                          run=ids[1] if nuggets else None, nugget_id=ids[2] if nuggets else None)
+        pair = SamplePair(ids[0], ids[1] if kind == "passage" else None, probability, get("stratum"), priority,
+                          run=ids[1] if kind != "passage" else None, nugget_id=ids[2] if kind == "nugget" else None,
+                          sentence_id=ids[2] if kind == "sentence" else None)
         if (pair.query_id, pair.key) in seen:
             raise InputError(name, lineno, f"the pair {pair.query_id} {pair.key} is in the sample twice")
         seen.add((pair.query_id, pair.key))

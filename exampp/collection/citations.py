@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from exampp.collection.ids import check_id, check_query_id
-from exampp.collection.io import (PathLike, display_name, excerpt, iter_json_lines, json_excerpt, json_name,
+from exampp.collection.io import (Kept, PathLike, display_name, excerpt, iter_json_lines, json_excerpt, json_name,
                                   write_json_lines)
 from exampp.errors import InputError
 
@@ -148,17 +148,26 @@ def parse_cited_answer(record: Any, name: str, line: int) -> CitedAnswer:
     return CitedAnswer(topic_id, run_id, parsed, line)
 
 
-def read_citations(path: PathLike) -> list[CitedAnswer]:
-    """The answers of a citation-judgment file, in file order; a (topic, run) twice is an error."""
+def read_citations(path: PathLike, *, texts: bool = True) -> list[CitedAnswer]:
+    """The answers of a citation-judgment file, in file order; a (topic, run) twice is an error.
+    Without ``texts``, the sentences' texts are left out (""): the measures read only the citations.
+    What is kept is bounded (:class:`~exampp.collection.io.Kept`)."""
     name = display_name(path)
     answers: list[CitedAnswer] = []
     seen: dict[tuple[str, str], int] = {}
+    kept = Kept(name)
     for line, record in iter_json_lines(path):
         answer = parse_cited_answer(record, name, line)
         key = (answer.run_id, answer.topic_id)
         if key in seen:
             raise InputError(name, line, f"run {key[0]!r} already answered topic {key[1]!r} (line {seen[key]})")
         seen[key] = line
+        if not texts:
+            answer = CitedAnswer(answer.topic_id, answer.run_id,
+                                 tuple(Sentence(s.sentence_id, "", s.citations) for s in answer.sentences), line)
+        citations = [c for s in answer.sentences for c in s.citations]
+        kept.add(line, answer.run_id, *(s.text for s in answer.sentences), *(c.reference for c in citations),
+                 records=1 + len(answer.sentences) + len(citations))
         answers.append(answer)
     if not answers:
         raise InputError(name, None, "no answers: the file is empty")

@@ -52,6 +52,11 @@ MAX_LINE_BYTES = 32 << 20
 # makes of them, a million lines take some 500 MB).
 MAX_HELD_CHARS = 32 << 20
 MAX_HELD_LINES = 1_000_000
+# The most a reader keeps of a file it reads record by record (answers with their nuggets or cited
+# sentences): bytes of the texts it keeps, each record it makes counted as RECORD_BYTES more. A small
+# gzip may hold gigabytes of answers; held in objects they would take several times that.
+MAX_KEPT_BYTES = 512 << 20
+RECORD_BYTES = 64
 # How much of a value read from a file a message quotes.
 EXCERPT_CHARS = 80
 # Paths that name an open file descriptor of this process rather than a file: writing such a
@@ -225,6 +230,22 @@ class InputLines:
             self._check_length(data[start:], first + data.count(b"\n", 0, start))
             self.lineno += data.count(b"\n") + (not data.endswith(b"\n"))
             yield first, data
+
+
+class Kept:
+    """What a reader keeps of the file ``name``, refused past :data:`MAX_KEPT_BYTES` (an InputError
+    naming the line that went past it)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.bytes = 0
+
+    def add(self, line: int, *texts: str, records: int = 1) -> None:
+        """Line ``line`` keeps ``texts`` and makes ``records`` records."""
+        self.bytes += sum(map(len, texts)) + records * RECORD_BYTES
+        if self.bytes > MAX_KEPT_BYTES:
+            raise InputError(self.name, line, f"the file holds more than {MAX_KEPT_BYTES:,} bytes of answers to keep, "
+                                              "the most a reader keeps of one file: split it")
 
 
 def excerpt(text: str, limit: int | None = None) -> str:

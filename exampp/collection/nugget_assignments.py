@@ -20,6 +20,7 @@ from typing import Any
 
 from exampp.collection.ids import check_id, check_query_id
 from exampp.collection.io import (
+    Kept,
     PathLike,
     display_name,
     excerpt,
@@ -144,21 +145,33 @@ def first_listing(topics: TopicLines, query_id: str, nuggets: Sequence[AssignedN
     return first == line
 
 
-def read_assignments(path: PathLike, *, assigned: bool = True) -> list[Answer]:
+def read_assignments(path: PathLike, *, assigned: bool = True, texts: bool = True) -> list[Answer]:
     """The answers of an assignment file, in file order. A (run, topic) twice is an error, and so
     is a topic whose answers list different nuggets (the track assigns each topic's nuggets to
-    every answer). ``assigned=False`` also takes nuggets without an assignment."""
+    every answer). ``assigned=False`` also takes nuggets without an assignment. Without ``texts``,
+    the answers' and topics' texts are left out (""; None): scores read only the assignments.
+    Each topic's nugget texts are kept once, shared by its answers; what is kept is bounded
+    (:class:`~exampp.collection.io.Kept`)."""
     name = display_name(path)
     answers: list[Answer] = []
     seen: dict[tuple[str, str], int] = {}
     topics: TopicLines = {}
+    shared: dict[str, tuple[AssignedNugget, ...]] = {}  # topic id -> its first line's nuggets
+    kept = Kept(name)
     for line, record in iter_json_lines(path):
         answer = parse_answer(record, name, line, assigned=assigned)
         key = (answer.run_id, answer.query_id)
         if key in seen:
             raise InputError(name, line, f"run {key[0]!r} already answered topic {key[1]!r} (line {seen[key]})")
         seen[key] = line
-        first_listing(topics, answer.query_id, answer.nuggets, name, line)
+        if first_listing(topics, answer.query_id, answer.nuggets, name, line):
+            shared[answer.query_id] = answer.nuggets
+            kept.add(line, *(n.text for n in answer.nuggets), records=0)
+        first = shared[answer.query_id]
+        nuggets = tuple(AssignedNugget(f.text, f.importance, n.assignment) for f, n in zip(first, answer.nuggets))
+        answer = Answer(answer.query_id, answer.run_id, answer.text if texts else "", nuggets,
+                        answer.query if texts else None, line)
+        kept.add(line, answer.run_id, answer.text, answer.query or "", records=1 + len(nuggets))
         answers.append(answer)
     if not answers:
         raise InputError(name, None, "no answers: the file is empty")

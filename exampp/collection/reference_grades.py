@@ -9,11 +9,10 @@ records and exampp :class:`~exampp.grades.Grade` records.
 """
 from __future__ import annotations
 
-import functools
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,12 +21,20 @@ from exampp.collection.io import PathLike, atomic_write, display_name, iter_json
 from exampp.collection.qrels import MAX_GRADE, Qrels, as_label
 from exampp.collection.runs import Run
 from exampp.errors import InputError
-from exampp.grades import DIRECT_PREFIX, QA, SELF_RATING, Grade, Method
+from exampp.grades import (
+    DIRECT_PREFIX,
+    DIRECT_QUESTION_ID,
+    QA,
+    SELF_RATING,
+    Grade,
+    Method,
+)
 
 # The reference tool's default when a grade predates prompt_info.
 DEFAULT_PROMPT_CLASS = "QuestionPromptWithChoices"
-# Question id the reference tool gives direct grades (they have no question).
-DIRECT_QUESTION_ID = "direct"
+SELF_RATING_TOP = 5  # the reference tool's self-rating scale, 0-5
+TopGrade = Callable[[str], int]
+"""The top of the grade scale of the method grades are filed under (a method name)."""
 
 
 @dataclass(frozen=True)
@@ -177,25 +184,16 @@ def _int(value: Any, where: str, limit: int | None = None) -> int:
 _MAX_RANK = 10**9  # ranks become -rank scores: far beyond any ranking, well within a float
 
 
-@functools.lru_cache(maxsize=64)  # a file names a few methods; a hostile one, one per line: bounded
-def _top_grade(method_name: str) -> int:
-    """The top of the grade scale of the method whose grades are filed under ``method_name``; for a
-    method unknown here (a plugin not installed, a reference prompt class), the reference tool's
-    self-rating scale."""
-    from exampp.grading.registry import stored_method  # the methods import collections: not at load time
-
-    try:
-        known = stored_method(method_name)
-    except ValueError:  # not a method name at all ('|' in it): refused as such once the method is named
-        known = None
-    return (known or stored_method(SELF_RATING)).top_grade
+def _reference_scale(method_name: str) -> int:
+    """Without the method registry: the reference tool's self-rating scale for every method."""
+    return SELF_RATING_TOP
 
 
-def _rating(value: Any, where: str, method_name: str) -> int:
+def _rating(value: Any, where: str, method_name: str, top_grade: TopGrade) -> int:
     """A self-rating: an integer on the grade scale of the method it is filed under (stored as a
     grade, it must be one that method can give)."""
     rating = _int(value, where)
-    top = _top_grade(method_name)
+    top = top_grade(method_name)
     if not 0 <= rating <= top:
         raise _Bad(f"{where}: {str(value)[:40]} is outside the grade scale of {method_name!r} (0 to {top})")
     return rating
@@ -232,7 +230,7 @@ def _ranking(obj: Any, where: str) -> Ranking:
     )
 
 
-def _exam_grades(obj: Any, where: str) -> ExamGrades:
+def _exam_grades(obj: Any, where: str, top_grade: TopGrade) -> ExamGrades:
     obj = _dict(obj, where)
     answers = []
     for j, pair in enumerate(_list(_get(obj, "answers", where), f"{where}.answers")):
@@ -251,7 +249,8 @@ def _exam_grades(obj: Any, where: str) -> ExamGrades:
             # Newer reference files rate nuggets instead of questions.
             qid = rating.get("question_id") if rating.get("question_id") is not None else _get(rating, "nugget_id", at)
             self_ratings.append(SelfRating(_line_id(qid, at),
-                                           _rating(_get(rating, "self_rating", at), f"{at}.self_rating", method_name)))
+                                           _rating(_get(rating, "self_rating", at), f"{at}.self_rating", method_name,
+                                                   top_grade)))
         self_ratings = tuple(self_ratings)
     return _named(exam_method, where, ExamGrades(
         llm=_id(_get(obj, "llm", where), where),
@@ -266,7 +265,7 @@ def _exam_grades(obj: Any, where: str) -> ExamGrades:
     ))
 
 
-def _direct_grade(obj: Any, where: str) -> DirectGrade:
+def _direct_grade(obj: Any, where: str, top_grade: TopGrade) -> DirectGrade:
     obj = _dict(obj, where)
     correct = _get(obj, "correctAnswered", where)
     if not isinstance(correct, bool):
@@ -279,7 +278,7 @@ def _direct_grade(obj: Any, where: str) -> DirectGrade:
         correct_answered=correct,
         answer=str(_get(obj, "answer", where, "")),
         self_ratings=None if rating is None else _rating(rating, f"{where}.self_ratings",
-                                                         _direct_method_name(prompt_info)),
+                                                         _direct_method_name(prompt_info), top_grade),
         prompt_info=prompt_info,
         llm_options=_dict(_get(obj, "llm_options", where, {}), f"{where}.llm_options"),
         prompt_type=obj.get("prompt_type"),
@@ -295,7 +294,7 @@ def _named(method: Any, where: str, grade: Any) -> Any:
     return grade
 
 
-def _paragraph(obj: Any, where: str) -> Paragraph:
+def _paragraph(obj: Any, where: str, top_grade: TopGrade) -> Paragraph:
     obj = _dict(obj, where)
     pid = _line_id(_get(obj, "paragraph_id", where), where)
     where = f"{where} ({pid})"
@@ -312,13 +311,16 @@ def _paragraph(obj: Any, where: str) -> Paragraph:
         text=text,
         judgments=tuple(_judgment(j, f"{where}.judgments[{i}]") for i, j in enumerate(judgments)),
         rankings=tuple(_ranking(r, f"{where}.rankings[{i}]") for i, r in enumerate(rankings)),
-        exam_grades=tuple(_exam_grades(e, f"{where}.exam_grades[{i}]") for i, e in enumerate(exam_grades)),
-        grades=tuple(_direct_grade(g, f"{where}.grades[{i}]") for i, g in enumerate(grades)),
+        exam_grades=tuple(_exam_grades(e, f"{where}.exam_grades[{i}]", top_grade) for i, e in enumerate(exam_grades)),
+        grades=tuple(_direct_grade(g, f"{where}.grades[{i}]", top_grade) for i, g in enumerate(grades)),
     )
 
 
-def read_reference_grades(path: PathLike) -> Iterator[QueryParagraphs]:
-    """Yield each line of a reference graded-passages file (plain or gzipped) as it is read."""
+def read_reference_grades(path: PathLike, top_grade: TopGrade = _reference_scale) -> Iterator[QueryParagraphs]:
+    """Yield each line of a reference graded-passages file (plain or gzipped) as it is read. A
+    self-rating must lie on ``top_grade``'s scale for the method it is filed under: by default the
+    reference tool's 0-5; the importer passes the method registry's scales
+    (:func:`exampp.grading.registry.top_grade`)."""
     for lineno, value in iter_json_lines(path):
         try:
             if not isinstance(value, list) or len(value) != 2:
@@ -327,7 +329,8 @@ def read_reference_grades(path: PathLike) -> Iterator[QueryParagraphs]:
             paragraphs = _list(value[1], f"query {query_id!r}: paragraphs")
             yield QueryParagraphs(
                 query_id,
-                tuple(_paragraph(p, f"query {query_id!r}, paragraph {i + 1}") for i, p in enumerate(paragraphs)),
+                tuple(_paragraph(p, f"query {query_id!r}, paragraph {i + 1}", top_grade)
+                      for i, p in enumerate(paragraphs)),
                 lineno,
             )
         except _Bad as exc:

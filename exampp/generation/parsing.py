@@ -99,9 +99,14 @@ def _from_json(value: Any) -> list[Entry]:
 def _first_json(text: str) -> list[Entry]:
     """The entries of the first JSON object or list in ``text`` (anything after it ignored)."""
     decoder = json.JSONDecoder()
+    # Where the last list of questions read ends (a list, or an object under a questions key): what is
+    # nested in it ("x" of {"questions": [1, ["x"]]}) is no question. An object of another kind may wrap one.
+    claimed = 0
     for match in re.finditer(r"[\[{]", text):
+        if match.start() < claimed:
+            continue
         try:
-            value, _ = decoder.raw_decode(text, match.start())
+            value, end = decoder.raw_decode(text, match.start())
         except json.JSONDecodeError:
             continue
         except RecursionError:  # nested deeper than Python parses; so would be a start within it: no JSON here
@@ -109,6 +114,8 @@ def _first_json(text: str) -> list[Entry]:
         found = _from_json(value)
         if found:
             return found
+        if isinstance(value, list) or any(isinstance(key, str) and key.lower() in _QUESTION_KEYS for key in value):
+            claimed = end
     return []
 
 

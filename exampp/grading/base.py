@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from exampp.collection.question_bank import Question
-from exampp.collection.reference_grades import DIRECT_QUESTION_ID
+from exampp.grades import DIRECT_QUESTION_ID
 from exampp.grades import Method
 from exampp.llm.backend import Usage
 
-__all__ = ["DIRECT_QUESTION_ID", "Grader", "Judgment", "Pair"]
+__all__ = ["Grader", "Judgment", "Pair"]
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,18 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
-from functools import cache
+from functools import cache, lru_cache
 from importlib.metadata import entry_points
 from typing import Any, TypeVar
 
-from exampp.grades import Method
-from exampp.grading.method import BoundGrader, GradingMethod, MethodError, show_value, split_name
+from exampp.grades import SELF_RATING, Method
+from exampp.grading.method import (
+    BoundGrader,
+    GradingMethod,
+    MethodError,
+    show_value,
+    split_name,
+)
 from exampp.llm.backend import Backend, BackendSpec, backend_class, require
 
 M = TypeVar("M", bound=type[GradingMethod])
@@ -76,6 +82,18 @@ def stored_method(method_id: str) -> GradingMethod | None:
         return parse_method(name)
     except MethodError:
         return None
+
+
+@lru_cache(maxsize=64)  # a file names a few methods; a hostile one, one per line: bounded
+def top_grade(method_name: str) -> int:
+    """The top of the grade scale of the method whose grades are filed under ``method_name``; for a
+    method unknown here (a plugin not installed, a reference prompt class), the reference tool's
+    self-rating scale."""
+    try:
+        known = stored_method(method_name)
+    except ValueError:  # not a method name at all ('|' in it): refused as such once the method is named
+        known = None
+    return (known or parse_method(SELF_RATING)).top_grade
 
 
 def default_tau(method: str, grades: Any = None) -> float:

@@ -34,7 +34,8 @@ from exampp.collection.topics import Topic
 from exampp.defaults import CHUNK as DEFAULT_CHUNK
 from exampp.errors import Interrupted
 from exampp.grades import Grade
-from exampp.grading.base import DIRECT_QUESTION_ID, Grader, Judgment, Pair
+from exampp.grading.base import Grader, Judgment, Pair
+from exampp.grades import DIRECT_QUESTION_ID
 from exampp.grading.cascade import Cascade
 from exampp.grading.engine import Engine, LocalEngine
 from exampp.llm.backend import Usage
@@ -312,6 +313,16 @@ def pool_grades(store: GradeStore, pool: Pool, exam: Exam, method_id: str, *,
     member = _member(pool, exam)
     keep = [member(*row) for row in zip(frame["query_id"], frame["passage_id"], frame["question_id"])]
     return frame.loc[keep].reset_index(drop=True)  # frame[[]] would drop the columns of an empty frame
+
+
+def graded_without_text(store: GradeStore, pool: Pool, method_id: str) -> list[tuple[str, str]]:
+    """The pooled passages left out for lack of text (:attr:`Pool.missing`) that the store holds grades of
+    ``method_id`` for, as (query id, passage id) in pool order: labels the qrels would lose."""
+    if not pool.missing:
+        return []
+    frame = store.grades(method_id, query_ids=pool.missing)
+    graded = set(zip(frame["query_id"], frame["passage_id"]))
+    return [(qid, pid) for qid, pids in pool.missing.items() for pid in pids if (qid, pid) in graded]
 
 
 def pool_records(store: GradeStore, pool: Pool, exam: Exam, method_id: str) -> list[Grade]:

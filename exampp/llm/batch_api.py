@@ -13,7 +13,11 @@ until the answers are in. :mod:`exampp.grading.batch_engine` runs the rounds.
 :class:`BatchClient` writes the recorded requests as the Batch API's JSONL (``custom_id`` the key), at most
 :data:`MAX_FILE_REQUESTS` requests or :data:`MAX_FILE_BYTES` bytes a file, uploads each (``purpose=batch``),
 creates its batch (``completion_window=24h``), polls it every ``poll_seconds`` and downloads its output and
-error files. Before the upload it tells what the requests cost at most: their prompt tokens (counted as the
+error files, streamed (an output file may be gigabytes). A batch still open :data:`EXPIRY_GRACE` past its
+expiry (``expires_at``, else its creation plus the 24 h window) is polled no more: the job stops in one
+line. A request its batch ended without answering is sent directly, and a line says how many go at the
+direct price. A request answered twice, differently, has no answer that can be trusted: a line names it,
+and it is sent directly. Before the upload it tells what the requests cost at most: their prompt tokens (counted as the
 backend counts them) and ``max_tokens`` each out, times the prices given. Everything the server says is
 untrusted input: a batch or a line that is not as the API documents is named (server, batch, file, line)
 in one line; a malformed output line is left out (a warning), its request asked again directly.
@@ -28,15 +32,15 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import openai
 
 from exampp.llm.backend import BackendError
-from exampp.llm.backends.openai import (ENDPOINT_PATHS, BoundedClient, _Answer, _Malformed, _one_line, _read_answer,
-                                        _shown)
+from exampp.llm.backends.openai import (_REFUSED, ENDPOINT_PATHS, MAX_BODY, BoundedClient, _Answer, _Malformed,
+                                        _one_line, _read_answer, _shown)
 from exampp.llm.prompt import Conversation
 from exampp.settings import SettingError
 
@@ -48,12 +52,15 @@ PATHS = {name: "/v1" + path for name, path in ENDPOINT_PATHS.items()}  # the Bat
 MAX_FILE_REQUESTS = 50_000  # the Batch API's limit per file
 MAX_FILE_BYTES = 190_000_000  # under its 200 MB per file
 MAX_FILE_BODY = 1 << 31  # bytes of a downloaded output or error file read at most
+WINDOW = 24 * 3600.0  # seconds: the completion window asked for
+EXPIRY_GRACE = 3600.0  # seconds a batch may stay open past its expiry before it is given up on
 FILE_TIMEOUT = 600.0  # seconds an upload or a download may take
 POLL_SECONDS = 30.0  # between looks at a batch's status, by default
 OPEN = frozenset({"validating", "in_progress", "finalizing", "cancelling"})
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 NO_ANSWER = 0  # the status kept for a request its batch ended without answering
 _WARNINGS = 5  # malformed lines named per file; the rest counted
+_Result = TypeVar("_Result")
 
 
 class Deferred(Exception):
@@ -226,6 +233,7 @@ class BatchClient:
         of each as it ends (into the store, then ``book``)."""
         waiting = self.store.open_batches(self.backend.url, self.backend.model)
         states: dict[str, str] = {}
+        first_seen: dict[str, float] = {}
         while waiting:
             for batch_id in list(waiting):
                 batch = self._json(self.backend._client.batches.with_raw_response.retrieve(batch_id),
@@ -240,8 +248,23 @@ class BatchClient:
                 if status in ENDED:
                     self._download(batch_id, status, batch, book)
                     waiting.remove(batch_id)
+                else:
+                    self._check_expiry(batch_id, status, batch, first_seen.setdefault(batch_id, time.time()))
             if waiting:
                 time.sleep(self.poll_seconds)
+
+    def _check_expiry(self, batch_id: str, status: str, batch: dict[str, Any], first_seen: float) -> None:
+        """Stop polling a batch still open :data:`EXPIRY_GRACE` past its expiry: its ``expires_at``, else its
+        ``created_at`` plus the window, else the window from when this job first saw it."""
+        expires = _time(batch.get("expires_at"))
+        if expires is None:
+            created = _time(batch.get("created_at"))
+            expires = (first_seen if created is None else created) + WINDOW
+        late = time.time() - expires
+        if late > EXPIRY_GRACE:
+            raise BackendError(f"{self.backend.url} still has batch {batch_id} {status} {late / 3600:.0f} h past its "
+                               "expiry (Batch API): exampp stops polling it; cancel it there (its requests are then "
+                               "sent directly) or run again to look once more")
 
     def _download(self, batch_id: str, status: str, batch: dict[str, Any], book: Book) -> None:
         """Store the answers of an ended batch: its output and error lines, and, for its other requests,
@@ -250,7 +273,7 @@ class BatchClient:
             self.store.end_batch(batch_id, status, None)
             raise BackendError(f"{self.backend.url} failed batch {batch_id}{_errors(batch)}; run again to submit "
                                "its requests anew")
-        answers: dict[str, tuple[int, bytes]] = {}
+        output = Output(self.report)
         for name in ("output_file_id", "error_file_id"):
             file_id = batch.get(name)
             if file_id is None:
@@ -258,21 +281,48 @@ class BatchClient:
             if not isinstance(file_id, str):
                 raise BackendError(f"{self.backend.url} gave batch {batch_id} the {name} {_shown(file_id)}, not a "
                                    "file id")
-            content = self._call(self._files.files.with_raw_response.content(file_id), f"file {file_id}")
-            if len(content) > MAX_FILE_BODY:
-                raise BackendError(f"{self.backend.url} sent more than {MAX_FILE_BODY >> 30} GiB for file {file_id} "
-                                   f"of batch {batch_id}: exampp reads at most that much")
-            answers.update(read_output(content, f"{self.backend.url} file {file_id} of batch {batch_id}",
-                                       self.report))
-        self.store.end_batch(batch_id, status, answers.items())
-        book.answers.update(self.store.batch_answers(self.backend.url, self.backend.model, batch_id))
+            where = f"{self.backend.url} file {file_id} of batch {batch_id}"
+            self._call(self._read_file(file_id, batch_id, output, where), f"file {file_id}")
+        self.store.end_batch(batch_id, status, output.answers.items())
+        answers = self.store.batch_answers(self.backend.url, self.backend.model, batch_id)
+        direct = sum(answer != 200 for answer, _ in answers.values())
+        if direct:
+            why = " with no output file" if batch.get("output_file_id") is None else ""
+            self.report(f"Batch API: batch {batch_id} {status}{why}: "
+                        f"{'its' if direct == len(answers) else f'{direct} of its'} {len(answers)} requests have no "
+                        "answer in it and are sent directly, at the direct price")
+        book.answers.update(answers)
+
+    async def _read_file(self, file_id: str, batch_id: str, output: Output, where: str) -> None:
+        """Read file ``file_id`` of ``batch_id`` into ``output``, streamed, a line at a time."""
+        async with self._files.files.with_streaming_response.content(file_id) as response:
+            refused = response.http_response.extensions.get(_REFUSED)
+            if refused is not None:
+                raise BackendError(f"{self.backend.url} sent file {file_id} of batch {batch_id} with {refused}, "
+                                   "which exampp did not ask for and cannot read")
+            size, number, pending = 0, 0, bytearray()  # pending: the line not yet ended
+            async for piece in response.iter_bytes():
+                size += len(piece)
+                if size > MAX_FILE_BODY:
+                    raise BackendError(f"{self.backend.url} sent more than {MAX_FILE_BODY >> 30} GiB for file "
+                                       f"{file_id} of batch {batch_id}: exampp reads at most that much")
+                start, end = 0, piece.find(b"\n")  # only the new piece is searched: a long line costs no rescans
+                while end >= 0:
+                    number += 1
+                    output.read(bytes(pending) + piece[start:end], where, number)
+                    pending.clear()
+                    start, end = end + 1, piece.find(b"\n", end + 1)
+                pending += piece[start:]
+            if pending:
+                output.read(bytes(pending), where, number + 1)
+        output.done(where)
 
     # --- calls -----------------------------------------------------------------------------------
 
-    def _call(self, work: Any, what: str) -> bytes:
-        """The body of the raw response to ``work`` (a call of the SDK), or one BackendError."""
+    def _call(self, work: Coroutine[Any, Any, _Result], what: str) -> _Result:
+        """The result of ``work`` (calls of the SDK) on the backend's loop, or one BackendError."""
         try:
-            return self.backend._call(_body(work))
+            return self.backend._call(work)
         except openai.APIStatusError as exc:
             message = self.backend._server_message(exc)
             raise BackendError(f"{self.backend.url} answered HTTP {exc.status_code} to {what} (Batch API)"
@@ -282,7 +332,10 @@ class BatchClient:
             raise BackendError(f"cannot reach {self.backend.url} for {what} (Batch API){cause}") from None
 
     def _json(self, work: Any, what: str) -> dict[str, Any]:
-        content = self._call(work, what)
+        content = self._call(_body(work), what)
+        if len(content) > MAX_BODY:  # cut there: what was read says nothing of what was sent
+            raise BackendError(f"{self.backend.url} sent more than {MAX_BODY >> 20} MiB for {what} (Batch API): "
+                               "exampp reads at most that much")
         try:
             data = json.loads(content)
         except (ValueError, RecursionError):
@@ -304,26 +357,55 @@ async def _body(work: Any) -> bytes:
     return raw.http_response.content
 
 
-def read_output(content: bytes, where: str, report: Callable[[str], None]) -> dict[str, tuple[int, bytes]]:
-    """The answers of a batch's output or error file (``where`` names it): custom_id -> (status, body as
+class Output:
+    """The answers of a batch's output and error files, read a line at a time: custom_id -> (status, body as
     JSON; :data:`NO_ANSWER` and the error for a line without a response). A malformed line is reported
-    (``where``, its number and what is wrong) and left out."""
-    answers: dict[str, tuple[int, bytes]] = {}
-    bad = 0
-    for number, line in enumerate(content.splitlines(), start=1):
+    (where, its number and what is wrong) and left out; so is a request answered again otherwise than
+    before (in the same file or the other), and neither answer is used: which one the server meant cannot
+    be told. Its request, without an answer, is sent directly."""
+
+    def __init__(self, report: Callable[[str], None]) -> None:
+        self.report = report
+        self.answers: dict[str, tuple[int, bytes]] = {}
+        self._lines: dict[str, str] = {}  # custom_id -> where it was first answered ("line 3", "file-1:3")
+        self._contradicted: set[str] = set()
+        self._where = ""
+        self._bad = 0
+
+    def read(self, line: bytes, where: str, number: int) -> None:
+        """Read line ``number`` of the file ``where`` names."""
+        if where != self._where:
+            self._where, self._bad = where, 0
         if not line.strip():
-            continue
+            return
         try:
             key, status, body = _output_line(line)
         except _Malformed as exc:
-            bad += 1
-            if bad <= _WARNINGS:
-                report(f"{where}:{number}: {exc}; its request is asked again directly")
-            continue
-        answers[key] = (status, body)
-    if bad > _WARNINGS:
-        report(f"{where}: {bad - _WARNINGS} more malformed lines left out")
-    return answers
+            self._warn(f"{where}:{number}: {exc}; its request is asked again directly")
+            return
+        if key in self._contradicted:
+            return
+        first = self.answers.get(key)
+        if first is None:
+            self.answers[key] = (status, body)
+            self._lines[key] = f"{where}:{number}"
+        elif first != (status, body):
+            self._contradicted.add(key)
+            del self.answers[key]
+            earlier = self._lines[key]
+            earlier = f"line {earlier.rpartition(':')[2]}" if earlier.rpartition(":")[0] == where else earlier
+            self._warn(f"{where}:{number}: custom_id {key[:16]}... answers its request again, otherwise than "
+                       f"{earlier}: neither answer is used; its request is asked again directly")
+
+    def _warn(self, message: str) -> None:
+        self._bad += 1
+        if self._bad <= _WARNINGS:
+            self.report(message)
+
+    def done(self, where: str) -> None:
+        """The file ``where`` names is read: count the lines left unnamed."""
+        if self._bad > _WARNINGS:
+            self.report(f"{where}: {self._bad - _WARNINGS} more malformed lines left out")
 
 
 def _output_line(line: bytes) -> tuple[str, int, bytes]:
@@ -345,6 +427,13 @@ def _output_line(line: bytes) -> tuple[str, int, bytes]:
     if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status < 600:
         raise _Malformed(f"response.status_code is {_shown(status)}, not an HTTP status")
     return key, status, json.dumps(response.get("body")).encode()
+
+
+def _time(value: Any) -> float | None:
+    """A Unix time a batch object gives (seconds), or None where it gives none that reads."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e11:
+        return float(value)
+    return None
 
 
 def _counts(batch: dict[str, Any]) -> str:

@@ -268,6 +268,31 @@ def test_timeout_is_a_deadline_per_attempt_for_a_dripping_or_hung_server(mode, r
         assert len(server.completions()) == retries + 1
 
 
+@pytest.mark.parametrize("retries", [0, 1])
+def test_a_server_dripping_then_breaking_off_is_named_as_such_not_unreachable(retries):
+    def broken_off(request: Request) -> Answer:  # 20 bytes of an answer a byte at a time, then the connection closes
+        whole = good(request)
+        return Answer(whole.status, whole.body[:20], (*whole.headers, ("Content-Length", str(len(whole.body)))),
+                      drip=0.01, drip_head=False)
+
+    with HostileServer(completions_only(broken_off)) as server:
+        with pytest.raises(BackendError) as raised:
+            rate(server, timeout=5, max_retries=retries)
+    message = str(raised.value)
+    assert message.startswith(f"{server.url} closed the connection for model {MODEL} before its answer was whole: "
+                              "peer closed connection without sending complete message body"), message
+    assert message.endswith(f"({retries + 1} attempt{'s' if retries else ''}; {RETRIES})")
+    assert "is the server running" not in message
+
+
+def test_a_status_without_a_message_or_a_location_is_named_once():
+    empty = Answer(302, b"", (("Content-Length", "0"),))
+    with HostileServer(completions_only(lambda request: empty)) as server:
+        with pytest.raises(BackendError) as raised:
+            rate(server, max_retries=0)
+    assert str(raised.value) == f"{server.url} answered HTTP 302 for model {MODEL}"
+
+
 # --- what is read and what is kept ------------------------------------------------------------------
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
-from exampp.analysis.irt.models import _TINY, derivatives, log_traces, normal_quadrature, respondent_information
+from exampp.analysis.irt.likelihood import TINY, derivatives, log_traces, normal_quadrature, respondent_information
 
 THETA_MAX = 10.0
 
@@ -55,7 +55,7 @@ def mle(X: ArrayLike, a: ArrayLike, b: ArrayLike, g: ArrayLike = 0.0, max_iter: 
         z = a * (theta[:, None] - b)
         d = derivatives(z, g)
         score = (a * (right * d.p_z + wrong * d.q_z)).sum(axis=1)
-        step = np.clip(score / np.maximum(respondent_information(theta, a, b, g, observed), _TINY), -1.0, 1.0)
+        step = np.clip(score / np.maximum(respondent_information(theta, a, b, g, observed), TINY), -1.0, 1.0)
         theta = np.clip(theta + step, -THETA_MAX, THETA_MAX)
         if np.max(np.abs(step), initial=0.0) < tol:
             break

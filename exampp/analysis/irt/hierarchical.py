@@ -27,7 +27,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 
 from exampp.analysis.irt.base import Estimator
-from exampp.analysis.irt.models import IRTModel, derivatives, log_traces
+from exampp.analysis.irt.likelihood import derivatives, log_traces
+from exampp.analysis.irt.models import IRTModel
 from exampp.errors import ExamppError
 
 Array = NDArray[np.float64]

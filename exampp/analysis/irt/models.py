@@ -54,10 +54,20 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
-from scipy.special import expit, logsumexp
+from scipy.special import logsumexp
 from threadpoolctl import threadpool_limits
 
+from exampp.analysis.irt.abilities import eap, mle
 from exampp.analysis.irt.base import Estimator
+from exampp.analysis.irt.likelihood import (
+    Array,
+    derivatives,
+    first_derivatives,
+    irf,
+    log_traces,
+    normal_quadrature,
+    respondent_information,
+)
 from exampp.errors import ExamppError
 
 MODELS = ("rasch", "1pl", "2pl", "3pl")
@@ -67,82 +77,12 @@ EM_SWITCH = 1e-4  # relative log-likelihood gain per EM iteration below which L-
 PAPER_BOUNDS = {"a": (0.1, 1.5), "b": (0.01, 1.0), "g": (0.2, 0.4), "theta": (-3.0, 3.0)}
 PAPER_INIT = {"theta": 0.0, "a": 1.0, "b": 0.0, "g": 0.25}
 _FULL_INFORMATION_LIMIT = 20_000_000  # respondents × nodes × parameters for the dense Louis matrix
-_TINY = 1e-300
 SMALL_SAMPLE = 100  # summed respondent weight below which prior_a="auto" puts a prior on a
 DEFAULT_PRIOR_A = (0.0, 0.5)  # the lognormal (meanlog, sdlog) prior_a="auto" chooses
 
 Prior = tuple[float, float]
 PriorSetting = Prior | Literal["auto"] | None
 """``prior_a``: a lognormal (meanlog, sdlog), "auto" (by sample size) or None (plain ML)."""
-
-Array = NDArray[np.float64]
-
-
-def irf(theta: ArrayLike, a: ArrayLike, b: ArrayLike, g: ArrayLike = 0.0) -> Array:
-    """P(correct) = g + (1 − g) / (1 + exp(−a (θ − b))); a 1-d θ gives (n_theta, n_items)."""
-    theta = np.asarray(theta, dtype=float)
-    if theta.ndim <= 1:
-        theta = np.atleast_1d(theta)[:, None]
-    g = np.asarray(g, dtype=float)
-    return g + (1.0 - g) * expit(np.asarray(a, dtype=float) * (theta - np.asarray(b, dtype=float)))
-
-
-def normal_quadrature(n: int) -> tuple[Array, Array]:
-    """Gauss–Hermite nodes and weights for θ ~ N(0, 1) (weights sum to 1)."""
-    nodes, weights = np.polynomial.hermite_e.hermegauss(n)
-    return nodes, weights / weights.sum()
-
-
-def log_traces(z: Array, g: ArrayLike) -> tuple[Array, Array]:
-    """log P and log(1 − P) at logits z = a θ + c, without overflow."""
-    log_s = -np.logaddexp(0.0, -z)
-    log_1ms = log_s - z  # log(1 − σ(z)) = log σ(z) − z
-    g = np.asarray(g, dtype=float)
-    if not np.any(g):
-        return log_s, log_1ms
-    with np.errstate(divide="ignore"):
-        log_g = np.log(g)
-    log_1mg = np.log1p(-g)
-    return np.logaddexp(log_g, log_1mg + log_s), log_1mg + log_1ms
-
-
-@dataclass(frozen=True)
-class _Derivatives:
-    """∂ log P (``p_*``) and ∂ log(1 − P) (``q_*``) with respect to the logit z and to g."""
-    p_z: Array
-    q_z: Array
-    p_g: Array
-    q_g: Array
-    p_zz: Array
-    q_zz: Array
-    p_zg: Array
-    p_gg: Array
-    q_gg: Array
-
-
-def first_derivatives(z: Array, g: ArrayLike) -> tuple[Array, Array, Array, Array]:
-    """∂ log P / ∂z, ∂ log(1 − P) / ∂z, ∂ log P / ∂g, ∂ log(1 − P) / ∂g."""
-    g = np.asarray(g, dtype=float)
-    s = expit(z)
-    if not np.any(g):
-        return 1.0 - s, -s, (1.0 - s) / np.maximum(s, 1e-150), np.broadcast_to(-1.0, z.shape)
-    s_over_p = 1.0 / (1.0 + g * np.exp(np.minimum(-z, 700.0)))  # s/P, since P = s + g(1 − s)
-    p = np.maximum(g + (1.0 - g) * s, 1e-150)  # p² must not underflow
-    return (1.0 - g) * (1.0 - s) * s_over_p, -s, (1.0 - s) / p, np.broadcast_to(-1.0 / (1.0 - g), z.shape)
-
-
-def derivatives(z: Array, g: ArrayLike) -> _Derivatives:
-    """First and second derivatives of log P and log(1 − P) (closed forms, see module docs)."""
-    g = np.asarray(g, dtype=float)
-    s = expit(z)
-    p_z, q_z, p_g, q_g = first_derivatives(z, g)
-    p = np.maximum(g + (1.0 - g) * s, 1e-150)
-    return _Derivatives(
-        p_z=p_z, q_z=q_z, p_g=p_g, q_g=q_g,
-        p_zz=p_z * (1.0 - 2.0 * s) - p_z**2, q_zz=-s * (1.0 - s),
-        p_zg=-s * (1.0 - s) / p**2, p_gg=-(p_g**2), q_gg=np.broadcast_to(-1.0 / (1.0 - g) ** 2, z.shape),
-    )
-
 
 # ---------------------------------------------------------------------------------------------
 # data
@@ -327,7 +267,6 @@ class IRTModel(Estimator):
 
     def abilities(self, X: ArrayLike, method: str = "eap") -> tuple[Array, Array]:
         """θ of each respondent of X with the fitted items: EAP and posterior SD, or MLE and SE."""
-        from exampp.analysis.irt.abilities import eap, mle  # abilities builds on this module
 
         X = np.asarray(X.to_numpy() if isinstance(X, pd.DataFrame) else X, dtype=float)
         if method == "eap":
@@ -590,12 +529,6 @@ class IRTModel(Estimator):
         self.n_params_ = fit["n_params"]
         self.aic_ = 2 * self.n_params_ - 2 * self.loglik_
         self.bic_ = self.n_params_ * np.log(data.weight.sum()) - 2 * self.loglik_
-
-
-def respondent_information(theta: Array, a: Array, b: Array, g: Array, observed: Array) -> Array:
-    """Σ over each respondent's administered items of a² (P − g)² / (1 − g)² · (1 − P) / P."""
-    p = np.maximum(irf(theta, a, b, g), _TINY)
-    return (observed * a**2 * (p - g) ** 2 / (1 - g) ** 2 * (1 - p) / p).sum(axis=1)
 
 
 def _safe_inverse(info: Array) -> Array:

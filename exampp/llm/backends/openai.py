@@ -20,7 +20,10 @@ or a time-out, none while a Retry-After lasts, then more again while the through
 ``adaptive_concurrency`` off, ``concurrency`` at a time. What is worth asking again is asked again as
 the SDK would (:meth:`OpenAIBackend._answer`), each attempt holding a slot only while it is out:
 answers 408, 409 and 5xx, time-outs and lost connections, up to ``max_retries``; an overload (429,
-503) spends no retry, for as long as the request's attempts could have taken. :attr:`usage` counts the
+503) spends no retry, for as long as the request's attempts could have taken. A server that answers
+nothing (every attempt since its last answer timed out) for as long as one request's attempts may take
+is given up on, ending every call in progress in one line: each time-out halves the window, so retried
+attempts would wait behind all the others and no request would ever spend its retries. :attr:`usage` counts the
 completion requests (not the model list asked for at opening), the HTTP attempts beyond the first of
 each (retries) and the tokens the server reports; ``max_requests`` caps the completion requests,
 refusing a batch that would go past it before any of it is sent. The judge's identity (:attr:`name`)
@@ -50,13 +53,14 @@ import json
 import math
 import os
 import sys
+import tempfile
 import threading
 import time
 import zlib
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import openai
@@ -66,7 +70,7 @@ from exampp.defaults import TOP_LOGPROBS
 from exampp.collection.ids import valid_text
 from exampp.llm import fitting
 from exampp.llm.backend import Backend, BackendError, Capability, Labels, NextToken, Usage, next_token_scores
-from exampp.llm.concurrency import MAX_PAUSE, OVERLOAD, Controller, Limiter, retry_after
+from exampp.llm.concurrency import MAX_PAUSE, OVERLOAD, Controller, Limiter, Ticket, retry_after
 from exampp.llm.locate import error_reason
 from exampp.llm.prefix import leaders
 from exampp.llm.prompt import Conversation, Prompt, as_messages, as_text
@@ -165,6 +169,11 @@ class OpenAIBackend(Backend):
             max_retries=0, http_client=self._http)
         self.url = str(self._client.base_url).rstrip("/")
         self._slots = Limiter(self._controller)  # requests in flight
+        # A server that answers nothing: when the earliest attempt unanswered since its last answer began
+        # (the controller's clock), and the error once it is given up on (every call in progress ends with it).
+        self._silent_since: float | None = None
+        self._gone: BackendError | None = None
+        self._requests: set[asyncio.Task[Any]] = set()  # the requests of every call in progress
         self._closed = False
         self._loop = asyncio.new_event_loop()
         self._loop_thread = threading.Thread(target=self._loop.run_forever, name="exampp-openai", daemon=True)
@@ -279,14 +288,24 @@ class OpenAIBackend(Backend):
             return await one(item)
 
         async def every() -> list[_Result]:
+            if not self._requests:  # a server given up on is asked again by a call made after the calls it ended
+                self._gone = self._silent_since = None
+            elif self._gone is not None:
+                raise self._gone
             tasks: list[asyncio.Future[_Result]] = []
             for item, leader in zip(items, waits):
                 tasks.append(asyncio.ensure_future(one(item) if leader is None else after(tasks[leader], item)))
+            self._requests.update(tasks)
             try:
                 return [await task for task in tasks]
+            except asyncio.CancelledError:
+                if self._gone is not None:  # cancelled by _give_up: the server answers nothing
+                    raise self._gone from None
+                raise
             finally:
                 for task in tasks:
                     task.cancel()
+                self._requests.difference_update(tasks)
 
         return self._call(every())
 
@@ -403,13 +422,17 @@ class OpenAIBackend(Backend):
         async with self._slots.slot() as ticket:
             try:
                 # The body as built, not through the SDK's params transform (a third of a request's CPU).
-                return await self._client.post(ENDPOINT_PATHS[self.endpoint], body=body, cast_to=_HTTP.Response)
+                response = await self._client.post(ENDPOINT_PATHS[self.endpoint], body=body, cast_to=_HTTP.Response)
             except openai.APITimeoutError as exc:
                 self._controller.overloaded(ticket)
+                self._heard_nothing(ticket, exc)
+                if self._gone is not None:
+                    raise self._gone from None
                 raise _Retry(exc) from None
             except openai.APIConnectionError as exc:
                 raise _Retry(exc) from None
             except openai.APIStatusError as exc:
+                self._silent_since = None  # an answer, if not a welcome one
                 wait = retry_after(exc.response.headers)
                 if exc.status_code in OVERLOAD:
                     self._controller.overloaded(ticket)
@@ -419,6 +442,34 @@ class OpenAIBackend(Backend):
                 raise self._error(exc) from None
             except openai.APIError as exc:
                 raise self._error(exc) from None
+        self._silent_since = None
+        return response
+
+    def _heard_nothing(self, ticket: Ticket, timed_out: openai.APITimeoutError) -> None:
+        """An attempt (``ticket``) timed out. Once the server has answered nothing for as long as one request's
+        attempts may take, it is given up on: each time-out halves the requests in flight, so retried attempts
+        wait behind the rest, and no request would spend its retries while a hung server holds the job."""
+        since = ticket.started if self._silent_since is None else min(self._silent_since, ticket.started)
+        self._silent_since = since
+        patience = self.timeout * (self.max_retries + 1)
+        if self._gone is not None or self._controller.clock() - since < patience:
+            return
+        if _ATTEMPTS.get() - _OVERLOADS.get() > self.max_retries:  # this request spent its attempts: its own error
+            self._give_up(self._error(timed_out))
+        else:
+            self._give_up(BackendError(
+                f"{self.url} answered nothing for model {self.model} for {patience:g} s (--timeout {self.timeout:g} x "
+                f"(--max-retries {self.max_retries} + 1)): every attempt since its last answer timed out; is the "
+                "server up and able to answer?"))
+
+    def _give_up(self, error: BackendError) -> None:
+        """End every other request of every call in progress with ``error`` (the caller's ends with it too),
+        and refuse the calls to come."""
+        self._gone = error
+        current = asyncio.current_task()
+        for task in self._requests:
+            if task is not current:
+                task.cancel()
 
     def _reserve(self, n: int) -> None:
         """Take ``n`` requests from the budget, or refuse the whole batch: a batch cut short is lost
@@ -522,6 +573,10 @@ class OpenAIBackend(Backend):
             return BackendError(f"{self.url} did not answer for model {self.model} within --timeout {self.timeout:g} s "
                                 f"({_attempts(self.max_retries + 1)}; --max-retries sets how many)")
         if isinstance(exc, openai.APIConnectionError):
+            if isinstance(exc.__cause__, (_HTTP.RemoteProtocolError, _HTTP.ReadError)):  # reached, then dropped
+                return BackendError(f"{self.url} closed the connection for model {self.model} before its answer was "
+                                    f"whole{_cause(exc)} ({_attempts(self.max_retries + 1)}; --max-retries sets how "
+                                    "many)")
             attempts = f"{_attempts(tried)}; " if tried else ""
             return BackendError(f"cannot reach {self.url} for model {self.model}{_cause(exc)} ({attempts}is the "
                                 "server running there? --base-url)")
@@ -560,6 +615,8 @@ class OpenAIBackend(Backend):
         if isinstance(body, dict):
             inner = body.get("error")
             body = body.get("message") or (inner.get("message") if isinstance(inner, dict) else inner)
+        if not body and isinstance(exc, openai.APIStatusError):  # the SDK's "Error code: 302" says no more than ours
+            return ""
         text = _one_line(str(body if body else exc.message))
         key = os.environ.get(self.api_key_env)
         if key:
@@ -610,7 +667,9 @@ class BoundedClient(openai.DefaultAsyncHttpxClient):
     the same is inflated here up to the bound (httpx would inflate a whole read at once). Another
     encoding, or a body that does not inflate, is read no further: the answer comes back empty, with
     why in its extension ``exampp_refused`` (an error raised here, the SDK would retry as a lost
-    connection). Redirects are not followed: the SDK reports them as status errors."""
+    connection). Redirects are not followed: the SDK reports them as status errors. A response the SDK
+    streams (``with_streaming_response``: the Batch API's files) is read, bounded alike, into a temporary
+    file on disk, and streamed from there: a file of gigabytes costs no memory."""
 
     def __init__(self, deadline: float, max_body: int, **options: Any) -> None:
         super().__init__(follow_redirects=False, headers={"Accept-Encoding": "identity"}, **options)
@@ -620,40 +679,74 @@ class BoundedClient(openai.DefaultAsyncHttpxClient):
     async def send(self, request: Any, **options: Any) -> Any:
         """One attempt: the response, its body read (bounded) before the deadline, or a time-out."""
         http = _HTTP
+        spool = tempfile.TemporaryFile() if options.get("stream") else None  # noqa: SIM115 - the response closes it
         try:
             async with asyncio.timeout(self.deadline):
                 response = await super().send(request, **{**options, "stream": True})
                 try:
-                    body, refused = await self._read(response)
+                    body, refused = await self._read(response, spool)
                 finally:
                     await response.aclose()
-        except TimeoutError:
-            raise http.ReadTimeout(f"no whole answer within {self.deadline:g} s", request=request) from None
+        except BaseException as exc:
+            if spool is not None:
+                spool.close()
+            if isinstance(exc, TimeoutError):
+                raise http.ReadTimeout(f"no whole answer within {self.deadline:g} s", request=request) from None
+            raise
         # The body as read, decoded: the headers that describe it as sent go.
         headers = [(key, value) for key, value in response.headers.multi_items()
                    if key.lower() not in ("content-encoding", "content-length")]
         extensions = {**response.extensions, **({_REFUSED: refused} if refused else {})}
+        if spool is not None:
+            return http.Response(response.status_code, headers=headers, stream=_Spooled(spool), request=request,
+                                 extensions=extensions)
         return http.Response(response.status_code, headers=headers, content=body, request=request,
                              extensions=extensions)
 
-    async def _read(self, response: Any) -> tuple[bytes, str | None]:
-        """The first ``max_body`` + 1 bytes of ``response``'s body, decoded; or nothing, and why."""
+    async def _read(self, response: Any, spool: IO[bytes] | None = None) -> tuple[bytes, str | None]:
+        """The first ``max_body`` + 1 bytes of ``response``'s body, decoded (written to ``spool`` where
+        given, else returned); or nothing, and why."""
         encoding = response.headers.get("Content-Encoding", "").strip().lower()
         if encoding not in ("", "identity") and encoding not in _INFLATED:
             return b"", f"Content-Encoding {_shown(encoding)}"
         # wbits: a gzip or a zlib header, as HTTP's deflate has
         inflate = zlib.decompressobj(zlib.MAX_WBITS | 32) if encoding in _INFLATED else None
         body = bytearray()
+        size = 0
         async with contextlib.aclosing(response.aiter_raw()) as chunks:
             async for chunk in chunks:
-                room = self.max_body + 1 - len(body)
+                room = self.max_body + 1 - size
                 try:
-                    body += inflate.decompress(chunk, room) if inflate else chunk[:room]
+                    piece = inflate.decompress(chunk, room) if inflate else chunk[:room]
                 except zlib.error:
+                    if spool is not None:
+                        spool.truncate(0)
                     return b"", f"Content-Encoding {_shown(encoding)} that does not inflate"
-                if len(body) > self.max_body:
+                size += len(piece)
+                if spool is None:
+                    body += piece
+                else:
+                    spool.write(piece)
+                if size > self.max_body:
                     break
         return bytes(body), None
+
+
+class _Spooled(_HTTP.AsyncByteStream):  # type: ignore[name-defined, misc]
+    """A body read into a temporary file, streamed back in pieces; closing it removes the file."""
+
+    _PIECE = 1 << 16
+
+    def __init__(self, spool: IO[bytes]) -> None:
+        self._spool = spool
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        self._spool.seek(0)
+        while piece := self._spool.read(self._PIECE):
+            yield piece
+
+    async def aclose(self) -> None:
+        self._spool.close()
 
 
 # --- reading an answer ------------------------------------------------------------------------------
