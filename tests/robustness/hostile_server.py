@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -296,3 +297,22 @@ def _handler(server: HostileServer) -> type[BaseHTTPRequestHandler]:
             pass
 
     return Handler
+
+
+def within(seconds: float, work):
+    """``work()``'s result or exception and the seconds it took; the test fails if it takes longer than
+    ``seconds`` (the work is left to a daemon thread, which the server's end stops)."""
+    outcome = {}
+
+    def run():
+        try:
+            outcome["result"] = work()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            outcome["error"] = exc
+
+    started = time.monotonic()
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still running after {seconds} s"
+    return outcome, time.monotonic() - started

@@ -8,7 +8,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import threading
 import zlib
 from pathlib import Path
 
@@ -42,6 +41,7 @@ from .hostile_server import (
     payload,
     redirect,
     usage_spoiled,
+    within,
 )
 
 CHAT = "choices[0].logprobs.content[0]"
@@ -478,20 +478,9 @@ def test_an_answer_with_a_lone_surrogate_is_stored_with_a_replacement_character(
 
 
 def bounded(work):
-    """``work()``'s result or exception, run in a thread given 20 s, so that a hang fails the test instead
-    of hanging the run."""
-    outcome = {}
-
-    def run():
-        try:
-            outcome["result"] = work()
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(20)
-    assert not thread.is_alive(), f"{work} hangs"
+    """``work()``'s result, or its exception raised, run in a thread given 20 s, so that a hang fails the
+    test instead of hanging the run."""
+    outcome, _ = within(20, work)
     if "error" in outcome:
         raise outcome["error"]
     return outcome["result"]

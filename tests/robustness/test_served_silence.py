@@ -4,8 +4,6 @@ time-out halves the requests in flight, so that retried attempts wait behind the
 request would ever exhaust its retries. A server that answers some of the time is not given up on."""
 from __future__ import annotations
 
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,7 @@ from exampp.grading.methods.self_rating import GRADES
 from exampp.llm.backend import BackendError, open_backend
 from exampp.llm.backends import openai as served
 
-from .hostile_server import MODEL, Answer, HostileServer, Request, good
+from .hostile_server import MODEL, Answer, HostileServer, Request, good, within
 
 PROMPTS = 40
 
@@ -41,25 +39,6 @@ def _hang(request: Request) -> Answer:
 def _drip(request: Request) -> Answer:
     whole = good(request)
     return Answer(whole.status, whole.body, whole.headers, drip=0.2)
-
-
-def within(seconds: float, work):
-    """``work()``'s result or exception and the seconds it took; the test fails if it takes longer than
-    ``seconds`` (the work is left to a daemon thread, which the server's end stops)."""
-    outcome = {}
-
-    def run():
-        try:
-            outcome["result"] = work()
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
-            outcome["error"] = exc
-
-    started = time.monotonic()
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert not thread.is_alive(), f"still running after {seconds} s"
-    return outcome, time.monotonic() - started
 
 
 def _silence(server: HostileServer) -> str:
