@@ -65,7 +65,8 @@ def test_eval(given, measures):
 def test_eval_names_standard_input_as_stdin(tmp_path):
     qrels = put(tmp_path / "qrels", GOOD["qrels"])
     result = invoke(["eval", qrels, "-"], stdin=b"q9 Q0 d1 1 1 sysA\n")  # it was named '-'
-    assert result.output == "Error: <stdin>: no queries with both results and relevance judgments\n"
+    assert result.output == ("Error: <stdin>: no queries with both results and relevance judgments (the run's: "
+                             "'q9'; the qrels': 'q1', 'q2')\n")
 
 
 @pytest.mark.parametrize("args", [["eval", "{qrels}", "{run}"], ["leaderboard", "{run}", "--qrels", "{qrels}"],
