@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from exampp.api.assess import parse_measures, workspace_judge
+from exampp.api.assess import Judge, parse_measures, workspace_judge
 from exampp.assess import design
 from exampp.assess.estimators import Evidence, estimate, judge_values
 from exampp.assess.measures import run_weights
@@ -97,8 +97,6 @@ def support_population(people: str, noise: float, measures: list) -> tuple:
     kind = measures[0].kind
     pop = population(judge_answers, kind)
     labels = support_labels(judge_answers, answers, kind, people)
-    from exampp.api.assess import Judge
-
     return Judge(pop, "support", 2.0), np.array([labels[(q, k)][0] for q, k in zip(pop.query_ids, pop.keys)])
 
 

@@ -170,10 +170,10 @@ class GradeStore(SQLiteFile):
     def __init__(self, path: PathLike, busy_timeout: float = 60.0, *, read_only: bool = False):
         """Open the store at ``path``, created when missing; ``read_only``: for commands that only
         read grades, which must find a store there and write nothing into it (not even WAL mode)."""
-        new = not Path(path).exists()
-        if read_only and not Path(path).is_dir() and (new or Path(path).stat().st_size == 0):
-            raise InputError(Path(path), None,
-                             "no grade store here" if new else "an empty file, not an exampp grade store")
+        file = Path(path)
+        new = not file.exists()
+        if read_only and not file.is_dir() and (new or file.stat().st_size == 0):
+            raise InputError(file, None, "no grade store here" if new else "an empty file, not an exampp grade store")
         super().__init__(path, busy_timeout, read_only=read_only)
         try:
             if read_only:

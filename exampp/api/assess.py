@@ -21,12 +21,37 @@ import numpy as np
 import pandas as pd
 
 from exampp.api import Warn, python_warning
-from exampp.api.workspace import RunsSource, as_workspace, labelled_grades, stored_grades, workspace_runs
+from exampp.api.workspace import (
+    RunsSource,
+    as_workspace,
+    labelled_grades,
+    stored_grades,
+    workspace_runs,
+)
 from exampp.assess import design
-from exampp.assess.estimators import DEFAULT_ESTIMATOR, Estimates, Evidence, estimate, judge_values
-from exampp.assess.measures import NUGGET_MEASURES, SUPPORT_MEASURES, AssessMeasure, MeasureError, run_weights
+from exampp.assess.estimators import (
+    DEFAULT_ESTIMATOR,
+    REPLICATES,
+    Estimates,
+    Evidence,
+    estimate,
+    judge_values,
+)
+from exampp.assess.measures import (
+    NUGGET_MEASURES,
+    SUPPORT_MEASURES,
+    AssessMeasure,
+    MeasureError,
+    run_weights,
+)
 from exampp.assess.population import Population, passage_population
-from exampp.collection.assessment_sample import SamplePair, read_sample, sample_keys, write_sample
+from exampp.collection.assessment_sample import (
+    SamplePair,
+    read_sample,
+    sample_keys,
+    write_sample,
+)
+from exampp.collection.citations import CitedAnswer, read_citations
 from exampp.collection.io import PathLike, display_name
 from exampp.errors import ExamppError, InputError
 from exampp.workspace import Workspace
@@ -57,15 +82,7 @@ def workspace_judge(workspace: Workspace | PathLike, measures: Sequence[AssessMe
     from exampp.labels import exam_labels
 
     if support is not None:
-        from exampp.assess.population import support_population
-        from exampp.collection.citations import read_citations
-
-        kinds = {m.kind for m in measures}
-        if not kinds <= set(SUPPORT_MEASURES) or len(kinds) != 1:
-            raise AssessError("with --support, the measures are weighted_precision or weighted_recall "
-                              f"(got {', '.join(m.name for m in measures)})")
-        population = support_population(read_citations(support, texts=False), kinds.pop())
-        return Judge(population, f"support:{display_name(support)}", 2.0)
+        return _support_judge(read_citations(support, texts=False), measures, support)
     if any(m.kind in SUPPORT_MEASURES for m in measures):
         raise AssessError("support measures (weighted_precision, weighted_recall) need the judge's citation-support "
                           "file: --support FILE")
@@ -93,6 +110,17 @@ def workspace_judge(workspace: Workspace | PathLike, measures: Sequence[AssessMe
                           f"passage {doc_id}): grade the top {depth} of every run first (exampp grade --depth "
                           f"{depth})") from None
     return Judge(population, stored.method_id, stored.default_tau)
+
+
+def _support_judge(answers: Sequence[CitedAnswer], measures: Sequence[AssessMeasure], path: PathLike) -> Judge:
+    """The judge's citation support (``answers``, read from ``path``) for one support measure."""
+    from exampp.assess.population import support_population
+
+    kinds = {m.kind for m in measures}
+    if not kinds <= set(SUPPORT_MEASURES) or len(kinds) != 1:
+        raise AssessError("with --support, the measures are weighted_precision or weighted_recall "
+                          f"(got {', '.join(m.name for m in measures)})")
+    return Judge(support_population(answers, kinds.pop()), f"support:{display_name(path)}", 2.0)
 
 
 def parse_measures(names: Sequence[str], rel_level: float = 1.0) -> list[AssessMeasure]:
@@ -138,14 +166,13 @@ def draw_sample(job: SampleJob, warn: Warn = python_warning) -> SampleResult:
     if job.strategy not in design.STRATEGIES:
         raise AssessError(f"unknown strategy {job.strategy!r}; one of {', '.join(design.STRATEGIES)}")
     measures = parse_measures(job.measures, job.rel_level)
-    layouts = {}  # each measure's layout: support measures weigh a sentence each their own way
-    pop: Population | None = None  # the first group's: its judge grades set the strata
-    for group in _measure_groups(measures, job.support):
-        judge = workspace_judge(job.workspace, group, runs=job.runs, method=job.method, nuggets=job.nuggets,
-                                support=job.support, warn=warn)
-        layouts.update({m.name: judge.population.layout for m in group})
-        pop = judge.population if pop is None else pop
-    assert pop is not None
+    groups = _measure_groups(measures, job.support)
+    judges = [workspace_judge(job.workspace, group, runs=job.runs, method=job.method, nuggets=job.nuggets,
+                              support=job.support, warn=warn) for group in groups]
+    # each measure's layout (support measures weigh a sentence each their own way); the first group's
+    # judge grades set the strata
+    layouts = {m.name: judge.population.layout for group, judge in zip(groups, judges) for m in group}
+    pop = judges[0].population
     top = float(max(pop.judge.max(initial=0.0), 1.0))
     sd = design.prior_sd(pop.judge, top)
     squares, spread = design.run_weight_sums({m.name: run_weights(m, layouts[m.name]).toarray() for m in measures})
@@ -155,9 +182,9 @@ def draw_sample(job: SampleJob, warn: Warn = python_warning) -> SampleResult:
     chosen, probabilities, priorities = design.draw(sizes, uniforms, job.budget)
     if job.budget > pop.layout.n_pairs:
         warn(f"the budget ({job.budget}) covers the whole pool: all {pop.layout.n_pairs} pairs drawn")
-    kind = "nugget" if job.nuggets is not None else "sentence" if job.support is not None else "passage"
-    pairs = [_pair(pop.query_ids[d], pop.keys[d], float(p), _stratum(pop.judge[d]), float(priority), kind)
-             for d, p, priority in zip(chosen, probabilities, priorities)]
+    kind = _kind(job.nuggets, job.support)
+    pairs = [SamplePair.of(kind, _ids(kind, pop.query_ids[d], pop.keys[d]), float(p), _stratum(pop.judge[d]),
+                           float(priority)) for d, p, priority in zip(chosen, probabilities, priorities)]
     kept = 0
     if job.output is not None and str(job.output) != "-" and Path(job.output).is_file():
         before = sample_keys(read_sample(job.output))
@@ -198,13 +225,15 @@ def judges_disagreement(workspace: Workspace | PathLike, population: Population,
     return np.nan_to_num(spread, nan=float(np.nanmean(spread)) if np.isfinite(spread).any() else 0.0)
 
 
-def _pair(query_id: str, key: str, probability: float, stratum: str, priority: float, kind: str) -> SamplePair:
-    if kind == "passage":
-        return SamplePair(query_id, key, probability, stratum, priority)
-    run, item = key.rsplit("/", 1)
-    if kind == "nugget":
-        return SamplePair(query_id, None, probability, stratum, priority, run=run, nugget_id=item)
-    return SamplePair(query_id, None, probability, stratum, priority, run=run, sentence_id=item)
+def _ids(kind: str, query_id: str, key: str) -> list[str]:
+    """A pooled pair's id columns: its query and passage, or its query, run and nugget or sentence
+    (the key ``run/item``)."""
+    return [query_id, key] if kind == "passage" else [query_id, *key.rsplit("/", 1)]
+
+
+def _kind(nuggets: PathLike | None, support: PathLike | None) -> str:
+    """The kind of pair a judge's file gives: nuggets of answers, citing sentences, or passages."""
+    return "nugget" if nuggets is not None else "sentence" if support is not None else "passage"
 
 
 def _measure_groups(measures: Sequence[AssessMeasure], support: PathLike | None) -> list[list[AssessMeasure]]:
@@ -253,15 +282,15 @@ def read_human_labels(workspace: Workspace | PathLike, path: PathLike | None, nu
     return labels
 
 
-def _support_human_labels(support: PathLike, labels: PathLike | None, kind: str) -> dict[tuple[str, str], list[float]]:
-    """(topic, ``run/sentence id``) -> [support] from people's citation-support file (the track's format)."""
+def _support_human_labels(ours: Sequence[CitedAnswer], labels: PathLike | None, kind: str
+                          ) -> dict[tuple[str, str], list[float]]:
+    """(topic, ``run/sentence id``) -> [support] from people's citation-support file (the track's format),
+    the sentences keyed as in the judge's (``ours``)."""
     from exampp.assess.population import support_labels
-    from exampp.collection.citations import read_citations
 
     if labels is None:
         raise AssessError("support labels come as people's citation-support file (the track's format): --labels FILE")
-    return support_labels(read_citations(support, texts=False), read_citations(labels, texts=False), kind,
-                          display_name(labels))
+    return support_labels(ours, read_citations(labels, texts=False), kind, display_name(labels))
 
 
 def _is_assignment_file(path: PathLike) -> bool:
@@ -288,16 +317,19 @@ def labelled_sample(workspace: Workspace | PathLike, sample: PathLike, labels: P
     support measure (see :func:`workspace_judge`). With ``domain``, ``runs`` are some of the runs the
     sample was drawn for: its pairs outside their pool are left out (the rest keep their probabilities,
     so estimates over the smaller pool stay unbiased); without, such a pair is an error."""
-    judge = workspace_judge(workspace, measures, runs=runs, method=method, nuggets=nuggets, support=support,
-                            warn=warn)
+    if support is not None:  # the judge's file read once: for the pool and for the people's labels
+        ours = read_citations(support, texts=False)
+        judge = _support_judge(ours, measures, support)
+    else:
+        judge = workspace_judge(workspace, measures, runs=runs, method=method, nuggets=nuggets, warn=warn)
     pairs = read_sample(sample)
-    kind = "nugget" if nuggets is not None else "sentence" if support is not None else "passage"
+    kind = _kind(nuggets, support)
     if any(pair.kind != kind for pair in pairs):
         raise AssessError(f"{display_name(sample)}: a sample of nuggets goes with the judge's assignment (--nuggets), "
                           "a sample of sentences with the judge's citation support (--support), a sample of "
                           "passages with a workspace's grades")
     if support is not None:
-        given = _support_human_labels(support, labels, measures[0].kind)
+        given = _support_human_labels(ours, labels, measures[0].kind)
     else:
         given = read_human_labels(workspace, labels, nuggets)
     index = judge.population.index()
@@ -345,7 +377,7 @@ def _response_rates(pairs: Sequence[SamplePair], responded: Sequence[SamplePair]
 def estimate_runs(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike | None = None,
                   measures: Sequence[str] = ("P@10",), rel_level: float = 1.0, level: float = 0.9,
                   estimator: str = DEFAULT_ESTIMATOR, method: str | None = None, runs: RunsSource | None = None,
-                  nuggets: PathLike | None = None, support: PathLike | None = None, replicates: int = 2000,
+                  nuggets: PathLike | None = None, support: PathLike | None = None, replicates: int = REPLICATES,
                   seed: int = 0, warn: Warn = python_warning) -> Estimates:
     """Every run's ``measures`` (``P@10``, ``nDCG@10``; relevant from human grade ``rel_level``) from
     the judge and the labelled ``sample``, by ``estimator`` (:mod:`exampp.assess.estimators`), intervals
@@ -354,16 +386,11 @@ def estimate_runs(workspace: Workspace | PathLike, *, sample: PathLike, labels: 
     (the judge's citation-support file), weighted_precision and weighted_recall from people's support
     of the sampled sentences' citations (``labels``: their citation-support file)."""
     parsed = parse_measures(measures, rel_level)
-    parts = []
+    parts: list[Estimates] = []
     for group in _measure_groups(parsed, support):
         data = labelled_sample(workspace, sample, labels, group, runs=runs, method=method, nuggets=nuggets,
                                support=support, warn=warn if not parts else _quiet)
-        _warn_sparse_ndcg(data, group, estimator, warn)
-        try:
-            parts.append(estimate(data.evidence, group, estimator=estimator, level=level, replicates=replicates,
-                                  seed=seed))
-        except ValueError as exc:
-            raise AssessError(str(exc)) from None
+        parts.append(_estimate(data, group, estimator, level, seed, warn, replicates))
     if len(parts) == 1:
         return parts[0]
     return Estimates(pd.concat([p.table for p in parts], ignore_index=True),
@@ -374,12 +401,19 @@ def _quiet(message: str) -> None:
     """A warning said once already (the same sample read again for another measure)."""
 
 
-def _warn_sparse_ndcg(data: Labelled, measures: Sequence[AssessMeasure], estimator: str, warn: Warn) -> None:
+def _estimate(data: Labelled, measures: Sequence[AssessMeasure], estimator: str, level: float, seed: int,
+              warn: Warn, replicates: int = REPLICATES) -> Estimates:
+    """:func:`~exampp.assess.estimators.estimate` of a labelled sample, warning where nDCG's ideal rests
+    on too few labels, its refusals as :class:`AssessError`."""
     layout = data.evidence.layout
     few = min(np.bincount(layout.query_of[data.evidence.sampled], minlength=len(layout.queries)))
     if estimator != "judge" and any(m.kind == "nDCG" for m in measures) and few < 5:
         warn(f"nDCG's ideal DCG is estimated per query, and a query has {few} labelled pair(s): with fewer than 5 "
              "(DL19: below 5% of the pool) its intervals cover less than their level: use P@k")
+    try:
+        return estimate(data.evidence, measures, estimator=estimator, level=level, replicates=replicates, seed=seed)
+    except ValueError as exc:
+        raise AssessError(str(exc)) from None
 
 
 def estimates_json(result: Estimates) -> dict[str, dict[str, dict[str, float | None]]]:
@@ -538,14 +572,11 @@ def human_check(workspace: Workspace | PathLike, *, sample: PathLike, labels: Pa
     joined with its labels once, for all three; the workspace's runs but those ``exclude`` names (the
     sample's pairs of their pool only: see ``domain`` in :func:`labelled_sample`)."""
     parsed = parse_measures(measures, rel_level)
-    runs = {name: run for name, run in workspace_runs(workspace).items() if name not in set(exclude)}
+    left_out = set(exclude)
+    runs = {name: run for name, run in workspace_runs(workspace).items() if name not in left_out}
     data = labelled_sample(workspace, sample, labels, parsed, runs=runs, method=method, domain=bool(exclude),
                            warn=warn)
-    _warn_sparse_ndcg(data, parsed, estimator, warn)
-    try:
-        corrected = estimate(data.evidence, parsed, estimator=estimator, level=level, seed=seed)
-    except ValueError as exc:
-        raise AssessError(str(exc)) from None
+    corrected = _estimate(data, parsed, estimator, level, seed, warn)
     board = None
     for measure in parsed:
         name = measure.name

@@ -142,6 +142,7 @@ def _judge_target(evidence: Evidence, target: Target) -> np.ndarray:
 
 
 JACKKNIFE_GROUPS = 50
+REPLICATES = 2000  # the multiplier bootstrap's
 
 
 def _multipliers(n_sampled: int, replicates: int, seed: int, jackknife: bool) -> np.ndarray:
@@ -224,7 +225,7 @@ def _effective_df(matrix: sparse.csr_matrix, evidence: Evidence) -> np.ndarray:
 
 
 def estimate(evidence: Evidence, measures: Sequence[AssessMeasure], *, estimator: str = DEFAULT_ESTIMATOR,
-             level: float = 0.9, replicates: int = 2000, seed: int = 0) -> Estimates:
+             level: float = 0.9, replicates: int = REPLICATES, seed: int = 0) -> Estimates:
     """Every run's ``measures`` by ``estimator`` (see the module), intervals at ``level``."""
     if estimator not in ESTIMATORS:
         raise ValueError(f"unknown estimator {estimator!r}; one of {', '.join(ESTIMATORS)}")

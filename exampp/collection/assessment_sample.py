@@ -54,6 +54,15 @@ class SamplePair:
     nugget_id: str | None = None
     sentence_id: str | None = None
 
+    @classmethod
+    def of(cls, kind: str, ids: Sequence[str], probability: float, stratum: str = "",
+           priority: float = 0.0) -> SamplePair:
+        """A pair of ``kind`` from the values of its id columns (:attr:`ids`)."""
+        if kind == "passage":
+            return cls(ids[0], ids[1], probability, stratum, priority)
+        item = {"nugget_id" if kind == "nugget" else "sentence_id": ids[2]}
+        return cls(ids[0], None, probability, stratum, priority, run=ids[1], **item)
+
     @property
     def kind(self) -> str:
         """``passage``, ``nugget`` or ``sentence``."""
@@ -128,9 +137,7 @@ def read_sample(source: PathLike) -> list[SamplePair]:
         if not 0 < probability <= 1:
             raise InputError(name, lineno, f"inclusion_probability must be in (0, 1], found {probability!r}")
         priority = _number(get("priority"), "priority", name, lineno) if get("priority") else float(len(pairs))
-        pair = SamplePair(ids[0], ids[1] if kind == "passage" else None, probability, get("stratum"), priority,
-                          run=ids[1] if kind != "passage" else None, nugget_id=ids[2] if kind == "nugget" else None,
-                          sentence_id=ids[2] if kind == "sentence" else None)
+        pair = SamplePair.of(kind, ids, probability, get("stratum"), priority)
         if (pair.query_id, pair.key) in seen:
             raise InputError(name, lineno, f"the pair {pair.query_id} {pair.key} is in the sample twice")
         seen.add((pair.query_id, pair.key))
