@@ -389,16 +389,12 @@ def estimate_runs(workspace: Workspace | PathLike, *, sample: PathLike, labels: 
     parts: list[Estimates] = []
     for group in _measure_groups(parsed, support):
         data = labelled_sample(workspace, sample, labels, group, runs=runs, method=method, nuggets=nuggets,
-                               support=support, warn=warn if not parts else _quiet)
+                               support=support, warn=warn if not parts else lambda line: None)  # said once
         parts.append(_estimate(data, group, estimator, level, seed, warn, replicates))
     if len(parts) == 1:
         return parts[0]
     return Estimates(pd.concat([p.table for p in parts], ignore_index=True),
                      pd.concat([p.differences for p in parts], ignore_index=True), estimator, level)
-
-
-def _quiet(message: str) -> None:
-    """A warning said once already (the same sample read again for another measure)."""
 
 
 def _estimate(data: Labelled, measures: Sequence[AssessMeasure], estimator: str, level: float, seed: int,
