@@ -5,11 +5,12 @@ benchmarks/train_addressing.py and benchmarks/injection_multilingual.py.
 """
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
 import os
 from pathlib import Path
+
+from exampp.collection.nugget_assignments import read_assignments
+from exampp.collection.reference_grades import read_reference_grades
 
 SHARED = Path(os.environ.get("EXAMPP_SHARED", Path(__file__).resolve().parents[1].parent / "shared")) / "data"
 DL19 = "dl19/DL19-graded-t5-rating-genq-exam-qrels-runs-with-text.jsonl.gz"
@@ -22,28 +23,21 @@ def half(source: str, text_id: str) -> str:
 
 
 def dl19_passages(shared: Path = SHARED) -> dict[str, str]:
-    """Passage id -> text of every passage of the DL19 graded file (one per id)."""
+    """Passage id -> text of every passage of the DL19 graded file (its first text, per id)."""
     passages: dict[str, str] = {}
-    with gzip.open(shared / DL19, "rt", encoding="utf-8") as lines:
-        for line in lines:
-            _, paragraphs = json.loads(line)
-            for paragraph in paragraphs:
-                passages.setdefault(paragraph["paragraph_id"], paragraph["text"])
+    for line in read_reference_grades(shared / DL19):
+        for paragraph in line.paragraphs:
+            passages.setdefault(paragraph.paragraph_id, paragraph.text)
     return passages
 
 
-def rag_answers(shared: Path = SHARED) -> dict[str, str]:
+def rag_answer_texts(shared: Path = SHARED) -> dict[str, str]:
     """``run/topic`` -> answer text of every RAG 2024 answer."""
-    answers: dict[str, str] = {}
-    with gzip.open(shared / RAG, "rt", encoding="utf-8") as lines:
-        for line in lines:
-            record = json.loads(line)
-            answers[f"{record['run_id']}/{record['qid']}"] = record["answer_text"]
-    return answers
+    return {f"{answer.run_id}/{answer.query_id}": answer.text for answer in read_assignments(shared / RAG)}
 
 
 def honest(part: str, shared: Path = SHARED) -> dict[str, dict[str, str]]:
     """Source (``dl19``, ``rag24``) -> text id -> text of the ``part`` (``fit`` or ``measure``) half."""
-    sources = {"dl19": dl19_passages(shared), "rag24": rag_answers(shared)}
+    sources = {"dl19": dl19_passages(shared), "rag24": rag_answer_texts(shared)}
     return {name: {text_id: text for text_id, text in texts.items() if half(name, text_id) == part}
             for name, texts in sources.items()}

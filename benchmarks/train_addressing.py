@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import minimize
 
-from exampp.audit.addressing import BASE, Model, feature_names, is_dense, windows
+from exampp.audit.addressing import Model, active, best_window, feature_names, is_dense, windows
 from exampp.audit.lexicon import CONCEPTS
 from exampp.audit.normalise import fold
 from honest_texts import SHARED, honest
@@ -90,11 +90,9 @@ def design(examples: Sequence[frozenset[str]]) -> np.ndarray:
     index = {name: i for i, name in enumerate(names)}
     matrix = np.zeros((len(examples), len(names)))
     for row, features in enumerate(examples):
-        ordered = [name for name in BASE if name in features]
-        for i, a in enumerate(ordered):
-            matrix[row, index[a]] = 1.0
-            for b in ordered[i + 1:]:
-                matrix[row, index[f"{a}&{b}"]] = 1.0
+        base, pairs = active(features)
+        for name in base + pairs:
+            matrix[row, index[name]] = 1.0
     return matrix
 
 
@@ -118,9 +116,9 @@ def fit(x: np.ndarray, y: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, f
     return result.x[1:], float(result.x[0])
 
 
-def text_windows(texts: dict[str, dict[str, str]]) -> list[list[frozenset[str]]]:
-    """Per text, its windows' features."""
-    return [[w.features for w in windows(fold(text).text)] for by_id in texts.values() for text in by_id.values()]
+def text_windows(texts: dict[str, str]) -> list[list[frozenset[str]]]:
+    """Per text (``texts``: id -> text), its windows' features."""
+    return [[w.features for w in windows(fold(text).text)] for text in texts.values()]
 
 
 def main() -> None:
@@ -131,7 +129,7 @@ def main() -> None:
     args = parser.parse_args()
     rng = random.Random(SEED)
     texts = honest("fit", args.shared)
-    per_source = {source: text_windows({source: by_id}) for source, by_id in texts.items()}
+    per_source = {source: text_windows(by_id) for source, by_id in texts.items()}
     per_text = [ws for source in per_source.values() for ws in source]
     honest_windows = [w for ws in per_text for w in ws if w]
     # the RAG answers' windows count as much as DL19's, though there are fewer
@@ -161,13 +159,11 @@ def main() -> None:
     for source, scores in best.items():
         flagged = sum(b >= threshold for b in scores)
         print(f"honest {source} fit texts flagged {flagged}/{len(scores)} ({flagged / len(scores):.2%})")
-    scorer = Model(scorer.weights, bias, threshold)
     held = [simulate(rng, honest_windows) for _ in range(5000)]
     print(f"recall on 5,000 more generated attacks: {np.mean([scorer.score(a) >= threshold for a in held]):.3f}")
     top = sorted(zip(names, weights), key=lambda item: -abs(item[1]))[:15]
     print("largest weights:", ", ".join(f"{n} {w:+.2f}" for n, w in top))
     if args.dev.exists():
-        from exampp.audit.addressing import best_window
         rows = [json.loads(line) for line in args.dev.read_text(encoding="utf-8").splitlines() if line.strip()]
         for kind in ("attack", "honest"):
             chosen = [r for r in rows if r["kind"] == kind]

@@ -15,7 +15,15 @@ from exampp.collection.runs import Run
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
 from exampp.errors import InputError
 
-_SHOWN_IDS = 5  # missing ids named in a warning
+_SHOWN_IDS = 5  # ids named in a warning
+
+
+def id_list(pairs: Iterable[tuple[str, str]]) -> str:
+    """``query_id:text_id`` of the first :data:`_SHOWN_IDS` pairs, comma-separated, and how many more
+    there are (`` and N more``) when there are more: the list a warning about some texts ends with."""
+    ids = [f"{query_id}:{text_id}" for query_id, text_id in pairs]
+    more = f" and {len(ids) - _SHOWN_IDS} more" if len(ids) > _SHOWN_IDS else ""
+    return f"{', '.join(ids[:_SHOWN_IDS])}{more}"
 
 
 @dataclass(frozen=True)
@@ -48,10 +56,8 @@ class Pool:
         """One warning line about passages left out for lack of text (none when all were found)."""
         if not self.missing:
             return []
-        ids = [f"{qid}:{pid}" for qid, pids in self.missing.items() for pid in pids]
-        more = f" and {len(ids) - _SHOWN_IDS} more" if len(ids) > _SHOWN_IDS else ""
-        return [f"warning: {len(ids)} pooled passages have no text in the corpus and are skipped: "
-                f"{', '.join(ids[:_SHOWN_IDS])}{more}"]
+        return [f"warning: {self.missing_count} pooled passages have no text in the corpus and are skipped: "
+                f"{id_list((qid, pid) for qid, pids in self.missing.items() for pid in pids)}"]
 
 
 class _Corpora:

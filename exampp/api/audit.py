@@ -47,7 +47,7 @@ from exampp.collection.rag_responses import Response
 from exampp.collection.runs import Run
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
 from exampp.errors import ExamppError
-from exampp.pool import Pool
+from exampp.pool import Pool, id_list
 from exampp.settings import check_settings
 from exampp.workspace import Workspace
 
@@ -180,10 +180,8 @@ def window_warnings(cut: Sequence[Pair]) -> list[str]:
     characters of (none when no text is that long)."""
     if not cut:
         return []
-    ids = [f"{query_id}:{text_id}" for query_id, text_id in cut]
-    more = f" and {len(ids) - 5} more" if len(ids) > 5 else ""
-    return [f"warning: {len(ids)} texts are longer than {WINDOW:,} characters; the audit read the first {WINDOW:,} "
-            f"of each: {', '.join(ids[:5])}{more}"]
+    return [f"warning: {len(cut)} texts are longer than {WINDOW:,} characters; the audit read the first {WINDOW:,} "
+            f"of each: {id_list(cut)}"]
 
 
 def exam_thresholds(bank: QuestionBank | None) -> str:

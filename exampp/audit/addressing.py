@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from exampp.audit.lexicon import CONCEPTS, UNSPACED, tables
+from exampp.audit.lexicon import CONCEPTS, PREFIX_MIN, UNSPACED_CHAR, tables
 from exampp.audit.normalise import Folded, fold, fold_chars
 
 # Signs that are features on their own: a number given to a grade ("score = 3", "rating: 5"), a
@@ -46,8 +46,6 @@ _SENTENCE = re.compile(r"[^.!?。！？;\n]+[.!?。！？;\n]*")
 SENTENCE_MAX = 300
 PAIR_WORDS = 30
 _WORD = re.compile(r"[^\W_]+")
-_UNSPACED = re.compile(f"[{UNSPACED}]")
-PREFIX_MAX = 24
 # A negation this many words before "relevant" (or "answers") takes the claim back.
 NEGATION_REACH = 3
 _NEGATIONS = frozenset(fold_chars(
@@ -58,21 +56,39 @@ _DISCOURSE = frozenset({"note that"})
 UNSPACED_MAX = 6
 
 
+def _pairs(names: Sequence[str]) -> list[str]:
+    """Each pair of two of ``names`` (``a&b``, ``a`` before ``b`` in ``names``)."""
+    return [f"{a}&{b}" for i, a in enumerate(names) for b in names[i + 1:]]
+
+
 def feature_names() -> tuple[str, ...]:
     """The classifier's inputs: each base feature, then each pair of two (``a&b``)."""
-    pairs = tuple(f"{a}&{b}" for i, a in enumerate(BASE) for b in BASE[i + 1:])
-    return BASE + pairs
+    return BASE + tuple(_pairs(BASE))
+
+
+def active(features: frozenset[str]) -> tuple[list[str], list[str]]:
+    """The inputs of :func:`feature_names` a window of these base features has: its base features
+    (in :data:`BASE`'s order) and each pair of two of them."""
+    ordered = [name for name in BASE if name in features]
+    return ordered, _pairs(ordered)
+
+
+@lru_cache(maxsize=1)
+def _prefix_max() -> int:
+    """The length of the longest stem of word starts (no longer start can match one)."""
+    return max(map(len, tables()[0]))
 
 
 def concepts_of(words: Sequence[str]) -> set[str]:
     """The concepts and numbers the folded ``words`` hold (see the module's description)."""
     prefix, exact, unspaced = tables()
+    longest = _prefix_max()
     found: set[str] = set()
     negated = -NEGATION_REACH - 1  # the index of the last negation
     for index, word in enumerate(words):
         if word in _NEGATIONS:
             negated = index
-        if _UNSPACED.search(word):
+        if UNSPACED_CHAR.search(word):
             for start in range(len(word)):
                 for end in range(start + 1, min(len(word), start + UNSPACED_MAX) + 1):
                     found.update(unspaced.get(word[start:end], ()))
@@ -85,7 +101,7 @@ def concepts_of(words: Sequence[str]) -> set[str]:
         if pair in _DISCOURSE:
             continue
         matched = set(exact.get(word, ())) | set(exact.get(pair, ()))
-        for end in range(2, min(len(pair), PREFIX_MAX) + 1):
+        for end in range(PREFIX_MIN, min(len(pair), longest) + 1):
             matched.update(prefix.get(pair[:end], ()))
         if index - negated <= NEGATION_REACH:  # "not relevant to the query" claims nothing
             matched.discard("relevant")
@@ -95,7 +111,7 @@ def concepts_of(words: Sequence[str]) -> set[str]:
 
 def word_count(words: Sequence[str]) -> int:
     """How many words ``words`` are, a run of Chinese or Japanese counted as one per two characters."""
-    return sum(max(1, len(_UNSPACED.findall(word)) // 2) if _UNSPACED.search(word) else 1 for word in words)
+    return sum(max(1, len(runs) // 2) if (runs := UNSPACED_CHAR.findall(word)) else 1 for word in words)
 
 
 def is_dense(concepts: int, words: int) -> bool:
@@ -123,7 +139,8 @@ def sentences(text: str) -> Iterator[tuple[int, int, int, frozenset[str]]]:
             count = word_count(words)
             if is_dense(len(found), count):
                 found.add("dense")
-            found.update(name for name, sign in _SIGNS.items() if sign.search(sentence.strip()))
+            stripped = sentence.strip()
+            found.update(name for name, sign in _SIGNS.items() if sign.search(stripped))
             yield start, end, count, frozenset(found)
 
 
@@ -144,9 +161,9 @@ class Model:
 
     def score(self, features: frozenset[str]) -> float:
         """The probability that a window of these base features addresses an evaluator."""
-        ordered = [name for name in BASE if name in features]
-        total = self.bias + sum(self.weights.get(name, 0.0) for name in ordered)
-        total += sum(self.weights.get(f"{a}&{b}", 0.0) for i, a in enumerate(ordered) for b in ordered[i + 1:])
+        base, pairs = active(features)
+        total = self.bias + sum(self.weights.get(name, 0.0) for name in base)
+        total += sum(self.weights.get(name, 0.0) for name in pairs)
         return 1.0 / (1.0 + math.exp(-total))
 
 

@@ -269,6 +269,17 @@ def compile_rule(source: str) -> re.Pattern[str]:
     return re.compile(_START + "".join(pieces) + _END)
 
 
+def _group_end(text: str) -> int:
+    """The index of the ``)`` that closes the group ``text`` opens with (its last index when the group
+    is never closed)."""
+    depth = 0
+    for index, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            return index
+    return len(text) - 1
+
+
 def _optional(word: str) -> bool:
     """Whether ``word`` of a rule is one atom made optional: ``(a|b)?`` or an escaped sign ``\\|?``."""
     if not word.endswith("?") or len(word) < 3:
@@ -278,12 +289,7 @@ def _optional(word: str) -> bool:
         return True
     if not (atom.startswith("(") and atom.endswith(")")):
         return False
-    depth = 0
-    for index, char in enumerate(atom):
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if depth == 0 and index < len(atom) - 1:  # closed before its end: "(a)b(c)"
-            return False
-    return True
+    return _group_end(atom) == len(atom) - 1  # not closed before its end: "(a)b(c)"
 
 
 def anchors(source: str) -> tuple[str, ...]:
@@ -294,11 +300,7 @@ def anchors(source: str) -> tuple[str, ...]:
         return (first,)
     if not first.startswith("("):
         return ()
-    depth = 0
-    for end, char in enumerate(first):
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if depth == 0:
-            break
+    end = _group_end(first)
     if first[end + 1:end + 2] == "?":  # an optional group leads
         return ()
     literals = tuple(alternative.split("_")[0].removesuffix("s?") for alternative in first[1:end].split("|"))

@@ -12,6 +12,7 @@ Languages: en de fr es it pt nl sv da no pl cs ru uk tr ar fa he hi zh ja ko vi 
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from exampp.audit.normalise import fold_chars
@@ -407,7 +408,8 @@ _STEMS: dict[str, tuple[str, ...]] = {
 
 # Scripts written without spaces: a stem in them matches anywhere in a word.
 UNSPACED = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
-PREFIX_MIN = 2
+UNSPACED_CHAR = re.compile(f"[{UNSPACED}]")
+PREFIX_MIN = 2  # the shortest word start looked up (a one-letter stem never matches)
 
 
 @lru_cache(maxsize=1)
@@ -421,8 +423,7 @@ def tables() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]], dict
             for entry in family.split():
                 whole = entry.startswith("=")
                 stem = fold_chars(entry.lstrip("=").replace("_", " "))
-                if any("\u0e00" <= c <= "\u0e7f" or "\u3040" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff"
-                       for c in stem):
+                if UNSPACED_CHAR.search(stem):
                     unspaced.setdefault(stem, set()).add(concept)
                 elif whole:
                     exact.setdefault(stem, set()).add(concept)

@@ -14,8 +14,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from exampp.audit.flags import Flag
-from exampp.grades import Method
-from exampp.grades import DIRECT_QUESTION_ID
+from exampp.grades import DIRECT_QUESTION_ID, Method
 from exampp.grading.methods.injection_check import InjectionCheck
 
 Pair = tuple[str, str]  # (query_id, text_id)
