@@ -90,6 +90,14 @@ class FakeMethod(GradingMethod):
         return judge(pairs, float(os.environ.get("FAKE_GRADER_SLEEP", "0")), os.environ.get("FAKE_GRADER_LOG"))
 
 
+def use_method(monkeypatch, cls: type[GradingMethod] = FakeMethod) -> None:
+    """Make ``cls`` a known grading method for one test (``monkeypatch`` removes it afterwards)."""
+    from exampp.grading import registry
+
+    registry.methods()  # discovered first, so that the test's entry is the one removed afterwards
+    monkeypatch.setitem(registry._REGISTRY, cls.name, cls)
+
+
 def register() -> None:
     from exampp.grading import registry
 

@@ -19,16 +19,10 @@ from exampp.errors import InputError, ModelLoadError
 from exampp.grading import registry
 
 import fake_grader
-from fake_grader import fake_grade
+from fake_grader import fake_grade, use_method
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "exampp.toml"
-
-
-def use_method(monkeypatch, cls) -> None:
-    """Make ``cls`` a known grading method for one test."""
-    registry.methods()  # discovered first, so that the test's entry is the one removed afterwards
-    monkeypatch.setitem(registry._REGISTRY, cls.name, cls)
 
 
 @pytest.fixture(autouse=True)

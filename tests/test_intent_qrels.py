@@ -16,7 +16,6 @@ from exampp.cli import main
 from exampp.collection.qrels import flatten_intent_qrels, read_intent_qrels, read_qrels, write_intent_qrels
 from exampp.collection.runs import from_scores
 from exampp.errors import InputError
-from exampp.grading import registry
 from exampp.labels import exam_labels, question_qrels
 from exampp.scoring import MeasureError, leaderboard, per_query_measures
 from exampp.trec_eval.irm import IntentQrelsNeeded
@@ -166,8 +165,7 @@ def test_ir_measures_on_the_qrels_exampp_writes(tmp_path):
 
 @pytest.fixture
 def graded(tmp_path, monkeypatch):
-    registry.methods()
-    monkeypatch.setitem(registry._REGISTRY, fake_grader.FakeMethod.name, fake_grader.FakeMethod)
+    fake_grader.use_method(monkeypatch)
     ws = tmp_path / "ws"
     result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(REPO / "exampp.toml"),
                                        "--grader", "fake", "-w", str(ws), "--depth", "5", "--label", "count",

@@ -9,7 +9,6 @@ import fake_grader
 from click.testing import CliRunner
 
 from exampp.cli import main
-from exampp.grading import registry
 
 REPO = Path(__file__).resolve().parents[1]
 KEPT = re.compile(r"interrupted: ([\d,]+) of ([\d,]+) pairs graded and kept in (\S+); run the same command to resume")
@@ -36,15 +35,14 @@ def grade(ws: Path):
 
 
 def test_ctrl_c_in_grade_says_how_many_pairs_are_kept_where_and_that_the_same_command_resumes(tmp_path, monkeypatch):
-    registry.methods()
-    monkeypatch.setitem(registry._REGISTRY, "fake", StoppedMethod)
+    fake_grader.use_method(monkeypatch, StoppedMethod)
     calls.clear()
     stopped = grade(tmp_path)
     assert stopped.exit_code == 130, stopped.output
     assert "Aborted!" not in stopped.output
     kept, total, store = KEPT.search(stopped.stderr).groups()
     assert store == str(tmp_path / "grades.sqlite")
-    monkeypatch.setitem(registry._REGISTRY, "fake", fake_grader.FakeMethod)
+    fake_grader.use_method(monkeypatch)
     resumed = grade(tmp_path)
     assert resumed.exit_code == 0, resumed.output
     # what the message said was kept is what the same command then finds in the store

@@ -14,7 +14,6 @@ from click.testing import CliRunner
 
 from exampp.cli import main
 from exampp.collection.temps import writer_prefix
-from exampp.grading import registry
 from exampp.importer import import_reference
 from exampp.store import GradeStore
 
@@ -42,8 +41,7 @@ def grades_committed(store_path: Path) -> int:
 
 def test_kill_9_mid_run_then_resume_gives_the_uninterrupted_store(tmp_path, monkeypatch):
     # the uninterrupted run, in this process
-    registry.methods()
-    monkeypatch.setitem(registry._REGISTRY, "fake", fake_grader.FakeMethod)
+    fake_grader.use_method(monkeypatch)
     reference = tmp_path / "reference"
     result = CliRunner().invoke(main, command(reference))
     assert result.exit_code == 0, result.output

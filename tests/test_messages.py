@@ -8,7 +8,6 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from exampp.cli import main
-from exampp.grading import registry
 
 import fake_grader
 
@@ -50,8 +49,7 @@ def test_a_relevance_level_above_every_grade_is_warned_of():
 
 
 def test_the_grade_table_names_its_measure_and_tau(tmp_path, monkeypatch):
-    registry.methods()
-    monkeypatch.setitem(registry._REGISTRY, "fake", fake_grader.FakeMethod)
+    fake_grader.use_method(monkeypatch)
     result = exampp("grade", REPO / "runs", "--config", REPO / "exampp.toml", "--grader", "fake", "-w", tmp_path,
                     "--depth", 10, "--tau", 3, "--no-progress")
     assert result.exit_code == 0, result.output

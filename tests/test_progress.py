@@ -12,7 +12,6 @@ from click.testing import CliRunner
 
 from exampp import progress
 from exampp.cli import main
-from exampp.grading import registry
 from exampp.progress import ProgressLines, duration, progress_bar
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,8 +54,7 @@ def test_off_a_terminal_the_bar_is_lines_and_off_means_nothing(monkeypatch):
 
 @pytest.fixture
 def fake(monkeypatch):
-    registry.methods()
-    monkeypatch.setitem(registry._REGISTRY, "fake", fake_grader.FakeMethod)
+    fake_grader.use_method(monkeypatch)
 
 
 def grade(ws: Path, *flags: str):

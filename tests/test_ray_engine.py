@@ -224,10 +224,7 @@ def test_without_ray_the_error_names_the_extra(tmp_path, monkeypatch):
 
 
 def test_a_killed_driver_loses_no_committed_chunk_and_the_same_command_grades_only_the_rest(tmp_path, monkeypatch):
-    from exampp.grading import registry
-
-    registry.methods()
-    monkeypatch.setitem(registry._REGISTRY, "fake", fake_grader.FakeMethod)
+    fake_grader.use_method(monkeypatch)
 
     def command(ws: Path) -> list[str]:
         return ["grade", str(REPO / "runs"), "--config", str(REPO / "exampp.toml"), "--grader", "fake", "-w", str(ws),

@@ -29,7 +29,7 @@ from exampp.collection.io import PathLike, display_name
 from exampp.collection.question_bank import QuestionBank, read_question_bank, write_question_bank
 from exampp.collection.topics import Topic, read_topics
 from exampp.errors import ExamppError
-from exampp.generation.asking import Outcome, ask_all, generator_identity, record, utc_now
+from exampp.generation.asking import Outcome, ask_all, generator_identity, interrupted_keeps, record, utc_now
 from exampp.generation.journal import Journal, journal_path
 from exampp.generation.prompts import choose_prompts
 from exampp.generation.questions import Settings, assemble, done_keys, items_for, reader
@@ -78,47 +78,48 @@ def generate_bank(
     ``retry_failed``: ask again the items that failed in an earlier run. Failed items go to
     ``warn`` at the end. ``now`` gives the provenance date (UTC ISO).
     """
-    choice = choose_prompts(prompt)
-    source = "<topics>" if isinstance(topics, Mapping) else display_name(topics)
-    topics = topics if isinstance(topics, Mapping) else read_topics(topics)
-    items = items_for(topics, choice, source)  # input errors first, before a model loads
-    if not items:
-        raise ValueError("no topics to generate questions for")
-    identity = generator_identity(backend, "bank generate")
-    output = Path(output)
-    existing = read_question_bank(output, "exampp", disabled=True) if output.exists() else None
-    held = done_keys(existing) if existing is not None else set()
-    todo = [item for item in items if item.key not in held]
-    if not todo:  # all there: nothing to ask (and a journal left by a kill after the bank was written is spent)
-        journal_path(output).unlink(missing_ok=True)
-        return GenerationResult(existing, output, 0, 0, len(items), (), 0, False, Usage())
-    journal = Journal(output, {**identity, "prompts": choice.prompt_ids(), **settings.settings()})
-    run = ask_all(backend, journal, [item.task for item in todo], reader(choice), choice.corrective, settings,
-                  retry_failed=retry_failed, chunk_size=chunk_size, progress=progress, now=now)
-    settled = dict(run.outcomes)
-    assembled = assemble([(item, settled[item.key]) for item in todo if settled[item.key].ok],  # topics' order
-                         settings.temperature, existing, settings.max_questions)
-    if assembled.empty:  # answered, but nothing new: failed too, so that a rerun does not ask it again
-        with journal:
-            for item in assembled.empty:
-                settled[item.key] = replace(settled[item.key], value=None, problem="every question was a "
-                                            f"near-duplicate of another of query {item.query_id}")
-                record(journal, item.task, settled[item.key])
-    failed = tuple(outcome for outcome in settled.values() if not outcome.ok)
-    for outcome in settled.values():
-        if outcome.ok and outcome.note:  # questions the reader left out of a usable answer
-            warn(f"{outcome.key}: {outcome.note}")
-    for outcome in failed:
-        warn(_failure(outcome))
-    if not len(assembled.bank):
-        raise NothingGenerated(f"no item gave a question ({len(failed)} failed): nothing written to {output}")
-    if assembled.new:
-        write_question_bank(assembled.bank, output)
-    if not failed:
-        journal.remove()
-    generated = sum(o.ok and o.asked for o in settled.values())
-    return GenerationResult(assembled.bank, output, generated, sum(o.ok for o in settled.values()) - generated,
-                            len(items) - len(todo), failed, assembled.new, assembled.new > 0, run.usage)
+    with interrupted_keeps(journal_path(output)):  # of the name as given (output becomes a Path below)
+        choice = choose_prompts(prompt)
+        source = "<topics>" if isinstance(topics, Mapping) else display_name(topics)
+        topics = topics if isinstance(topics, Mapping) else read_topics(topics)
+        items = items_for(topics, choice, source)  # input errors first, before a model loads
+        if not items:
+            raise ValueError("no topics to generate questions for")
+        identity = generator_identity(backend, "bank generate")
+        output = Path(output)
+        existing = read_question_bank(output, "exampp", disabled=True) if output.exists() else None
+        held = done_keys(existing) if existing is not None else set()
+        todo = [item for item in items if item.key not in held]
+        if not todo:  # all there: nothing to ask (and a journal left by a kill after the bank was written is spent)
+            journal_path(output).unlink(missing_ok=True)
+            return GenerationResult(existing, output, 0, 0, len(items), (), 0, False, Usage())
+        journal = Journal(output, {**identity, "prompts": choice.prompt_ids(), **settings.settings()})
+        run = ask_all(backend, journal, [item.task for item in todo], reader(choice), choice.corrective, settings,
+                      retry_failed=retry_failed, chunk_size=chunk_size, progress=progress, now=now)
+        settled = dict(run.outcomes)
+        assembled = assemble([(item, settled[item.key]) for item in todo if settled[item.key].ok],  # topics' order
+                             settings.temperature, existing, settings.max_questions)
+        if assembled.empty:  # answered, but nothing new: failed too, so that a rerun does not ask it again
+            with journal:
+                for item in assembled.empty:
+                    settled[item.key] = replace(settled[item.key], value=None, problem="every question was a "
+                                                f"near-duplicate of another of query {item.query_id}")
+                    record(journal, item.task, settled[item.key])
+        failed = tuple(outcome for outcome in settled.values() if not outcome.ok)
+        for outcome in settled.values():
+            if outcome.ok and outcome.note:  # questions the reader left out of a usable answer
+                warn(f"{outcome.key}: {outcome.note}")
+        for outcome in failed:
+            warn(_failure(outcome))
+        if not len(assembled.bank):
+            raise NothingGenerated(f"no item gave a question ({len(failed)} failed): nothing written to {output}")
+        if assembled.new:
+            write_question_bank(assembled.bank, output)
+        if not failed:
+            journal.remove()
+        generated = sum(o.ok and o.asked for o in settled.values())
+        return GenerationResult(assembled.bank, output, generated, sum(o.ok for o in settled.values()) - generated,
+                                len(items) - len(todo), failed, assembled.new, assembled.new > 0, run.usage)
 
 
 def _failure(outcome: Outcome) -> str:

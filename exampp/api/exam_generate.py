@@ -54,6 +54,7 @@ from exampp.generation.asking import (
     Task,
     ask_all,
     generator_identity,
+    interrupted_keeps,
     require_capability,
     utc_now,
 )
@@ -159,30 +160,32 @@ def generate_exam(
     only). ``drop_fraction``: what each distractor filter drops where ``thresholds`` fixes no
     threshold. ``seed``: the shuffle's. ``now`` gives the provenance date (UTC ISO).
     """
-    if not task_domain.strip():
-        raise ValueError("the task domain (what the corpus documents) must not be empty")
-    asking = Asking(max_new_tokens, temperature, max_attempts)
-    documents = _read_documents(corpus, query_prefix)
-    if embedding is not None:  # before any request
-        require_capability(embedding, Capability.EMBED, "the cosine filters")
-    settings = {**generator_identity(backend, "exam generation"), "prompt": EXAM_GENERATION.prompt_id,
-                "correction": EXAM_CORRECTION.prompt_id, "task_domain": task_domain, **asking.settings()}
-    answers = Journal(output, settings, name=ANSWERS)  # checks the output's name, and the settings of kept answers
-    run = ask_all(backend, answers, [Task(d.docid, d.text) for d in documents if d.text.strip()], read_exam_answer,
-                  corrective, asking, retry_failed=retry_failed, chunk_size=chunk_size, progress=progress,
-                  unit="doc", desc="exam", now=now,
-                  render=lambda generator, text: generator.fit(EXAM_GENERATION, context=text, task_domain=task_domain))
-    with opened(embedding) as embedder:
-        result = _build_exam(documents, run, temperature, embedder, seed=seed, query_prefix=query_prefix,
-                             drop_fraction=drop_fraction, thresholds=thresholds)
-    written = ([Path(output)] if len(result.bank) else []) + ([Path(report)] if report is not None else [])
-    result = replace(result, written=tuple(written))
-    if len(result.bank):
-        write_question_bank(result.bank, output)
-    if report is not None:
-        with atomic_write(report) as fh:
-            fh.write(json.dumps(result.as_dict(), indent=2, ensure_ascii=False) + "\n")
-    return result
+    with interrupted_keeps(answers_path(output)):
+        if not task_domain.strip():
+            raise ValueError("the task domain (what the corpus documents) must not be empty")
+        asking = Asking(max_new_tokens, temperature, max_attempts)
+        documents = _read_documents(corpus, query_prefix)
+        if embedding is not None:  # before any request
+            require_capability(embedding, Capability.EMBED, "the cosine filters")
+        settings = {**generator_identity(backend, "exam generation"), "prompt": EXAM_GENERATION.prompt_id,
+                    "correction": EXAM_CORRECTION.prompt_id, "task_domain": task_domain, **asking.settings()}
+        answers = Journal(output, settings, name=ANSWERS)  # checks the output's name, and the settings of kept answers
+        run = ask_all(backend, answers, [Task(d.docid, d.text) for d in documents if d.text.strip()], read_exam_answer,
+                      corrective, asking, retry_failed=retry_failed, chunk_size=chunk_size, progress=progress,
+                      unit="doc", desc="exam", now=now,
+                      render=lambda generator, text: generator.fit(EXAM_GENERATION, context=text,
+                                                                   task_domain=task_domain))
+        with opened(embedding) as embedder:
+            result = _build_exam(documents, run, temperature, embedder, seed=seed, query_prefix=query_prefix,
+                                 drop_fraction=drop_fraction, thresholds=thresholds)
+        written = ([Path(output)] if len(result.bank) else []) + ([Path(report)] if report is not None else [])
+        result = replace(result, written=tuple(written))
+        if len(result.bank):
+            write_question_bank(result.bank, output)
+        if report is not None:
+            with atomic_write(report) as fh:
+                fh.write(json.dumps(result.as_dict(), indent=2, ensure_ascii=False) + "\n")
+        return result
 
 
 def _read_documents(corpus: PathLike, query_prefix: str) -> list[Passage]:

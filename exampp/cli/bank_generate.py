@@ -45,7 +45,6 @@ def generate(topics, output, prompt, temperature, max_new_tokens, max_attempts, 
                            -o nuggets.jsonl
     """
     from exampp.api.bank_generate import generate_bank
-    from exampp.generation.asking import kept_in
     from exampp.generation.journal import journal_path
     from exampp.generation.questions import Settings
     from exampp.llm.backend import BackendSpec
@@ -53,13 +52,8 @@ def generate(topics, output, prompt, temperature, max_new_tokens, max_attempts, 
     spec = BackendSpec(backend or "hf", model, backend_settings)
     settings = Settings(max_new_tokens=max_new_tokens, temperature=temperature, max_attempts=max_attempts,
                         max_questions=max_questions)
-    try:
-        result = generate_bank(topics, output, spec, prompt=prompt, settings=settings, chunk_size=chunk_size,
-                               retry_failed=retry_failed, progress=progress,
-                               warn=lambda line: click.echo(line, err=True))
-    except KeyboardInterrupt:
-        click.echo(f"interrupted: {kept_in(journal_path(output))}", err=True)
-        raise SystemExit(130) from None
+    result = generate_bank(topics, output, spec, prompt=prompt, settings=settings, chunk_size=chunk_size,
+                           retry_failed=retry_failed, progress=progress, warn=lambda line: click.echo(line, err=True))
     items = result.generated + result.resumed + result.already + len(result.failed)
     click.echo(f"{items} queries or subtopics: {result.generated} generated, {result.resumed} from an interrupted "
                f"run, {result.already} already in the bank, {len(result.failed)} failed"

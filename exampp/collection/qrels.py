@@ -104,17 +104,9 @@ def _judgments(source: PathLike, columns: str) -> Iterator[tuple[int, list[str]]
 
 def _run_hint(cols: list[str]) -> str:
     """What a line of 6 columns with a number as the fifth most likely is: a run given where qrels are asked."""
-    if len(cols) == 6 and _is_number(cols[4]):
+    if len(cols) == 6 and _python_number(cols[4]) is not None:
         return ": this looks like a run ('qid Q0 docid rank score runid'), not qrels"
     return ""
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def read_qrels(source: PathLike) -> Qrels:

@@ -161,10 +161,8 @@ def _run_lines(lines: Iterable[tuple[int, str]], name: str) -> Iterator[_Line]:
         if problem is not None:
             raise InputError(name, lineno, problem)
         if len(cols) < 6:
-            # 4 columns ending in a whole number: a qrels line ('qid iter docid rel') given where a run is asked
-            hint = ": this looks like qrels ('qid iter docid rel'), not a run" if len(cols) == 4 and \
-                cols[3].lstrip("-").isdigit() else ""
-            raise InputError(name, lineno, f"expected 6 columns 'qid Q0 docid rank score runid', found {len(cols)}{hint}")
+            raise InputError(name, lineno, f"expected 6 columns 'qid Q0 docid rank score runid', found {len(cols)}"
+                                           f"{_qrels_hint(cols)}")
         try:
             if "_" in cols[4]:  # float() reads 1_0 as 10, trec_eval's atof as 1: neither is meant
                 raise ValueError
@@ -174,6 +172,13 @@ def _run_lines(lines: Iterable[tuple[int, str]], name: str) -> Iterator[_Line]:
         if score != score:
             raise InputError(name, lineno, "score is NaN")
         yield lineno, cols[0], cols[2], score, cols[5]
+
+
+def _qrels_hint(cols: list[str]) -> str:
+    """What a line of 4 columns ending in a whole number most likely is: qrels given where a run is asked."""
+    if len(cols) == 4 and cols[3].lstrip("-").isdigit():
+        return ": this looks like qrels ('qid iter docid rel'), not a run"
+    return ""
 
 
 class _Lines(NamedTuple):
@@ -429,18 +434,21 @@ def check_judged(runs: Mapping[str, Run] | Iterable[Run | RunFile], judged: Iter
     file:line when ``strict``, else one warning line per run (they are left out, as by trec_eval).
     A :class:`RunFile` is checked on the queries its last read found."""
     judged = set(judged)
+    judged_shown = ""  # some_ids(judged), made once, when a run first needs it
     warnings = []
     items = runs.values() if isinstance(runs, Mapping) else runs
     for run in sorted(items, key=lambda r: str(r.name)):
-        extra = [q for q in run.query_ids if q not in judged]
+        query_ids = run.query_ids  # sorted at each read
+        extra = [q for q in query_ids if q not in judged]
         if not extra:
             continue
         where = f"{run.path or run.name}:{run.lines[extra[0]]}" if extra[0] in run.lines else str(run.path or run.name)
         if strict:
             raise InputError(run.path or run.name, run.lines.get(extra[0]), f"query {extra[0]!r} is not in {source}")
-        if len(extra) == len(run.query_ids):  # nothing in common: the two likely number queries differently
+        if len(extra) == len(query_ids):  # nothing in common: the two likely number queries differently
+            judged_shown = judged_shown or some_ids(judged)
             warnings.append(f"{where}: warning: none of its queries ({some_ids(extra)}) is in {source}, whose queries "
-                            f"are {some_ids(judged)}: all left out")
+                            f"are {judged_shown}: all left out")
             continue
         more = f" and {len(extra) - 1} more" if len(extra) > 1 else ""
         warnings.append(f"{where}: warning: query {extra[0]!r}{more} not in {source}, left out")

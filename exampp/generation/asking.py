@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from exampp.errors import InputError
+from exampp.errors import InputError, Interrupted
 from exampp.generation.journal import Journal
 from exampp.collection.ids import valid_text
 from exampp.llm.backend import (
@@ -274,6 +275,16 @@ def ask_all(generator: Backend | BackendSpec, journal: Journal, tasks: Sequence[
 def kept_in(journal: Path) -> str:
     """Where a stopped run's answers are (its ``journal`` file), and what to do."""
     return f"what was answered is kept in {journal}: the same command again goes on from there"
+
+
+@contextmanager
+def interrupted_keeps(journal: Path) -> Iterator[None]:
+    """A Ctrl-C inside becomes :class:`~exampp.errors.Interrupted` saying where the answers are kept
+    (:func:`kept_in`), which the command line prints (exit status 130)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise Interrupted(kept_in(journal)) from None
 
 
 _MODEL_HELP = {"hf": "a local model folder or HF hub id", "openai": "the served model's name"}

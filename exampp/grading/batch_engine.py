@@ -16,7 +16,6 @@ grade its pairs directly meanwhile (the grades are the same; the Batch API's are
 """
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 
@@ -25,11 +24,8 @@ from exampp.grading.base import Grader, Judgment, Pair
 from exampp.grading.engine import Tag
 from exampp.llm.backends.openai import OpenAIBackend
 from exampp.llm.batch_api import POLL_SECONDS, BatchClient, Book, Deferred
+from exampp.progress import notice
 from exampp.store import GradeStore
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 class BatchEngine:
@@ -38,7 +34,7 @@ class BatchEngine:
     dollars per million prompt and completion tokens, for the estimate; ``report``: where progress goes."""
 
     def __init__(self, grader: Grader, backend: OpenAIBackend, store: PathLike, *, poll_seconds: float = POLL_SECONDS,
-                 price: tuple[float, float] | None = None, report: Callable[[str], None] = _stderr) -> None:
+                 price: tuple[float, float] | None = None, report: Callable[[str], None] = notice) -> None:
         self.grader = grader
         self.backend = backend
         self.store_path = store

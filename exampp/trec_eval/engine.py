@@ -133,10 +133,10 @@ def unreachable_level(qrels: Qrels, rel_level: int) -> str | None:
     """Why ``rel_level`` (-l) leaves nothing relevant, when the qrels' grades all stay below it (a
     4-point scale's level given for 0-3 grades): every binary measure is then 0, which reads as a
     bad run rather than a bad flag. None where some grade reaches it."""
-    grades = [label for judged in qrels.values() for label in judged.values()]
-    if not grades or max(grades) >= rel_level:
+    top = max((label for judged in qrels.values() for label in judged.values()), default=None)
+    if top is None or top >= rel_level:
         return None
-    return (f"warning: -l {rel_level}, but the qrels' grades stop at {max(grades):g}: no document counts as "
+    return (f"warning: -l {rel_level}, but the qrels' grades stop at {top:g}: no document counts as "
             "relevant, so the binary measures (map, P, recall, ...) are 0 for every run")
 
 
