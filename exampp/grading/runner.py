@@ -320,8 +320,7 @@ def graded_without_text(store: GradeStore, pool: Pool, method_id: str) -> list[t
     ``method_id`` for, as (query id, passage id) in pool order: labels the qrels would lose."""
     if not pool.missing:
         return []
-    frame = store.grades(method_id, query_ids=pool.missing)
-    graded = set(zip(frame["query_id"], frame["passage_id"]))
+    graded = store.graded_passages(method_id, pool.missing)
     return [(qid, pid) for qid, pids in pool.missing.items() for pid in pids if (qid, pid) in graded]
 
 
