@@ -33,9 +33,8 @@ from exampp.collection.question_bank import Question, QuestionBank
 from exampp.collection.topics import Topic
 from exampp.defaults import CHUNK as DEFAULT_CHUNK
 from exampp.errors import Interrupted
-from exampp.grades import Grade
+from exampp.grades import DIRECT_QUESTION_ID, Grade
 from exampp.grading.base import Grader, Judgment, Pair
-from exampp.grades import DIRECT_QUESTION_ID
 from exampp.grading.cascade import Cascade
 from exampp.grading.engine import Engine, LocalEngine
 from exampp.llm.backend import Usage
