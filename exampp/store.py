@@ -422,7 +422,8 @@ class GradeStore(SQLiteFile):
         except (OutputError, sqlite3.Error):
             pass
 
-    def _select(self, method_id: str | None, query_ids: Iterable[str] | None) -> sqlite3.Cursor:
+    def _joined(self, columns: str, method_id: str | None, query_ids: Iterable[str] | None,
+                order: str = "") -> sqlite3.Cursor:
         # Grades are joined through the *current* id -> hash mappings; passage and question
         # must belong to the same query.
         where, params = [], []
@@ -433,15 +434,25 @@ class GradeStore(SQLiteFile):
             where.append("p.query_id IN (SELECT value FROM json_each(?))")
             params.append(json.dumps(sorted(set(query_ids))))
         sql = (
-            "SELECT p.query_id, p.passage_id, q.question_id, m.method_id, g.grade, g.answer, g.probabilities"
+            f"SELECT {columns}"
             " FROM grades g"
             " JOIN methods m ON m.id = g.method"
             " JOIN passages p ON p.text_hash = g.passage_hash"
             " JOIN questions q ON q.text_hash = g.question_hash AND q.query_id = p.query_id"
             + (" WHERE " + " AND ".join(where) if where else "")
-            + " ORDER BY p.query_id, p.passage_id, q.question_id, m.method_id"
+            + order
         )
         return self._db.execute(sql, params)
+
+    def _select(self, method_id: str | None, query_ids: Iterable[str] | None) -> sqlite3.Cursor:
+        return self._joined(
+            "p.query_id, p.passage_id, q.question_id, m.method_id, g.grade, g.answer, g.probabilities",
+            method_id, query_ids, " ORDER BY p.query_id, p.passage_id, q.question_id, m.method_id")
+
+    def graded_passages(self, method_id: str, query_ids: Iterable[str]) -> set[tuple[str, str]]:
+        """The (query id, passage id) pairs that :meth:`grades` of ``method_id`` for ``query_ids``
+        would hold a row of, without reading the grades."""
+        return set(self._joined("DISTINCT p.query_id, p.passage_id", method_id, query_ids).fetchall())
 
     def grades(self, method_id: str | None = None, query_ids: Iterable[str] | None = None, *,
                probabilities: bool = False) -> pd.DataFrame:

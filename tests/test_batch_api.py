@@ -14,7 +14,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 import zlib
 from pathlib import Path
@@ -32,6 +31,7 @@ from exampp.llm.batch_api import Book, Deferred, request_key
 from exampp.store import GradeStore
 
 from batch_server import BatchServer
+from robustness.hostile_server import within
 
 REPO = Path(__file__).resolve().parents[1]
 NAME = "judge"
@@ -313,12 +313,7 @@ def test_an_old_store_without_the_batch_tables_still_opens(tmp_path):
 def test_a_batch_still_in_progress_long_past_its_expiry_is_given_up_on_in_one_line(stub, tmp_path):
     stub.hold.set()
     stub.expires_at = time.time() - 2 * 3600  # the window ended two hours ago, and the batch runs on
-    outcome = {}
-    worker = threading.Thread(target=lambda: outcome.update(result=grade(stub, tmp_path, "--grader", "self-rating",
-                                                                         *FAST)), daemon=True)
-    worker.start()
-    worker.join(30)
-    assert not worker.is_alive(), "still polling after 30 s"
+    outcome, _ = within(30, lambda: grade(stub, tmp_path, "--grader", "self-rating", *FAST))
     result = outcome["result"]
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
     assert result.output.splitlines()[-1].startswith(

@@ -497,8 +497,6 @@ def test_every_backend_names_an_extra_of_the_package():
 
 
 def test_an_unreachable_server_fails_in_seconds_saying_what_it_tried_and_that_it_retries(capsys):
-    import time
-
     start = time.perf_counter()
     with pytest.raises(BackendError) as raised:
         open_backend("openai", NAME, base_url=CLOSED)  # --max-retries 5: the SDK's backoff took 16 s in silence

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -57,7 +58,7 @@ def test_a_corpus_lacking_graded_passages_is_refused_and_the_qrels_stay(graded: 
 
 def test_allow_partial_writes_the_qrels_of_the_passages_with_a_text(graded: Path, tmp_path: Path):
     copy = tmp_path / "ws"
-    subprocess.run(["cp", "-r", str(graded), str(copy)], check=True)
+    shutil.copytree(graded, copy)
     done = grade(copy, "--corpus", str(one_passage_corpus(tmp_path)), "--allow-partial")
     assert done.returncode == 0, done.stderr
     assert "warning: 217 pooled passages have no text in the corpus and are skipped" in done.stderr

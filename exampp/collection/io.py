@@ -240,7 +240,7 @@ class Kept:
         self.name = name
         self.bytes = 0
 
-    def add(self, line: int, *texts: str, records: int = 1) -> None:
+    def add(self, line: int, *texts: str, records: int) -> None:
         """Line ``line`` keeps ``texts`` and makes ``records`` records."""
         self.bytes += sum(map(len, texts)) + records * RECORD_BYTES
         if self.bytes > MAX_KEPT_BYTES:

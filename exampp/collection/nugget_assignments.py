@@ -156,7 +156,6 @@ def read_assignments(path: PathLike, *, assigned: bool = True, texts: bool = Tru
     answers: list[Answer] = []
     seen: dict[tuple[str, str], int] = {}
     topics: TopicLines = {}
-    shared: dict[str, tuple[AssignedNugget, ...]] = {}  # topic id -> its first line's nuggets
     kept = Kept(name)
     for line, record in iter_json_lines(path):
         answer = parse_answer(record, name, line, assigned=assigned)
@@ -165,10 +164,10 @@ def read_assignments(path: PathLike, *, assigned: bool = True, texts: bool = Tru
             raise InputError(name, line, f"run {key[0]!r} already answered topic {key[1]!r} (line {seen[key]})")
         seen[key] = line
         if first_listing(topics, answer.query_id, answer.nuggets, name, line):
-            shared[answer.query_id] = answer.nuggets
             kept.add(line, *(n.text for n in answer.nuggets), records=0)
-        first = shared[answer.query_id]
-        nuggets = tuple(AssignedNugget(f.text, f.importance, n.assignment) for f, n in zip(first, answer.nuggets))
+        first = topics[answer.query_id][1]  # its first line's (text, importance), shared by its answers
+        nuggets = tuple(AssignedNugget(text, importance, n.assignment)
+                        for (text, importance), n in zip(first, answer.nuggets))
         answer = Answer(answer.query_id, answer.run_id, answer.text if texts else "", nuggets,
                         answer.query if texts else None, line)
         kept.add(line, answer.run_id, answer.text, answer.query or "", records=1 + len(nuggets))

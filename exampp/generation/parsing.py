@@ -77,13 +77,18 @@ def _entries(items: Iterable[Any]) -> list[Entry]:
     return out
 
 
+def _question_key(key: object) -> bool:
+    """Whether an object's ``key`` names its list of questions ("questions", "nuggets", ...; any case)."""
+    return isinstance(key, str) and key.lower() in _QUESTION_KEYS
+
+
 def _from_json(value: Any) -> list[Entry]:
     """Entries of a parsed JSON value: a list, or an object holding one (or lists by importance)."""
     if isinstance(value, list):
         return _entries(value)
     if isinstance(value, dict):
         for key, inner in value.items():
-            if isinstance(key, str) and key.lower() in _QUESTION_KEYS and isinstance(inner, (list, dict)):
+            if _question_key(key) and isinstance(inner, (list, dict)):
                 return _from_json(inner)
         graded = [(key.lower(), inner) for key, inner in value.items()
                   if isinstance(key, str) and key.lower() in IMPORTANCE and isinstance(inner, list)]
@@ -114,7 +119,7 @@ def _first_json(text: str) -> list[Entry]:
         found = _from_json(value)
         if found:
             return found
-        if isinstance(value, list) or any(isinstance(key, str) and key.lower() in _QUESTION_KEYS for key in value):
+        if isinstance(value, list) or any(_question_key(key) for key in value):
             claimed = end
     return []
 

@@ -33,9 +33,8 @@ from exampp.collection.question_bank import Question, QuestionBank
 from exampp.collection.topics import Topic
 from exampp.defaults import CHUNK as DEFAULT_CHUNK
 from exampp.errors import Interrupted
-from exampp.grades import Grade
+from exampp.grades import DIRECT_QUESTION_ID, Grade
 from exampp.grading.base import Grader, Judgment, Pair
-from exampp.grades import DIRECT_QUESTION_ID
 from exampp.grading.cascade import Cascade
 from exampp.grading.engine import Engine, LocalEngine
 from exampp.llm.backend import Usage
@@ -320,8 +319,7 @@ def graded_without_text(store: GradeStore, pool: Pool, method_id: str) -> list[t
     ``method_id`` for, as (query id, passage id) in pool order: labels the qrels would lose."""
     if not pool.missing:
         return []
-    frame = store.grades(method_id, query_ids=pool.missing)
-    graded = set(zip(frame["query_id"], frame["passage_id"]))
+    graded = store.graded_passages(method_id, pool.missing)
     return [(qid, pid) for qid, pids in pool.missing.items() for pid in pids if (qid, pid) in graded]
 
 

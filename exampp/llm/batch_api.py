@@ -34,13 +34,13 @@ import json
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import openai
 
 from exampp.llm.backend import BackendError
 from exampp.llm.backends.openai import (_REFUSED, ENDPOINT_PATHS, MAX_BODY, BoundedClient, _Answer, _Malformed,
-                                        _one_line, _read_answer, _shown)
+                                        _one_line, _read_answer, _Result, _shown)
 from exampp.llm.prompt import Conversation
 from exampp.settings import SettingError
 
@@ -60,7 +60,6 @@ OPEN = frozenset({"validating", "in_progress", "finalizing", "cancelling"})
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 NO_ANSWER = 0  # the status kept for a request its batch ended without answering
 _WARNINGS = 5  # malformed lines named per file; the rest counted
-_Result = TypeVar("_Result")
 
 
 class Deferred(Exception):
@@ -285,7 +284,7 @@ class BatchClient:
             self._call(self._read_file(file_id, batch_id, output, where), f"file {file_id}")
         self.store.end_batch(batch_id, status, output.answers.items())
         answers = self.store.batch_answers(self.backend.url, self.backend.model, batch_id)
-        direct = sum(answer != 200 for answer, _ in answers.values())
+        direct = sum(code != 200 for code, _ in answers.values())  # HTTP status, or NO_ANSWER
         if direct:
             why = " with no output file" if batch.get("output_file_id") is None else ""
             self.report(f"Batch API: batch {batch_id} {status}{why}: "
@@ -367,15 +366,12 @@ class Output:
     def __init__(self, report: Callable[[str], None]) -> None:
         self.report = report
         self.answers: dict[str, tuple[int, bytes]] = {}
-        self._lines: dict[str, str] = {}  # custom_id -> where it was first answered ("line 3", "file-1:3")
+        self._lines: dict[str, tuple[str, int]] = {}  # custom_id -> where it was first answered: (file, line)
         self._contradicted: set[str] = set()
-        self._where = ""
-        self._bad = 0
+        self._bad = 0  # malformed lines of the file being read
 
     def read(self, line: bytes, where: str, number: int) -> None:
         """Read line ``number`` of the file ``where`` names."""
-        if where != self._where:
-            self._where, self._bad = where, 0
         if not line.strip():
             return
         try:
@@ -388,12 +384,12 @@ class Output:
         first = self.answers.get(key)
         if first is None:
             self.answers[key] = (status, body)
-            self._lines[key] = f"{where}:{number}"
+            self._lines[key] = (where, number)
         elif first != (status, body):
             self._contradicted.add(key)
             del self.answers[key]
-            earlier = self._lines[key]
-            earlier = f"line {earlier.rpartition(':')[2]}" if earlier.rpartition(":")[0] == where else earlier
+            earlier_file, earlier_number = self._lines[key]
+            earlier = f"line {earlier_number}" if earlier_file == where else f"{earlier_file}:{earlier_number}"
             self._warn(f"{where}:{number}: custom_id {key[:16]}... answers its request again, otherwise than "
                        f"{earlier}: neither answer is used; its request is asked again directly")
 
@@ -403,9 +399,10 @@ class Output:
             self.report(message)
 
     def done(self, where: str) -> None:
-        """The file ``where`` names is read: count the lines left unnamed."""
+        """The file ``where`` names is read: count the lines left unnamed (and start counting anew)."""
         if self._bad > _WARNINGS:
             self.report(f"{where}: {self._bad - _WARNINGS} more malformed lines left out")
+        self._bad = 0
 
 
 def _output_line(line: bytes) -> tuple[str, int, bytes]:

@@ -17,6 +17,7 @@ import importlib
 import os
 import pkgutil
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 import exampp
@@ -41,6 +42,14 @@ def _import_all() -> None:
 
 
 _import_all()
+
+
+@pytest.fixture
+def quick_retries(monkeypatch):
+    """A malformed answer asked again at once, not after the SDK's 0.5 s and more (the served-judge tests)."""
+    from exampp.llm.backends import openai as served  # an extra: imported only by the tests that use it
+
+    monkeypatch.setattr(served, "RETRY_DELAY", 0.001)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

@@ -93,6 +93,11 @@ def good(request: Request, text: str = "4") -> Answer:
     return as_json(payload(request, text))
 
 
+def completions_only(answer: Callable[[Request], Answer]) -> Callable[[Request], Answer]:
+    """``answer`` for completion requests; a well-formed model list."""
+    return lambda request: good(request) if request.method == "GET" else answer(request)
+
+
 Place = tuple[str | int, ...]  # a place in an answer's JSON: its keys and indices
 CHOICE: Place = ("choices", 0)
 CHAT_FIRST: Place = CHOICE + ("logprobs", "content", 0)  # the chat endpoint's report of the first token

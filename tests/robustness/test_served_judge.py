@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 from exampp.cli import main
 from exampp.grading.methods.self_rating import GRADES, grade_probabilities
 from exampp.llm.backend import BackendError, open_backend
-from exampp.llm.backends import openai as served
 from exampp.llm.backends.openai import CHARS_PER_TOKEN
 from exampp.store import GradeStore
 
@@ -35,6 +34,7 @@ from .hostile_server import (
     HostileServer,
     Request,
     as_json,
+    completions_only,
     failing,
     good,
     huge,
@@ -85,19 +85,11 @@ WRONG: dict[str, tuple[str, str] | str] = {
 RETRIES = "--max-retries sets how many"
 
 
-@pytest.fixture(autouse=True)
-def quick_retries(monkeypatch):
-    """A malformed answer asked again at once, not after the SDK's 0.5 s and more."""
-    monkeypatch.setattr(served, "RETRY_DELAY", 0.001)
+pytestmark = pytest.mark.usefixtures("quick_retries")
 
 
 def test_every_malformed_answer_has_its_message():
     assert sorted(WRONG) == sorted(MALFORMED)
-
-
-def completions_only(answer):
-    """``answer`` for completion requests; a well-formed model list."""
-    return lambda request: good(request) if request.method == "GET" else answer(request)
 
 
 def rate(server: HostileServer, endpoint: str = "chat", **options):

@@ -16,20 +16,13 @@ from small_collection import write_collection
 from exampp.cli import main
 from exampp.grading.methods.self_rating import GRADES
 from exampp.llm.backend import BackendError, open_backend
-from exampp.llm.backends import openai as served
 
-from .hostile_server import MODEL, Answer, HostileServer, Request, good, within
+from .hostile_server import MODEL, Answer, HostileServer, Request, completions_only, good, within
 
 PROMPTS = 40
 
 
-@pytest.fixture(autouse=True)
-def quick_retries(monkeypatch):
-    monkeypatch.setattr(served, "RETRY_DELAY", 0.001)
-
-
-def completions_only(answer):
-    return lambda request: good(request) if request.method == "GET" else answer(request)
+pytestmark = pytest.mark.usefixtures("quick_retries")
 
 
 def _hang(request: Request) -> Answer:

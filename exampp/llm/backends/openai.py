@@ -369,10 +369,10 @@ class OpenAIBackend(Backend):
                 if retry.overload:
                     now = self._loop.time()
                     refused_since = now if refused_since is None else refused_since
-                    patience = self.timeout * (self.max_retries + 1)
-                    if now - refused_since >= patience:
-                        raise BackendError(f"{self._error(retry.error)}, for {patience:g} s to one request (--timeout "
-                                           "x (--max-retries + 1)): lower --concurrency, or try again later") from None
+                    if now - refused_since >= self._patience:
+                        raise BackendError(f"{self._error(retry.error)}, for {self._patience:g} s to one request "
+                                           "(--timeout x (--max-retries + 1)): lower --concurrency, or try again "
+                                           "later") from None
                     _OVERLOADS.set(_OVERLOADS.get() + 1)
                     await asyncio.sleep(_retry_delay(retry.retry_after, _OVERLOADS.get()))
                     continue
@@ -426,8 +426,6 @@ class OpenAIBackend(Backend):
             except openai.APITimeoutError as exc:
                 self._controller.overloaded(ticket)
                 self._heard_nothing(ticket, exc)
-                if self._gone is not None:
-                    raise self._gone from None
                 raise _Retry(exc) from None
             except openai.APIConnectionError as exc:
                 raise _Retry(exc) from None
@@ -445,22 +443,28 @@ class OpenAIBackend(Backend):
         self._silent_since = None
         return response
 
+    @property
+    def _patience(self) -> float:
+        """Seconds one request's attempts may take: ``timeout`` times ``max_retries + 1``."""
+        return self.timeout * (self.max_retries + 1)
+
     def _heard_nothing(self, ticket: Ticket, timed_out: openai.APITimeoutError) -> None:
         """An attempt (``ticket``) timed out. Once the server has answered nothing for as long as one request's
         attempts may take, it is given up on: each time-out halves the requests in flight, so retried attempts
-        wait behind the rest, and no request would spend its retries while a hung server holds the job."""
+        wait behind the rest, and no request would spend its retries while a hung server holds the job.
+        Raises the error it was given up with, now or before; returns if it is not."""
         since = ticket.started if self._silent_since is None else min(self._silent_since, ticket.started)
         self._silent_since = since
-        patience = self.timeout * (self.max_retries + 1)
-        if self._gone is not None or self._controller.clock() - since < patience:
-            return
-        if _ATTEMPTS.get() - _OVERLOADS.get() > self.max_retries:  # this request spent its attempts: its own error
-            self._give_up(self._error(timed_out))
-        else:
-            self._give_up(BackendError(
-                f"{self.url} answered nothing for model {self.model} for {patience:g} s (--timeout {self.timeout:g} x "
-                f"(--max-retries {self.max_retries} + 1)): every attempt since its last answer timed out; is the "
-                "server up and able to answer?"))
+        if self._gone is None and self._controller.clock() - since >= self._patience:
+            if _ATTEMPTS.get() - _OVERLOADS.get() > self.max_retries:  # this request spent its attempts: its own error
+                self._give_up(self._error(timed_out))
+            else:
+                self._give_up(BackendError(
+                    f"{self.url} answered nothing for model {self.model} for {self._patience:g} s (--timeout "
+                    f"{self.timeout:g} x (--max-retries {self.max_retries} + 1)): every attempt since its last answer "
+                    "timed out; is the server up and able to answer?"))
+        if self._gone is not None:
+            raise self._gone from None
 
     def _give_up(self, error: BackendError) -> None:
         """End every other request of every call in progress with ``error`` (the caller's ends with it too),
