@@ -3,6 +3,7 @@ a line every :data:`LOG_EVERY` seconds instead, so that a long step is never sil
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -44,6 +45,33 @@ class ProgressLines:
 def notice(line: str) -> None:
     """A line on stderr saying what a step is doing while the user waits (a retry, a pause)."""
     print(line, file=sys.stderr, flush=True)
+
+
+class Tally:
+    """Lines for what may happen by the hundred (requests retried): the first is said at once, the
+    rest are counted by reason and said together, at most one line every :data:`LOG_EVERY` seconds,
+    so that a user waiting on a struggling server hears of it without a flood."""
+
+    def __init__(self, subject: str, *, clock: Callable[[], float] = time.monotonic,
+                 say: Callable[[str], None] = notice) -> None:
+        self.subject = subject
+        self._clock, self._say = clock, say
+        self._counts: dict[str, int] = {}
+        self._last: float | None = None
+        self._lock = threading.Lock()
+
+    def add(self, reason: str) -> None:
+        """One more event, for ``reason`` (e.g. "timed out", "HTTP 500")."""
+        with self._lock:
+            self._counts[reason] = self._counts.get(reason, 0) + 1
+            now = self._clock()
+            if self._last is not None and now - self._last < LOG_EVERY:
+                return
+            since = "" if self._last is None else f" in the last {duration(now - self._last)}"
+            counts, self._counts, self._last = self._counts, {}, now
+        total = sum(counts.values())
+        reasons = ", ".join(f"{reason} {n:,}" if total > 1 else reason for reason, n in counts.items())
+        self._say(f"{self.subject}: retrying {total:,} request{'s' if total > 1 else ''}{since} ({reasons})")
 
 
 def duration(seconds: float) -> str:

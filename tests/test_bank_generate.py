@@ -260,6 +260,7 @@ def test_a_429_is_retried_and_the_summary_counts_requests_retries_and_tokens(tmp
     prompt_tokens = sum(len(" ".join(m["content"] for m in seen.messages).split()) for seen in answered)
     completion_tokens = sum(len(replies(seen).split()) for seen in answered)
     assert result.stderr.splitlines() == [
+        f"{server.url}: retrying 1 request (HTTP 429, overloaded)",  # said as it happens, --no-progress or not
         "3 queries or subtopics: 3 generated, 0 from an interrupted run, 0 already in the bank, 0 failed",
         f"wrote 5 questions (5 new) for 2 queries to {output}",
         f"generator: 3 requests (1 retried), {prompt_tokens} prompt tokens, {completion_tokens} completion tokens",

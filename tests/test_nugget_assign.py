@@ -36,6 +36,7 @@ from exampp.grading.methods.nugget_support import (
 from exampp.llm.backend import BackendSpec
 from exampp.store import GradeStore
 
+import cli_results
 from openai_server import OpenAIServer, Seen
 
 NAME = "judge"
@@ -358,10 +359,7 @@ def test_a_folder_of_answer_files_is_read_whole(tmp_path, server):
 
 
 def one_line_error(result) -> str:
-    assert result.exit_code != 0
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    return lines[0].removeprefix("Error: ")
+    return cli_results.one_line_error(result).removeprefix("Error: ")
 
 
 def test_bad_inputs_are_one_line(tmp_path, server):

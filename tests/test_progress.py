@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from exampp import progress
 from exampp.cli import main
-from exampp.progress import ProgressLines, duration, progress_bar
+from exampp.progress import ProgressLines, Tally, duration, progress_bar
 
 REPO = Path(__file__).resolve().parents[1]
 LINE = re.compile(r"^grading: [\d,]+/[\d,]+ pairs \(\d+%\), [\d.e+]+ pairs/s, ETA (\d+[smh]|unknown)", re.MULTILINE)
@@ -39,6 +39,25 @@ def test_a_line_only_once_ten_seconds_have_passed_with_the_rate_and_the_eta(monk
     clock.now += 5
     lines.update(10)
     assert stream.getvalue().count("\n") == 1  # 5 s after the last line
+
+
+def test_retries_are_said_at_once_then_grouped_by_reason_at_most_every_ten_seconds(monkeypatch):
+    monkeypatch.setattr(progress, "LOG_EVERY", 10.0)
+    now = [100.0]
+    said: list[str] = []
+    tally = Tally("http://127.0.0.1:9/v1", clock=lambda: now[0], say=said.append)
+    tally.add("timed out")
+    assert said == ["http://127.0.0.1:9/v1: retrying 1 request (timed out)"]
+    for reason in ("timed out", "HTTP 500", "timed out"):
+        now[0] += 3.0
+        tally.add(reason)
+    assert len(said) == 1  # 9 s since the first line: counted, not said
+    now[0] += 1.0
+    tally.add("HTTP 500")
+    assert said[1] == "http://127.0.0.1:9/v1: retrying 4 requests in the last 10s (timed out 2, HTTP 500 2)"
+    now[0] += 125.0
+    tally.add("connection dropped")
+    assert said[2:] == ["http://127.0.0.1:9/v1: retrying 1 request in the last 2m05s (connection dropped)"]
 
 
 def test_durations_read_as_waits():

@@ -24,6 +24,7 @@ from exampp.llm.backend import BackendError, open_backend
 from exampp.llm.backends.openai import CHARS_PER_TOKEN
 from exampp.store import GradeStore
 
+from cli_results import one_line_error
 from small_collection import write_collection
 
 from .checks import tries
@@ -410,13 +411,6 @@ def grade(workspace: Path, server: HostileServer, *args: str):
 def stored(workspace: Path) -> dict[tuple[str, str, str], tuple]:
     with GradeStore(workspace / "ws" / "grades.sqlite") as store:
         return {(r.query_id, r.passage_id, r.question_id): (r.grade, r.answer) for r in store.records()}
-
-
-def one_line_error(result) -> str:
-    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    return lines[0]
 
 
 @pytest.mark.parametrize("bad", ["logprob 709.5", "HTML", "drip"])

@@ -74,7 +74,7 @@ from exampp.llm.concurrency import MAX_PAUSE, OVERLOAD, Controller, Limiter, Tic
 from exampp.llm.locate import error_reason
 from exampp.llm.prefix import leaders
 from exampp.llm.prompt import Conversation, Prompt, as_messages, as_text
-from exampp.progress import notice
+from exampp.progress import Tally, notice
 
 if TYPE_CHECKING:
     from exampp.llm.batch_api import Book
@@ -169,6 +169,7 @@ class OpenAIBackend(Backend):
             max_retries=0, http_client=self._http)
         self.url = str(self._client.base_url).rstrip("/")
         self._slots = Limiter(self._controller)  # requests in flight
+        self._retrying = Tally(self.url)  # each retry said, grouped: a struggling server is never silent
         # A server that answers nothing: when the earliest attempt unanswered since its last answer began
         # (the controller's clock), and the error once it is given up on (every call in progress ends with it).
         self._silent_since: float | None = None
@@ -374,11 +375,13 @@ class OpenAIBackend(Backend):
                                            "(--timeout x (--max-retries + 1)): lower --concurrency, or try again "
                                            "later") from None
                     _OVERLOADS.set(_OVERLOADS.get() + 1)
+                    self._retrying.add(f"{_reason(retry.error)}, overloaded")
                     await asyncio.sleep(_retry_delay(retry.retry_after, _OVERLOADS.get()))
                     continue
                 made = _ATTEMPTS.get() - _OVERLOADS.get()
                 if made > self.max_retries:
                     raise self._error(retry.error) from None
+                self._retrying.add(_reason(retry.error))
                 await asyncio.sleep(_retry_delay(retry.retry_after, made))
                 continue
             refused = response.extensions.get(_REFUSED)
@@ -397,6 +400,7 @@ class OpenAIBackend(Backend):
                 if made > self.max_retries:
                     raise BackendError(f"{self.url} sent a malformed answer for model {self.model}: {exc} "
                                        f"({_attempts(made)}; --max-retries sets how many)") from None
+                self._retrying.add("malformed answer")
                 await asyncio.sleep(_retry_delay(None, made))
 
     def request_body(self, prompt: str | Conversation, max_new_tokens: int, *, logprobs: bool,
@@ -633,6 +637,17 @@ class OpenAIBackend(Backend):
 def _cause(exc: openai.APIError) -> str:
     """``: <the transport's reason>`` of a connection error (connection refused, no such host), or ""."""
     return f": {_one_line(str(exc.__cause__))}" if exc.__cause__ is not None and str(exc.__cause__) else ""
+
+
+def _reason(exc: openai.APIError) -> str:
+    """Why an attempt is made again, in a few words: timed out, connection dropped or failed, HTTP 500."""
+    if isinstance(exc, openai.APITimeoutError):
+        return "timed out"
+    if isinstance(exc, openai.APIConnectionError):
+        dropped = isinstance(exc.__cause__, (_HTTP.RemoteProtocolError, _HTTP.ReadError))
+        return "connection dropped" if dropped else "connection failed"
+    status = getattr(exc, "status_code", None)
+    return f"HTTP {status}" if status is not None else type(exc).__name__
 
 
 def _one_line(text: str) -> str:
