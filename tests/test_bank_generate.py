@@ -19,6 +19,7 @@ from exampp.api.bank_generate import NothingGenerated, generate_bank
 from exampp.cli import main
 from exampp.collection.question_bank import read_question_bank
 from exampp.errors import InputError
+from exampp.generation import asking
 from exampp.generation.journal import journal_path
 from exampp.generation.prompts import QUESTIONS_FACET
 from exampp.generation.questions import Settings
@@ -415,6 +416,34 @@ def test_the_command_line_says_where_a_stopped_run_keeps_its_answers(tmp_path, s
     assert result.stderr == (f"Error: {server.url} answered HTTP 400 for model gen: injected HTTP 400 (what was "
                              f"answered is kept in {output}.journal.jsonl: the same command again goes on from "
                              "there)\n")
+
+
+def test_ctrl_c_says_how_many_items_are_kept_where_and_the_same_command_resumes(tmp_path, server, replies,
+                                                                                   monkeypatch):
+    replies.table = {CAUSES: [fenced("What triggers coral bleaching?")], MASS: [fenced("How often do they occur?")],
+                     PRESS: [fenced("Who printed the Gutenberg Bible?")]}
+    output = tmp_path / "bank.jsonl"
+    command = ["bank", "generate", str(topics_file(tmp_path)), "--backend", "openai", "--base-url", server.url,
+               "--model", "gen", "-o", str(output), "--chunk-size", "1", "--no-progress"]
+    chunks, ask = [], asking.ask
+
+    def stopped_at_the_third_chunk(*args, **kwargs):
+        chunks.append(1)
+        if len(chunks) == 3:
+            raise KeyboardInterrupt
+        return ask(*args, **kwargs)
+
+    monkeypatch.setattr("exampp.generation.asking.ask", stopped_at_the_third_chunk)
+    stopped = CliRunner().invoke(main, command)
+    assert stopped.exit_code == 130 and "Aborted!" not in stopped.output, stopped.output
+    assert stopped.stderr == (f"interrupted: 2 of 3 items answered and kept in {output}.journal.jsonl; run the same "
+                              "command to resume\n")
+    monkeypatch.undo()
+    server.reset()
+    resumed = CliRunner().invoke(main, command)
+    assert resumed.exit_code == 0, resumed.output
+    assert len(server.completions()) == 1  # what the message said was kept is not asked again
+    assert resumed.stderr.startswith("3 queries or subtopics: 1 generated, 2 from an interrupted run, ")
 
 
 def test_topics_that_grew_add_their_queries_to_the_bank(tmp_path, server, replies):

@@ -265,6 +265,9 @@ def ask_all(generator: Backend | BackendSpec, journal: Journal, tasks: Sequence[
                             bar.update(1)
             except BackendError as exc:
                 raise BackendError(f"{exc} ({kept_in(journal.path)})") from None
+            except KeyboardInterrupt:  # each outcome was journaled as it came: count what is kept
+                raise Interrupted(f"{len(outcomes):,} of {len(tasks):,} {unit}s answered and kept in {journal.path}; "
+                                  "run the same command to resume") from None
             finally:
                 if bar is not None:
                     bar.close()
@@ -280,9 +283,12 @@ def kept_in(journal: Path) -> str:
 @contextmanager
 def interrupted_keeps(journal: Path) -> Iterator[None]:
     """A Ctrl-C inside becomes :class:`~exampp.errors.Interrupted` saying where the answers are kept
-    (:func:`kept_in`), which the command line prints (exit status 130)."""
+    (:func:`kept_in`; while asking, :func:`ask_all` says how many), which the command line prints
+    (exit status 130)."""
     try:
         yield
+    except Interrupted:
+        raise
     except KeyboardInterrupt:
         raise Interrupted(kept_in(journal)) from None
 
