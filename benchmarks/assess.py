@@ -76,8 +76,7 @@ def support_population(people: str, noise: float, measures: list) -> tuple:
     import random
     from dataclasses import replace
 
-    from exampp.assess.population import support_labels
-    from exampp.assess.population import support_population as population
+    from exampp.assess.population import support_labels, support_population as population
     from exampp.collection.citations import read_citations
 
     if len(measures) != 1:

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
+
 import numpy as np
 
+from audit_data import exam_of, rag_answers
 from exampp.audit import CLASSES, DEFAULT, NUGGET_EXAM, Flag, audit_texts
 from exampp.audit.leakage import containments, words
 from exampp.audit.stuffing import term_density
-from audit_data import exam_of, rag_answers
 from exampp.collection.corpus import open_corpus
 from exampp.collection.qrels import read_qrels
 from exampp.collection.question_bank import read_question_bank

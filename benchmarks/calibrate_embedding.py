@@ -35,9 +35,9 @@ from exampp.collection.reference_grades import read_reference_grades
 from exampp.collection.runs import Run
 from exampp.grading.calibration import apply_thresholds, binary_kappa, fit_thresholds, weighted_kappa
 from exampp.grading.methods.embedding import DEFAULT_THRESHOLDS
-from exampp.llm.backends.embedding import SentenceEmbedder
 from exampp.importer import Collected, build_run, collect
 from exampp.labels import exam_labels
+from exampp.llm.backends.embedding import SentenceEmbedder
 from exampp.scoring import exam_cover, exam_qrels, leaderboard, summarize
 
 REPO = Path(__file__).resolve().parents[1]

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd

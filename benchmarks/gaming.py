@@ -56,19 +56,6 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from audit_data import Answers, exam_of, rag_answers
-from gaming_judge import MODEL, Planted, judge_process, follow_chance, stored_grades, write_planted
-from gaming_plant import (
-    CLASSES,
-    DEPTH,
-    INJECTIONS,
-    TEXT_CLASSES,
-    Plant,
-    attacked_rankings,
-    plant_answers,
-    plant_duplicates,
-    plant_texts,
-)
-
 from exampp.api.audit import AuditResult, audit, corrected_cover, pooled_rankings, run_pairs
 from exampp.api.grade import GradeJob
 from exampp.api.workspace import stored_grades as workspace_grades
@@ -87,6 +74,18 @@ from exampp.pool import build_pool
 from exampp.scoring import leaderboard
 from exampp.store import GradeStore
 from exampp.workspace import Workspace
+from gaming_judge import MODEL, Planted, follow_chance, judge_process, stored_grades, write_planted
+from gaming_plant import (
+    CLASSES,
+    DEPTH,
+    INJECTIONS,
+    TEXT_CLASSES,
+    Plant,
+    attacked_rankings,
+    plant_answers,
+    plant_duplicates,
+    plant_texts,
+)
 
 REFERENCE = "self-rating|google/flan-t5-large|QuestionSelfRatedUnanswerablePromptWithChoices"  # the imported grades
 DETECTOR = {"injection": "injection", "leakage": "leakage", "stuffing": "stuffing",

@@ -111,14 +111,13 @@ import transformers
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # the random-model builders live with the tests
 
-from tiny_models import FLAN_T5_BASE_SHAPE, FLAN_T5_LARGE_SHAPE, make_rater, save_t5, t5_model  # noqa: E402
-
 from exampp.collection.question_bank import Question, read_question_bank  # noqa: E402
 from exampp.collection.reference_grades import read_reference_grades  # noqa: E402
 from exampp.grading.base import Pair  # noqa: E402
 from exampp.grading.parsing import parse_self_rating  # noqa: E402
 from exampp.grading.prompts import SELF_RATING  # noqa: E402
 from exampp.llm.backends.hf import HFBackend, resolve_dtype  # noqa: E402
+from tiny_models import FLAN_T5_BASE_SHAPE, FLAN_T5_LARGE_SHAPE, make_rater, save_t5, t5_model  # noqa: E402
 
 SHARED = Path(os.environ.get("EXAMPP_SHARED", REPO.parent / "shared"))
 TOKENIZER = SHARED / "models" / "t5-tokenizer"

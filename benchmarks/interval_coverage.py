@@ -46,10 +46,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from exampp.analysis.statistics import CORRELATIONS, bootstrap_interval, bootstrap_samples
 # The replicates exactly as the commands compute them (tests/test_interval_coverage.py checks the
 # intervals below against correlation_intervals, bootstrap_means and nuggets agree's).
-from exampp.analysis.statistics import _correlation_rows, _draw_counts, _replicate_means
+from exampp.analysis.statistics import (
+    CORRELATIONS,
+    _correlation_rows,
+    _draw_counts,
+    _replicate_means,
+    bootstrap_interval,
+    bootstrap_samples,
+)
 from exampp.api.nugget_agreement import NUGGET_STATISTICS, nugget_statistics
 
 CONFIDENCE = 0.95

@@ -46,21 +46,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # the tiny model and the test server live with the tests
 
-from batching_server import BatchingServer, Stats  # noqa: E402
-from openai_server import OpenAIServer  # noqa: E402
-from server_process import ServerProcess, answer_until_stopped  # noqa: E402
-from tiny_models import build_t5, t5_tokenizer_dir  # noqa: E402
-
+from batching_server import BatchingServer  # noqa: E402
 from exampp.collection.corpus import read_passages  # noqa: E402
 from exampp.collection.question_bank import read_question_bank  # noqa: E402
 from exampp.collection.runs import read_run  # noqa: E402
 from exampp.defaults import CHUNK  # noqa: E402
 from exampp.grading.base import Pair  # noqa: E402
-from exampp.grading.registry import make_grader  # noqa: E402
 from exampp.grading.engine import LocalEngine  # noqa: E402
+from exampp.grading.registry import make_grader  # noqa: E402
 from exampp.grading.runner import grade_pairs  # noqa: E402
 from exampp.llm.backend import open_backend  # noqa: E402
 from exampp.store import GradeStore  # noqa: E402
+from openai_server import OpenAIServer  # noqa: E402
+from server_process import ServerProcess, answer_until_stopped  # noqa: E402
+from tiny_models import build_t5, t5_tokenizer_dir  # noqa: E402
 
 BASELINE = 8  # today's client: 8 requests in flight, one chunk of the runner's at a time
 # The simulated server of --quick: steps twice the server's defaults, so that its capacity (about 140

@@ -106,48 +106,78 @@ if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers and editors (
     from exampp.analysis.irt.models import IRTModel
     from exampp.analysis.irt.responses import responses_from_grades
     from exampp.analysis.statistics import (
-        bootstrap_means, correlation_intervals, krippendorff_alpha, paired_tests, scores_table,
+        bootstrap_means,
+        correlation_intervals,
+        krippendorff_alpha,
+        paired_tests,
+        scores_table,
     )
-    from exampp.api.agreement import label_agreement, LabelAgreement, NoCommonJudgments
-    from exampp.api.assess import draw_sample, estimate_runs, human_check, judge_agreement, plan_budget, SampleJob
+    from exampp.api.agreement import LabelAgreement, NoCommonJudgments, label_agreement
+    from exampp.api.assess import SampleJob, draw_sample, estimate_runs, human_check, judge_agreement, plan_budget
     from exampp.api.assess_labels import store_labels
     from exampp.api.bank_generate import generate_bank
     from exampp.api.bank_history import (
-        add_questions, bank_at_version, bank_log, edit_question, remove_questions, restore as restore_bank,
+        add_questions,
+        bank_at_version,
+        bank_log,
+        edit_question,
+        remove_questions,
+        restore as restore_bank,
         set_disabled,
     )
     from exampp.api.bank_impact import bank_impact
     from exampp.api.bank_io import export_bank, import_banks
     from exampp.api.bank_review import review_bank, write_bank_review
     from exampp.api.exam_generate import generate_exam
-    from exampp.api.grade import grade_collection, GradeJob, GradeResult
-    from exampp.api.irt import GradedResponses, irt_analysis, IRTResult, responses_from_workspace, write_irt_outputs
+    from exampp.api.grade import GradeJob, GradeResult, grade_collection
+    from exampp.api.irt import GradedResponses, IRTResult, irt_analysis, responses_from_workspace, write_irt_outputs
     from exampp.api.leaderboards import (
-        correlate_leaderboards, CorrelationError, LeaderboardCorrelation, LeaderboardFile, QrelsMeasure,
+        CorrelationError,
+        LeaderboardCorrelation,
+        LeaderboardFile,
+        QrelsMeasure,
         UnknownExcluded,
+        correlate_leaderboards,
     )
-    from exampp.api.meta_evaluate import meta_evaluate, MetaEvaluation, MetaEvaluationError
-    from exampp.api.report import build_report, Report
+    from exampp.api.meta_evaluate import MetaEvaluation, MetaEvaluationError, meta_evaluate
+    from exampp.api.report import Report, build_report
     from exampp.api.scores import (
-        cover, CoverResult, export_qrels, export_question_qrels, measure_leaderboard, NoRunLeft,
+        CoverResult,
+        NoRunLeft,
+        cover,
+        export_qrels,
+        export_question_qrels,
+        measure_leaderboard,
     )
-    from exampp.api.significance import PairedTests, significance, Significance
-    from exampp.api.workspace import stored_grades, StoredGrades, WorkspaceError
+    from exampp.api.significance import PairedTests, Significance, significance
+    from exampp.api.workspace import StoredGrades, WorkspaceError, stored_grades
     from exampp.assessments import AssessmentStore, read_labels, write_labels
-    from exampp.collection.corpus import open_corpus, Passage, write_corpus
+    from exampp.collection.corpus import Passage, open_corpus, write_corpus
     from exampp.collection.leaderboard import read_leaderboard, read_leaderboard_file, write_leaderboard
     from exampp.collection.qrels import (
-        as_label, FractionalLabelError, IntentQrels, Label, Qrels, read_intent_qrels, read_qrels, write_intent_qrels,
+        FractionalLabelError,
+        IntentQrels,
+        Label,
+        Qrels,
+        as_label,
+        read_intent_qrels,
+        read_qrels,
+        write_intent_qrels,
         write_qrels,
     )
     from exampp.collection.question_bank import (
-        load_question_bank, Question, question_id_for, QuestionBank, read_question_bank, write_question_bank,
+        Question,
+        QuestionBank,
+        load_question_bank,
+        question_id_for,
+        read_question_bank,
+        write_question_bank,
     )
-    from exampp.collection.rag_responses import read_responses, Response
-    from exampp.collection.response_matrix import read_response_matrix, Responses
-    from exampp.collection.runs import RankedDoc, read_run, read_runs, Run, write_run
+    from exampp.collection.rag_responses import Response, read_responses
+    from exampp.collection.response_matrix import Responses, read_response_matrix
+    from exampp.collection.runs import RankedDoc, Run, read_run, read_runs, write_run
     from exampp.collection.systems import read_systems
-    from exampp.collection.topics import read_topics, Subtopic, Topic, write_topics
+    from exampp.collection.topics import Subtopic, Topic, read_topics, write_topics
     from exampp.config import load_config
     from exampp.errors import ExamppError, InputError
     from exampp.grades import Grade, Method
@@ -156,11 +186,18 @@ if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers and editors (
     from exampp.grading.registry import make_grader, parse_method
     from exampp.grading.runner import build_exam, grade_pool
     from exampp.importer import import_reference
-    from exampp.labels import exam_labels, expected_cover, LABELS, question_qrels
+    from exampp.labels import LABELS, exam_labels, expected_cover, question_qrels
     from exampp.llm.backend import Backend, open_backend
-    from exampp.pool import build_pool, Pool
+    from exampp.pool import Pool, build_pool
     from exampp.scoring import (
-        exam_cover, exam_qrels, facet_labels, leaderboard, MeasureError, parse_measures, per_query_measures, summarize,
+        MeasureError,
+        exam_cover,
+        exam_qrels,
+        facet_labels,
+        leaderboard,
+        parse_measures,
+        per_query_measures,
+        summarize,
     )
     from exampp.segment import load_responses, segment_responses, segment_text
     from exampp.store import GradeStore

@@ -29,8 +29,17 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from exampp.collection.ids import check_id, check_query_id, id_problem, line_problem
-from exampp.collection.io import (PathLike, atomic_write, display_name, excerpt, first_nonblank, held_lines,
-                                  iter_lines, json_name, parse_json)
+from exampp.collection.io import (
+    PathLike,
+    atomic_write,
+    display_name,
+    excerpt,
+    first_nonblank,
+    held_lines,
+    iter_lines,
+    json_name,
+    parse_json,
+)
 from exampp.collection.qrels import parse_label
 from exampp.errors import InputError
 from exampp.sqlite_file import SQLiteFile

@@ -25,8 +25,7 @@ import pandas as pd
 
 from exampp.collection.qrels import IntentQrels, Qrels, as_label
 from exampp.collection.runs import Run
-from exampp.defaults import DEPTH as DEFAULT_DEPTH
-from exampp.defaults import LABELS
+from exampp.defaults import DEPTH as DEFAULT_DEPTH, LABELS
 from exampp.errors import ExamppError
 from exampp.scoring import check_grades, questions_by_query, restrict_grades
 

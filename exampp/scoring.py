@@ -27,6 +27,7 @@ from exampp.collection.qrels import (
 from exampp.collection.runs import Ranked, Restart, Run, check_unique_name
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
 from exampp.errors import ExamppError
+
 # below collection, where the reader of per-query leaderboards takes it too; callers of scoring import it here
 from exampp.means import exact_mean
 

@@ -115,7 +115,7 @@ def markdown_blocks(text: str, page: str = "") -> list[Block]:
                     heading = stripped.lstrip("#").strip()
         elif stripped == "```":
             lang, indent = fence
-            code = "\n".join(l[indent:] for l in lines) + "\n"
+            code = "\n".join(line[indent:] for line in lines) + "\n"
             if lang in ("bash", "python"):
                 blocks.append(Block(lang, heading, code, page))
             elif lang in ("", "text") and after_bash:
@@ -200,7 +200,8 @@ BLOCKS = distinct(ALL_BLOCKS)
 
 def ci_test_command() -> str:
     """The set-up-and-test command .ci/run runs, less the flags CI adds to pytest."""
-    line = next(l for l in (REPO / ".ci" / "run").read_text().splitlines() if l.startswith("bash scripts/setup.sh"))
+    line = next(line for line in (REPO / ".ci" / "run").read_text().splitlines()
+                if line.startswith("bash scripts/setup.sh"))
     return line.replace(" -p no:cacheprovider", "")
 
 

@@ -25,7 +25,6 @@ from exampp.cli import main
 from exampp.collection.assessment_sample import SamplePair, read_sample, write_sample
 from exampp.errors import InputError
 
-
 # --- designs ---------------------------------------------------------------------------------------
 
 def test_inclusion_probabilities_take_the_largest_for_sure_and_spread_the_rest():
@@ -375,7 +374,7 @@ def _cited(seed: int, judge: bool = False):
     """3 topics x 4 runs (run3 skips t1); each answer 3 sentences, the last citing nothing, the first
     citing two segments (so that precision's mean and recall's best differ), the second one; the
     assessors' support from ``seed``, the judge's a noisy copy with one citation left unjudged."""
-    from exampp.collection.citations import CitedAnswer, Citation, Sentence
+    from exampp.collection.citations import Citation, CitedAnswer, Sentence
 
     rng = np.random.default_rng(seed)
     noise = np.random.default_rng(seed + 1)

@@ -14,8 +14,7 @@ from click.testing import CliRunner
 
 from assess_pages import DESCRIPTION, HOSTILE, NARRATIVE, PROBABILITY, STRATUM, make_workspace
 from conftest import REPO
-from exampp.api.assess_labels import (ImportResult, export_labels, export_sample, import_labels, load_tasks,
-                                      store_labels)
+from exampp.api.assess_labels import ImportResult, export_labels, export_sample, import_labels, load_tasks, store_labels
 from exampp.assess.assignment import double_judged, labels_needed
 from exampp.assess.tasks import NUGGET_SCALE, PASSAGE_SCALE, labeling_config, parse_scale
 from exampp.assessments import LABEL_COLUMNS, AssessmentStore, HumanLabel, read_labels, write_labels

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from conftest import shared_path
 from exampp.api.bank_review import ANSWER_COLUMNS, NO_ANSWER, review_bank, write_bank_review
 from exampp.api.workspace import WorkspaceError
 from exampp.cli import main
@@ -23,7 +24,6 @@ from exampp.grades import Grade
 from exampp.report.bank_review import review_html
 from exampp.store import GradeStore
 from exampp.workspace import Workspace
-from conftest import shared_path
 
 RATING = "self-rating|judge|prompt-v1"
 QA = "qa|judge|prompt-v1"

@@ -36,7 +36,6 @@ from exampp.grading.runner import build_exam, grade_pool, pool_grades
 from exampp.llm.backend import Backend, Capability, Usage
 from exampp.pool import build_pool
 from exampp.store import CascadeMark, GradeStore, HashedGrade
-
 from fake_grader import FakeGrader, fake_grade
 
 REPO = Path(__file__).resolve().parents[1]

@@ -12,7 +12,6 @@ pytest.importorskip("openai")
 
 from exampp.llm.backend import BackendError, open_backend
 from exampp.llm.concurrency import Controller, Limiter, retry_after
-
 from robustness.hostile_server import MODEL, Answer, HostileServer, Request, as_json, good, payload
 
 

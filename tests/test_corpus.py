@@ -11,7 +11,6 @@ import sys
 import pytest
 
 from conftest import register_local_dataset
-
 from exampp.collection.corpus import (
     FileCorpus,
     MemoryCorpus,

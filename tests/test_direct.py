@@ -9,8 +9,8 @@ from exampp.grades import DIRECT_QUESTION_ID
 from exampp.grading.base import Pair
 from exampp.grading.method import MethodError
 from exampp.grading.methods.direct import Direct, parse_thomas, parse_yes_no
-from exampp.grading.registry import default_tau, parse_method
 from exampp.grading.prompts import DIRECT_PROMPTS
+from exampp.grading.registry import default_tau, parse_method
 from exampp.llm.backends.hf import HFBackend
 from tiny_models import steer
 

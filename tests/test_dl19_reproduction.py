@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner
 from scipy import stats
 
-from exampp.cli import main
 from conftest import shared_path
+from exampp.cli import main
 
 pytestmark = pytest.mark.shared
 LATE_RUN = "UNH_exDL_bm25"  # added after the track: kept out of the correlations

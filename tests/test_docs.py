@@ -5,9 +5,23 @@ from __future__ import annotations
 
 import pytest
 
-from docs_blocks import (ALL_BLOCKS, BLOCKS, PAGES, README, Block, block_params, ci_test_command, commands,
-                         distinct, markdown_blocks, nav_pages, run_block, shown_mismatch)
-from docs_blocks import example, sandbox  # noqa: F401  (the blocks' fixtures)
+from docs_blocks import (  # noqa: F401  (the blocks' fixtures)
+    ALL_BLOCKS,
+    BLOCKS,
+    PAGES,
+    README,
+    Block,
+    block_params,
+    ci_test_command,
+    commands,
+    distinct,
+    example,
+    markdown_blocks,
+    nav_pages,
+    run_block,
+    sandbox,
+    shown_mismatch,
+)
 
 pytestmark = pytest.mark.slow
 

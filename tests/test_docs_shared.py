@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from docs_blocks import block_params, run_block
-from docs_blocks import dl19, example, sandbox  # noqa: F401  (the blocks' fixtures)
+from docs_blocks import block_params, dl19, example, run_block, sandbox  # noqa: F401  (the blocks' fixtures)
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared]
 

@@ -52,7 +52,6 @@ from exampp.generation.exam import (
 )
 from exampp.generation.journal import journal_path
 from exampp.llm.backend import Backend, BackendError, BackendSpec, Capability, Usage
-
 from killing import kill_when
 from openai_server import Fault, OpenAIServer, canned_replies
 

@@ -12,13 +12,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import fake_grader
 from exampp.cli import main
-from exampp.store import GradeStore
 from exampp.config import load_config, read_config
 from exampp.errors import InputError, ModelLoadError
 from exampp.grading import registry
-
-import fake_grader
+from exampp.store import GradeStore
 from fake_grader import fake_grade, use_method
 
 REPO = Path(__file__).resolve().parents[1]
@@ -133,7 +132,7 @@ def test_responses_are_segmented_and_graded_as_a_run(tmp_path):
     # the answers' labels apart from the runs': one workspace, one answer
     answers = [line for line in qrels if " rag:" in line]
     assert len(answers) == 2
-    assert (ws / "qrels" / "exam.qrels").read_text() == "\n".join(l for l in qrels if l not in answers) + "\n"
+    assert (ws / "qrels" / "exam.qrels").read_text() == "\n".join(line for line in qrels if line not in answers) + "\n"
     assert (ws / "qrels" / "responses.qrels").read_text() == "\n".join(answers) + "\n"
     check_board(read_board(tmp_path / "board.json"), board)
 

@@ -12,13 +12,13 @@ from click.testing import CliRunner
 
 from conftest import shared_path
 from exampp.cli import main
+from exampp.collection.qrels import read_qrels
 from exampp.collection.reference_grades import (
     paragraph_grades,
     read_reference_grades,
     reference_queries,
     write_reference_grades,
 )
-from exampp.collection.qrels import read_qrels
 from exampp.collection.runs import from_scores, read_run
 from exampp.errors import InputError
 from exampp.grades import Grade, Method, text_hash

@@ -5,9 +5,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import fake_grader
 from click.testing import CliRunner
 
+import fake_grader
 from exampp.cli import main
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 
 from conftest import load_benchmark
-
 from exampp.analysis.statistics import bootstrap_interval, bootstrap_means, correlation_intervals
 from exampp.api.nugget_agreement import _nugget_statistics
 

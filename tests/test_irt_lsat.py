@@ -30,8 +30,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exampp.analysis.irt import IRTModel
 from conftest import shared_path
+from exampp.analysis.irt import IRTModel
 
 TWO_DECIMALS = 0.005
 

@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from exampp.analysis.irt import IRTModel, clone, eap, irf, mle
-from exampp.analysis.irt import models as irt_models
+from exampp.analysis.irt import IRTModel, clone, eap, irf, mle, models as irt_models
 from exampp.analysis.irt.models import PAPER_BOUNDS, NothingToEstimate
 from exampp.errors import ExamppError
 

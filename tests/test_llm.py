@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from exampp.grading.prompts import SELF_RATING
 from exampp.errors import ModelLoadError
+from exampp.grading.prompts import SELF_RATING
 from exampp.llm.backends.hf import HFBackend
-from exampp.llm.batching import Batcher
-from exampp.llm.batching import CPU_BATCH_SIZE, CPU_BATCH_TOKENS, CPU_MAX_BATCH, auto_batch_size, length_order
+from exampp.llm.batching import CPU_BATCH_SIZE, CPU_BATCH_TOKENS, CPU_MAX_BATCH, Batcher, auto_batch_size, length_order
 from exampp.llm.device import DeviceError
 from tiny_models import steer
 

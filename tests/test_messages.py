@@ -7,9 +7,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from exampp.cli import main
-
 import fake_grader
+from exampp.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 RUN, QRELS = REPO / "runs" / "bm25.run", REPO / "qrels" / "official.qrels"

@@ -13,7 +13,6 @@ from exampp.grading.prompts import MULTIPLE_CHOICE
 from exampp.llm.backend import Backend, Capability, Usage
 from exampp.llm.backends.hf import HFBackend
 
-
 LONG = "Volcanoes form where tectonic plates meet and magma rises to the surface. " * 80
 
 PAIRS = [

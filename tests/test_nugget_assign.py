@@ -16,14 +16,14 @@ from click.testing import CliRunner
 from nuggetizer.core.types import NuggetAssignMode, ScoredNugget
 from nuggetizer.models.nuggetizer import Nuggetizer
 
+import cli_results
 from exampp.api.nugget_assign import assign_nuggets
 from exampp.cli import main
 from exampp.collection.nugget_assignments import read_assignments
-from exampp.errors import InputError
-from exampp.grading.method import MethodError
-from exampp.grading.registry import parse_method
 from exampp.collection.question_bank import Question
+from exampp.errors import InputError
 from exampp.grading.base import Pair
+from exampp.grading.method import MethodError
 from exampp.grading.methods.nugget_support import (
     KEPT_CHARS,
     SYSTEM,
@@ -33,10 +33,9 @@ from exampp.grading.methods.nugget_support import (
     max_new_tokens,
     parse_labels,
 )
+from exampp.grading.registry import parse_method
 from exampp.llm.backend import BackendSpec
 from exampp.store import GradeStore
-
-import cli_results
 from openai_server import OpenAIServer, Seen
 
 NAME = "judge"

@@ -7,16 +7,23 @@ import math
 import numpy as np
 import pytest
 
+from conftest import shared_path
 from exampp.collection.question_bank import Question
 from exampp.grades import Method
 from exampp.grading.base import Pair
 from exampp.grading.method import MethodError
-from exampp.grading.methods.nugget_embedding import (DEFAULT_COSINE_THRESHOLD, DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS,
-                                                     FEATURES, NuggetCosine, NuggetEmbedding, features,
-                                                     split_sentences)
+from exampp.grading.methods.nugget_embedding import (
+    DEFAULT_COSINE_THRESHOLD,
+    DEFAULT_THRESHOLDS,
+    DEFAULT_WEIGHTS,
+    FEATURES,
+    NuggetCosine,
+    NuggetEmbedding,
+    features,
+    split_sentences,
+)
 from exampp.grading.registry import parse_method
 from exampp.llm.backend import Backend, Capability
-from conftest import shared_path
 
 ANSWER = "Cats chase mice. Dogs bark.\nBirds hunt worms."
 NUGGET = "Cats hunt mice"

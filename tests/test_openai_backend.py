@@ -18,6 +18,8 @@ pytest.importorskip("transformers")
 
 from click.testing import CliRunner
 
+from cli_results import one_line_error
+from conftest import CLOSED_PORT
 from exampp.cli import main
 from exampp.grading.methods.qa import YES_NO
 from exampp.grading.methods.self_rating import GRADES
@@ -26,9 +28,6 @@ from exampp.llm.backend import BackendError, NextToken, open_backend
 from exampp.llm.backends.hf import HFBackend
 from exampp.llm.backends.openai import label_scores, token_text
 from exampp.store import GradeStore
-
-from cli_results import one_line_error
-from conftest import CLOSED_PORT
 from openai_server import Fault, OpenAIServer
 from small_collection import write_collection
 from tiny_models import save_rater

@@ -6,10 +6,10 @@ import io
 import re
 from pathlib import Path
 
-import fake_grader
 import pytest
 from click.testing import CliRunner
 
+import fake_grader
 from exampp import progress
 from exampp.cli import main
 from exampp.progress import ProgressLines, Tally, duration, progress_bar

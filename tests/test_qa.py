@@ -8,12 +8,12 @@ import pytest
 import torch
 
 from exampp.collection.question_bank import Question
-from exampp.grading.base import Pair
-from exampp.grading.prompts import ANSWER_VERIFICATION, QUESTION_ANSWERING
 from exampp.errors import ModelLoadError
+from exampp.grading.base import Pair
 from exampp.grading.method import MethodError
 from exampp.grading.methods.qa import QA, require_answers
 from exampp.grading.methods.qa_extractive import ExtractiveQA
+from exampp.grading.prompts import ANSWER_VERIFICATION, QUESTION_ANSWERING
 from exampp.grading.registry import parse_method
 from exampp.llm.backends.extractive import ExtractiveReader, chunk_candidates
 from exampp.llm.backends.hf import HFBackend

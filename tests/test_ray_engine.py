@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import fake_grader
 from exampp.api.grade import grade_collection
 from exampp.cli import main
 from exampp.collection.corpus import open_corpus
@@ -31,8 +32,6 @@ from exampp.grading.method import param
 from exampp.grading.registry import parse_method
 from exampp.llm.backend import BackendSpec
 from exampp.store import GradeStore
-
-import fake_grader
 from killing import kill_when
 
 ray = pytest.importorskip("ray")
@@ -277,9 +276,8 @@ def test_ray_settings_without_the_ray_engine_are_refused(tmp_path):
 
 
 def test_with_a_cascade_the_driver_rules_out_and_the_workers_grade_the_rest_as_in_one_process(tmp_path):
-    from exampp.grading.cascade import CascadeSpec
-
     from exampp.collection.topics import read_topics
+    from exampp.grading.cascade import CascadeSpec
 
     root = example(tmp_path)
     runs, corpus, bank = collection(root)

@@ -15,9 +15,24 @@ import pytest
 from click.testing import CliRunner
 
 from exampp.api.meta_evaluate import MetaEvaluation
-from exampp.api.report import (ALPHA, BANK, COMPARISON, GRADED, GRADES, KAPPA, KAPPA_QUESTIONS, LEADERBOARD, META,
-                               PER_QUERY, SCORES, TOO_BROAD, build_report, comparison_table, official_order,
-                               scores_table)
+from exampp.api.report import (
+    ALPHA,
+    BANK,
+    COMPARISON,
+    GRADED,
+    GRADES,
+    KAPPA,
+    KAPPA_QUESTIONS,
+    LEADERBOARD,
+    META,
+    PER_QUERY,
+    SCORES,
+    TOO_BROAD,
+    build_report,
+    comparison_table,
+    official_order,
+    scores_table,
+)
 from exampp.cli import main
 from exampp.errors import ExamppError
 from exampp.workspace import Workspace

@@ -72,7 +72,7 @@ def test_long_tables_are_cut_short_and_say_so(graded_ws, tmp_path, monkeypatch):
     assert sorted(full["run"]) == ["bm25", "dense-like", "keyword-stuffed", "oracle-ish", "random", "weak"]
     assert read_tsv(report.folder / AUDIT)["run"].tolist() == [name for name in full["run"] if name != "random"]
     assert page.rows[AUDIT] == 5 and page.rows[AUDIT_FLAGS] == 2 == len(read_tsv(report.folder / AUDIT_FLAGS))
-    text = section(page)
+    section(page)
     html = report.html.read_text(encoding="utf-8")
     assert 'Not listed, the runs without a flagged text (1): <span class="k">random</span>.' in html
     assert "The first 2 of 5 flags (<code>exampp audit --flags FILE</code> lists them all)" in html

@@ -18,6 +18,7 @@ from exampp.api.meta_evaluate import MetaEvaluation
 from exampp.api.report import build_report
 from test_report import DATE, hand_meta
 
+
 def large_meta(runs: int = 22, queries: int = 43, evaluations: int = 36) -> MetaEvaluation:
     """A DL19-sized meta-evaluation of made-up numbers (seeded): long run and evaluation names."""
     rng = np.random.default_rng(7)

@@ -13,8 +13,19 @@ import pandas as pd
 import pytest
 
 from exampp.api.meta_evaluate import MetaEvaluation
-from exampp.api.report import (KAPPA, META, TOO_BROAD, VS_BEST, Conclusion, build_report, comparison_table,
-                               conclusion, marked_meta, official_order, scores_table)
+from exampp.api.report import (
+    KAPPA,
+    META,
+    TOO_BROAD,
+    VS_BEST,
+    Conclusion,
+    build_report,
+    comparison_table,
+    conclusion,
+    marked_meta,
+    official_order,
+    scores_table,
+)
 from exampp.report.figures import NAMED_RUNS, comparison_figure
 from exampp.report.html import conclusion_html
 from test_bank_review import BANK as QUESTIONS, RATED, RATING, make_workspace

@@ -11,18 +11,18 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from chromium import WIDTH
 from conftest import shared_path
 from exampp.api.nugget_agreement import assignment_agreement
 from exampp.api.nuggets import score_nuggets
 from exampp.api.report import KAPPA, LEADERBOARD, NUGGET_AGREEMENT, NUGGETS, SUPPORT, build_report, rag_tables
 from exampp.api.support import support_scores
 from exampp.cli import main
-from exampp.collection.nugget_assignments import AssignedNugget, Answer, read_assignments, write_assignments
+from exampp.collection.nugget_assignments import Answer, AssignedNugget, read_assignments, write_assignments
 from exampp.errors import ExamppError
 from exampp.segment import load_responses
 from test_bank_review import RATING, make_workspace
 from test_report import DATE, hand_meta, parse, read_tsv, workspace  # noqa: F401 (a fixture)
-from chromium import WIDTH
 
 NUGGETS_COLUMNS = ["run", "V_strict", "low", "high", "A_strict", "V", "A", "W_strict", "W", "n_topics"]
 AGREEMENT_COLUMNS = ["assignment", "n_nuggets", "n_topics", "n_runs",

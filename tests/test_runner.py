@@ -13,7 +13,6 @@ from exampp.grading.base import Pair
 from exampp.grading.runner import build_exam, grade_pairs, grade_pool, pool_grades, pool_records
 from exampp.pool import build_pool
 from exampp.store import GradeStore
-
 from fake_grader import FakeGrader, fake_grade
 
 TEXTS = {"d1": "coral bleaching heat", "d2": "printing press", "d3": "vaccines", "d4": "more coral"}
@@ -161,8 +160,8 @@ def test_pool_grades_leave_out_passages_no_longer_pooled(tmp_path):
 
 
 def test_grade_collection_is_the_step_by_step_job(tmp_path):
-    from exampp.errors import InputError
     from exampp.api.grade import grade_collection
+    from exampp.errors import InputError
     from exampp.labels import exam_labels
     from exampp.scoring import exam_cover, summarize
 

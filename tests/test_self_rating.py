@@ -8,8 +8,8 @@ import torch
 
 from exampp.collection.question_bank import Question
 from exampp.grading.base import Pair
-from exampp.grading.parsing import UNANSWERABLE, is_unanswerable, leading_grade, normalize_response, parse_self_rating
 from exampp.grading.methods.self_rating import GRADES, SelfRating, grade_probabilities
+from exampp.grading.parsing import UNANSWERABLE, is_unanswerable, leading_grade, normalize_response, parse_self_rating
 from exampp.grading.prompts import SELF_RATING
 from exampp.llm.backends.hf import HFBackend
 from exampp.llm.batching import Batcher

@@ -12,8 +12,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as strategies
+from hypothesis import given, settings, strategies as strategies
 from hypothesis.extra import numpy as arrays
 from scipy import stats
 
@@ -26,8 +25,8 @@ from exampp.analysis.statistics import (
     bootstrap_samples,
     correlation_intervals,
     correlation_values,
-    discriminative_power,
     disagreements,
+    discriminative_power,
     expanded_level,
     kendall_top,
     krippendorff_alpha,

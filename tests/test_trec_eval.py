@@ -10,13 +10,12 @@ import pytest
 import pytrec_eval
 from click.testing import CliRunner
 
+from conftest import shared_path
 from exampp.cli import main
 from exampp.collection.qrels import read_qrels
-from exampp.collection.runs import read_run
-from exampp.collection.runs import from_scores
+from exampp.collection.runs import from_scores, read_run
 from exampp.trec_eval import evaluate, evaluate_runs, format_trec, interpolated, select, to_dataframe
 from exampp.trec_eval.judged import Settings, judge
-from conftest import shared_path
 
 ALL_Q = {"per_query": True}
 # golden file -> (qrels, results, trec_eval flags, the same as evaluate() arguments);

@@ -12,8 +12,16 @@ from math import log2
 import pytest
 
 import trec_eval_loops as loops
-from exampp.trec_eval import average_precision as ap
-from exampp.trec_eval import bpref, dcg, interpolated, normalized_gain, precision, rbp, unjudged
+from exampp.trec_eval import (
+    average_precision as ap,
+    bpref,
+    dcg,
+    interpolated,
+    normalized_gain,
+    precision,
+    rbp,
+    unjudged,
+)
 from exampp.trec_eval.gains import setup_gains
 from exampp.trec_eval.judged import Settings, judge
 from exampp.trec_eval.measure import ratio

@@ -5,7 +5,6 @@ import pytest
 
 from exampp.grading.verify import STOPWORDS, edit_distance, is_correct, is_ill_formed, matches, normalize
 
-
 # --- the DESIGN.md examples (gold "rise") -----------------------------------------------------
 
 def test_synonym_is_wrong_by_string_matching():

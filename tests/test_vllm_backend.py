@@ -23,7 +23,6 @@ from exampp.grading.prompts import SELF_RATING
 from exampp.llm.backend import BackendError, open_backend
 from exampp.llm.backends.hf import HFBackend
 from exampp.store import GradeStore
-
 from small_collection import write_collection
 from tiny_models import build_causal, steer, t5_tokenizer_dir
 

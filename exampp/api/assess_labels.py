@@ -21,10 +21,26 @@ from pathlib import Path
 import pandas as pd
 
 from exampp.assess.assignment import labels_needed
-from exampp.assess.tasks import (NUGGET_SCALE, PASSAGE_SCALE, Scale, Task, build_tasks, labeling_config,
-                                 parse_scale, write_label_studio, write_tasks_tsv)
-from exampp.assessments import (CLAIM_SECONDS, AssessmentStore, assessor_problem, frame_labels, labels_frame,
-                                read_labels, write_labels)
+from exampp.assess.tasks import (
+    NUGGET_SCALE,
+    PASSAGE_SCALE,
+    Scale,
+    Task,
+    build_tasks,
+    labeling_config,
+    parse_scale,
+    write_label_studio,
+    write_tasks_tsv,
+)
+from exampp.assessments import (
+    CLAIM_SECONDS,
+    AssessmentStore,
+    assessor_problem,
+    frame_labels,
+    labels_frame,
+    read_labels,
+    write_labels,
+)
 from exampp.collection.assessment_sample import SamplePair, read_sample
 from exampp.collection.corpus import open_corpus
 from exampp.collection.io import PathLike, atomic_write, display_name

@@ -37,8 +37,8 @@ from exampp.grading.runner import (
     GradingSummary,
     build_exam,
     grade_pairs,
-    graded_without_text,
     grade_pool,
+    graded_without_text,
     pool_grades,
     pool_records,
     query_texts,
@@ -48,7 +48,6 @@ from exampp.pool import Pool, build_pool
 from exampp.settings import check_grades, check_settings
 from exampp.store import GradeStore
 from exampp.workspace import Workspace
-
 
 ENGINES = ("local", "ray")  # where the grader runs: this process, or Ray workers
 

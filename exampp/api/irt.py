@@ -31,8 +31,7 @@ from exampp.collection.question_bank import QuestionBank
 from exampp.collection.response_matrix import Responses
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
 from exampp.errors import ExamppError
-from exampp.report.records import json_value, write_tsv
-from exampp.report.records import records as table_records
+from exampp.report.records import json_value, records as table_records, write_tsv
 from exampp.workspace import Workspace
 
 

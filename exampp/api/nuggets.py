@@ -14,8 +14,8 @@ import pandas as pd
 
 from exampp.analysis.nuggets import MEASURES, per_answer, run_scores
 from exampp.collection.io import PathLike
-from exampp.errors import ExamppError
 from exampp.collection.nugget_assignments import Answer, read_assignments
+from exampp.errors import ExamppError
 
 
 @dataclass(frozen=True)

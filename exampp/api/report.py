@@ -42,11 +42,36 @@ from exampp.collection.io import PathLike
 from exampp.collection.qrels import Qrels, as_label
 from exampp.defaults import DEPTH
 from exampp.errors import ExamppError
+
 # The page's files and content live with the page (exampp.report.content); the job's callers import them from here.
-from exampp.report.content import (ALPHA, AUDIT, AUDIT_FLAGS, BANK, COMPARISON, GRADED, GRADES, HUMAN_CALIBRATION,
-                                   HUMAN_CHECK, HUMAN_ORDERINGS, KAPPA, KAPPA_QUESTIONS, LEADERBOARD, META,
-                                   NUGGET_AGREEMENT, NUGGETS, PAGE, PER_QUERY, SCORES, SUPPORT, TOO_BROAD, VS_BEST,
-                                   AuditSummary, Conclusion, HumanSummary, ReportContent)
+from exampp.report.content import (
+    ALPHA,
+    AUDIT,
+    AUDIT_FLAGS,
+    BANK,
+    COMPARISON,
+    GRADED,
+    GRADES,
+    HUMAN_CALIBRATION,
+    HUMAN_CHECK,
+    HUMAN_ORDERINGS,
+    KAPPA,
+    KAPPA_QUESTIONS,
+    LEADERBOARD,
+    META,
+    NUGGET_AGREEMENT,
+    NUGGETS,
+    PAGE,
+    PER_QUERY,
+    SCORES,
+    SUPPORT,
+    TOO_BROAD,
+    VS_BEST,
+    AuditSummary,
+    Conclusion,
+    HumanSummary,
+    ReportContent,
+)
 from exampp.workspace import Workspace
 
 if TYPE_CHECKING:

@@ -27,8 +27,7 @@ from exampp.api.workspace import (
 from exampp.collection.io import PathLike
 from exampp.collection.qrels import IntentQrels, Qrels
 from exampp.collection.runs import Ranked, RunFile, run_paths
-from exampp.defaults import DEPTH as DEFAULT_DEPTH
-from exampp.defaults import LEADERBOARD_MEASURES
+from exampp.defaults import DEPTH as DEFAULT_DEPTH, LEADERBOARD_MEASURES
 from exampp.errors import ExamppError
 from exampp.settings import check_settings
 from exampp.workspace import Workspace

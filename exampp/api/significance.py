@@ -92,7 +92,7 @@ def significance(
     ``alpha``. ``a`` and ``versus`` are a :class:`~exampp.api.leaderboards.QrelsMeasure` over
     ``runs`` (cut at ``depth``) or a per-query table file. With ``versus``: the same tests on it,
     and the run pairs the two order oppositely (on the runs both hold)."""
-    from exampp.analysis.statistics import CORRECTIONS, TESTS, discriminative_power, disagreements, paired_tests
+    from exampp.analysis.statistics import CORRECTIONS, TESTS, disagreements, discriminative_power, paired_tests
 
     if test not in TESTS:
         raise ExamppError(f"unknown test {test!r}; one of {', '.join(TESTS)}")

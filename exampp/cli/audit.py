@@ -2,7 +2,6 @@
 a text, and what they are worth to each run's score."""
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 import click

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from exampp.cli.output import InputPath, FILE, emit, format_option, output_option, warn
+from exampp.cli.output import FILE, InputPath, emit, format_option, output_option, warn
 
 _BANK = InputPath(dir_okay=False)
 

@@ -6,8 +6,17 @@ import click
 
 from exampp.cli.backend_options import backend_options
 from exampp.cli.measures import check_measures
-from exampp.cli.output import (InputPath, FILE, check_method, format_option, one_stdin, output_option, progress_option,
-                                render, write_output)
+from exampp.cli.output import (
+    FILE,
+    InputPath,
+    check_method,
+    format_option,
+    one_stdin,
+    output_option,
+    progress_option,
+    render,
+    write_output,
+)
 from exampp.cli.settings import Setting
 from exampp.report.records import dumps
 

@@ -7,10 +7,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from exampp.cli.measures import check_one_measure
-from exampp.cli.settings import Setting
 from exampp.cli.output import (
-    InputPath,
     FILE,
+    InputPath,
     bootstrap_options,
     format_option,
     one_stdin,
@@ -20,6 +19,7 @@ from exampp.cli.output import (
     warn,
     write_output,
 )
+from exampp.cli.settings import Setting
 from exampp.defaults import DECIMALS
 from exampp.report.records import dumps, json_value, records
 

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import click
 
-from exampp.cli.output import FILE, InputPath, depth_option, emit, format_option_of, method_option, one_stdin, workspace_option
+from exampp.cli.output import (
+    FILE,
+    InputPath,
+    depth_option,
+    emit,
+    format_option_of,
+    method_option,
+    one_stdin,
+    workspace_option,
+)
 from exampp.cli.settings import FiniteRange, Setting
 from exampp.errors import InputError
 from exampp.report.records import dumps

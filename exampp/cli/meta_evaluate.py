@@ -8,7 +8,6 @@ import pandas as pd
 
 from exampp.api.meta_evaluate import FAMILIES
 from exampp.cli.measures import check_one_measure
-from exampp.cli.settings import FiniteRange, Setting
 from exampp.cli.output import (
     FILE,
     InputPath,
@@ -22,6 +21,7 @@ from exampp.cli.output import (
     workspace_option,
     write_output,
 )
+from exampp.cli.settings import FiniteRange, Setting
 from exampp.defaults import DECIMALS, LABELS
 from exampp.report.records import dumps, records
 

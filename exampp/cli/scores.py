@@ -4,7 +4,6 @@ from __future__ import annotations
 import click
 
 from exampp.cli.measures import check_measures
-from exampp.cli.settings import Setting
 from exampp.cli.output import (
     FILE,
     InputPath,
@@ -19,6 +18,7 @@ from exampp.cli.output import (
     warn,
     workspace_option,
 )
+from exampp.cli.settings import Setting
 from exampp.defaults import LABELS, LEADERBOARD_MEASURES
 
 

@@ -7,8 +7,18 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from exampp.cli.measures import check_one_measure
+from exampp.cli.output import (
+    FILE,
+    InputPath,
+    format_option,
+    one_stdin,
+    output_option,
+    render,
+    strict_option,
+    warn,
+    write_output,
+)
 from exampp.cli.settings import FiniteRange, Setting
-from exampp.cli.output import InputPath, FILE, format_option, one_stdin, output_option, render, strict_option, warn, write_output
 from exampp.report.records import dumps, json_value, records
 
 if TYPE_CHECKING:

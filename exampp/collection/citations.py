@@ -25,8 +25,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from exampp.collection.ids import check_id, check_query_id
-from exampp.collection.io import (Kept, PathLike, display_name, excerpt, iter_json_lines, json_excerpt, json_name,
-                                  write_json_lines)
+from exampp.collection.io import (
+    Kept,
+    PathLike,
+    display_name,
+    excerpt,
+    iter_json_lines,
+    json_excerpt,
+    json_name,
+    write_json_lines,
+)
 from exampp.errors import InputError
 
 SUPPORT_LABELS = ("0", "1", "2")  # the track's support values: grade 0 none, 1 partial, 2 full

@@ -17,7 +17,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-from exampp.collection.irds import IRDS_PREFIX, load_ir_dataset
 from exampp.collection.ids import check_id
 from exampp.collection.io import (
     PathLike,
@@ -28,6 +27,7 @@ from exampp.collection.io import (
     iter_lines,
     json_lines,
 )
+from exampp.collection.irds import IRDS_PREFIX, load_ir_dataset
 from exampp.errors import InputError
 
 PYSERINI_PREFIX = "pyserini:"

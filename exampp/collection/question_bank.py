@@ -29,10 +29,18 @@ from typing import Any
 
 from exampp.collection import choice_bank, nugget_bank, reference_bank, tqa_bank, tsv_bank
 from exampp.collection.io import PathLike, atomic_write, display_name, first_nonblank, iter_lines, json_lines
+
 # The types and exampp's own format live in questions.py (the formats build on them); their names
 # stay importable from here, where users and the docs import them.
-from exampp.collection.questions import (BankFile, Question, QuestionBank, exampp_question, exampp_record,
-                                         question_id_for, read_question_records)
+from exampp.collection.questions import (
+    BankFile,
+    Question,
+    QuestionBank,
+    exampp_question,
+    exampp_record,
+    question_id_for,
+    read_question_records,
+)
 from exampp.errors import InputError
 
 __all__ = ["READ_FORMATS", "WRITE_FORMATS", "BankFile", "Question", "QuestionBank", "detect_format",

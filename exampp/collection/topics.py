@@ -11,7 +11,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from exampp.collection.irds import IRDS_PREFIX, load_ir_dataset
 from exampp.collection.ids import check_id, check_query_id
 from exampp.collection.io import (
     PathLike,
@@ -23,6 +22,7 @@ from exampp.collection.io import (
     json_lines,
     parse_json,
 )
+from exampp.collection.irds import IRDS_PREFIX, load_ir_dataset
 from exampp.errors import InputError
 
 _ID_KEYS = ("query_id", "qid")

@@ -28,9 +28,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from exampp.collection.ids import valid_text
 from exampp.errors import InputError, Interrupted
 from exampp.generation.journal import Journal
-from exampp.collection.ids import valid_text
 from exampp.llm.backend import (
     Backend,
     BackendError,

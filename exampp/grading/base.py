@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from exampp.collection.question_bank import Question
-from exampp.grades import DIRECT_QUESTION_ID
 from exampp.grades import Method
 from exampp.llm.backend import Usage
 

@@ -17,7 +17,6 @@ import re
 
 from exampp.llm.prompt import Prompt
 
-
 _SELF_RATING_INSTRUCTION = (
     "Can the question be answered based on the available context? choose one:\n"
     "- 5: The answer is highly relevant, complete, and accurate.\n"

@@ -39,8 +39,18 @@ from typing import TYPE_CHECKING, Any
 import openai
 
 from exampp.llm.backend import BackendError
-from exampp.llm.backends.openai import (_REFUSED, ENDPOINT_PATHS, MAX_BODY, BoundedClient, _Answer, _Malformed,
-                                        _one_line, _read_answer, _Result, _shown)
+from exampp.llm.backends.openai import (
+    _REFUSED,
+    ENDPOINT_PATHS,
+    MAX_BODY,
+    BoundedClient,
+    _Answer,
+    _Malformed,
+    _one_line,
+    _read_answer,
+    _Result,
+    _shown,
+)
 from exampp.llm.prompt import Conversation
 from exampp.settings import SettingError
 

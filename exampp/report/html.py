@@ -8,17 +8,37 @@ from __future__ import annotations
 import base64
 import math
 from collections.abc import Sequence
-from pathlib import PurePath
 from html import escape
+from pathlib import PurePath
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from exampp.report.content import (
-    ALPHA, AUDIT, AUDIT_FLAGS, BANK, COMPARISON, GRADED, GRADES, HUMAN_CALIBRATION, HUMAN_CHECK, HUMAN_ORDERINGS,
-    KAPPA, KAPPA_QUESTIONS, LEADERBOARD, META, NUGGET_AGREEMENT, NUGGETS, PER_QUERY, SCORES, SUPPORT, TOO_BROAD,
-    VS_BEST, Conclusion, ReportContent
+    ALPHA,
+    AUDIT,
+    AUDIT_FLAGS,
+    BANK,
+    COMPARISON,
+    GRADED,
+    GRADES,
+    HUMAN_CALIBRATION,
+    HUMAN_CHECK,
+    HUMAN_ORDERINGS,
+    KAPPA,
+    KAPPA_QUESTIONS,
+    LEADERBOARD,
+    META,
+    NUGGET_AGREEMENT,
+    NUGGETS,
+    PER_QUERY,
+    SCORES,
+    SUPPORT,
+    TOO_BROAD,
+    VS_BEST,
+    Conclusion,
+    ReportContent,
 )
 from exampp.report.figures import CUT
 

@@ -19,14 +19,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import NamedTuple
 
+from exampp.collection.ids import some_ids
 from exampp.collection.qrels import Qrels, check_integer_labels
 from exampp.collection.runs import Ranked, Ranking, Restart, check_unique_name
-from exampp.collection.ids import some_ids
 from exampp.errors import InputError
 from exampp.trec_eval.irm import IR_MEASURES, IrBatches, ir_aggregate
 from exampp.trec_eval.judged import BOGUS_DOCID, Settings, judge
 from exampp.trec_eval.measure import Averaging, Measure, Value
 from exampp.trec_eval.registry import select
+
 
 class Score(NamedTuple):
     """One line of trec_eval output: measure, query id (or ``all``), value and its printf conversion."""

@@ -9,8 +9,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from exampp.trec_eval import average_precision as ap
-from exampp.trec_eval import bpref, counts, dcg, interpolated, normalized_gain, precision, rbp, set_based, unjudged
+from exampp.trec_eval import (
+    average_precision as ap,
+    bpref,
+    counts,
+    dcg,
+    interpolated,
+    normalized_gain,
+    precision,
+    rbp,
+    set_based,
+    unjudged,
+)
 from exampp.trec_eval.irm import parse_ir_measure
 from exampp.trec_eval.measure import Measure, Params
 

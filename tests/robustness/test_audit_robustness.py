@@ -8,8 +8,7 @@ from __future__ import annotations
 import re
 import time
 
-from hypothesis import example
-from hypothesis import strategies as st
+from hypothesis import example, strategies as st
 
 from exampp.audit import CLASSES, audit_texts
 from exampp.audit.addressing import addresses_evaluator

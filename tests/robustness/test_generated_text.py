@@ -8,11 +8,15 @@ import json
 import unicodedata
 
 import pytest
-from hypothesis import example
-from hypothesis import strategies as st
+from hypothesis import example, strategies as st
 
-from exampp.collection.question_bank import Question, QuestionBank, question_id_for, read_question_bank, \
-    write_question_bank
+from exampp.collection.question_bank import (
+    Question,
+    QuestionBank,
+    question_id_for,
+    read_question_bank,
+    write_question_bank,
+)
 from exampp.generation import questions
 from exampp.generation.asking import Noted, Unusable
 from exampp.generation.parsing import parse_questions, remove_near_duplicates

@@ -6,8 +6,7 @@ import math
 
 import pandas as pd
 import pytest
-from hypothesis import example
-from hypothesis import strategies as st
+from hypothesis import example, strategies as st
 
 from exampp.collection.leaderboard import read_leaderboard, write_leaderboard
 from exampp.config import KEYS, PATH_KEYS, read_config

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from hypothesis import example
-from hypothesis import strategies as st
+from hypothesis import example, strategies as st
 
 from exampp.collection.nugget_assignments import ASSIGNMENTS
 from exampp.grading.methods.nugget_support import parse_labels

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import example
-from hypothesis import strategies as st
+from hypothesis import example, strategies as st
 
 from exampp.collection.corpus import read_passages
 from exampp.collection.qrels import read_qrels
-from exampp.collection.reference_grades import (ExamGrades, RelevanceJudgment, Paragraph, QueryParagraphs, Ranking,
-    SelfRating, read_reference_grades, reference_queries, write_reference_grades)
+from exampp.collection.reference_grades import (
+    ExamGrades,
+    Paragraph,
+    QueryParagraphs,
+    Ranking,
+    RelevanceJudgment,
+    SelfRating,
+    read_reference_grades,
+    reference_queries,
+    write_reference_grades,
+)
 from exampp.collection.runs import read_run
 from exampp.errors import InputError
 from exampp.grades import Grade, Method

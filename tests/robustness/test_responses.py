@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import example
-from hypothesis import strategies as st
+from hypothesis import example, strategies as st
 
-from exampp.collection.runs import read_run, write_run
 from exampp.collection.rag_responses import read_responses
+from exampp.collection.runs import read_run, write_run
 from exampp.segment import load_responses
 
 from .checks import assert_ids, can_write, parse, put, read_file, scratch, tries

@@ -3,15 +3,25 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import example
-from hypothesis import strategies as st
+from hypothesis import example, strategies as st
 
 from exampp.collection.qrels import MAX_GRADE, read_qrels, write_qrels
 from exampp.collection.runs import from_scores, read_run, read_runs, trec_order, write_run
 from exampp.errors import InputError
 
-from .checks import (assert_ids, streamed, assert_located, can_write, outcome, parse, put, read_file, scratch, tries,
-                     written_or_refused)
+from .checks import (
+    assert_ids,
+    assert_located,
+    can_write,
+    outcome,
+    parse,
+    put,
+    read_file,
+    scratch,
+    streamed,
+    tries,
+    written_or_refused,
+)
 from .strategies import hostile, hostile_ids, qrels_text, run_text
 
 GZIP = b"\x1f\x8b"

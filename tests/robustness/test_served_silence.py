@@ -11,11 +11,11 @@ import pytest
 pytest.importorskip("openai")
 
 from click.testing import CliRunner
-from small_collection import write_collection
 
 from exampp.cli import main
 from exampp.grading.methods.self_rating import GRADES
 from exampp.llm.backend import BackendError, open_backend
+from small_collection import write_collection
 
 from .hostile_server import MODEL, Answer, HostileServer, Request, completions_only, good, within
 

@@ -9,8 +9,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import pytest
-from hypothesis import assume
-from hypothesis import strategies as st
+from hypothesis import assume, strategies as st
 
 from exampp.collection.corpus import read_passages
 from exampp.collection.leaderboard import read_leaderboard

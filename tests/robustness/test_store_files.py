@@ -7,8 +7,7 @@ from __future__ import annotations
 import functools
 import sqlite3
 
-from hypothesis import example
-from hypothesis import strategies as st
+from hypothesis import example, strategies as st
 
 from exampp.errors import InputError
 from exampp.store import GradeStore

@@ -6,12 +6,17 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from hypothesis import example
-from hypothesis import strategies as st
+from hypothesis import example, strategies as st
 
 from exampp.collection.corpus import Passage, read_passages, write_corpus
-from exampp.collection.question_bank import (READ_FORMATS, WRITE_FORMATS, Question, QuestionBank, read_question_bank,
-    write_question_bank)
+from exampp.collection.question_bank import (
+    READ_FORMATS,
+    WRITE_FORMATS,
+    Question,
+    QuestionBank,
+    read_question_bank,
+    write_question_bank,
+)
 from exampp.collection.topics import Subtopic, Topic, read_topics, write_topics
 from exampp.errors import InputError
 

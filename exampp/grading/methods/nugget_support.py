@@ -32,9 +32,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from exampp.collection.ids import valid_text
 from exampp.collection.nugget_assignments import ASSIGNMENTS
 from exampp.collection.question_bank import Question
-from exampp.collection.ids import valid_text
 from exampp.grading.base import Judgment, Pair
 from exampp.grading.method import GradingMethod, MethodError, param
 from exampp.grading.registry import register

@@ -65,9 +65,9 @@ from urllib.parse import urljoin, urlsplit
 
 import openai
 
+from exampp.collection.ids import valid_text
 from exampp.collection.io import excerpt
 from exampp.defaults import TOP_LOGPROBS
-from exampp.collection.ids import valid_text
 from exampp.llm import fitting
 from exampp.llm.backend import Backend, BackendError, Capability, Labels, NextToken, Usage, next_token_scores
 from exampp.llm.concurrency import MAX_PAUSE, OVERLOAD, Controller, Limiter, Ticket, retry_after

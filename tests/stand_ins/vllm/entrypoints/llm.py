@@ -8,7 +8,6 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from exampp.llm.fused import speed_up
-
 from vllm.logprobs import Logprob
 from vllm.outputs import CompletionOutput, RequestOutput
 from vllm.sampling_params import SamplingParams
