@@ -77,7 +77,8 @@ def collect(queries: Iterable[QueryParagraphs], path: PathLike | None = None) ->
             texts[p.paragraph_id] = p.text
             relevances = {j.relevance for j in p.judgments}
             if len(relevances) > 1:
-                raise InputError(path, q.line, f"paragraph {p.paragraph_id!r} has conflicting judgments {sorted(relevances)}")
+                raise InputError(path, q.line,
+                                 f"paragraph {p.paragraph_id!r} has conflicting judgments {sorted(relevances)}")
             if relevances:
                 out.qrels.setdefault(q.query_id, {})[p.paragraph_id] = relevances.pop()
             for r in p.rankings:
@@ -177,7 +178,8 @@ def _question_texts(
         qid, question_id = absent[0]
         more = f" (and {len(absent) - 1} more)" if len(absent) > 1 else ""
         raise InputError(
-            path, collected.lines.get(qid), f"unknown question id {question_id!r}{more}: not in the question bank {bank_path}"
+            path, collected.lines.get(qid),
+            f"unknown question id {question_id!r}{more}: not in the question bank {bank_path}"
         )
     if direct:
         warnings.append(f"direct grades are filed under question {DIRECT_QUESTION_ID!r} whose text is the query id")

@@ -126,7 +126,8 @@ def question_qrels(grades: pd.DataFrame, questions: Mapping[str, Sequence[str]] 
         index = subtopic.get((qid, question))
         if index is not None:
             qrels.setdefault(qid, {}).setdefault(index, {})[pid] = int(grade >= tau)
-    return {qid: dict(sorted(subtopics.items(), key=lambda item: int(item[0]))) for qid, subtopics in sorted(qrels.items())}
+    return {qid: dict(sorted(subtopics.items(), key=lambda item: int(item[0])))
+            for qid, subtopics in sorted(qrels.items())}
 
 
 def expected_cover(runs: Mapping[str, Run], grades: pd.DataFrame,

@@ -357,7 +357,8 @@ class GradeStore(SQLiteFile):
 
     def _any(self, table: str) -> bool:
         """Whether ``table`` exists and has a row (a version-1 store has no ``cascaded`` table)."""
-        if self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is None:
+        if self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                            (table,)).fetchone() is None:
             return False
         return self._db.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None
 
@@ -378,7 +379,8 @@ class GradeStore(SQLiteFile):
         except the cascaded ones that ``cascade`` does not accept (all of them without a cascade)."""
         graded = {(p.hex(), q.hex()) for p, q in self._rows("grades", "", method, keys)}
         if graded and self._any("cascaded"):
-            graded -= {(p.hex(), q.hex()) for p, q, stage, score in self._rows("cascaded", ", stage, score", method, keys)
+            graded -= {(p.hex(), q.hex())
+                       for p, q, stage, score in self._rows("cascaded", ", stage, score", method, keys)
                        if cascade is None or stage != cascade.stage or score >= cascade.threshold}
         return graded
 
@@ -403,7 +405,8 @@ class GradeStore(SQLiteFile):
             method = self._method_key(method_id, create=True)
             graded = self._graded(method, keys, cascade)
             alive = functools.cache(_alive)  # one look per owner, not per claimed pair
-            taken = {(p.hex(), q.hex()) for p, q, other, expires in self._rows("claims", ", owner, expires", method, keys)
+            taken = {(p.hex(), q.hex())
+                     for p, q, other, expires in self._rows("claims", ", owner, expires", method, keys)
                      if other != owner and expires > now and alive(other)}
             mine = [key for key in keys if key not in graded and key not in taken]
             db.executemany(

@@ -107,7 +107,8 @@ class ExamResult:
     failures: pd.DataFrame
     """document_id, problem, answer (the last one): documents without a readable question."""
     filters: pd.DataFrame
-    """One row per step: filter, measure, threshold, chosen (fixed / drop 5%), questions (reaching it), dropped, kept."""
+    """One row per step: filter, measure, threshold, chosen (fixed / drop 5%), questions (reaching it), dropped,
+    kept."""
     dropped: pd.DataFrame
     """document_id, filter, measure, evidence (the score; the words, for a question not self-contained), question,
     choices and key (as generated)."""
@@ -251,7 +252,8 @@ def _dropped_table(steps: Sequence[FilterStep], questions: Mapping[str, ExamQues
 def _baselines(generated: Sequence[ExamQuestion], shuffled: Sequence[ExamQuestion]) -> pd.DataFrame:
     letter, fixed = fixed_answer_baseline(shuffled)
     before, fixed_before = fixed_answer_baseline(generated)
-    return pd.DataFrame([("fixed answer", letter, fixed), ("longest answer", "longest", longest_answer_baseline(shuffled)),
+    return pd.DataFrame([("fixed answer", letter, fixed),
+                         ("longest answer", "longest", longest_answer_baseline(shuffled)),
                          ("fixed answer before shuffling", before, fixed_before)],
                         columns=["baseline", "answer", "accuracy"])
 

@@ -198,7 +198,8 @@ class GradeJob:
     backend: str | None = None
     model: str | None = None
     backend_options: dict[str, Any] = field(default_factory=dict)
-    backend_defaults: dict[str, Any] = field(default_factory=dict)  # from the config file: dropped where they do not apply
+    # from the config file: dropped where they do not apply
+    backend_defaults: dict[str, Any] = field(default_factory=dict)
     depth: int = defaults.DEPTH
     bank: str | None = None
     topics: str | None = None
@@ -230,7 +231,8 @@ class GradeJob:
         check_settings(self.backend_defaults)
 
     @classmethod
-    def configure(cls, config: PathLike | None = None, workspace: PathLike | None = None, **settings: Any) -> "GradeJob":
+    def configure(cls, config: PathLike | None = None, workspace: PathLike | None = None,
+                  **settings: Any) -> "GradeJob":
         """Settings given (not None), else from the config file (``config``; else
         ``WORKSPACE/exampp.toml`` when a workspace is given, else ``./exampp.toml``), else the defaults.
         Keys are the config file's (:data:`exampp.config.KEYS`) plus ``runs``, ``chunk_size``,
@@ -287,7 +289,8 @@ class GradeJob:
         ws = Workspace.at(self.workspace)
         runs, answers, corpora, bank, topics = self._inputs(ws)
         if bank is None and not method.direct:
-            raise NothingToGrade("no question bank: give --bank (or keep one at WORKSPACE/question_banks/questions.jsonl)")
+            raise NothingToGrade("no question bank: give --bank (or keep one at "
+                                 "WORKSPACE/question_banks/questions.jsonl)")
         with self._grader(method, spec, self.store or ws.store) as (grader, engine), \
                 opened(self.cascade_backend_spec(spec) if cascade else None) as embedder, \
                 _new_store_kept_if_graded(Path(self.store or ws.store)) as store:
@@ -412,7 +415,8 @@ class GradeJob:
         if not corpora:
             raise NothingToGrade("no passage texts: give --corpus (or --responses)")
         topics = given_or_existing(self.topics, ws.topics)
-        return runs, answers, corpora, workspace_bank(ws, self.bank), read_topics(topics) if topics is not None else None
+        return (runs, answers, corpora, workspace_bank(ws, self.bank),
+                read_topics(topics) if topics is not None else None)
 
 
 _JOB_FIELDS = frozenset(GradeJob.__dataclass_fields__)

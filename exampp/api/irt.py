@@ -139,7 +139,8 @@ class IRTResult:
             **self.summary,
             "items": records(self.items.drop(columns=["text"], errors="ignore")),
             "systems": records(self.systems),
-            "correlation": {name: {k: json_value(v, infinite_as_null=True) for k, v in c.as_dict().items()} for name, c in self.correlations.items()},
+            "correlation": {name: {k: json_value(v, infinite_as_null=True) for k, v in c.as_dict().items()}
+                            for name, c in self.correlations.items()},
         }
         if self.pruning is not None:
             report["pruning"] = [{**row, "dropped_items": row["dropped_items"].split()}

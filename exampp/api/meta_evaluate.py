@@ -274,8 +274,10 @@ def _per_query_tables(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mappi
                     measured(qrels, graded, lambda m, tau=tau: Evaluation("qrels", m, "count", tau))
                 continue
             qrels = exam_labels(grades, exam, label=label)
-            binary = {_at_rel(m.format(**k), tau): tau for m in BINARY_MEASURES for tau in taus} if label == "max" else {}
-            measured(qrels, graded + list(binary), lambda m, label=label, binary=binary: Evaluation("qrels", m, label, binary.get(m)))
+            binary = ({_at_rel(m.format(**k), tau): tau for m in BINARY_MEASURES for tau in taus} if label == "max"
+                      else {})
+            measured(qrels, graded + list(binary),
+                     lambda m, label=label, binary=binary: Evaluation("qrels", m, label, binary.get(m)))
     if "intent" in families:
         from exampp.trec_eval.irm import NDEVAL_DEPTH
 

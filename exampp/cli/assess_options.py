@@ -23,8 +23,8 @@ def measure_options(command):
     """``-m``, ``--rel-level`` and ``--level``: what is estimated, and how sure."""
     options = [
         click.option("--measure", "-m", "measures", multiple=True, default=("P@10",), show_default=True,
-                     help="P@k, P(rel=2)@k or nDCG@k; with --nuggets V_strict, A_strict, V, A, W_strict, W; with --support "
-                          "weighted_precision, weighted_recall. "
+                     help="P@k, P(rel=2)@k or nDCG@k; with --nuggets V_strict, A_strict, V, A, W_strict, W; "
+                          "with --support weighted_precision, weighted_recall. "
                           "Repeatable."),
         click.option("--rel-level", type=float, default=1, show_default=True,
                      help="Human grade from which a passage is relevant (as trec_eval -l)."),

@@ -57,8 +57,9 @@ def backend_options(*, backend_help: str, model_help: str, chat_note: str = "") 
         click.option("--timeout", type=Setting("timeout"),
                      help="openai: seconds before a request is retried [default: 60]."),
         click.option("--max-retries", type=Setting("max_retries"),
-                     help="openai: retries of a request on 5xx, time-outs and lost connections, with backoff; a 429 or 503 "
-                          "is asked again, spending none, for up to --timeout x (--max-retries + 1) [default: 5]."),
+                     help="openai: retries of a request on 5xx, time-outs and lost connections, with backoff; "
+                          "a 429 or 503 is asked again, spending none, for up to --timeout x (--max-retries + 1) "
+                          "[default: 5]."),
         click.option("--tokenizer", metavar="FOLDER", help="openai: a local copy of the served model's tokenizer, to "
                                                          "count tokens exactly and cut passages to fit its input."),
         click.option("--max-input-tokens", type=Setting("max_input_tokens"),

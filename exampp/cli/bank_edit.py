@@ -60,8 +60,8 @@ def add(bank, query_id, texts, answers, facet_id, facet_text, source, from_file,
 
     \b
     Example:
-      exampp bank add bank.jsonl --query Q1 --text "What is a marine heatwave?" --answer "weeks of unusually warm sea" \\
-                      --facet Q1.1 --reason "nugget the bank missed"
+      exampp bank add bank.jsonl --query Q1 --text "What is a marine heatwave?" \\
+                      --answer "weeks of unusually warm sea" --facet Q1.1 --reason "nugget the bank missed"
       exampp bank add bank.jsonl --from more-questions.jsonl
     """
     from exampp.api.bank_history import add_questions, new_question

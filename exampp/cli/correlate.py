@@ -31,7 +31,8 @@ def _side_options(side: str):
     """The options that define leaderboard A or B: a file, or qrels + a measure over --runs."""
     upper = side.upper()
     options = [
-        click.option(f"--{side}", f"{side}_file", type=FILE, help=f"Leaderboard file {upper} (run<TAB>score, table or JSON)."),
+        click.option(f"--{side}", f"{side}_file", type=FILE,
+                     help=f"Leaderboard file {upper} (run<TAB>score, table or JSON)."),
         click.option(f"--{side}-ranks", is_flag=True, help=f"The numbers in {upper}'s file are ranks (1 = best)."),
         click.option(f"--{side}-column", metavar="NAME", help=f"Measure column of {upper}'s file (several columns)."),
         click.option(f"--{side}-qrels", metavar="QRELS",

@@ -12,11 +12,14 @@ from exampp.trec_eval import Score, evaluate_runs, format_json, format_trec, for
 @click.command("eval")
 @click.option("-q", "per_query", is_flag=True, help="Also print each query's values (before the 'all' lines).")
 @click.option("-c", "complete", is_flag=True, help="Average over all qrels queries; a query missing from a run counts.")
-@click.option("-M", "max_retrieved", type=int, default=None, metavar="N", help="Evaluate only the top N documents per query.")
+@click.option("-M", "max_retrieved", type=int, default=None, metavar="N",
+              help="Evaluate only the top N documents per query.")
 @click.option("-l", "rel_level", type=int, default=1, show_default=True, metavar="N",
               help="Minimum grade counted relevant by binary measures (nDCG uses the raw grades).")
-@click.option("-J", "judged_only", is_flag=True, help="Drop unjudged documents from rankings first (trec_eval: DO NOT USE).")
-@click.option("-N", "num_docs_in_coll", type=int, default=0, metavar="N", help="Collection size, for utility's 4th coefficient.")
+@click.option("-J", "judged_only", is_flag=True,
+              help="Drop unjudged documents from rankings first (trec_eval: DO NOT USE).")
+@click.option("-N", "num_docs_in_coll", type=int, default=0, metavar="N",
+              help="Collection size, for utility's 4th coefficient.")
 @click.option("-m", "measures", multiple=True, metavar="MEASURE",
               help="trec_eval measure (map, P.5,10, ndcg_cut.20), nickname (official, all_trec, set) "
                    "or ir_measures name (nDCG@20, 'P(rel=2)@10', AP, RR). Repeatable; default official.")

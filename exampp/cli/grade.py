@@ -36,7 +36,8 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
     chat_note=" Chat-formatted grades are filed under JUDGE+chat.")
 @click.option("--depth", "-k", type=Setting("depth"), help="Pool the top-k passages of each run [default: 20].")
 @click.option("--bank", type=_PATH, help="Question bank [default: WORKSPACE/question_banks/questions.jsonl].")
-@click.option("--topics", help="Topics (query titles, needed by direct graders) [default: WORKSPACE/topics/topics.jsonl].")
+@click.option("--topics", help="Topics (query titles, needed by direct graders) "
+                               "[default: WORKSPACE/topics/topics.jsonl].")
 @click.option("--corpus", help="Passage texts: JSONL/TSV file, irds:<dataset-id> or pyserini:<index-dir> "
                                "[default: WORKSPACE/corpus/passages.jsonl].")
 @click.option("--responses", type=_PATH, help="Generated responses (RAG answers, JSONL or TSV) to segment "

@@ -44,5 +44,6 @@ def import_cmd(file: str, workspace: str, bank: str | None) -> None:
     zero_based = sum(r.zero_based for r in summary.runs)
     click.echo(f"  runs             {len(summary.runs)} ({zero_based} with 0-based ranks)")
     for run in summary.runs:
-        flags = [flag for flag, on in (("0-based ranks", run.zero_based), ("scores = -rank", run.scores_from_ranks)) if on]
+        flags = [flag for flag, on in (("0-based ranks", run.zero_based), ("scores = -rank", run.scores_from_ranks))
+                 if on]
         click.echo(f"    {run.name:<24} {run.queries:>4} queries  {', '.join(flags)}".rstrip())

@@ -24,8 +24,9 @@ from exampp.report.records import dumps
 @click.argument("runs", nargs=-1, type=InputPath(allow_dash=True))
 @workspace_option
 @method_option
-@click.option("--tau", type=Setting("tau"), help="Correct when covered at grade >= tau [default: the stored method's: 4 for "
-                                        "0-5 self-ratings, 1 for 0/1 grades].")
+@click.option("--tau", type=Setting("tau"),
+              help="Correct when covered at grade >= tau [default: the stored method's: 4 for "
+                   "0-5 self-ratings, 1 for 0/1 grades].")
 @depth_option
 @click.option("--exclude", multiple=True, metavar="SYSTEM", help="Leave this system (run) out, repeatable.")
 @click.option("--responses", "responses_file", type=FILE,
@@ -47,7 +48,8 @@ from exampp.report.records import dumps
 @click.option("--prune-fraction", type=FiniteRange(0, 1, min_open=True, max_open=True),
               help="Pruning: drop this fraction of the remaining items per step (lowest discrimination).")
 @click.option("--prune-steps", type=click.IntRange(min=1), help="Pruning: number of drop-and-refit steps.")
-@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="Least informative questions to list.")
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Least informative questions to list.")
 @click.option("--out", type=click.Path(file_okay=False), help="Write tables, plots and the pruned bank to this folder.")
 @format_option_of("text", "json", help="Output format (no tsv: the report is several tables; --out writes each "
                                       "as TSV).")

@@ -107,10 +107,10 @@ def meta_evaluate(workspace, method, bank, runs_dir, responses, official_file, o
         from exampp.workspace import Workspace
 
         official = QrelsMeasure(str(Workspace.at(workspace).official_qrels), official_measure)
-    result = job(workspace, official=official, runs=runs_dir, responses=responses, method=method, bank=bank, labels=labels or LABELS,
-                 taus=taus or None, depth=depth, families=families or FAMILIES, bootstrap=bootstrap,
-                 irt_bootstrap=irt_bootstrap, seed=seed, top=top, confidence=confidence, exclude=exclude,
-                 decimals=decimals, strict=strict, progress=progress, warn=warn)
+    result = job(workspace, official=official, runs=runs_dir, responses=responses, method=method, bank=bank,
+                 labels=labels or LABELS, taus=taus or None, depth=depth, families=families or FAMILIES,
+                 bootstrap=bootstrap, irt_bootstrap=irt_bootstrap, seed=seed, top=top, confidence=confidence,
+                 exclude=exclude, decimals=decimals, strict=strict, progress=progress, warn=warn)
     write_output(_render(result, fmt), output)
 
 

@@ -76,14 +76,16 @@ def cover(runs, workspace, method, bank, tau, depth, normalized, expected, per_q
 @click.option("--tau", type=Setting("tau"),
               help="Grade at which a question counts as answered, for --label count and --per-question "
                    "[default: the stored method's: 4 for 0-5 self-ratings, 1 for 0/1 grades].")
-@click.option("--min-grade", type=Setting("min_grade"), help="Write binary labels: 1 when label >= this (for --label expected: "
-                                              "when the expected grade >= this).")
+@click.option("--min-grade", type=Setting("min_grade"),
+              help="Write binary labels: 1 when label >= this (for --label expected: "
+                   "when the expected grade >= this).")
 @click.option("--per-question", is_flag=True,
               help="Intent-aware qrels 'qid subtopic docid label' (for alpha_nDCG@k, ERR_IA@k): each exam question "
                    "is a subtopic, label 1 when the passage's grade on it >= --tau; the key is written to "
                    "OUTPUT.questions.tsv.")
 @click.option("--facets", is_flag=True, help="One qrels query per question facet (<query_id>/<facet_id>).")
-@click.option("--bank", type=InputPath(dir_okay=False, allow_dash=True), help="Question bank (default: the workspace's).")
+@click.option("--bank", type=InputPath(dir_okay=False, allow_dash=True),
+              help="Question bank (default: the workspace's).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, allow_dash=True),
               help="Qrels file to write (- for stdout) [default: WORKSPACE/qrels/exam.qrels, with --per-question "
                    "WORKSPACE/qrels/questions.qrels, with --responses WORKSPACE/qrels/responses.qrels].")

@@ -52,7 +52,8 @@ def _source(flag: str, table: str | None, column: str | None, qrels: str | None,
 
 @click.command()
 @click.option("--runs", "runs_dir", type=InputPath(), help="Run files (folder) for --qrels/--versus-qrels.")
-@click.option("--qrels", metavar="QRELS", help="Compute the measure from these qrels (file or irds:<dataset-id>) over --runs.")
+@click.option("--qrels", metavar="QRELS",
+              help="Compute the measure from these qrels (file or irds:<dataset-id>) over --runs.")
 @click.option("--measure", "-m", metavar="MEASURE", callback=check_one_measure,
               help="Measure for --qrels (nDCG@10, P@20, AP, or trec_eval's ndcg_cut.10...).")
 @click.option("--table", type=FILE,

@@ -271,7 +271,8 @@ def decode_line(data: bytes, name: str, lineno: int) -> str:
     try:
         line = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(name, lineno, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {exc.start + 1})") from None
+        raise InputError(name, lineno,
+                         f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {exc.start + 1})") from None
     return line.rstrip("\r\n")
 
 

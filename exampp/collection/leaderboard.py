@@ -272,7 +272,8 @@ def write_leaderboard(board: Mapping[str, float] | pd.DataFrame, path: PathLike)
     with atomic_write(path) as fh:
         if as_json:
             if isinstance(board, pd.DataFrame):
-                records = [{"run": str(run), **{str(c): float(v) for c, v in row.items()}} for run, row in table.iterrows()]
+                records = [{"run": str(run), **{str(c): float(v) for c, v in row.items()}}
+                           for run, row in table.iterrows()]
                 json.dump(records, fh, indent=1)
             else:
                 json.dump({str(run): float(table.at[run, SCORE]) for run in table.index}, fh, indent=1)

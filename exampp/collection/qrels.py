@@ -239,7 +239,8 @@ def is_intent_qrels(qrels: Mapping[str, Mapping[str, object]]) -> bool:
     return False
 
 
-def write_intent_key(order: Mapping[str, Sequence[str]], path: PathLike, texts: Mapping[str, str] | None = None) -> None:
+def write_intent_key(order: Mapping[str, Sequence[str]], path: PathLike,
+                     texts: Mapping[str, str] | None = None) -> None:
     """Write which question each subtopic of per-question qrels is: a TSV with a header,
     ``query_id subtopic question_id text`` (``order``: each query's questions, subtopic 1 first;
     ``texts``: question id -> text, empty where unknown), atomically."""

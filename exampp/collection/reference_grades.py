@@ -385,7 +385,8 @@ def _paragraph_json(p: Paragraph) -> dict[str, Any]:
                 for j in p.judgments
             ],
             "rankings": [
-                {"method": r.method, "paragraphId": r.paragraph_id, "queryId": r.query_id, "rank": r.rank, "score": r.score}
+                {"method": r.method, "paragraphId": r.paragraph_id, "queryId": r.query_id, "rank": r.rank,
+                 "score": r.score}
                 for r in p.rankings
             ],
         },
@@ -539,6 +540,7 @@ def reference_queries(
                     exam.append(_to_exam_grades(method, method_grades, rated[method_id]))
             judged = (qrels or {}).get(qid, {})
             judgments = (_to_judgment(qid, pid, judged[pid]),) if pid in judged else ()
-            paragraphs.append(Paragraph(pid, text, judgments, tuple(ranked.get((qid, pid), ())), tuple(exam), tuple(direct)))
+            paragraphs.append(Paragraph(pid, text, judgments, tuple(ranked.get((qid, pid), ())), tuple(exam),
+                                        tuple(direct)))
         result.append(QueryParagraphs(qid, tuple(paragraphs)))
     return result

@@ -111,7 +111,8 @@ def read_response_matrix(path: PathLike, *, id_column: str | None = None,
         header, rows = first, lines[1:]
         duplicates = sorted(name for name, count in Counter(header).items() if count > 1)
         if duplicates:
-            raise InputError(path, first_line, f"duplicate column name(s) in the header: {', '.join(map(repr, duplicates))}")
+            raise InputError(path, first_line,
+                             f"duplicate column name(s) in the header: {', '.join(map(repr, duplicates))}")
         if "" in header:
             raise InputError(path, first_line, f"empty column name in the header (column {header.index('') + 1})")
     else:
@@ -131,7 +132,8 @@ def read_response_matrix(path: PathLike, *, id_column: str | None = None,
         if name is None:
             return None
         if name not in header:
-            raise InputError(path, first_line, f"{option} {name!r} is not a column (have: {', '.join(map(repr, header))})")
+            raise InputError(path, first_line,
+                             f"{option} {name!r} is not a column (have: {', '.join(map(repr, header))})")
         return header.index(name)
 
     id_at = position(id_column, "--id-column")

@@ -212,7 +212,8 @@ def _result_lines(source: InputLines, name: str) -> Iterator[_Lines]:
         if fast is not None:
             yield fast
         else:
-            lines = (decode_line(line, name, n) for n, line in enumerate(io.BytesIO(data).readlines(), first))  # lines end at \n only, as iterating reads them
+            # lines end at \n only, as iterating reads them
+            lines = (decode_line(line, name, n) for n, line in enumerate(io.BytesIO(data).readlines(), first))
             yield from _batches(_run_lines(enumerate(lines, first), name))
 
 

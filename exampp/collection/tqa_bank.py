@@ -87,7 +87,8 @@ def read_tqa(lines: Iterable[tuple[int, str]], path: str) -> BankFile:
                 bank.query_texts.setdefault(lesson_id, name)
     if dropped:
         log.warning("%s: dropped %d questions whose answer key does not fit their choices, as the reference "
-                    "tool does (%s)", path, len(dropped), "; ".join(dropped[:3]) + ("; ..." if len(dropped) > 3 else ""))
+                    "tool does (%s)", path, len(dropped),
+                    "; ".join(dropped[:3]) + ("; ..." if len(dropped) > 3 else ""))
     if not len(bank):
         raise InputError(path, None, "no non-diagram multiple-choice question in the TQA lessons")
     return BankFile(bank, found, len(dropped))

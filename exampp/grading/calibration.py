@@ -120,7 +120,8 @@ def fit_thresholds(
     scores = np.asarray(scores, dtype=float)
     reference = np.asarray(reference)
     if scores.shape != reference.shape or scores.ndim != 1:
-        raise ValueError(f"need scores and reference grades of the same length, got {scores.shape} and {reference.shape}")
+        raise ValueError("need scores and reference grades of the same length, "
+                         f"got {scores.shape} and {reference.shape}")
     thresholds: list[float] = []
     kappas: list[float] = []
     floor = -math.inf

@@ -240,8 +240,9 @@ class Cascade:
 
 
 @contextmanager
-def open_cascade(spec: CascadeSpec | None, backend: Backend | BackendSpec | None, questions: Mapping[str, Sequence[str]],
-                 queries: Mapping[str, str], tau: float) -> Iterator[Cascade | None]:
+def open_cascade(spec: CascadeSpec | None, backend: Backend | BackendSpec | None,
+                 questions: Mapping[str, Sequence[str]], queries: Mapping[str, str],
+                 tau: float) -> Iterator[Cascade | None]:
     """The cascade ``spec`` asks for (None: no cascade) at the job's ``tau``, for an exam (query ->
     its questions' texts) whose queries' texts are ``queries``, for a ``with`` block. ``backend``
     embeds (a spec is opened here, after every check; None: the packaged all-MiniLM-L6-v2).

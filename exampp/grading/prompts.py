@@ -108,7 +108,9 @@ THOMAS = Prompt("direct-thomas", "v1", (
     "1 = relevant, may be partly helpful but might contain other irrelevant content\n"
     "0 = not relevant, should never be shown for this query\n" + _QPA
 ))
-_FAGGIOLI_INSTRUCTION = "Instruction: Indicate if the passage is relevant for the question. Respond with 'Yes' or 'No'.\n"
+_FAGGIOLI_INSTRUCTION = (
+    "Instruction: Indicate if the passage is relevant for the question. Respond with 'Yes' or 'No'.\n"
+)
 _SUN_INSTRUCTION = (
     "Instruction: Given a passage and a query, predict whether the passage includes an answer to the query by "
     'producing either "Yes" or "No".\n'

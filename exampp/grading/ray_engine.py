@@ -115,7 +115,8 @@ class RayEngine:
         if self.workers is not None and self.workers < 1 or self.threads is not None and self.threads < 1:
             raise RayEngineError("--workers and threads per worker must be at least 1")
         if not ray.is_initialized():
-            local = {} if self.address else {"num_cpus": max(os.cpu_count() or 1, (self.workers or 1) * (self.threads or 1))}
+            local = ({} if self.address
+                     else {"num_cpus": max(os.cpu_count() or 1, (self.workers or 1) * (self.threads or 1))})
             # "local": a Ray of this job's own, never one another job on this machine started.
             ray.init(address=self.address or "local", include_dashboard=False, logging_level=logging.ERROR,
                      log_to_driver=False, **local)

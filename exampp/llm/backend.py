@@ -68,7 +68,8 @@ class NextToken:
 
     ``logprobs``: per label, the log of the summed probability of the top next tokens that stand for
     it (``-inf`` for a label none of them stands for); None when the backend could not see
-    probabilities, or a label was generated that none of the reported top tokens stands for. ``top_label``: the label of the single most likely token, None when that token is
+    probabilities, or a label was generated that none of the reported top tokens stands for.
+    ``top_label``: the label of the single most likely token, None when that token is
     no label. ``text``: the greedy generation, present whenever ``top_label`` is None (the label
     must then be read from the text).
     """

@@ -53,7 +53,8 @@ class TokenizedBackend(Backend):
         self.max_input_tokens = max_input_tokens
         self._token_texts: dict[int, str] = {}  # token id -> its text as generated output decodes it
         self._ids: OrderedDict[str, list[int]] = OrderedDict()  # a prompt (as counted) -> its token ids
-        self._prefixes = functools.lru_cache(maxsize=_KEPT_PASSAGES)(lambda text: tokenizer_prefix(self.tokenizer, text))
+        self._prefixes = functools.lru_cache(maxsize=_KEPT_PASSAGES)(
+            lambda text: tokenizer_prefix(self.tokenizer, text))
 
     # --- prompts ---------------------------------------------------------------------------
 

@@ -135,8 +135,8 @@ def _gaps(review: BankReview) -> str:
     if not review.judged:
         return head + _note("Needs official judgments.")
     intro = _note("Officially relevant passages whose best grade over their query's questions is below "
-                  f"&tau; = {_number(review.tau)} ({review.relevant_ungraded} relevant passages were not graded at all). "
-                  "What they say is what the bank is missing.")
+                  f"&tau; = {_number(review.tau)} ({review.relevant_ungraded} relevant passages were not graded "
+                  "at all). What they say is what the bank is missing.")
     rows = [[_query(r.query_id, review), _text(r.passage_id), _number(r.official), _number(r.best_grade),
              _question(r.best_question_text, r.best_question), _passage_text(r.text)]
             for r in review.gaps.itertuples()]

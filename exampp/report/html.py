@@ -172,7 +172,8 @@ def _leaderboards(content: ReportContent) -> str:
 def _comparison(content: ReportContent, figures: dict[str, bytes]) -> str:
     return _section("comparison", "Comparison of leaderboards", _figure(
         figures, "comparison.png", "Each evaluation's scores min-max normalised onto [0, 1] (best system 1, worst 0); "
-        f"its interval mapped by the same affine map (cut at {-CUT} and {1 + CUT}). Systems in the official ({_text(content.official)}) order: "
+        f"its interval mapped by the same affine map (cut at {-CUT} and {1 + CUT}). "
+        f"Systems in the official ({_text(content.official)}) order: "
         f"a line that falls from left to right agrees with it. Data: {_link(COMPARISON)}."))
 
 
@@ -261,7 +262,8 @@ def _bank(content: ReportContent) -> str:
     if TOO_BROAD in tables:
         parts += ["<h3>Too broad questions</h3>",
                   _note("Answered by more officially non-relevant passages than relevant ones, worst first "
-                        "(at most the first ten; all of them, with gaps and answers: <code>exampp bank review</code>)."),
+                        "(at most the first ten; all of them, with gaps and answers: "
+                        "<code>exampp bank review</code>)."),
                   _frame_table(tables[TOO_BROAD], TOO_BROAD, wide=True)]
     elif KAPPA in tables:  # judged, and no question is too broad (a table without rows is left out)
         parts.append(_note("No question is answered by more officially non-relevant passages than relevant "
@@ -334,11 +336,13 @@ def _human(content: ReportContent) -> str:
     measures = [c for c in board.columns if c != "run" and not c.endswith((" judge", " low", " high"))]
     head = ["#", "run", *(h for m in measures for h in (f"{m} (judge)", f"{m} (corrected)"))]
     rows = [[_number(i + 1), f'<span class="k">{_text(r["run"])}</span>',
-             *(cell for m in measures for cell in (_number(r[f"{m} judge"]), _score(r[m], r[f"{m} low"], r[f"{m} high"])))]
+             *(cell for m in measures
+               for cell in (_number(r[f"{m} judge"]), _score(r[m], r[f"{m} low"], r[f"{m} high"])))]
             for i, r in board.iterrows()]
     kappa = "&ndash;" if _missing(summary.kappa) else f"{summary.kappa:.3f}"
     parts = [_note(
-        f"{summary.labelled} pairs judged by people, drawn with known probabilities (<code>exampp assess sample</code>). "
+        f"{summary.labelled} pairs judged by people, drawn with known probabilities "
+        "(<code>exampp assess sample</code>). "
         f"Each run's measure as the judge alone gives it, and corrected by the people's labels "
         f"(estimator <code>{escape(summary.estimator)}</code>) with its {summary.level:.0%} interval under it. "
         f"The judge against the people on the sample: Cohen's κ {kappa}."),
@@ -377,7 +381,8 @@ def _audit(content: ReportContent) -> str:
         folded = f" Not listed, the runs without a flagged text ({len(summary.unflagged)}): {names}."
     shown = len(tables[AUDIT_FLAGS])
     listed = (f"All {summary.flags} flags" if shown == summary.flags
-              else f"The first {shown} of {summary.flags} flags (<code>exampp audit --flags FILE</code> lists them all)")
+              else f"The first {shown} of {summary.flags} flags "
+                   "(<code>exampp audit --flags FILE</code> lists them all)")
     return _section("audit", "Judge integrity", "".join([
         _note(f"{intro} {summary.flagged_texts} of the {summary.pooled} texts are flagged."),
         "<h3>Runs</h3>",
@@ -463,5 +468,6 @@ def _score(value: Any, low: Any, high: Any) -> str:
     """A score with its interval under it (none where there is none)."""
     if _missing(value):
         return "&ndash;"
-    interval = "" if _missing(low) or _missing(high) else f'<span class="ci">[{float(low):.3f}, {float(high):.3f}]</span>'
+    interval = ("" if _missing(low) or _missing(high)
+                else f'<span class="ci">[{float(low):.3f}, {float(high):.3f}]</span>')
     return f"{float(value):.3f}{interval}"

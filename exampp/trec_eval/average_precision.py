@@ -17,7 +17,8 @@ def _precision_sums(j: JudgedRanking, level: int) -> tuple[list[int], list[float
     ``m`` of them, added in rank order (the ranks between add 0 and change nothing)."""
     def compute() -> tuple[list[int], list[float]]:
         ranks = j.ranks_at_least(level)
-        precisions = np.arange(1, len(ranks) + 1) / (np.array(ranks, dtype=np.int64) + 1)  # int / int, as Python divides
+        # int / int, as Python divides
+        precisions = np.arange(1, len(ranks) + 1) / (np.array(ranks, dtype=np.int64) + 1)
         return ranks, cumulative(precisions).tolist()
 
     return j.memo(("precision sums", level), compute)

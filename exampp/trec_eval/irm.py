@@ -29,7 +29,8 @@ def parse_ir_measure(spec: str):
     except _Unknown as exc:
         close = [name for name in close_measure_names(spec) if name != spec]
         hint = f"; did you mean {' or '.join(close)}?" if close else f" ({exc})"
-        raise ValueError(f"unknown measure '{spec}': neither a trec_eval measure nor an ir_measures name{hint}") from None
+        raise ValueError(f"unknown measure '{spec}': neither a trec_eval measure nor an ir_measures "
+                         f"name{hint}") from None
 
 
 class _Unknown(ValueError):

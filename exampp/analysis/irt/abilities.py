@@ -21,7 +21,8 @@ THETA_MAX = 10.0
 Array = NDArray[np.float64]
 
 
-def _responses(X: ArrayLike, a: ArrayLike, b: ArrayLike, g: ArrayLike) -> tuple[Array, Array, Array, Array, Array, Array]:
+def _responses(X: ArrayLike, a: ArrayLike, b: ArrayLike, g: ArrayLike
+               ) -> tuple[Array, Array, Array, Array, Array, Array]:
     """0/1 right and wrong indicators over the usable items, with those items' a, b, g."""
     X = np.asarray(X, dtype=float)
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)

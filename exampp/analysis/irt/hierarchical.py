@@ -41,7 +41,8 @@ class ComponentsError(ExamppError, ValueError):
 def _levels(systems: pd.DataFrame, system_ids: list[str], components: Sequence[str] | None) -> pd.DataFrame:
     """Each system's level of each component: rows ``system_ids``, columns ``components`` (default all)."""
     if "system" not in systems.columns:
-        raise ComponentsError(f"the components table needs a 'system' column (has: {', '.join(map(repr, systems.columns))})")
+        raise ComponentsError("the components table needs a 'system' column "
+                              f"(has: {', '.join(map(repr, systems.columns))})")
     table = systems.astype(str).set_index("system")
     twice = sorted(set(table.index[table.index.duplicated()]))
     if twice:
@@ -140,7 +141,8 @@ class HierarchicalAbility(Estimator):
             "se": effect_se,
         })
         self.theta_ = pd.Series(theta, index=list(system_ids), name="theta")
-        self.theta_se_ = pd.Series(np.sqrt(np.einsum("ij,jk,ik->i", design, cov, design)), index=list(system_ids), name="se")
+        self.theta_se_ = pd.Series(np.sqrt(np.einsum("ij,jk,ik->i", design, cov, design)), index=list(system_ids),
+                                   name="se")
         self.loglik_ = -float(result.fun)
         self.converged_ = bool(result.success)
         self.n_iter_ = int(result.nit)

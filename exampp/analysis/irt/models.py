@@ -118,7 +118,8 @@ def item_status(data: _Data) -> NDArray[np.object_]:
     """Per item: "ok", "all correct", "all wrong" or "no responses" (weighted counts)."""
     n = data.weight @ data.observed
     right = data.weight @ data.x
-    return np.select([n <= 0, right >= n, right <= 0], ["no responses", "all correct", "all wrong"], "ok").astype(object)
+    return np.select([n <= 0, right >= n, right <= 0], ["no responses", "all correct", "all wrong"],
+                     "ok").astype(object)
 
 
 def _subset(data: _Data, items: NDArray[np.bool_]) -> _Data:
@@ -205,7 +206,8 @@ class _Layout:
 def _lognormal(a: Array, meanlog: float, sdlog: float) -> tuple[float, Array, Array]:
     la = np.log(a)
     u = (la - meanlog) / sdlog**2
-    return float(np.sum(-la - (la - meanlog) ** 2 / (2 * sdlog**2))), -1.0 / a - u / a, (1.0 - (1.0 - (la - meanlog)) / sdlog**2) / a**2
+    return (float(np.sum(-la - (la - meanlog) ** 2 / (2 * sdlog**2))), -1.0 / a - u / a,
+            (1.0 - (1.0 - (la - meanlog)) / sdlog**2) / a**2)
 
 
 def _beta(g: Array, alpha: float, beta: float) -> tuple[float, Array, Array]:
@@ -324,7 +326,8 @@ class IRTModel(Estimator):
             for name, current in (("a", a), ("b", b), ("g", g)):
                 if name in init and not (name == "a" and self.model == "rasch"):
                     given = np.asarray(init[name], dtype=float)
-                    given = np.broadcast_to(given, keep.shape)[keep] if given.ndim == 0 or given.shape == keep.shape else given
+                    given = (np.broadcast_to(given, keep.shape)[keep] if given.ndim == 0 or given.shape == keep.shape
+                             else given)
                     ok = np.isfinite(given)
                     current[ok] = given[ok]
         return {"a": a, "b": b, "g": g}
@@ -418,11 +421,13 @@ class IRTModel(Estimator):
         first_p = [d.p_z, th * d.p_z, d.p_g]  # ∂ log P by c, a, g at each node and item
         first_q = [d.q_z, th * d.q_z, d.q_g]
         zero = np.zeros_like(z)
-        second_p = [[d.p_zz, th * d.p_zz, d.p_zg], [th * d.p_zz, th**2 * d.p_zz, th * d.p_zg], [d.p_zg, th * d.p_zg, d.p_gg]]
+        second_p = [[d.p_zz, th * d.p_zz, d.p_zg], [th * d.p_zz, th**2 * d.p_zz, th * d.p_zg],
+                    [d.p_zg, th * d.p_zg, d.p_gg]]
         second_q = [[d.q_zz, th * d.q_zz, zero], [th * d.q_zz, th**2 * d.q_zz, zero], [zero, zero, d.q_gg]]
         J = layout.n_items
         # complete-data information, item-diagonal: −Σ_q r ∂² log P + (n − r) ∂² log(1 − P)
-        complete = np.array([[-(r * second_p[k][m] + (n - r) * second_q[k][m]).sum(axis=0) for m in kinds] for k in kinds])
+        complete = np.array([[-(r * second_p[k][m] + (n - r) * second_q[k][m]).sum(axis=0) for m in kinds]
+                             for k in kinds])
         # posterior means of each respondent's complete-data scores, (kinds, N, J)
         mean_u = np.array([data.x * (post @ first_p[k]) + data.wrong * (post @ first_q[k]) for k in kinds])
         rows = np.concatenate([np.arange(k * J, (k + 1) * J) for k in kinds])
@@ -493,7 +498,8 @@ class IRTModel(Estimator):
             u0.append(start["a"][:n_a] if n_a == J else [start["a"][0]])
         if n_g:
             u0.append(start["g"])
-        bounds = [PAPER_BOUNDS["theta"]] * N + [PAPER_BOUNDS["b"]] * J + [PAPER_BOUNDS["a"]] * n_a + [PAPER_BOUNDS["g"]] * n_g
+        bounds = ([PAPER_BOUNDS["theta"]] * N + [PAPER_BOUNDS["b"]] * J + [PAPER_BOUNDS["a"]] * n_a
+                  + [PAPER_BOUNDS["g"]] * n_g)
         u0 = np.clip(np.concatenate([np.asarray(p, dtype=float) for p in u0]), *np.array(bounds).T)
         result = minimize(objective, u0, jac=True, method="L-BFGS-B", bounds=bounds,
                           options={"maxiter": self.max_iter, "maxfun": 20 * self.max_iter})
@@ -507,7 +513,8 @@ class IRTModel(Estimator):
 
     # -- results ------------------------------------------------------------------------------
 
-    def _store(self, layout: _Layout, data: _Data, keep: NDArray[np.bool_], status: NDArray[np.object_], fit: dict) -> None:
+    def _store(self, layout: _Layout, data: _Data, keep: NDArray[np.bool_], status: NDArray[np.object_],
+               fit: dict) -> None:
         J_all = keep.size
         if "a" in fit:  # JML stores (a, b, g) directly
             a, b, g = fit["a"], fit["b"], fit["g"]

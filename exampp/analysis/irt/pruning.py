@@ -66,7 +66,8 @@ class Pruning:
         )
 
 
-def information_over_range(theta: np.ndarray, a: np.ndarray, b: np.ndarray, g: np.ndarray | float) -> tuple[float, float, float, float]:
+def information_over_range(theta: np.ndarray, a: np.ndarray, b: np.ndarray, g: np.ndarray | float
+                           ) -> tuple[float, float, float, float]:
     """(θ_min, θ_max, ∫ I(θ) dθ, mean I) of the test information over the range of ``theta``.
 
     Items without finite parameters (all right / all wrong, when the model leaves them out)

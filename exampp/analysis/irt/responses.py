@@ -39,7 +39,8 @@ def responses_from_grades(
     for qid in sorted(questions):
         for question in sorted(questions[qid]):
             if question_query.setdefault(question, qid) != qid:
-                raise ValueError(f"question id {question!r} belongs to queries {question_query[question]!r} and {qid!r}")
+                raise ValueError(f"question id {question!r} belongs to queries {question_query[question]!r} "
+                                 f"and {qid!r}")
     column = {question: j for j, question in enumerate(question_query)}
     answered = answered_questions(grades, tau)
     names = sorted(runs)

@@ -27,7 +27,8 @@ def item_table(model, responses, texts: dict[str, str]) -> pd.DataFrame:
     """One row per item: parameters with SEs, fit status, where and how much it informs."""
     from exampp.analysis.irt.information import item_information, theta_max_information
 
-    a, b, g = (np.broadcast_to(np.asarray(v, dtype=float), (len(responses.items),)) for v in (model.a_, model.b_, model.g_))
+    a, b, g = (np.broadcast_to(np.asarray(v, dtype=float), (len(responses.items),))
+               for v in (model.a_, model.b_, model.g_))
     ok = finite(a) & finite(b) & finite(g)
     where = np.full(len(a), np.nan)
     peak = np.zeros(len(a))

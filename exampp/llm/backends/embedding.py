@@ -51,7 +51,8 @@ def load_sentence_model(path_or_name: str | Path, device: str = "cpu") -> Any:
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
-        raise EmbeddingModelError("the embedding grader needs sentence-transformers (pip install 'exampp[embed]')") from None
+        raise EmbeddingModelError("the embedding grader needs sentence-transformers "
+                                  "(pip install 'exampp[embed]')") from None
     from exampp.llm.locate import locate_model
 
     source = locate_model(str(path_or_name), kind="sentence-transformers model", remedy=REMEDY)
@@ -83,7 +84,8 @@ class SentenceEmbedder(Backend):
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
 
     @classmethod
-    def open(cls, model: str | None = None, *, device: str = "auto", batch_size: int | None = None) -> "SentenceEmbedder":
+    def open(cls, model: str | None = None, *, device: str = "auto",
+             batch_size: int | None = None) -> "SentenceEmbedder":
         # Offline and on the CPU unless a device is named.
         return cls(model, "cpu" if device == "auto" else device, batch_size or DEFAULT_BATCH_SIZE)
 

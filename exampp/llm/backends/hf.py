@@ -302,7 +302,8 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
     try:
         return _DTYPES[dtype]
     except KeyError:
-        raise ModelLoadError(f"unknown dtype {dtype!r}: use auto, {INT8} (CPU) or one of {', '.join(_DTYPES)}") from None
+        raise ModelLoadError(f"unknown dtype {dtype!r}: use auto, {INT8} (CPU) or one of "
+                             f"{', '.join(_DTYPES)}") from None
 
 
 def quantize_int8(model):
