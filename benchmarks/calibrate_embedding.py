@@ -78,10 +78,12 @@ def agreement(reference: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
 
 
 def restrict_runs(runs: Mapping[str, Run], queries: set[str]) -> dict[str, Run]:
-    return {name: Run(name, {q: docs for q, docs in run.rankings.items() if q in queries}) for name, run in runs.items()}
+    return {name: Run(name, {q: docs for q, docs in run.rankings.items() if q in queries})
+            for name, run in runs.items()}
 
 
-def boards(runs: Mapping[str, Run], grades: pd.DataFrame, questions: dict[str, list[str]], tau: int) -> dict[str, dict[str, float]]:
+def boards(runs: Mapping[str, Run], grades: pd.DataFrame, questions: dict[str, list[str]],
+           tau: int) -> dict[str, dict[str, float]]:
     """Cover@20 and P@20 on binary EXAM-Qrels at ``tau``: run -> score, per measure."""
     cover = summarize(exam_cover(runs, grades, questions, tau=tau, depth=20)).set_index("run")["mean"]
     qrels = exam_qrels(exam_labels(grades, questions), min_grade=tau)
@@ -179,7 +181,8 @@ def main() -> None:
           + ", ".join(f"{k:.3f}" for k in fitted.kappas) + ")")
     thresholds = tuple(round(t, 4) for t in fitted.thresholds)  # as the module stores them
     print(f"DEFAULT_THRESHOLDS = {thresholds}"
-          + ("  (as in exampp.grading.methods.embedding)" if thresholds == DEFAULT_THRESHOLDS else "  (update exampp.grading.methods.embedding)"))
+          + ("  (as in exampp.grading.methods.embedding)" if thresholds == DEFAULT_THRESHOLDS
+             else "  (update exampp.grading.methods.embedding)"))
     pairs["embedding"] = apply_thresholds(pairs["cosine"], thresholds)
 
     test = pairs[pairs["query_id"].isin(held_out)]

@@ -130,7 +130,8 @@ def main() -> None:
                 row = {"stage": name, "τ": tau, "target": recall, "threshold": cut,
                        "recall": sent[positive[on_test]].mean(), "saved": 1 - sent.mean(),
                        # the share saved at exactly the target recall on the held-out pairs themselves
-                       "saved@oracle": 1 - np.mean(test_scores >= recall_threshold(test_scores, positive[on_test], recall))}
+                       "saved@oracle": 1 - np.mean(
+                           test_scores >= recall_threshold(test_scores, positive[on_test], recall))}
                 for measure in ("Cover@20", "P@20"):
                     c = correlate(full[tau][measure], board[measure])
                     row[f"{measure} kendall"], row[f"{measure} spearman"] = c.kendall, c.spearman
@@ -151,7 +152,8 @@ def main() -> None:
     best = table.loc[table.groupby(["τ", "target"])["saved@oracle"].idxmax(), ["τ", "target", "stage", "saved@oracle"]]
     print("\nmost calls saved at equal recall, per τ and target recall\n" + best.round(4).to_string(index=False))
 
-    literal = "{\n" + "".join(f"    {tau}: FirstStage({tau}, {stage.model!r},\n                  {stage.thresholds!r}),\n"
+    literal = "{\n" + "".join(f"    {tau}: FirstStage({tau}, {stage.model!r},\n"
+                              f"                  {stage.thresholds!r}),\n"
                                for tau, stage in shipped.items()) + "}"
     same = all(SHIPPED.get(tau) == stage for tau, stage in shipped.items())
     print(f"\nSTAGES: dict[int, FirstStage] = {literal}\n"

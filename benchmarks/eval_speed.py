@@ -117,8 +117,8 @@ def main() -> None:
         trec_eval = build(Path(args.build)) if args.build else args.trec_eval or shutil.which("trec_eval")
         print(f"trec_eval: {trec_eval}" if trec_eval else
               "trec_eval: not found (give --trec-eval PATH or --build SRC); its column is skipped", flush=True)
-        print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (other work slows every column)\n",
-              flush=True)
+        print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} "
+              "(other work slows every column)\n", flush=True)
         table = Table()
         runs = sorted((folder / "runs").iterdir())
         qrels = folder / "qrels"

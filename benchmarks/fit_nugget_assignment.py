@@ -164,7 +164,8 @@ def compare(answers: list[Answer], grades: dict[str, np.ndarray], bootstrap: int
     results = {name: assignment_agreement(assigned(answers, g), answers, bootstrap=bootstrap, seed=seed)
                for name, g in grades.items()}
     first = next(iter(results.values()))
-    confusions = [f"{name}, ours (rows) x official (columns):\n{r.confusion.to_string()}" for name, r in results.items()]
+    confusions = [f"{name}, ours (rows) x official (columns):\n{r.confusion.to_string()}"
+                  for name, r in results.items()]
     head = (f"{first.n_nuggets} (answer, nugget) pairs of {len(first.topics)} topics; V_strict leaderboards of "
             f"{first.n_runs} runs (left out, not answering every topic: {', '.join(first.runs_left_out) or 'none'}); "
             f"{bootstrap} bootstrap resamplings of the topics, seed {seed}, 95% intervals")

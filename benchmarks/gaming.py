@@ -159,7 +159,8 @@ def attacked_runs(runs: Mapping[str, Run], official: Mapping[str, Mapping[str, f
 # --- planting -----------------------------------------------------------------------------------
 
 def plants_of(kind: str, rankings: Mapping[str, Mapping[str, Sequence[str]]], texts: Mapping[str, Mapping[str, str]],
-              queries: Mapping[str, str], exam: Mapping[str, Mapping[str, str]], rate: float, answers: bool) -> list[Plant]:
+              queries: Mapping[str, str], exam: Mapping[str, Mapping[str, str]], rate: float,
+              answers: bool) -> list[Plant]:
     questions = {q: list(by_id.values()) for q, by_id in exam.items()}
     if kind in TEXT_CLASSES:
         plant = plant_answers if answers else plant_texts
@@ -199,7 +200,8 @@ def write_workspace(root: Path, base: Base, runs: Mapping[str, Run], extra: Mapp
 
 def rewritten(run: Run, rankings: Mapping[str, Sequence[str]]) -> Run:
     """``run`` with these rankings, scored by rank (ties of the old scores must not reorder new ids)."""
-    return Run(run.name, {q: [RankedDoc(d, float(DEPTH - i)) for i, d in enumerate(ids)] for q, ids in rankings.items()})
+    return Run(run.name, {q: [RankedDoc(d, float(DEPTH - i)) for i, d in enumerate(ids)]
+                          for q, ids in rankings.items()})
 
 
 def alias_grades(store: Path, source: str, targets: Sequence[str]) -> None:
@@ -238,8 +240,8 @@ def grade(ws: Workspace, judge: Judge, method: str, canaries: int, url: str | No
 def served_sample(url: str, base: Base, store: Path) -> tuple[int, int]:
     """(equal, served): :data:`SAMPLE` untouched pairs graded through the server, against the store."""
     bank = read_question_bank(store.parent / "question_banks" / "questions.jsonl").by_query()
-    pairs = [Pair(q, pid, text, question) for q, by_id in sorted(base.texts.items()) for pid, text in sorted(by_id.items())
-             for question in bank.get(q, [])]
+    pairs = [Pair(q, pid, text, question) for q, by_id in sorted(base.texts.items())
+             for pid, text in sorted(by_id.items()) for question in bank.get(q, [])]
     pairs = pairs[::max(1, len(pairs) // SAMPLE)][:SAMPLE]
     stored = stored_grades(store, REFERENCE)
     with tempfile.TemporaryDirectory() as tmp:
@@ -347,7 +349,8 @@ def run_benchmark(workspace: Path, rag: Path, quick: bool, rates: Sequence[float
     plants = {s: plants_of(s[0], attacked, base.texts, base.queries, base.exam, s[1], False) for s in scenarios}
     planted = {h: p for s in scenarios for h, p in planted_map(plants[s], base.texts).items()}
     source = Workspace.at(workspace)
-    out: dict = {"simulation": "judge (a) is a simulation of a weak LLM from stored real grades (benchmarks/gaming_judge.py)",
+    out: dict = {"simulation": "judge (a) is a simulation of a weak LLM from stored real grades "
+                               "(benchmarks/gaming_judge.py)",
                  "queries": len(base.queries), "runs": len(base.runs), "attacked_runs": list(base.attacked),
                  "rates": list(rates), "canaries": canaries, "judges": {}}
     with tempfile.TemporaryDirectory(prefix="exampp-gaming-") as tmp:
@@ -465,8 +468,8 @@ def _pr(d: dict) -> str:
 
 
 def print_tables(out: dict) -> None:
-    print(f"Gaming benchmark: {out['queries']} queries, {out['runs']} runs, attacked {', '.join(out['attacked_runs'])}; "
-          f"canaries {out['canaries']}")
+    print(f"Gaming benchmark: {out['queries']} queries, {out['runs']} runs, "
+          f"attacked {', '.join(out['attacked_runs'])}; canaries {out['canaries']}")
     print(f"NOTE: {out['simulation']}; served sample: {out['served_sample']['equal']} of "
           f"{out['served_sample']['served']} untouched grades as stored")
     for name, judged in out["judges"].items():
@@ -490,7 +493,8 @@ def print_tables(out: dict) -> None:
         print(pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
         print("missed by the class's detector, per variant:")
         for a in judged["attacks"]:
-            print(f"  {a['class']} {a['rate']:.0%}: " + (", ".join(f"{k} {v}" for k, v in a["missed"].items()) or "none"))
+            print(f"  {a['class']} {a['rate']:.0%}: "
+                  + (", ".join(f"{k} {v}" for k, v in a["missed"].items()) or "none"))
         print("attacked runs' EXAM-Cover@20 (untouched -> attacked -> corrected):")
         for a in judged["attacks"]:
             moves = "; ".join(f"{r} {v['untouched']:.3f}->{v['attacked']:.3f}->{v['corrected']:.3f}"

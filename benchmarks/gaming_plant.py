@@ -279,7 +279,8 @@ def plant_answers(kind: str, rankings: Rankings, texts: Texts, queries: Mapping[
     plants = []
     for run_index, run in enumerate(sorted(rankings)):
         topics = sorted(q for q in rankings[run] if rankings[run][q])
-        picked = sorted(random.Random(stable_seed(run, kind)).sample(topics, min(len(topics), round(rate * len(topics)))))
+        picked = sorted(random.Random(stable_seed(run, kind)).sample(
+            topics, min(len(topics), round(rate * len(topics)))))
         for query_id in picked:
             plants.append(_plant(kind, len(plants), run, run_index, query_id, rankings[run][query_id][0], 1, texts,
                                  queries.get(query_id, ""), exam.get(query_id, ())))

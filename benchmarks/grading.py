@@ -34,8 +34,8 @@ warmed up on a pair or two before the clock starts:
 (b) exampp's engine: ``exampp.grading.runner.grade_pool`` (chunks of 128 pairs, longest passages
     first, committed to a grade store) with the ``self-rating`` grader on the ``hf`` backend opened as
     ``exampp grade`` opens it (dtype auto: fp32 on CPU, bf16 on GPU; batches by token budget: 4096
-    padded tokens on CPU, from free memory on GPU); its fast path reads the grade off the first decoder step and generates
-    (greedy) only where the most likely first token is no grade.
+    padded tokens on CPU, from free memory on GPU); its fast path reads the grade off the first decoder step and
+    generates (greedy) only where the most likely first token is no grade.
 
 **FLOPs.** Counted as multiply-adds × 2 of the matrix products (norms, softmax and activations are
 left out), from the model's shapes (d = d_model, f = d_ff, a = heads·d_kv, V = vocab, L_e and L_d
@@ -407,7 +407,8 @@ def run_exampp(model_dir: Path, pairs: list[Pair], device: torch.device, dtype: 
         batcher = backend.batcher
         kind = "int8 (dynamic quantisation)" if dtype == "int8" else str(backend.model.dtype)
         what = (f"grade_pool, self-rating fast path, {kind}{', compiled' if compile else ''}, batches of at most "
-                f"{batcher.batch_size} prompts" + (f" and {batcher.max_tokens} padded tokens" if batcher.max_tokens else ""))
+                f"{batcher.batch_size} prompts"
+                + (f" and {batcher.max_tokens} padded tokens" if batcher.max_tokens else ""))
         return {"what": what, **measured.summary(), "executed_flops": meter.flops, "useful_flops": useful,
                 "grades": [g.grade for g in grades], "read": sum(g.probabilities is not None for g in grades)}
 
@@ -507,15 +508,16 @@ def bench(label: str, n: int, args: argparse.Namespace, peak: float, tmp: Path) 
                "speedup": round(ref["seconds"] / ours["seconds"], 2), "mfu": round(mfu, 4)}
     for r in fp32:
         same = sum(a == b for a, b in zip(r["grades"], ours["grades"]))
-        print(f"grades: exampp ({args.dtype}{', compiled' if args.compile else ''}) == exampp fp32 on {same}/{len(pairs)} "
-              f"pairs; {r['seconds'] / ours['seconds']:.2f}× its speed", flush=True)
+        print(f"grades: exampp ({args.dtype}{', compiled' if args.compile else ''}) == exampp fp32 on "
+              f"{same}/{len(pairs)} pairs; {r['seconds'] / ours['seconds']:.2f}× its speed", flush=True)
         figures.update(fp32_agreement=round(same / len(pairs), 4), fp32_pairs_per_s=round(len(pairs) / r["seconds"], 3))
     return figures
 
 
 def plain_fp32(args: argparse.Namespace) -> bool:
     """Whether exampp runs as the reference way computes: fp32, eager."""
-    return not args.compile and args.dtype != "int8" and resolve_dtype(args.dtype, torch.device(args.device)) == torch.float32
+    return (not args.compile and args.dtype != "int8"
+            and resolve_dtype(args.dtype, torch.device(args.device)) == torch.float32)
 
 
 def _mib(size: int) -> str:

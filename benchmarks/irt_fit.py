@@ -70,7 +70,8 @@ def synthetic(n_systems: int, n_items: int, seed: int, girth_items: int) -> None
     print(f"synthetic 2PL: {n_systems} systems x {n_items} items, seed {seed}")
     t_ex, a_ex, b_ex, model = fit_exampp(X)
     ok = np.isfinite(a_ex) & np.isfinite(b_ex)
-    print(f"  exampp IRTModel, all items: {t_ex:7.2f} s   RMSE a {rmse(a_ex, a, ok):.3f}   RMSE b {rmse(b_ex, b, ok):.3f}"
+    print(f"  exampp IRTModel, all items: {t_ex:7.2f} s   RMSE a {rmse(a_ex, a, ok):.3f}   "
+          f"RMSE b {rmse(b_ex, b, ok):.3f}"
           f"   ({int(ok.sum())} items estimated, {model.n_iter_} iterations, converged {model.converged_})")
     # girth's M-step loops over items in Python (minutes per 500 items): it fits the first
     # ``girth_items`` items, and exampp fits the same slice for a like-for-like ratio
@@ -84,13 +85,16 @@ def synthetic(n_systems: int, n_items: int, seed: int, girth_items: int) -> None
     both = np.isfinite(a_sl) & np.isfinite(a_gi) & np.isfinite(b_sl) & np.isfinite(b_gi)
     a_k, b_k = a[:k], b[:k]
     print(f"  first {k} items ({int(both.sum())} estimated by both):")
-    print(f"    exampp IRTModel   {t_slice:7.2f} s   RMSE a {rmse(a_sl, a_k, both):.3f}   RMSE b {rmse(b_sl, b_k, both):.3f}")
-    print(f"    girth twopl_mml   {t_gi:7.2f} s   RMSE a {rmse(a_gi, a_k, both):.3f}   RMSE b {rmse(b_gi, b_k, both):.3f}")
+    print(f"    exampp IRTModel   {t_slice:7.2f} s   RMSE a {rmse(a_sl, a_k, both):.3f}   "
+          f"RMSE b {rmse(b_sl, b_k, both):.3f}")
+    print(f"    girth twopl_mml   {t_gi:7.2f} s   RMSE a {rmse(a_gi, a_k, both):.3f}   "
+          f"RMSE b {rmse(b_gi, b_k, both):.3f}")
     print(f"    time ratio exampp/girth {t_slice / t_gi:.3f}; girth extrapolated to {n_items} items:"
           f" ~{t_gi * n_items / k:.0f} s")
     central = both & (np.abs(b_k) <= 2)  # where 200 respondents carry information on b
     print(f"    items with |b| <= 2 ({int(central.sum())}): exampp RMSE a {rmse(a_sl, a_k, central):.3f}"
-          f" b {rmse(b_sl, b_k, central):.3f} | girth RMSE a {rmse(a_gi, a_k, central):.3f} b {rmse(b_gi, b_k, central):.3f}")
+          f" b {rmse(b_sl, b_k, central):.3f} | girth RMSE a {rmse(a_gi, a_k, central):.3f}"
+          f" b {rmse(b_gi, b_k, central):.3f}")
 
 
 def dl19_matrix() -> np.ndarray | None:

@@ -173,7 +173,8 @@ def write_big_run(folder: Path, size_gb: float, seed: int = 0) -> tuple[Path, Pa
         for q in range(queries):
             qid = str(1_000_000 + q)
             docs = rng.choice(8_800_000, BIG_DOCS, replace=False)
-            out.write("".join(f"{qid} Q0 {d} {r} {30 - r * 0.01:.6f} bm25_baseline_run\n" for r, d in enumerate(docs, 1)))
+            out.write("".join(f"{qid} Q0 {d} {r} {30 - r * 0.01:.6f} bm25_baseline_run\n"
+                              for r, d in enumerate(docs, 1)))
             others = rng.choice(np.arange(9_000_000, 9_500_000), 50, replace=False)
             judged.write("".join(f"{qid} 0 {d} {g}\n" for d, g in
                                  zip(np.concatenate([docs[:50], others]), rng.choice([0, 0, 1, 2, 3], 100))))
@@ -384,8 +385,8 @@ def main() -> None:
         print(f"trec_eval: {trec_eval}" if trec_eval else
               "trec_eval: not found (give --trec-eval PATH, or install the pyserini extra); its column is skipped",
               flush=True)
-        print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (other work slows every column)\n",
-              flush=True)
+        print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} "
+              "(other work slows every column)\n", flush=True)
         table = Table()
         runs = sorted((folder / "runs").iterdir())
         names = {str(p): p.stem for p in runs}
@@ -393,7 +394,8 @@ def main() -> None:
         measure_sets = [("eval", EVAL_MEASURES)] + ([("eval -m all_trec", ["all_trec"])] if args.all_trec else [])
         for label, measures in measure_sets:
             m_args = [a for m in ["runid", *measures] for a in ("-m", m)]
-            compare(table, f"{label}, {len(runs)} runs", EXAMPP + ["eval", *m_args, str(official), str(folder / "runs")],
+            compare(table, f"{label}, {len(runs)} runs",
+                    EXAMPP + ["eval", *m_args, str(official), str(folder / "runs")],
                     trec_eval, official, runs, measures, names, EVAL_MEASURES)
         grades = str(folder / "grades.parquet")
         cover = measure([sys.executable, "-c", COVER, str(folder / "runs"), grades, str(POOL_DEPTH), str(TAU)])

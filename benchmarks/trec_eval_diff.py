@@ -211,7 +211,8 @@ def _plain_measure(rng: random.Random) -> str:
                              "0.95", "-0.5", "0.7"], rng.randint(1, 3))
         return f"{rng.choice(DOUBLE_CUTOFFS)}.{','.join(values)}"
     if kind < 0.85:
-        pairs = [f"{rng.choice(['-1', '0', '1', '2', '3', '4'])}={rng.choice(['-1', '0', '0.5', '1', '1.5', '2.25', '3', '10'])}"
+        pairs = [f"{rng.choice(['-1', '0', '1', '2', '3', '4'])}="
+                 f"{rng.choice(['-1', '0', '0.5', '1', '1.5', '2.25', '3', '10'])}"
                  for _ in range(rng.randint(1, 3))]
         name = rng.choice(PAIRS)
         if name.startswith("rbp") and rng.random() < 0.6:

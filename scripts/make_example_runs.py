@@ -92,7 +92,8 @@ def build_runs(root: Path) -> dict[str, dict[str, Scores]]:
     qrels = read_qrels(root / "qrels" / "official.qrels")
     bm25 = BM25(corpus)
 
-    def per_query(name: str, scorer: Callable[[random.Random, str, dict[str, int], Scores], Scores]) -> dict[str, Scores]:
+    def per_query(name: str, scorer: Callable[[random.Random, str, dict[str, int], Scores], Scores]
+                  ) -> dict[str, Scores]:
         out = {}
         for qid in sorted(qrels):
             judged = qrels[qid]
