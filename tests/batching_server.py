@@ -25,9 +25,10 @@ workload whose requests needed s_1..s_n steps (the cache hits as they came) take
 seconds (:func:`ideal_seconds`: the steps cost ``base`` each and ``per_seq`` per request in them;
 a step holds at most ``max_batch`` requests, and a request's steps come one after another), so its
 capacity is n / ideal requests/s (``max_batch`` no more than ``max_in_flight`` where that is set) and
-the utilisation of a run is ideal / its wall time (first request in to last answer out). The scheduler keeps simulated time: a step that starts late
-(another thread held the interpreter) is caught up on, up to :data:`LAG` seconds behind, so that
-the server's pace is its own and not the test machine's.
+the utilisation of a run is ideal / its wall time (first request in to last answer out). The
+scheduler keeps simulated time: a step that starts late (another thread held the interpreter) is
+caught up on, up to :data:`LAG` seconds behind, so that the server's pace is its own and not the
+test machine's.
 """
 from __future__ import annotations
 

@@ -86,7 +86,8 @@ def dl19_workspace(tmp_path_factory) -> Path:
 
     ws = tmp_path_factory.mktemp("dl19")
     data = shared_path("data", "dl19")
-    result = CliRunner().invoke(main, ["import", str(data / "DL19-graded-t5-rating-genq-exam-qrels-runs-with-text.jsonl.gz"),
+    result = CliRunner().invoke(main, ["import",
+                                       str(data / "DL19-graded-t5-rating-genq-exam-qrels-runs-with-text.jsonl.gz"),
                                        "--workspace", str(ws), "--questions", str(data / "dl19-genq.jsonl.gz")])
     assert result.exit_code == 0, result.output
     return ws

@@ -128,7 +128,8 @@ def markdown_blocks(text: str, page: str = "") -> list[Block]:
 
 
 # Figures that vary from run to run, the same in what is shown and what is printed: seconds, rates, times of day.
-_VARYING = [(re.compile(r"\b\d+(?:\.\d+)? s\b"), "<seconds> s"), (re.compile(r"\b\d+(?:\.\d+)? (\w+)/s\b"), r"<rate> \1/s"),
+_VARYING = [(re.compile(r"\b\d+(?:\.\d+)? s\b"), "<seconds> s"),
+            (re.compile(r"\b\d+(?:\.\d+)? (\w+)/s\b"), r"<rate> \1/s"),
             (re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"), "<UTC time>")]
 _LEFT_OUT = re.compile(r"\.\.\.|\(\.\.\..*\)")  # a shown line standing for printed lines not shown
 

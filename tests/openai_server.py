@@ -114,7 +114,8 @@ class OpenAIServer(Loopback):
         if (model_dir is None) == (reply is None):
             raise ValueError("give a model folder or a reply function, not both")
         self.backend = None
-        if model_dir is not None:  # torch and the model only then: canned replies start in a second, not 20 s under load
+        # torch and the model only then: canned replies start in a second, not 20 s under load
+        if model_dir is not None:
             from exampp.llm.backends.hf import HFBackend
 
             self.backend = HFBackend.load(model_dir, device="cpu", batch_size=1)
@@ -182,7 +183,8 @@ class OpenAIServer(Loopback):
             return 200, {}, _payload(self.name, self.reply(Seen(method, path, body, 0)), chat, body)
         if chat:  # a conversation goes to the model as one, through its chat template where it has one
             messages = body["messages"]
-            prompt = messages[-1]["content"] if len(messages) == 1 else tuple((m["role"], m["content"]) for m in messages)
+            prompt = (messages[-1]["content"] if len(messages) == 1
+                      else tuple((m["role"], m["content"]) for m in messages))
         else:
             prompt = body["prompt"]
         if chat:

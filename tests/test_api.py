@@ -16,19 +16,22 @@ def test_the_type_checkers_imports_are_the_lazy_exports():
     import ast
 
     tree = ast.parse(open(exampp.__file__).read())
-    block = next(node for node in tree.body if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING")
+    block = next(node for node in tree.body
+                 if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING")
     seen = {}
     for node in block.body:
         assert isinstance(node, ast.ImportFrom)
         for alias in node.names:
-            target = node.module if alias.asname is None or alias.asname == alias.name else f"{node.module}:{alias.name}"
+            target = (node.module if alias.asname is None or alias.asname == alias.name
+                      else f"{node.module}:{alias.name}")
             seen[alias.asname or alias.name] = target
     assert seen == exampp._EXPORTS
 
 
 def test_import_is_light():
     # the CLI imports exampp first: pandas/scipy/ir_measures must wait until a command needs them
-    code = "import sys, exampp, exampp.cli; print(sorted(m for m in ('pandas', 'scipy', 'ir_measures') if m in sys.modules))"
+    code = ("import sys, exampp, exampp.cli; "
+            "print(sorted(m for m in ('pandas', 'scipy', 'ir_measures') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

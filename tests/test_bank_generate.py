@@ -182,7 +182,8 @@ Q = ["Who printed the Gutenberg Bible?", "Why was paper cheaper than parchment?"
      "3. What did Aldus Manutius publish?\n\nLet me know if you want more.", Q),  # a numbered list in prose
     ('```json\n{"questions": ["Who printed the Gutenberg Bible?", "Why was paper cheaper than parchment?", "What d',
      Q[:2]),  # cut off by the token limit: the complete questions
-    ('[{"question": "Who printed the Gutenberg Bible?"}, {"question": "Why was paper cheaper than parchment?"}]', Q[:2]),
+    ('[{"question": "Who printed the Gutenberg Bible?"}, {"question": "Why was paper cheaper than parchment?"}]',
+     Q[:2]),
 ])
 def test_every_answer_shape_gives_its_questions(tmp_path, server, replies, answer, expected):
     replies.table = {PRESS: [answer]}
@@ -298,7 +299,8 @@ def test_nuggets_with_their_importance(tmp_path, server, replies):
 
 def test_near_duplicates_are_dropped_across_a_querys_subtopics(tmp_path, server, replies):
     topics = [{"query_id": "Q1", "text": "coral reef bleaching", "subtopics": [
-        {"facet_id": "Q1.1", "text": "causes of coral bleaching"}, {"facet_id": "Q1.2", "text": "mass bleaching events"},
+        {"facet_id": "Q1.1", "text": "causes of coral bleaching"},
+        {"facet_id": "Q1.2", "text": "mass bleaching events"},
         {"facet_id": "Q1.3", "text": "reef recovery"}]}]
     replies.table = {
         CAUSES: [fenced("What causes coral bleaching?", "What causes coral bleaching", "Why does heat matter?")],

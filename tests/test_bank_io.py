@@ -284,7 +284,8 @@ BAD_INPUT = [
     ("mc.jsonl", jsonl({**MC, "choices": "x or y"}), 1,
      "'choices' must be a list of choice texts or an object {key: choice text}"),
     # formats that reading for grading takes with unkeyed choices: import refuses them
-    ("bank.jsonl", UNKEYED, 2, f"question {md5_id('Q1', 'B?')!r} has choices without an answer key (which choice is correct)"),
+    ("bank.jsonl", UNKEYED, 2,
+     f"question {md5_id('Q1', 'B?')!r} has choices without an answer key (which choice is correct)"),
     ("car.jsonl", jsonl({"qid": "Q1/1", "question": "A?", "choices": {"a": "x", "b": "y"}, "correct": "z"}), 1,
      "question 'Q1/1' has choices without an answer key (which choice is correct)"),
     ("bank.jsonl", jsonl({"query_id": "Q1", "text": "A?", "choices": ["x"], "correct_choice": 0}), 1,
@@ -328,7 +329,8 @@ def test_merging_files_keeps_exact_repeats_once_and_refuses_conflicts(write, tmp
     assert result.repeats == 1 and result.dropped == 1
     assert [(f.path, f.format, f.questions, f.dropped) for f in result.files] == [
         (str(first), "tsv", 2, 0), (str(again), "exampp", 2, 0)]
-    other = write("c.jsonl", jsonl({"query_id": "Q3", "text": "Z?"}, {"query_id": "Q1", "text": "A?", "answers": ["y"]}))
+    other = write("c.jsonl", jsonl({"query_id": "Q3", "text": "Z?"},
+                                   {"query_id": "Q1", "text": "A?", "answers": ["y"]}))
     result = bank_cli("import", first, other, "-o", tmp_path / "out.jsonl")
     assert result.stderr == (f"Error: {other}:2: question id {md5_id('Q1', 'A?')!r} is also on {first}:1, "
                              "for a different question\n")
@@ -372,7 +374,8 @@ def test_query_prefix_lines_tqa_lessons_up_with_car_y3_queries(write, tmp_path):
         "(exampp)"]
     bank = read_question_bank(tmp_path / "out.jsonl")
     assert [(q.query_id, q.question_id, q.source) for q in bank] == [
-        ("tqa2:L_0001", "NDQ_000001", "tqa"), ("tqa2:L_0001", "NDQ_000002", "tqa"), ("tqa2:L_0002", "NDQ_000010", "tqa")]
+        ("tqa2:L_0001", "NDQ_000001", "tqa"), ("tqa2:L_0001", "NDQ_000002", "tqa"),
+        ("tqa2:L_0002", "NDQ_000010", "tqa")]
     assert bank.query_texts == {"tqa2:L_0001": "layers of the earth", "tqa2:L_0002": "plate tectonics"}
     # ids <query_id>/... take the prefix too, so that they stay the ids of their texts
     prefixed = import_banks([(write("b.tsv", "L_1\tA?\n"), "tsv")], query_prefix="tqa2:").bank
@@ -386,7 +389,8 @@ def test_export_warns_of_what_the_format_leaves_out(tmp_path):
     assert result.stderr == ("warning: the tsv format leaves out facet_id (60 questions), facet_text (60 questions), "
                              "source (60 questions)\n"
                              f"wrote 60 questions for 6 queries to {out} (tsv)\n")
-    source = [json.loads(line) for line in (REPO / "question_banks" / "questions.jsonl").read_text("utf-8").splitlines()]
+    source = [json.loads(line)
+              for line in (REPO / "question_banks" / "questions.jsonl").read_text("utf-8").splitlines()]
     assert out.read_text("utf-8").splitlines() == [f"{r['query_id']}\t{r['text']}" for r in source]
     # read back with the topics, the same questions under the same ids
     back = import_banks([(out, "auto")], TOPICS).bank
@@ -427,7 +431,8 @@ def test_example_answer_key_through_the_choice_form(tmp_path):
     imported = read_question_bank(again)
     assert imported.questions == original.questions
     # query texts from the topics were added
-    assert imported.query_texts == {qid: t.text for qid, t in read_topics(TOPICS).items() if qid in original.query_ids()}
+    assert imported.query_texts == {qid: t.text for qid, t in read_topics(TOPICS).items()
+                                    if qid in original.query_ids()}
 
 
 # --- the reference banks beside the project ---------------------------------------------------------

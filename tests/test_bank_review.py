@@ -51,7 +51,8 @@ def make_workspace(root: Path, method: str, questions: dict[str, dict[str, str]]
         for (q, question), graded in grades.items():
             for pid, value in graded.items():
                 grade, answer = value if isinstance(value, tuple) else (value, str(value))
-                rows.append((Grade(q, pid, question, float(grade), method, answer), hashes[q][pid], qhashes[q, question]))
+                rows.append((Grade(q, pid, question, float(grade), method, answer), hashes[q][pid],
+                             qhashes[q, question]))
         store.put_many(rows)
     if official is not None:
         write_qrels(official, ws.official_qrels)

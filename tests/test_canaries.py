@@ -112,8 +112,8 @@ def test_a_text_answering_far_beyond_the_pools_rate_is_flagged():
                      {k: 4 for k in grades}) == pytest.approx(rate)
     # two of four: 6 r^2 (1-r)^2 + ... = 1.55e-4 <= 0.001; three of four: 5.3e-7
     flags = canary_flags(grades, 4.0)
-    assert [(f.kind, f.query_id, f.text_id, f.strength, f.other) for f in flags] == [("canary", "q", "three", 0.75, "o/0"),
-                                                                        ("canary", "q", "two", 0.5, "o/0")]
+    assert [(f.kind, f.query_id, f.text_id, f.strength, f.other) for f in flags] == [
+        ("canary", "q", "three", 0.75, "o/0"), ("canary", "q", "two", 0.5, "o/0")]
     assert flags[0].evidence == "answers 3 of 4 unrelated questions (o/0, o/1, o/2); the pool answers 0.5%"
     # where honest texts answer one in four, two of four is within the pool's chance (0.26), three too (0.05)
     common = {("q", f"t{i}"): text(1) for i in range(50)}

@@ -369,8 +369,8 @@ def example(tmp_path):
     ws.mkdir()
 
     def run(*args):
-        return CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(REPO / "exampp.toml"), "-w", str(ws),
-                                         "--depth", "3", "--no-progress", *args])
+        return CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(REPO / "exampp.toml"),
+                                         "-w", str(ws), "--depth", "3", "--no-progress", *args])
     return ws, run
 
 

@@ -135,8 +135,10 @@ def test_side_by_side_ranks_ties_share_the_best_rank():
 
 
 def test_per_query_correlation():
-    first = pd.DataFrame({"q1": [3.0, 2.0, 1.0], "q2": [3.0, 2.0, 1.0], "q3": [1.0, 2.0, 3.0]}, index=["r1", "r2", "r3"])
-    second = pd.DataFrame({"q1": [3.0, 2.0, 1.0], "q2": [1.0, 2.0, 3.0], "q4": [0.0, 0.0, 0.0]}, index=["r1", "r2", "r3"])
+    first = pd.DataFrame({"q1": [3.0, 2.0, 1.0], "q2": [3.0, 2.0, 1.0], "q3": [1.0, 2.0, 3.0]},
+                         index=["r1", "r2", "r3"])
+    second = pd.DataFrame({"q1": [3.0, 2.0, 1.0], "q2": [1.0, 2.0, 3.0], "q4": [0.0, 0.0, 0.0]},
+                          index=["r1", "r2", "r3"])
     second.loc["r4"] = [5.0, math.nan, 1.0]  # r4 has no score for q2; it is not in the first table at all
     result = per_query_correlation(first, second)
     assert list(result.per_query.index) == ["q1", "q2"]
@@ -204,8 +206,10 @@ def test_read_gzipped(tmp_path):
         ("header.tsv", "# only\nrun score\n", r"header.tsv: empty leaderboard"),
         ("dup.json", '{\n "r1": 0.5,\n "r1": 0.7\n}', r"dup.json:3: duplicate key 'r1'"),
         ("bad.json", '{\n "r1": 0.5,\n "r2": "x"\n}', r"bad.json:3: run 'r2': score 'x' is not a number"),
-        ("rec.json", '[\n {"run": "r1", "score": 1},\n {"run": "r1", "score": 2}\n]', r"rec.json:3: duplicate run 'r1'"),
-        ("key.json", '[\n {"run": "r1", "score": 1},\n {"run": "r2", "value": 2}\n]', r"key.json:3: record 2: expected"),
+        ("rec.json", '[\n {"run": "r1", "score": 1},\n {"run": "r1", "score": 2}\n]',
+         r"rec.json:3: duplicate run 'r1'"),
+        ("key.json", '[\n {"run": "r1", "score": 1},\n {"run": "r2", "value": 2}\n]',
+         r"key.json:3: record 2: expected"),
         ("broken.json", '{"r1": 0.5,\n"r2" 1}', r"broken.json:2: invalid JSON"),
         ("empty.json", "[]", r"empty.json: empty leaderboard"),
     ],

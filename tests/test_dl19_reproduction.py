@@ -117,7 +117,8 @@ def test_correlations_against_official_ndcg10(workspace, raw):
     assert report["kendall"] == pytest.approx(stats.kendalltau(a, b).statistic, abs=1e-9)
     assert report["pearson"] == pytest.approx(stats.pearsonr(a, b).statistic, abs=1e-9)
     # the figures the README reports
-    assert (round(report["spearman"], 4), round(report["kendall"], 4), round(report["tau_ap"], 4)) == (0.9139, 0.7602, 0.6381)
+    assert (round(report["spearman"], 4), round(report["kendall"], 4), round(report["tau_ap"], 4)) == (
+        0.9139, 0.7602, 0.6381)
 
 
 def test_kappa_matches_a_recount_from_the_raw_file(workspace, raw):

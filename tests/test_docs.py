@@ -32,7 +32,8 @@ def test_parsing():
     assert commands(script) == ["a=1  # set", "exampp x \\\n   --y $a   # end", "for t in 1 2; do echo $t; done"]
     blocks = markdown_blocks("# A\n```bash\nx\n```\n## B\n- item:\n\n  ```python\n  y = 1\n  ```\n```\nz\n```\n", "p")
     assert blocks == [Block("bash", "A", "x\n", "p"), Block("python", "B", "y = 1\n", "p")]
-    nav = "site_name: x\nnav:\n  - Home: index.md\n  - Tutorials:\n      - tutorials/a.md\n      - B c: b.md\nplugins:\n  - x.md\n"
+    nav = ("site_name: x\nnav:\n  - Home: index.md\n  - Tutorials:\n      - tutorials/a.md\n      - B c: b.md\n"
+           "plugins:\n  - x.md\n")
     assert nav_pages(nav) == ["index.md", "tutorials/a.md", "b.md"]
     assert PAGES[0] == README and "docs/index.md" in PAGES and len(PAGES) == len(set(PAGES))
     assert BLOCKS[0].page == README and BLOCKS[0].sets_up() and any(b.lang == "python" for b in BLOCKS)

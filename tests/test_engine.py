@@ -190,7 +190,8 @@ def test_int8_quantises_the_linear_layers_and_grades(three_layer_t5):
     assert linear and all(isinstance(m, QuantizedLinear) for m in linear)
     logprobs = model.first_token_logprobs(PROMPTS)
     assert torch.allclose(logprobs.logsumexp(dim=1), torch.zeros(len(PROMPTS)), atol=1e-4)
-    pairs = [Pair("Q1", f"p{i}", text, Question("Q1", "Q1/a", "Why do corals bleach?")) for i, text in enumerate(TRICKY)]
+    pairs = [Pair("Q1", f"p{i}", text, Question("Q1", "Q1/a", "Why do corals bleach?"))
+             for i, text in enumerate(TRICKY)]
     grades = [j.grade for j in SelfRating().bind(model).grade(pairs)]
     assert all(g in {0.0, 1.0, 2.0, 3.0, 4.0, 5.0} for g in grades)
 

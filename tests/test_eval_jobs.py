@@ -21,7 +21,8 @@ from exampp.trec_eval import evaluate_runs, format_trec
 def _collection(folder: Path, runs: int = 5) -> tuple[Path, list[Path]]:
     rng = random.Random(3)
     qrels = folder / "qrels"
-    qrels.write_text("".join(f"q{q} 0 d{d} {rng.choice([0, 1, 2])}\n" for q in range(8) for d in rng.sample(range(50), 15)))
+    qrels.write_text("".join(f"q{q} 0 d{d} {rng.choice([0, 1, 2])}\n"
+                             for q in range(8) for d in rng.sample(range(50), 15)))
     paths = []
     for r in range(runs):
         path = folder / f"r{r}.run"

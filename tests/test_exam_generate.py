@@ -129,7 +129,8 @@ def test_parse_variants(answer, expected):
 @pytest.mark.parametrize("answer, problem", [
     ("", "the answer is empty"),
     ("I cannot write a question about this.", "no 'Question:' line"),
-    ("Question: Which?\nA) one\nB) two\nC) three\nCorrect Answer: A", r"expected four choices A\) to D\), found A, B, C"),
+    ("Question: Which?\nA) one\nB) two\nC) three\nCorrect Answer: A",
+     r"expected four choices A\) to D\), found A, B, C"),
     ("Question: Which?\nA) one\nB) two\nC) three\nD) four\nE) five\nCorrect Answer: A",
      r"expected four choices A\) to D\), found A, B, C, D, E"),
     ("Question: Which?\nB) one\nA) two\nC) three\nD) four\nCorrect Answer: A", r"found B, A, C, D"),
@@ -585,8 +586,8 @@ def test_a_rerun_asks_nothing_refilters_the_kept_answers_and_retries_failures_on
 def test_the_command_line_says_what_was_kept_and_what_failed(tmp_path):
     corpus = write_corpus(tmp_path / "docs.jsonl", {"good": DOCS["good"], "broken": DOCS["broken"], "empty": " "})
     output = tmp_path / "exam.jsonl"
-    args = ["exam", "generate", str(corpus), "-o", str(output), "--task-domain", "x", "--backend", "openai", "--model", "canned",
-            "--no-cosine", "--no-progress", "--max-attempts", "3"]
+    args = ["exam", "generate", str(corpus), "-o", str(output), "--task-domain", "x", "--backend", "openai",
+            "--model", "canned", "--no-cosine", "--no-progress", "--max-attempts", "3"]
     with OpenAIServer(name="canned", reply=reply) as server:
         first = CliRunner().invoke(main, [*args, "--base-url", server.url])
         assert first.exit_code == 0, first.output
@@ -732,8 +733,10 @@ def test_shipped_corpus_through_the_cli(tmp_path):
     assert (report["asked"], report["asked_again"]) == (36, 2)  # lh-22 mended when asked again, lh-27 not
     assert [f["document_id"] for f in report["failures"]] == ["lh-27"]
     # the model's keys lean to B; shuffled, every letter is the key of 26 / 4 questions, give or take one
-    assert report["keys"] == [{"letter": "A", "generated": 4, "shuffled": 6}, {"letter": "B", "generated": 16, "shuffled": 6},
-                              {"letter": "C", "generated": 6, "shuffled": 7}, {"letter": "D", "generated": 0, "shuffled": 7}]
+    assert report["keys"] == [{"letter": "A", "generated": 4, "shuffled": 6},
+                              {"letter": "B", "generated": 16, "shuffled": 6},
+                              {"letter": "C", "generated": 6, "shuffled": 7},
+                              {"letter": "D", "generated": 0, "shuffled": 7}]
     assert report["baselines"] == [  # the JSON holds floats to 12 significant digits
         {"baseline": "fixed answer", "answer": "C", "accuracy": round(7 / 26, 12)},
         {"baseline": "longest answer", "answer": "longest", "accuracy": round(12 / 26, 12)},

@@ -141,7 +141,8 @@ def test_two_grade_processes_on_one_store_split_the_work(reference: Path, tmp_pa
     def start(i: int) -> subprocess.Popen:
         # 55 chunks at 0.2 s each: the first is still grading when the second has started
         return subprocess.Popen([sys.executable, str(FAKE), *grade_args(ws, "-o", str(tmp_path / f"cover{i}.txt"))],
-                                cwd=REPO, env={**os.environ, "FAKE_GRADER_SLEEP": "0.2", "FAKE_GRADER_LOG": str(logs[i])},
+                                cwd=REPO,
+                                env={**os.environ, "FAKE_GRADER_SLEEP": "0.2", "FAKE_GRADER_LOG": str(logs[i])},
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     first = start(0)

@@ -23,7 +23,8 @@ Q = ["What causes coral bleaching?", "How do rising sea temperatures affect alga
     '[{"question": "What causes coral bleaching?"}, {"question": "How do rising sea temperatures affect algae?"}, '
     '{"text": "Can reefs recover?"}]',
     # another key, and a key in another case
-    '{"Questions": ["What causes coral bleaching?", "How do rising sea temperatures affect algae?", "Can reefs recover?"]}',
+    '{"Questions": ["What causes coral bleaching?", "How do rising sea temperatures affect algae?", '
+    '"Can reefs recover?"]}',
     # numbered and bulleted lines
     "1. What causes coral bleaching?\n2) How do rising sea temperatures affect algae?\n3: Can reefs recover?",
     "Questions:\n- What causes coral bleaching?\n* How do rising sea temperatures affect algae?\n• Can reefs recover?",
@@ -72,8 +73,8 @@ def test_near_duplicates_are_dropped_keeping_the_first():
     questions = ["What causes coral bleaching?", "what causes coral bleaching", "What causes Coral-Bleaching??",
                  "What causes coral bleaching in reefs?", "How do reefs recover?", "", "?!"]
     # word sets: {what, causes, coral, bleaching} thrice; with "in reefs" the Jaccard is 4/6 < 0.9: kept
-    assert remove_near_duplicates(questions) == ["What causes coral bleaching?", "What causes coral bleaching in reefs?",
-                                                 "How do reefs recover?"]
+    assert remove_near_duplicates(questions) == ["What causes coral bleaching?",
+                                                 "What causes coral bleaching in reefs?", "How do reefs recover?"]
     assert remove_near_duplicates(questions, threshold=0.6) == ["What causes coral bleaching?", "How do reefs recover?"]
 
 
@@ -102,8 +103,8 @@ def test_nuggets_keep_their_importance(answer, expected):
 def test_an_importance_outside_the_labels_is_none():
     from exampp.generation.parsing import parse_nuggets
 
-    assert parse_nuggets('[{"nugget_text": "A fact", "importance": "high"}, {"question_text": "Why?", "label": "vital"}]'
-                         ) == [("A fact", None), ("Why?", "vital")]
+    assert parse_nuggets('[{"nugget_text": "A fact", "importance": "high"}, '
+                         '{"question_text": "Why?", "label": "vital"}]') == [("A fact", None), ("Why?", "vital")]
 
 
 def test_near_duplicates_of_questions_kept_before_are_dropped():

@@ -120,8 +120,8 @@ def test_responses_are_segmented_and_graded_as_a_run(tmp_path):
     answers = {"Q1": "Corals bleach when warm water makes them expel their algae. " * 3,
                "Q2": "Gutenberg built a press with movable metal type around 1440 in Mainz."}
     path = tmp_path / "rag.jsonl"
-    path.write_text("".join(json.dumps({"run_id": "rag", "topic_id": q, "answer": [{"text": t, "citations": []}]}) + "\n"
-                            for q, t in answers.items()))
+    path.write_text("".join(json.dumps({"run_id": "rag", "topic_id": q, "answer": [{"text": t, "citations": []}]})
+                            + "\n" for q, t in answers.items()))
     texts = {f"rag:{q}:1:{hashlib.md5(t.strip().encode()).hexdigest()[:8]}": t.strip() for q, t in answers.items()}
     ws = tmp_path / "ws"
     result = grade(str(REPO / "runs"), "-w", str(ws), "--depth", "3", "--tau", "5", "--responses", str(path),
@@ -142,7 +142,8 @@ def test_direct_grader_grades_passages_against_the_topic_titles(tmp_path, monkey
         name, direct = "fake-direct", True
 
     use_method(monkeypatch, FakeDirect)
-    titles = {r["query_id"]: r["text"] for r in map(json.loads, (REPO / "topics/topics.jsonl").read_text().splitlines())}
+    titles = {r["query_id"]: r["text"]
+              for r in map(json.loads, (REPO / "topics/topics.jsonl").read_text().splitlines())}
     texts, _ = collection()
     ws = tmp_path / "ws"
     result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(CONFIG), "--grader", "fake-direct",
@@ -163,7 +164,8 @@ def test_export_reference_round_trips_the_grades(tmp_path):
     result = grade(str(REPO / "runs"), "-w", str(ws), "--depth", "2", "--export-reference", str(out))
     assert result.exit_code == 0, result.output
     exported = {(g.query_id, g.passage_id, g.question_id, g.grade)
-                for line in read_reference_grades(out) for p in line.paragraphs for g in paragraph_grades(line.query_id, p)}
+                for line in read_reference_grades(out) for p in line.paragraphs
+                for g in paragraph_grades(line.query_id, p)}
     with GradeStore(ws / "grades.sqlite") as store:
         frame = store.grades()
     # The fake method grades 0-5, so its grades are self-ratings in the reference format.
@@ -218,10 +220,12 @@ def test_config_paths_are_relative_to_the_file_and_sources_kept(write, tmp_path)
 
 @pytest.mark.parametrize("text, line, message", [
     ('depth = 20\n\n  grade = "qa"\n', 3, "unknown key 'grade'; known keys: topics, bank, corpus, responses, grader, "
-                                          "backend, model, base_url, api_key_env, tokenizer, max_input_tokens, endpoint, "
-                                          "concurrency, adaptive_concurrency, max_requests, timeout, max_retries, gpu_memory_utilization, "
+                                          "backend, model, base_url, api_key_env, tokenizer, max_input_tokens, "
+                                          "endpoint, concurrency, adaptive_concurrency, max_requests, timeout, "
+                                          "max_retries, gpu_memory_utilization, "
                                           "tensor_parallel_size, max_model_len, depth, "
-                                          "workspace, store, device, dtype, batch_size, max_batch_tokens, threads, compile, tau, "
+                                          "workspace, store, device, dtype, batch_size, max_batch_tokens, threads, "
+                                          "compile, tau, "
                                           "min_grade, label, cascade, "
                                           "cascade_threshold"),
     ('[options]\nname = "qa"\n', 1, "unknown key 'options'"),
@@ -247,8 +251,8 @@ def test_backend_options_from_the_config_apply_only_where_the_backend_takes_them
     assert job.backend_defaults == {"device": "cpu", "dtype": "bf16", "max_batch_tokens": None, "threads": None,
                                     "compile": None, "base_url": "http://x/v1",
                                     "api_key_env": None, "tokenizer": None, "max_input_tokens": None,
-                                    "endpoint": None, "concurrency": None, "adaptive_concurrency": None, "max_requests": None,
-                                    "timeout": None,
+                                    "endpoint": None, "concurrency": None, "adaptive_concurrency": None,
+                                    "max_requests": None, "timeout": None,
                                     "max_retries": None, "gpu_memory_utilization": None,
                                     "tensor_parallel_size": None, "max_model_len": None}
     backend = job.backend_spec(job.grading_method()).open()  # the embedding backend takes no dtype or base_url

@@ -88,7 +88,8 @@ LINES = [
         paragraph("p2", "Beta text", "q1", 0, [("runA", 1, 5.0), ("runB", 1, 1.0)], [rated({"q1/a": 1, "q1/b": 3})]),
     ]],
     ["q2", [
-        paragraph("p1", "Alpha text", "q2", 1, [("runA", 1, 7.5), ("runB", 0, 0.5)], [rated({"q2/c": 4})], [DIRECT_GRADE]),
+        paragraph("p1", "Alpha text", "q2", 1, [("runA", 1, 7.5), ("runB", 0, 0.5)], [rated({"q2/c": 4})],
+                  [DIRECT_GRADE]),
     ]],
 ]
 
@@ -149,7 +150,8 @@ def test_reader_records(graded: Path):
     assert [(r.question_id, r.self_rating) for r in rated_grades.self_ratings] == [("q1/a", 5), ("q1/b", 0)]
     assert qa.correct_answered == ("q1/a",) and qa.answers == (("q1/a", "alpha"), ("q1/b", "unanswerable"))
     direct = queries[1].paragraphs[0].grades[0]
-    assert (direct.correct_answered, direct.answer, direct.prompt_class, direct.self_ratings) == (True, "Yes", "FagB", None)
+    assert (direct.correct_answered, direct.answer, direct.prompt_class, direct.self_ratings) == (
+        True, "Yes", "FagB", None)
 
 
 def test_writer_round_trips_records_and_grades(graded: Path, tmp_path: Path):
@@ -199,7 +201,8 @@ def test_bad_input_names_file_and_line(write, line: str, message: str):
 
 def _rated_line(rating: str, prompt_info: str = "null") -> str:
     return ('["q1", [{"paragraph_id": "p", "text": "t", "exam_grades": [{"llm": "m", "answers": [], '
-            f'"prompt_info": {prompt_info}, "self_ratings": [{{"question_id": "q1/a", "self_rating": {rating}}}]}}]}}]]')
+            f'"prompt_info": {prompt_info}, '
+            f'"self_ratings": [{{"question_id": "q1/a", "self_rating": {rating}}}]}}]}}]]')
 
 
 RATING_AT = "query 'q1', paragraph 1 (p).exam_grades[0].self_ratings[0].self_rating"
@@ -227,7 +230,8 @@ def test_a_grade_off_its_methods_scale_is_refused_with_file_and_line(write, tmp_
 def test_import_writes_every_file_exactly(graded: Path, tmp_path: Path):
     ws = Workspace.at(tmp_path / "ws")
     summary = import_reference(graded, ws)
-    assert (summary.queries, summary.passages, summary.distinct_passages, summary.questions, summary.judged) == (2, 3, 2, 4, 3)
+    assert (summary.queries, summary.passages, summary.distinct_passages, summary.questions, summary.judged) == (
+        2, 3, 2, 4, 3)
     assert summary.grades == {DIRECT: 1, QA: 2, RATED: 5}
     assert summary.runs == (ImportedRun("runA", 2, False, False), ImportedRun("runB", 2, True, True))
     assert (ws.runs / "runA.run").read_text() == (
@@ -282,7 +286,8 @@ def test_import_rejects_graded_question_missing_from_bank(graded: Path, tmp_path
                  + json.dumps({"query_id": "q1", "question_id": "q1/b", "text": "What is beta?"}) + "\n")
     ws = Workspace.at(tmp_path / "ws")
     # q2/c is graded on line 2 of the graded file (query q2) but the bank lacks it
-    with pytest.raises(InputError, match=r"graded\.jsonl\.gz:2: unknown question id 'q2/c': not in the question bank .*bank\.jsonl"):
+    with pytest.raises(InputError, match=r"graded\.jsonl\.gz:2: unknown question id 'q2/c': "
+                                         r"not in the question bank .*bank\.jsonl"):
         import_reference(graded, ws, bank)
     assert not ws.store.exists()
 

@@ -56,7 +56,8 @@ def test_question_qrels_number_the_exam_questions():
     assert question_qrels(GRADES, {"q1": ["u1", "u2", "u3"]}, tau=4) == INTENT
     assert question_qrels(GRADES, tau=4) == INTENT  # no exam given: sorted question ids
     # the exam's order decides the numbering; questions outside it are left out
-    assert question_qrels(GRADES, {"q1": ["u3", "u1"]}, tau=4) == {"q1": {"1": INTENT["q1"]["3"], "2": INTENT["q1"]["1"]}}
+    assert question_qrels(GRADES, {"q1": ["u3", "u1"]}, tau=4) == {
+        "q1": {"1": INTENT["q1"]["3"], "2": INTENT["q1"]["1"]}}
 
 
 def test_alpha_ndcg_and_err_ia_by_hand():
@@ -207,7 +208,8 @@ def test_commands_end_to_end(graded, tmp_path):
     for q, subtopics in intent.items():
         for s, docs in subtopics.items():
             question = order[q][int(s) - 1][0]
-            assert docs == {d: int(grade_of[q, d, question] >= 4) for (qq, d, u) in grade_of if qq == q and u == question}
+            assert docs == {d: int(grade_of[q, d, question] >= 4)
+                            for (qq, d, u) in grade_of if qq == q and u == question}
 
     board = CliRunner().invoke(main, ["leaderboard", str(REPO / "runs"), "--qrels", str(out), "-m", "alpha_nDCG@10",
                                       "-m", "ERR_IA@10", "-m", "P@5", "--format", "json"])

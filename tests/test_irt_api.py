@@ -64,7 +64,8 @@ def test_lsat7_from_the_api_is_what_the_command_prints(flags, options):
 
 def test_lsat7_2pl_is_mirts_fit():
     result = irt_analysis(read_response_matrix(shared_path("data", "irt", "lsat7.tsv"), weight_column="frequency"))
-    # mirt(expand.table(LSAT7), 1): log-likelihood −2658.805, a1 = 0.988 1.081 1.706 0.765 0.736 (tests/test_irt_lsat.py)
+    # mirt(expand.table(LSAT7), 1): log-likelihood −2658.805, a1 = 0.988 1.081 1.706 0.765 0.736
+    # (tests/test_irt_lsat.py)
     assert result.summary["loglik"] == pytest.approx(-2658.805, abs=0.01)
     assert result.items["a"].tolist() == pytest.approx([0.988, 1.081, 1.706, 0.765, 0.736], abs=0.005)
     assert result.summary["prior_a"] is None and result.auto_prior_a is None  # 1,000 respondents: plain ML

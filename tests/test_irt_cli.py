@@ -125,8 +125,8 @@ def workspace(tmp_path):
 
 def test_from_grades_with_cover_correlation_and_pruned_bank(workspace):
     out = workspace / "irt"
-    result = invoke("-w", workspace, "--irt-model", "rasch", "--official", workspace / "official.tsv", "--format", "json",
-                    "--prune-fraction", "0.3", "--prune-steps", "1", "--out", out)
+    result = invoke("-w", workspace, "--irt-model", "rasch", "--official", workspace / "official.tsv",
+                    "--format", "json", "--prune-fraction", "0.3", "--prune-steps", "1", "--out", out)
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["n_items"] == 6 and report["n_systems"] == 6

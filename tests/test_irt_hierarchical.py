@@ -63,8 +63,10 @@ def test_derived_level_se_matches_reference_coding(simulated):
     second = HierarchicalAbility(components=["retriever"]).fit(frame, renamed, items=items)
     one = first.effects_.set_index("level")
     two = second.effects_.set_index("level").rename(index={"z_bm25": "bm25"})
-    np.testing.assert_allclose(one.loc[["bm25", "dense", "splade"], "effect"], two.loc[["bm25", "dense", "splade"], "effect"], atol=1e-5)
-    np.testing.assert_allclose(one.loc[["bm25", "dense", "splade"], "se"], two.loc[["bm25", "dense", "splade"], "se"], rtol=1e-4)
+    np.testing.assert_allclose(one.loc[["bm25", "dense", "splade"], "effect"],
+                               two.loc[["bm25", "dense", "splade"], "effect"], atol=1e-5)
+    np.testing.assert_allclose(one.loc[["bm25", "dense", "splade"], "se"],
+                               two.loc[["bm25", "dense", "splade"], "se"], rtol=1e-4)
 
 
 def test_items_from_a_fitted_model(simulated):

@@ -42,7 +42,8 @@ ROWS = [
 ]
 METHOD = Method("self-rating", "tiny", "v1").method_id
 GRADES = pd.DataFrame([(q, d, u, METHOD, float(g), None, probs) for q, d, u, g, probs in ROWS],
-                      columns=["query_id", "passage_id", "question_id", "method_id", "grade", "answer", "probabilities"])
+                      columns=["query_id", "passage_id", "question_id", "method_id", "grade", "answer",
+                               "probabilities"])
 
 # by hand: max = best grade; count = grades >= 4; sum = sum of grades; expected = round(100 * best E)
 LABELS_BY_HAND = {
@@ -161,7 +162,8 @@ def test_expected_cover_of_certain_grades_is_exam_cover():
 @pytest.fixture
 def ws(tmp_path):
     (tmp_path / "runs").mkdir()
-    (tmp_path / "runs" / "r.run").write_text("q1 Q0 c 1 3 R\nq1 Q0 a 2 2 R\nq1 Q0 b 3 1 R\nq2 Q0 d 1 2 R\nq2 Q0 e 2 1 R\n")
+    (tmp_path / "runs" / "r.run").write_text("q1 Q0 c 1 3 R\nq1 Q0 a 2 2 R\nq1 Q0 b 3 1 R\n"
+                                             "q2 Q0 d 1 2 R\nq2 Q0 e 2 1 R\n")
     texts = {"q1": {"a": "A", "b": "B", "c": "C"}, "q2": {"d": "D", "e": "E"}}
     with GradeStore(tmp_path / "grades.sqlite") as store:
         passage_hash = {q: store.register_passages(q, t) for q, t in texts.items()}

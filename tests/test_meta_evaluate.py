@@ -39,7 +39,8 @@ def small(tmp_path) -> Path:
     ws = graded_workspace(tmp_path / "ws", SELF_RATING, 5.0)
     # run r<n> retrieves a growing mix of the answering passages; the official judges p0, p3 relevant
     (ws / "qrels").mkdir()
-    (ws / "qrels" / "official.qrels").write_text("".join(f"{q} 0 {p} 1\n" for q, p in (("q1", "p0"), ("q1", "p1"), ("q2", "p3"))))
+    (ws / "qrels" / "official.qrels").write_text("".join(f"{q} 0 {p} 1\n"
+                                                         for q, p in (("q1", "p0"), ("q1", "p1"), ("q2", "p3"))))
     return ws
 
 
@@ -196,7 +197,8 @@ def test_every_score_is_taken_on_the_queries_all_evaluations_hold(small):
     assert any("every score and correlation is taken on the 1 in common" in line for line in seen)
     cover_q1 = {"r0": 0.0, "r1": 1 / 3, "r2": 1 / 3, "r3": 2 / 3, "r4": 2 / 3, "r5": 1.0}  # of q1's 3 questions
     assert result.scores["EXAM-Cover@20, tau 5"].to_dict() == pytest.approx(cover_q1)
-    assert list(result.official_per_query.columns) == ["q1"] and list(result.per_query["EXAM-Cover@20, tau 5"].columns) == ["q1"]
+    assert (list(result.official_per_query.columns) == ["q1"]
+            and list(result.per_query["EXAM-Cover@20, tau 5"].columns) == ["q1"])
     # one query: every resample is that query, so every interval is a point at the score
     assert result.low["EXAM-Cover@20, tau 5"].to_dict() == pytest.approx(cover_q1)
 

@@ -507,4 +507,5 @@ def test_an_unreachable_server_fails_in_seconds_saying_what_it_tried_and_that_it
     assert "(3 attempts; is the server running there? --base-url)" in str(raised.value)
     said = capsys.readouterr().err.splitlines()
     assert [line.split(": ")[0] for line in said] == [f"cannot reach {CLOSED}"] * 2
-    assert said[0].endswith("retrying in 0.5 s (1 of 3 attempts)") and said[1].endswith("retrying in 1 s (2 of 3 attempts)")
+    assert (said[0].endswith("retrying in 0.5 s (1 of 3 attempts)")
+            and said[1].endswith("retrying in 1 s (2 of 3 attempts)"))

@@ -27,7 +27,8 @@ FAKE = TESTS / "fake_grader.py"
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory) -> Path:
     ws = tmp_path_factory.mktemp("ws")
-    done = subprocess.run([sys.executable, str(FAKE), "grade", str(REPO / "runs"), "--config", str(REPO / "exampp.toml"),
+    done = subprocess.run([sys.executable, str(FAKE), "grade", str(REPO / "runs"),
+                           "--config", str(REPO / "exampp.toml"),
                            "--grader", "fake", "-w", str(ws), "--no-progress"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return ws
@@ -170,7 +171,8 @@ def test_a_job_with_nothing_to_write_leaves_a_good_output_as_it_was(workspace: P
     elsewhere = tmp_path / "elsewhere.jsonl"  # a corpus holding none of the pooled passages
     elsewhere.write_text('{"docid": "zzz", "text": "nothing"}\n')
     board = tmp_path / "board.txt"
-    done = subprocess.run([sys.executable, str(FAKE), "grade", str(REPO / "runs"), "--config", str(REPO / "exampp.toml"),
+    done = subprocess.run([sys.executable, str(FAKE), "grade", str(REPO / "runs"),
+                           "--config", str(REPO / "exampp.toml"),
                            "--grader", "fake", "-w", str(workspace), "--no-progress", "--corpus", str(elsewhere),
                            "-o", str(board)], capture_output=True, text=True)
     assert (done.returncode, done.stderr) == (1, "Error: nothing to grade: none of the 218 pooled passages has a text "

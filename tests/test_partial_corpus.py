@@ -19,8 +19,9 @@ FAKE = TESTS / "fake_grader.py"
 
 def grade(workspace: Path, *args: str) -> subprocess.CompletedProcess:
     # PYTHONPATH: the script's folder comes first on its path, and this checkout's exampp must come next
-    return subprocess.run([sys.executable, str(FAKE), "grade", str(REPO / "runs"), "--config", str(REPO / "exampp.toml"),
-                           "--grader", "fake", "-w", str(workspace), "--no-progress", "-o", str(workspace / "board.txt"),
+    return subprocess.run([sys.executable, str(FAKE), "grade", str(REPO / "runs"),
+                           "--config", str(REPO / "exampp.toml"), "--grader", "fake", "-w", str(workspace),
+                           "--no-progress", "-o", str(workspace / "board.txt"),
                            *args], capture_output=True, text=True, check=False,
                            env={**os.environ, "PYTHONPATH": str(REPO)})
 

@@ -54,7 +54,8 @@ def test_strict_names_the_run_file_and_line(write):
     run = read_run(path)
     with pytest.raises(InputError) as err:
         build_pool([run], MemoryCorpus({"d1": "t", "d2": "u"}), strict=True)
-    assert str(err.value) == f"{path}:2: passage 'gone' of query 'q2' is not in the corpus (1 pooled passages lack text)"
+    assert str(err.value) == (f"{path}:2: passage 'gone' of query 'q2' is not in the corpus "
+                              "(1 pooled passages lack text)")
 
 
 def test_several_corpora_are_asked_in_order():

@@ -180,7 +180,8 @@ def test_tables_hold_the_values_worked_out_by_hand(report):
     # per-query points: 4 runs x 2 queries for each chosen evaluation with per-query scores (not IRT)
     points = tables[PER_QUERY]
     assert points.groupby("evaluation").size().to_dict() == {"nDCG@20, label sum": 8, "EXAM-Cover@20, tau 4": 8}
-    row = points[(points["evaluation"] == "EXAM-Cover@20, tau 4") & (points["run"] == ODD) & (points["query_id"] == "B")]
+    row = points[(points["evaluation"] == "EXAM-Cover@20, tau 4") & (points["run"] == ODD)
+                 & (points["query_id"] == "B")]
     assert row[["official", "exam"]].to_numpy().tolist() == [[0.4, 0.5]]
     # grades of RATED: levels 0..5 over the exam's questions (the removed question "old" is not in the exam,
     # but its grade is stored: the histogram counts the stored grades, the labels only the exam's)

@@ -62,7 +62,8 @@ def test_first_run_grades_every_pair_then_nothing(tmp_path):
 def test_adding_a_run_grades_only_its_new_passages(tmp_path):
     grade(tmp_path, [RUN_A], QUESTIONS)
     grader, summary, frame = grade(tmp_path, [RUN_A, RUN_B], QUESTIONS)
-    assert sorted(grader.seen) == sorted([("more coral", "Why do corals bleach?"), ("more coral", "Who printed first?")])
+    assert sorted(grader.seen) == sorted([("more coral", "Why do corals bleach?"),
+                                          ("more coral", "Who printed first?")])
     assert (summary.graded, summary.reused) == (2, 5)
     assert as_dict(frame) == expected_frame([RUN_A, RUN_B], QUESTIONS)
 
@@ -143,7 +144,8 @@ def test_direct_grader_grades_passages_against_the_query_title(tmp_path):
         frame = pool_grades(store, pool, exam, grader.method.method_id)
     assert sorted(grader.seen) == sorted((TEXTS[d], "coral reefs") for d in ("d1", "d2", "d4"))
     assert summary.queries_without_questions == 1  # q2 has no title
-    assert as_dict(frame) == {("q1", d, "direct"): float(fake_grade(TEXTS[d], "coral reefs")) for d in ("d1", "d2", "d4")}
+    assert as_dict(frame) == {("q1", d, "direct"): float(fake_grade(TEXTS[d], "coral reefs"))
+                              for d in ("d1", "d2", "d4")}
 
 
 def test_pool_grades_leave_out_passages_no_longer_pooled(tmp_path):

@@ -121,7 +121,8 @@ def test_tsv_responses_take_the_file_name_as_run_id(write):
     ('{"run_id": "r", "answer": "x"}\n',
      "answers.jsonl:1: missing query id: expected a string in one of topic_id, query_id, qid, narrative_id"),
     ('{"run_id": "r", "topic_id": "q", "answer": [{"citations": []}]}\n',
-     "answers.jsonl:1: missing text: expected 'answer' (a list of {\"text\"} sentences or a string), 'response', 'text' or 'answer_text'"),
+     "answers.jsonl:1: missing text: expected 'answer' (a list of {\"text\"} sentences or a string), "
+     "'response', 'text' or 'answer_text'"),
     ('{"run_id": "my run", "topic_id": "q", "answer": "x"}\n',
      "answers.jsonl:1: run_id 'my run' contains whitespace (' '), which would break the line formats (runs, qrels) "
      "it is written to"),

@@ -143,7 +143,8 @@ def test_correlate_bootstrap_needs_per_query_scores(collection, write):
                                        str(collection / "qrels"), "--a-measure", "P@1", "--b", str(board),
                                        "--bootstrap", "10"])
     assert result.exit_code == 1
-    assert "the bootstrap needs per-query scores, and leaderboard B" in result.output and "one score per run" in result.output
+    assert ("the bootstrap needs per-query scores, and leaderboard B" in result.output
+            and "one score per run" in result.output)
 
 
 def test_significance_t_test_by_hand(collection):

@@ -92,7 +92,8 @@ def test_edited_text_detaches_old_grades(tmp_path: Path):
         store.register_passages("q1", {"p1": "Alpha text, revised"})
         assert store.grades(RATING).values.tolist() == []
         assert store.grades(QA)["passage_id"].tolist() == ["p2"]
-        new, old = (text_hash("Alpha text, revised"), text_hash("What is alpha?")), (text_hash("Alpha text"), text_hash("What is alpha?"))
+        new, old = ((text_hash("Alpha text, revised"), text_hash("What is alpha?")),
+                    (text_hash("Alpha text"), text_hash("What is alpha?")))
         assert store.missing(RATING, [new, old, new]) == [new]
         store.register_passages("q1", {"p1": "Alpha text"})  # edit undone: the old grades apply again
         assert len(store.grades(RATING)) == 2
@@ -160,7 +161,8 @@ with GradeStore(path) as store:
     store.register_questions(("q", f"x{i}", f"question {i}") for i in range(size))
     for b in range(batches):
         store.put_many(
-            HashedGrade(Grade("q", f"p{b}", f"x{i}", float(b % 6), method), text_hash(f"passage {b}"), text_hash(f"question {i}"))
+            HashedGrade(Grade("q", f"p{b}", f"x{i}", float(b % 6), method), text_hash(f"passage {b}"),
+                        text_hash(f"question {i}"))
             for i in range(size)
         )
         print(b, flush=True)
@@ -249,7 +251,8 @@ def _foreign(path: Path) -> None:
 
 
 def _schema_version_only(path: Path) -> None:
-    _sqlite_file(path, "CREATE TABLE schema_version (version INTEGER NOT NULL)", "INSERT INTO schema_version VALUES (2)")
+    _sqlite_file(path, "CREATE TABLE schema_version (version INTEGER NOT NULL)",
+                 "INSERT INTO schema_version VALUES (2)")
 
 
 def _store_without_probabilities(path: Path) -> None:

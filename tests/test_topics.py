@@ -56,9 +56,11 @@ def test_write_read_round_trip(tmp_path, name):
 
 def test_description_and_narrative_as_trec_topics_give_them(write, tmp_path):
     """What a track's assessors read besides the query (shown on `exampp assess serve`'s page)."""
-    topics = read_topics(write("t.jsonl", '{"query_id": "1", "title": "coral", "description": " Why do reefs bleach? ", '
+    topics = read_topics(write("t.jsonl", '{"query_id": "1", "title": "coral", '
+                                          '"description": " Why do reefs bleach? ", '
                                           '"narrative": "Causes count, cures do not."}\n'
-                                          '{"query_id": "2", "title": "press", "description": "", "narrative": null}\n'))
+                                          '{"query_id": "2", "title": "press", "description": "", '
+                                          '"narrative": null}\n'))
     assert topics == {"1": Topic("1", "coral", description="Why do reefs bleach?",
                                  narrative="Causes count, cures do not."),
                       "2": Topic("2", "press")}  # blank or null: none

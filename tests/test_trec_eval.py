@@ -228,7 +228,8 @@ def test_cli_errors(write):
 
 
 @pytest.mark.parametrize("measure, message", [
-    ("ndcg@10", "unknown measure 'ndcg@10': neither a trec_eval measure nor an ir_measures name; did you mean nDCG@10?"),
+    ("ndcg@10", "unknown measure 'ndcg@10': neither a trec_eval measure nor an ir_measures name; "
+                "did you mean nDCG@10?"),
     ("ndcg_cut10", "unknown measure 'ndcg_cut10': neither a trec_eval measure nor an ir_measures name; "
                    "did you mean ndcg_cut.10?"),
     ("nDCG(foo=1)@10", "measure 'nDCG(foo=1)@10': unsupported params found: ['foo']"),

@@ -84,7 +84,8 @@ def _pytrec_measures(case) -> list[str]:
         values = params.split(",")
         # pytrec_eval makes a set of the parameters, so a repeated one passes where trec_eval stops
         if (flag == "-m" and name in specs and params and all(_plain_number(v) for v in values)
-                and len(set(map(float, values))) == len(values) and (name not in diff.LONG_CUTOFFS or "0" not in values)):
+                and len(set(map(float, values))) == len(values)
+                and (name not in diff.LONG_CUTOFFS or "0" not in values)):
             specs.discard(name)
             specs.add(value)
     return sorted(specs)

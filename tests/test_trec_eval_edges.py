@@ -33,7 +33,8 @@ def test_zero_over_zero_is_cs_negative_nan_and_prints_so(write):
     assert printf("%6.4f", math.nan) == "   nan"
     assert printf("%6.4f", (0.0 + C_NAN) / 2) == "  -nan"  # an average keeps the sign
     # -J drops the one retrieved document (unjudged): 11pt_avg then divides 0 relevant by 0 retrieved
-    out = _eval(write, "q1 0 a 1\nq1 0 b 0\n", "q1 Q0 x 1 3 r\n", "-q", "-J", "-m", "11pt_avg", "-m", "iprec_at_recall.0.5")
+    out = _eval(write, "q1 0 a 1\nq1 0 b 0\n", "q1 Q0 x 1 3 r\n", "-q", "-J", "-m", "11pt_avg",
+                "-m", "iprec_at_recall.0.5")
     assert out == (_line("iprec_at_recall_0.50", "q1", "0.0000") + _line("11pt_avg", "q1", "  -nan")
                    + _line("iprec_at_recall_0.50", "all", "0.0000") + _line("11pt_avg", "all", "  -nan"))
 
@@ -61,7 +62,8 @@ def test_num_rel_under_c_counts_the_qrels_judgments_above_zero(write):
 
 def test_parameters_are_read_as_atol_and_atof_read_them(write):
     assert [atol(t) for t in ("5x", " +3", "1e1", "0x10", "abc", "")] == [5, 3, 1, 0, 0, 0]
-    assert [atof(t) for t in ("5x", ".5", "1e1", "0x1p-1", "abc", "1e", "-0x.8p1")] == [5.0, 0.5, 10.0, 0.5, 0.0, 1.0, -1.0]
+    assert [atof(t) for t in ("5x", ".5", "1e1", "0x1p-1", "abc", "1e", "-0x.8p1")] == [
+        5.0, 0.5, 10.0, 0.5, 0.0, 1.0, -1.0]
     qrels, run = "q1 0 a 1\nq1 0 b 2\n", "q1 Q0 a 1 3 r\nq1 Q0 c 2 2 r\n"
     assert _eval(write, qrels, run, "-m", "P.2x") == _line("P_2", "all", "0.5000")
     assert _eval(write, qrels, run, "-m", "iprec_at_recall.abc") == _line("iprec_at_recall_0.00", "all", "1.0000")

@@ -114,7 +114,8 @@ def test_a_file_read_whole_holds_at_most_max_held_lines(tmp_path, monkeypatch):
     topics = put(tmp_path / "topics.json", f'[{blank}{{"query_id": "q1", "text": "t"}}]'.encode())
     with pytest.raises(InputError) as caught:
         read_topics(topics)
-    assert str(caught.value) == f"{topics}:101: more than 100 lines up to this line, the most a file read whole may hold"
+    assert str(caught.value) == (f"{topics}:101: more than 100 lines up to this line, "
+                                 "the most a file read whole may hold")
     board = put(tmp_path / "board.tsv", ("\n" * 150 + "run1 0.5\n").encode())
     with pytest.raises(InputError, match=r"board\.tsv:101: more than 100 lines up to this line"):
         read_leaderboard(board)
