@@ -355,8 +355,8 @@ def _label_studio(lines: Iterator[tuple[int, str]], name: str) -> list[tuple[int
         if not isinstance(task, dict):
             raise InputError(name, line, f"expected a Label Studio task object, found {json_name(task)}")
         data = task.get("data")
-        ids = [data.get(field) if isinstance(data, dict) else None for field in LS_PAIR_FIELDS]
-        if not all(isinstance(value, str) for value in ids):
+        query_id, key = (data.get(field) if isinstance(data, dict) else None for field in LS_PAIR_FIELDS)
+        if not (isinstance(query_id, str) and isinstance(key, str)):
             raise InputError(name, line, "the task's data lacks query_id and key: not a task of "
                                          "`exampp assess export --format label-studio`")
         annotations = task.get("annotations") or []
@@ -370,7 +370,7 @@ def _label_studio(lines: Iterator[tuple[int, str]], name: str) -> list[tuple[int
                 continue  # skipped by the annotator
             grade, note = _ls_result(annotation.get("result"), where, name, line)
             annotator = _ls_annotator(annotation.get("completed_by"), where, name, line)
-            labels.append((line, _label(ids[0], ids[1], annotator, grade, note, _ls_time(annotation, where, name, line),
+            labels.append((line, _label(query_id, key, annotator, grade, note, _ls_time(annotation, where, name, line),
                                         name, line)))
     return labels
 
@@ -378,11 +378,13 @@ def _label_studio(lines: Iterator[tuple[int, str]], name: str) -> list[tuple[int
 def _ls_result(result: object, where: str, name: str, line: int) -> tuple[int, str]:
     if not isinstance(result, list):
         raise InputError(name, line, f"{where}.result must be a list, found {json_name(result)}")
-    grade, notes = None, []
+    grade: int | None = None
+    notes: list[str] = []
     for item in result:
         if not isinstance(item, dict):
             continue
-        value = item.get("value") if isinstance(item.get("value"), dict) else {}
+        given = item.get("value")
+        value = given if isinstance(given, dict) else {}
         if item.get("from_name") == LS_GRADE:
             choices = value.get("choices")
             match = (_GRADE_CHOICE.fullmatch(choices[0]) if isinstance(choices, list) and len(choices) == 1

@@ -141,6 +141,7 @@ def read_config(path: PathLike) -> Config:
         except SettingError as exc:
             raise InputError(path, _key_line(text, key), str(exc)) from None
         if key in PATH_KEYS:
+            assert isinstance(value, str)  # every path key's type is str (KEYS), checked above
             try:
                 if "\0" in value:
                     raise ValueError("a path cannot hold a NUL character")

@@ -48,8 +48,8 @@ class Collected:
     qrels: Qrels = field(default_factory=dict)
     rankings: dict[str, dict[str, list[Ranking]]] = field(default_factory=dict)  # method -> query -> entries
     grades: list[Grade] = field(default_factory=list)
-    lines: dict[str, int] = field(default_factory=dict)  # query -> its line in the file, for errors
-    run_lines: dict[str, int] = field(default_factory=dict)  # run name -> its first line, for errors
+    lines: dict[str, int | None] = field(default_factory=dict)  # query -> its line in the file, for errors
+    run_lines: dict[str, int | None] = field(default_factory=dict)  # run name -> its first line, for errors
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ expected variants need its ``probabilities`` column).
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -64,7 +65,8 @@ def exam_labels(grades: pd.DataFrame, questions: Mapping[str, Collection[str]] |
         expected = frame.assign(expected=expected_grades(frame))
         values = (expected.groupby(PASSAGE, sort=True)["expected"].max() * 100).round()
     labels: Qrels = {}
-    for (qid, pid), value in values.items():
+    for key, value in values.items():
+        qid, pid = cast("tuple[str, str]", key)  # grouped by (query, passage)
         labels.setdefault(qid, {})[pid] = as_label(value)
     return labels
 

@@ -94,7 +94,7 @@ def pool_ids(runs: Iterable[Run], depth: int | None = DEFAULT_DEPTH,
 
 def build_pool(
     runs: Mapping[str, Run] | Iterable[Run],
-    corpus: Corpus | Sequence[Corpus],
+    corpus: Corpus | list[Corpus] | tuple[Corpus, ...],
     depth: int | None = DEFAULT_DEPTH,
     *,
     query_ids: Iterable[str] | None = None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -64,7 +64,8 @@ def facet_labels(grades: pd.DataFrame, facet_of: Mapping[str, str | None]) -> Qr
     frame = frame[frame["facet"].notna()]
     best = frame.groupby(["query_id", "facet", "passage_id"], sort=True)["grade"].max()
     labels: Qrels = defaultdict(dict)
-    for (qid, facet, pid), grade in best.items():
+    for key, grade in best.items():
+        qid, facet, pid = cast("tuple[str, str, str]", key)  # the groupby's three keys
         labels[f"{qid}/{facet}"][pid] = as_label(grade)
     return dict(labels)
 
@@ -92,7 +93,7 @@ def answered_questions(grades: pd.DataFrame, tau: float) -> dict[tuple[str, str]
 
 def questions_by_query(grades: pd.DataFrame) -> dict[str, list[str]]:
     """The question ids seen in the grades, per query (the exam when no bank is given)."""
-    return {q: sorted(ids) for q, ids in grades.groupby("query_id")["question_id"].unique().items()}
+    return {cast(str, q): sorted(ids) for q, ids in grades.groupby("query_id")["question_id"].unique().items()}
 
 
 def exam_cover(
@@ -145,7 +146,8 @@ def _answer_masks(hits: pd.DataFrame) -> dict[str, dict[str, int]]:
         answers = np.zeros((len(passages), len(questions)), dtype=bool)
         answers[passage_codes, question_codes] = True
         packed = np.packbits(answers, axis=1)
-        masks[qid] = {passage: int.from_bytes(row.tobytes(), "big") for passage, row in zip(passages.tolist(), packed)}
+        masks[cast(str, qid)] = {passage: int.from_bytes(row.tobytes(), "big")  # grouped by query id
+                                 for passage, row in zip(passages.tolist(), packed)}
     return masks
 
 
@@ -262,23 +264,25 @@ def _per_query(runs: Mapping[str, Run] | Iterable[Ranked], qrels: Qrels | Intent
 
     intent = qrels if is_intent_qrels(qrels) else None
     if intent is not None:
-        qrels = flatten_intent_qrels(intent)
+        plain = flatten_intent_qrels(intent)
     else:
+        plain = cast(Qrels, qrels)
         needs = next((m for _, m in columns if is_intent_aware(m)), None)
         if needs is not None:
             raise IntentQrelsNeeded(needs)
     runs = list(runs.values() if isinstance(runs, Mapping) else runs)
     if runs and columns:  # once for every run, before any is read
-        check_integer_labels(qrels, IR_MEASURES)
-    qids = sorted(qrels)
+        check_integer_labels(plain, IR_MEASURES)
+    qids = sorted(plain)
     per_run: dict[str, dict[tuple[Any, str], float]] = {}
     seen: dict[str, Any] = {}
     evaluators: dict = {}  # ir_measures' evaluators, each reading the qrels once for every run
     for run in runs:
-        values = _run_values(run, {m for _, m in columns}, qrels, intent, depth, exclude, evaluators)
+        values = _run_values(run, {m for _, m in columns}, plain, intent, depth, exclude, evaluators)
         if values is None:
             continue
         check_unique_name(seen, run)
+        assert run.name is not None  # known once the run is read
         seen[run.name] = run
         per_run[run.name] = values
     rows = [(name, qid, column, per_run[name].get((measure, qid), 0.0))

@@ -41,7 +41,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import NamedTuple
+from typing import Literal, NamedTuple, overload
 
 import pandas as pd
 
@@ -297,7 +297,14 @@ class GradeStore(SQLiteFile):
 
     # -- grades ------------------------------------------------------------------------
 
+    @overload
+    def _method_key(self, method_id: str, create: Literal[True]) -> int: ...
+
+    @overload
+    def _method_key(self, method_id: str, create: bool = False) -> int | None: ...
+
     def _method_key(self, method_id: str, create: bool = False) -> int | None:
+        """The method's key in the methods table (added there with ``create``), or None where absent."""
         if create:
             self._db.execute("INSERT OR IGNORE INTO methods (method_id) VALUES (?)", (method_id,))
         row = self._db.execute("SELECT id FROM methods WHERE method_id = ?", (method_id,)).fetchone()

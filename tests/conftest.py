@@ -24,8 +24,10 @@ SHARED = Path(os.environ.get("EXAMPP_SHARED", REPO.parent / "shared"))
 
 
 # The longest test files, started first: ``pytest -n auto --dist loadfile`` hands whole files to its
-# workers in collection order, and the two halves of the documentation's blocks take minutes each.
-FIRST = ("tests/test_docs_shared.py", "tests/test_docs.py", "tests/test_ray_engine.py", "tests/test_batch_api.py")
+# workers in collection order, and the two halves of the documentation's blocks take minutes each (so
+# does mypy on the package, without its cache).
+FIRST = ("tests/test_docs_shared.py", "tests/test_docs.py", "tests/test_ray_engine.py", "tests/test_typecheck.py",
+         "tests/test_batch_api.py")
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 import pandas as pd
@@ -38,7 +38,7 @@ def round_scores(board: Mapping[str, float], decimals: int = DEFAULT_DECIMALS) -
     return {system: round(float(score), decimals) for system, score in board.items()}
 
 
-def tau_ap(reference: Sequence[float], other: Sequence[float]) -> float:
+def tau_ap(reference: Sequence[float] | np.ndarray, other: Sequence[float] | np.ndarray) -> float:
     """Tie-aware τ_AP of ``other`` against ``reference`` (aligned score vectors, higher is better).
 
     NaN when every system ties in ``other`` (no system has anyone above it).
@@ -195,8 +195,8 @@ def per_query_correlation(
     queries = [q for q in first.columns if q in second.columns]
     rows = {}
     for query in queries:
-        a = {s: v for s, v in first[query].dropna().items() if s not in excluded}
-        b = {s: v for s, v in second[query].dropna().items() if s not in excluded}
+        a = {cast(str, s): v for s, v in first[query].dropna().items() if s not in excluded}  # systems' names
+        b = {cast(str, s): v for s, v in second[query].dropna().items() if s not in excluded}
         result = correlate(a, b, decimals=decimals)
         rows[query] = [result.spearman, result.kendall, result.pearson, result.tau_ap, result.n_systems]
     per_query = pd.DataFrame.from_dict(rows, orient="index", columns=PER_QUERY_COLUMNS)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -205,7 +206,7 @@ def kendall_top(reference: Mapping[str, float], other: Mapping[str, float], top:
 
 def _leaderboard_row(scores: pd.DataFrame, decimals: int | None) -> np.ndarray:
     """(1, runs): the means on all queries, rounded as :func:`round_scores` rounds leaderboards."""
-    means = scores.mean(axis=1).to_dict()
+    means = cast("dict[str, float]", scores.mean(axis=1).to_dict())  # runs' names
     rounded = means if decimals is None else round_scores(means, decimals)
     return np.array([[rounded[run] for run in scores.index]], dtype=float)
 
@@ -216,8 +217,8 @@ def _aligned(reference: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
     return other.loc[reference.index, reference.columns]
 
 
-def correlation_values(reference: Mapping[str, float], other: Mapping[str, float], top: int = 10,
-                       decimals: int | None = DEFAULT_DECIMALS) -> dict[str, float]:
+def correlation_values(reference: Mapping[str, float] | pd.Series, other: Mapping[str, float] | pd.Series,
+                       top: int = 10, decimals: int | None = DEFAULT_DECIMALS) -> dict[str, float]:
     """Every statistic of :data:`CORRELATIONS` of two leaderboards on the systems both hold, the
     scores rounded to ``decimals`` first (``reference`` is τ_AP's reference and picks the top)."""
     common = sorted(set(reference.keys()) & set(other.keys()))
@@ -268,7 +269,7 @@ def correlation_intervals(reference: pd.DataFrame | pd.Series, other: pd.DataFra
 
 def _order(scores: pd.DataFrame) -> list[str]:
     """Runs best first by mean (rounded as leaderboards are), ties by name."""
-    means = round_scores(scores.mean(axis=1).to_dict())
+    means = round_scores(cast("dict[str, float]", scores.mean(axis=1).to_dict()))  # runs' names
     return sorted(means, key=lambda run: (-means[run], str(run)))
 
 
@@ -362,8 +363,8 @@ def disagreements(scores_a: pd.DataFrame, scores_b: pd.DataFrame, tests_a: pd.Da
     mean_a_in_A, mean_b_in_A, mean_a_in_B, mean_b_in_B, p_adjusted_in_A, p_adjusted_in_B,
     significant_in_A, significant_in_B. Means are rounded as leaderboards are before comparing."""
     runs = sorted(set(scores_a.index) & set(scores_b.index))
-    in_a = round_scores(scores_a.loc[runs].mean(axis=1).to_dict())
-    in_b = round_scores(scores_b.loc[runs].mean(axis=1).to_dict())
+    in_a = round_scores(cast("dict[str, float]", scores_a.loc[runs].mean(axis=1).to_dict()))  # runs' names
+    in_b = round_scores(cast("dict[str, float]", scores_b.loc[runs].mean(axis=1).to_dict()))
     verdicts = [_pair_verdicts(tests_a), _pair_verdicts(tests_b)]
     rows = []
     for position, x in enumerate(runs):

@@ -16,6 +16,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -369,7 +370,7 @@ def labelled_sample(workspace: Workspace | PathLike, sample: PathLike, labels: P
 def _response_rates(pairs: Sequence[SamplePair], responded: Sequence[SamplePair]) -> dict[str, float]:
     drawn = pd.Series([p.stratum for p in pairs]).value_counts()
     answered = pd.Series([p.stratum for p in responded]).value_counts()
-    return {stratum: float(answered.get(stratum, 0)) / float(count) for stratum, count in drawn.items()}
+    return {cast(str, stratum): float(answered.get(stratum, 0)) / float(count) for stratum, count in drawn.items()}
 
 
 # --- estimate -------------------------------------------------------------------------------------
@@ -415,6 +416,7 @@ def _estimate(data: Labelled, measures: Sequence[AssessMeasure], estimator: str,
 def estimates_json(result: Estimates) -> dict[str, dict[str, dict[str, float | None]]]:
     """``{run: {measure: {"estimate", "low", "high"}}}`` (NaN as null)."""
     out: dict[str, dict[str, dict[str, float | None]]] = {}
+    row: Any  # a row of the table (pandas-stubs types its fields as any scalar)
     for row in result.table.itertuples(index=False):
         out.setdefault(row.run, {})[row.measure] = {
             key: (None if math.isnan(value) else float(value))
@@ -573,7 +575,7 @@ def human_check(workspace: Workspace | PathLike, *, sample: PathLike, labels: Pa
     data = labelled_sample(workspace, sample, labels, parsed, runs=runs, method=method, domain=bool(exclude),
                            warn=warn)
     corrected = _estimate(data, parsed, estimator, level, seed, warn)
-    board = None
+    board: pd.DataFrame | None = None
     for measure in parsed:
         name = measure.name
         part = corrected.table[corrected.table["measure"] == name].set_index("run")
@@ -581,6 +583,7 @@ def human_check(workspace: Workspace | PathLike, *, sample: PathLike, labels: Pa
         columns = pd.DataFrame({f"{name} judge": own, name: part["estimate"], f"{name} low": part["low"],
                                 f"{name} high": part["high"]})
         board = columns if board is None else board.join(columns)
+    assert board is not None  # one measure at least (the default: P@10)
     board = board.sort_values(measures[0], ascending=False, kind="stable").rename_axis("run").reset_index()
     differences = corrected.differences
     confirmed = differences[differences["confirmed"]].drop(columns=["confirmed"]).reset_index(drop=True)

@@ -169,6 +169,7 @@ def audit(
         zeroed = {name: answer_segments(run_pairs(flags, name), read, name) for name in read}
     for line in check_judged(read, exam, EXAM_SOURCE):
         warn(line)
+    assert tau is not None  # the store's default where not given
     scores = corrected_cover(read, stored.grades, exam, zeroed, tau=tau, depth=depth)
     table = table.merge(scores, on="run").sort_values(["rank", "run"], kind="stable").reset_index(drop=True)
     return AuditResult(table, flagged_texts(flags, audited), flags, len(audited), depth, stored.method_id, tau,
@@ -203,7 +204,8 @@ def answer_pool(answers: Sequence[Response]) -> tuple[Pool, dict[str, dict[str, 
     for answer in sorted(answers, key=lambda a: (a.query_id, a.run_id)):
         texts.setdefault(answer.query_id, {})[answer.run_id] = answer.text
         rankings.setdefault(answer.run_id, {})[answer.query_id] = [answer.run_id]
-    contributors = {qid: {run: (run,) for run in by_run} for qid, by_run in texts.items()}
+    contributors: dict[str, dict[str, tuple[str, ...]]] = {qid: {run: (run,) for run in by_run}
+                                                           for qid, by_run in texts.items()}
     return Pool(None, texts, contributors, {}), {run: rankings[run] for run in sorted(rankings)}
 
 

@@ -91,6 +91,7 @@ def generate_bank(
         held = done_keys(existing) if existing is not None else set()
         todo = [item for item in items if item.key not in held]
         if not todo:  # all there: nothing to ask (and a journal left by a kill after the bank was written is spent)
+            assert existing is not None  # items there are, so a bank held them all
             journal_path(output).unlink(missing_ok=True)
             return GenerationResult(existing, output, 0, 0, len(items), (), 0, False, Usage())
         journal = Journal(output, {**identity, "prompts": choice.prompt_ids(), **settings.settings()})

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -215,7 +216,7 @@ def edit_question(bank: PathLike, question_id: str, *, text: str | None = None,
 
     def apply(current: QuestionBank) -> Edit:
         old = current[resolve_id(list(_ids(current)), question_id, name)]
-        updates: dict[str, object] = {}
+        updates: dict[str, Any] = {}  # Question's fields: replace() checks them
         if text is not None and text != old.text:
             updates["text"] = text
             updates["question_id"] = question_id_for(old.query_id, text)
@@ -439,6 +440,7 @@ def _catch_up(history: BankHistory, data: bytes | None, name: str) -> tuple[Vers
         return (history.record(time=_now(), user=_user(), operation="begin", summary=summary, reason=None,
                                content=data, bank=current, changes=[]),)
     before = _readable_or_none(history.content(last.number), f"version {last.number}")
+    changes: list[Change]
     if current is None:
         what, changes = "not a readable bank", []
     elif before is None:

@@ -17,10 +17,11 @@ Errors are :class:`~exampp.errors.ExamppError` (the command line prints them as 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -85,7 +86,7 @@ class BankImpact:
         moved = [f"{row.query_id}: " + ", ".join(f"{n} {what}" for n, what in
                                                  ((row.added, "added"), (row.removed, "removed"),
                                                   (row.changed, "changed")) if n)
-                 for row in q.itertuples() if row.added or row.removed or row.changed]
+                 for row in cast("Iterable[Any]", q.itertuples()) if row.added or row.removed or row.changed]
         counts = self.label_counts
         changed = counts[counts["changed"] > 0]
         names = self.score_names
@@ -144,7 +145,7 @@ def bank_impact(
     from exampp.scoring import parse_measures
 
     if runs is not None:
-        settings["runs"] = tuple(str(r) for r in ([runs] if isinstance(runs, (str, Path)) else runs))
+        settings["runs"] = tuple(str(r) for r in ([runs] if isinstance(runs, (str, os.PathLike)) else runs))
     job = GradeJob.configure(config, workspace, bank=None if old_bank is None else str(old_bank), progress=progress,
                              **settings)
     method = job.grading_method()
@@ -158,6 +159,7 @@ def bank_impact(
     with job.open() as opened:  # a grader of questions has an old bank there (or open() said why not)
         after = opened.grade(new)
         before = opened.grade(opened.bank)
+    assert opened.bank is not None  # a grader of questions has an old bank (open() said why not otherwise)
     return compare(before, after, opened.bank, new, opened.runs, measures, min_grade=job.min_grade,
                    old_bank=str(job.bank or opened.workspace.question_bank),
                    new_bank="(given)" if isinstance(new_bank, QuestionBank) else str(new_bank))
@@ -216,8 +218,8 @@ def leaderboard_changes(scores: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFram
 
     boards, correlations = [], []
     for name, group in scores.groupby("score", sort=False):
-        means = {side: summarize(group.dropna(subset=[side]), side).set_index("run")["mean"].to_dict()
-                 for side in SIDES}
+        means = {side: cast("dict[str, float]", summarize(group.dropna(subset=[side]), side).set_index("run")["mean"]
+                                                      .to_dict()) for side in SIDES}
         ranks = side_by_side(means["before"], means["after"], names=SIDES)
         board = pd.DataFrame({
             "score": name, "run": ranks.index,

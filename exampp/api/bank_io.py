@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from exampp.api import Warn, python_warning
 from exampp.collection import nugget_bank, tqa_bank, tsv_bank
@@ -161,7 +162,7 @@ def write_bank(bank: QuestionBank, output: PathLike, format: str, *, warn: Warn 
 
 
 def _imported(question: Question, source: str | None, query_prefix: str) -> Question:
-    changes: dict[str, str] = {}
+    changes: dict[str, Any] = {}  # Question's fields (str ones)
     if source is not None and question.source is None:
         changes["source"] = source
     if query_prefix:

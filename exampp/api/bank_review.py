@@ -44,6 +44,7 @@ from exampp.api.workspace import (
 from exampp.collection.io import PathLike
 from exampp.collection.qrels import Qrels
 from exampp.report.bank_review import BankReview, review_html  # BankReview: callers import it from here
+from exampp.report.records import table_rows
 from exampp.workspace import Workspace
 
 UNANSWERED, TOO_BROAD = "unanswered", "too-broad"  # the flags of the questions table
@@ -103,7 +104,8 @@ def review_bank(
     texts = _texts(ws, corpus, named)
     if len(gap):
         gap = gap.assign(text=[texts.get(pid, "") for pid in gap["passage_id"]])
-    ungraded = relevant_ungraded(grades, judgments, summary["query_id"].unique(), rel_level) if judged else 0
+    ungraded = (relevant_ungraded(grades, judgments, summary["query_id"].unique(), rel_level)
+                if judgments is not None else 0)
     return BankReview(stored.method_id, tau, rel_level, judged, summary, broad,
                       unanswered(summary), gap, grouped, note, texts, ungraded, query_texts)
 
@@ -167,7 +169,7 @@ def question_summary(grades: pd.DataFrame, questions: pd.DataFrame, tau: float, 
         table["precision"] = (table["relevant"] / judged.where(judged > 0)).astype(float)
     flags = [[flag for flag, on in ((UNANSWERED, row.answered == 0),
                                     (TOO_BROAD, has_official and row.non_relevant > row.relevant)) if on]
-             for row in table.itertuples()]
+             for row in table_rows(table)]
     return table.assign(flags=[",".join(f) for f in flags])
 
 

@@ -238,7 +238,8 @@ def _bank_question(document_id: str, question: ExamQuestion, outcome: Outcome, t
 
 
 def _filter_table(documents: int, failures: int, steps: Sequence[FilterStep]) -> pd.DataFrame:
-    rows = [("unparseable", None, None, None, documents, failures, documents - failures)]
+    rows: list[tuple[str, str | None, float | None, str | None, int, int, int]] = [
+        ("unparseable", None, None, None, documents, failures, documents - failures)]
     rows += [(s.name, s.measure, s.threshold, s.chosen, s.reaching, len(s.dropped), s.kept) for s in steps]
     return pd.DataFrame(rows, columns=["filter", "measure", "threshold", "chosen", "questions", "dropped", "kept"])
 

@@ -10,11 +10,11 @@ is the job up to the grading, writing nothing: other jobs grade other banks in i
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
@@ -49,6 +49,9 @@ from exampp.settings import check_grades, check_settings
 from exampp.store import GradeStore
 from exampp.workspace import Workspace
 
+if TYPE_CHECKING:
+    from exampp.llm.backends.openai import OpenAIBackend
+
 ENGINES = ("local", "ray")  # where the grader runs: this process, or Ray workers
 
 
@@ -80,7 +83,7 @@ class GradeResult:
 
 def grade_collection(
     runs: Mapping[str, Run],
-    corpus: Corpus | Sequence[Corpus],
+    corpus: Corpus | list[Corpus] | tuple[Corpus, ...],
     grader: Grader,
     store: GradeStore,
     bank: QuestionBank | None = None,
@@ -330,11 +333,12 @@ class GradeJob:
         if self.batch_price is not None:
             parse_price(self.batch_price)
 
-    def _batch_engine(self, grader: Grader, backend: Backend, store: PathLike) -> Engine:
+    def _batch_engine(self, grader: Grader, backend: Backend | None, store: PathLike) -> Engine:
         from exampp.grading.batch_engine import BatchEngine
         from exampp.llm.batch_api import POLL_SECONDS, parse_price
 
-        return BatchEngine(grader, backend, store, poll_seconds=self.batch_poll or POLL_SECONDS,
+        # --batch-api goes with --backend openai (_check_batch_api)
+        return BatchEngine(grader, cast("OpenAIBackend", backend), store, poll_seconds=self.batch_poll or POLL_SECONDS,
                            price=parse_price(self.batch_price) if self.batch_price is not None else None)
 
     def cascade_spec(self, method: GradingMethod) -> CascadeSpec | None:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -124,7 +124,8 @@ class IRTResult:
 
     def unestimated(self) -> dict[str, int]:
         """How many items have no estimate (they tell no systems apart), by status."""
-        return {status: int(n) for status, n in self.items["status"].value_counts().items() if status != "ok"}
+        counts = self.items["status"].value_counts()
+        return {cast(str, status): int(n) for status, n in counts.items() if status != "ok"}
 
     def least_informative(self, n: int) -> pd.DataFrame:
         """The ``n`` estimated items of lowest maximum information (then lowest a)."""

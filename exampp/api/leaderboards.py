@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import cast
 
 import pandas as pd
 
@@ -15,7 +16,7 @@ from exampp.analysis.correlation import DEFAULT_DECIMALS, Correlation, PerQueryC
 from exampp.api import Warn, python_warning
 from exampp.api.workspace import RunsSource, read_runs_source
 from exampp.collection.io import PathLike
-from exampp.collection.qrels import Qrels
+from exampp.collection.qrels import IntentQrels, Qrels
 from exampp.collection.runs import Run
 from exampp.errors import ExamppError
 
@@ -262,7 +263,7 @@ class _Boards:
     def __init__(self, runs: RunsSource | None, depth: int | None, strict: bool, warn: Warn):
         self._source, self._depth, self._strict, self._warn = runs, depth, strict, warn
         self._runs: dict[str, Run] | None = None
-        self._qrels: dict[str, Qrels] = {}
+        self._qrels: dict[str, Qrels | IntentQrels] = {}
         self._files: dict[LeaderboardFile, tuple[dict[str, float], pd.DataFrame | None]] = {}
         self._tables: dict[QrelsMeasure, pd.DataFrame] = {}
 
@@ -272,7 +273,7 @@ class _Boards:
         from exampp.scoring import exact_mean
 
         # the leaderboard's means, from the per-query table the bootstrap and --per-query also use
-        return {run: exact_mean(row) for run, row in self.per_query(source).iterrows()}
+        return {cast(str, run): exact_mean(row) for run, row in self.per_query(source).iterrows()}
 
     def file_table(self, source: LeaderboardFile) -> pd.DataFrame | None:
         """The run x query table of a per-query table file (None for a leaderboard file)."""
@@ -301,10 +302,11 @@ class _Boards:
 
     def runs(self) -> dict[str, Run]:
         if self._runs is None:
+            assert self._source is not None  # a computed leaderboard has runs (_check_source)
             self._runs = read_runs_source(self._source)
         return self._runs
 
-    def judgments(self, source: QrelsMeasure) -> Qrels:
+    def judgments(self, source: QrelsMeasure) -> Qrels | IntentQrels:
         from exampp.api.scores import read_judgments, uses_intent_qrels  # intent qrels for alpha_nDCG@k...
 
         key = f"{source.qrels}\0{uses_intent_qrels([source.measure])}"

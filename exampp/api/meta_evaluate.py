@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -255,8 +256,8 @@ def _per_query_tables(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mappi
 
     def measured(qrels, measures: Sequence[str], make: Callable[[str], Evaluation]) -> None:
         values = per_query_measures(runs, qrels, list(measures))
-        for measure, table in values.groupby("measure", sort=False):
-            tables[make(measure)] = table.pivot(index="run", columns="query_id", values="value")
+        for measure, table in values.groupby("measure", sort=False):  # make() is called here, at once
+            tables[make(cast(str, measure))] = table.pivot(index="run", columns="query_id", values="value")
 
     def covered(per_query: pd.DataFrame) -> pd.DataFrame:
         return per_query.pivot(index="run", columns="query_id", values="cover")
@@ -271,13 +272,12 @@ def _per_query_tables(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mappi
             if label == "count":
                 for tau in taus:
                     qrels = exam_labels(grades, exam, label=label, tau=tau)
-                    measured(qrels, graded, lambda m, tau=tau: Evaluation("qrels", m, "count", tau))
+                    measured(qrels, graded, lambda m: Evaluation("qrels", m, "count", tau))
                 continue
             qrels = exam_labels(grades, exam, label=label)
             binary = ({_at_rel(m.format(**k), tau): tau for m in BINARY_MEASURES for tau in taus} if label == "max"
                       else {})
-            measured(qrels, graded + list(binary),
-                     lambda m, label=label, binary=binary: Evaluation("qrels", m, label, binary.get(m)))
+            measured(qrels, graded + list(binary), lambda m: Evaluation("qrels", m, label, binary.get(m)))
     if "intent" in families:
         from exampp.trec_eval.irm import NDEVAL_DEPTH
 
@@ -287,7 +287,7 @@ def _per_query_tables(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mappi
         cut = {"k": min(depth, NDEVAL_DEPTH)}
         for tau in taus:
             measured(question_qrels(grades, exam, tau=tau), [m.format(**cut) for m in INTENT_MEASURES],
-                     lambda m, tau=tau: Evaluation("intent", m, tau=tau))
+                     lambda m: Evaluation("intent", m, tau=tau))
     for tau in taus:
         if "cover" in families:
             tables[Evaluation("cover", f"EXAM-Cover@{depth}", tau=tau)] = covered(
@@ -333,8 +333,7 @@ def _irt(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping[str, Seque
     from exampp.analysis.irt.responses import responses_from_grades
     from exampp.analysis.statistics import CORRELATIONS, bootstrap_interval, correlation_values
 
-    fixed = isinstance(official, pd.Series)
-    board = official if fixed else official.mean(axis=1)
+    board = official if isinstance(official, pd.Series) else official.mean(axis=1)
     responses = responses_from_grades(grades, runs, exam, tau=tau, depth=depth)
     matrix = responses.matrix.loc[board.index]
     values = matrix.to_numpy(dtype=float)
@@ -353,7 +352,7 @@ def _irt(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping[str, Seque
         fitted = refit.fit(values[:, [j for i in draw for j in columns[queries[i]]]]).theta_
         tick()
         thetas.append(fitted)
-        reference = board if fixed else official.iloc[:, draw].mean(axis=1)
+        reference = board if isinstance(official, pd.Series) else official.iloc[:, draw].mean(axis=1)
         replicates.append(correlation_values(reference, pd.Series(fitted, index=matrix.index), top=top,
                                              decimals=decimals))
     spread = np.array([[replicate[name] for replicate in replicates] for name in CORRELATIONS])
@@ -370,7 +369,8 @@ def _row(evaluation: Evaluation, n_systems: int, stats: pd.DataFrame) -> dict[st
     row: dict[str, object] = {"evaluation": evaluation.name, "family": evaluation.family,
                               "label": evaluation.label or "", "tau": evaluation.tau,
                               "measure": evaluation.measure, "n_systems": n_systems}
-    for statistic, values in stats.iterrows():
+    for label, values in stats.iterrows():
+        statistic = cast(str, label)  # the statistics' names
         row[statistic] = values["value"]
         row[f"{statistic}_low"], row[f"{statistic}_high"] = values["low"], values["high"]
     return row
@@ -386,7 +386,7 @@ def _ranked_table(rows: list[dict[str, object]]) -> pd.DataFrame:
         raise MetaEvaluationError("no evaluation to make: every family or label was left out")
     table = table.sort_values(["kendall", "spearman", "evaluation"], ascending=[False, False, True],
                               kind="stable", na_position="last").reset_index(drop=True)
-    best = [[] for _ in range(len(table))]
+    best: list[list[str]] = [[] for _ in range(len(table))]
     for statistic in CORRELATIONS:
         values = table[statistic].round(10)
         if values.notna().any():

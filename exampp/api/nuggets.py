@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import pandas as pd
 
@@ -62,7 +63,7 @@ def score_nuggets(
     board = board.sort_values([measure, "run"], ascending=[False, True], kind="stable").reset_index(drop=True)
     if bootstrap:
         interval = _intervals(scores, measure, complete, bootstrap, seed, confidence)
-        at = board.columns.get_loc(measure) + 1
+        at = cast(int, board.columns.get_loc(measure)) + 1  # a column of its own: its position
         board.insert(at, "low", board["run"].map(interval["low"]))
         board.insert(at + 1, "high", board["run"].map(interval["high"]))
     return NuggetScores(scores, board, topics, measure, complete)

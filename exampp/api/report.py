@@ -32,7 +32,7 @@ import os
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
@@ -182,7 +182,9 @@ def build_report(
         if official is None and official_path is None:
             raise WorkspaceError(f"{ws.official_qrels}: no official qrels to meta-evaluate against "
                                  "(give --official-qrels, or --official FILE)")
-        meta = meta_evaluate(ws, official=official or QrelsMeasure(official_path, official_measure),
+        # official_path is given where official is not (checked above)
+        source = official if official is not None else QrelsMeasure(cast(PathLike, official_path), official_measure)
+        meta = meta_evaluate(ws, official=source,
                              responses=responses,
                              method=stored.method_id, bootstrap=bootstrap, irt_bootstrap=irt_bootstrap, seed=seed,
                              depth=depth, exclude=exclude, progress=progress, warn=warn)
@@ -271,11 +273,12 @@ def rag_tables(nuggets: PathLike | None = None, assigned: Sequence[PathLike] = (
 def _agreement_row(path: PathLike, official: Sequence[Answer], bootstrap: int, seed: int) -> dict[str, object]:
     """One row of :data:`NUGGET_AGREEMENT`: the assignment file ``path`` against the official answers."""
     from exampp.api.nugget_agreement import assignment_agreement
+    from exampp.report.records import table_rows
 
     result = assignment_agreement(path, official, measures=("V_strict",), bootstrap=bootstrap, seed=seed)
     row: dict[str, object] = {"assignment": str(path), "n_nuggets": result.n_nuggets,
                               "n_topics": len(result.topics), "n_runs": result.n_runs}
-    statistics = [*result.nuggets.itertuples(), *result.runs.set_index("statistic").itertuples()]
+    statistics = [*table_rows(result.nuggets), *table_rows(result.runs.set_index("statistic"))]
     for statistic in statistics:
         row.update({statistic.Index: statistic.value, f"{statistic.Index}_low": statistic.low,
                     f"{statistic.Index}_high": statistic.high})
@@ -332,9 +335,9 @@ def report_content(
                 ["questions", "tau", *by_questions.columns[1:]]]
         graded = graded_confusion(labels, judgments)
         tables[GRADED] = pd.DataFrame(
-            graded.to_numpy(), columns=[f"official {as_label(g)}" for g in graded.columns]
+            graded.to_numpy(), columns=[f"official {as_label(cast(float, g))}" for g in graded.columns]  # grades
         ).assign(**{"EXAM label": [as_label(g) for g in graded.index]})[
-            ["EXAM label", *(f"official {as_label(g)}" for g in graded.columns)]]
+            ["EXAM label", *(f"official {as_label(cast(float, g))}" for g in graded.columns)]]
     if bank is not None:
         tables[BANK] = pd.DataFrame(list(bank.counts.items()), columns=["item", "count"])
         if bank.judged:
@@ -476,7 +479,7 @@ def leaderboard_table(scores: pd.DataFrame, order: Sequence[str], evaluations: S
     ``<evaluation> low`` and ``<evaluation> high``."""
     table = pd.DataFrame({"rank": np.arange(1, len(order) + 1), "run": list(order)})
     for evaluation in evaluations:
-        rows = scores[scores["evaluation"] == evaluation].set_index("run").reindex(order)
+        rows = scores[scores["evaluation"] == evaluation].set_index("run").reindex(list(order))
         table[evaluation] = rows["score"].to_numpy()
         table[f"{evaluation} low"] = rows["low"].to_numpy()
         table[f"{evaluation} high"] = rows["high"].to_numpy()
@@ -488,8 +491,11 @@ def normalise(score: pd.Series, low: pd.Series, high: pd.Series) -> tuple[pd.Ser
     ends; scores that are all equal map to 0.5 (their intervals too: the map has no scale)."""
     bottom, span = score.min(), score.max() - score.min()
     if not span > 0:
-        return tuple(pd.Series(0.5, index=s.index).where(s.notna()) for s in (score, low, high))
-    return tuple((s - bottom) / span for s in (score, low, high))
+        def flat(s: pd.Series) -> pd.Series:
+            return pd.Series(0.5, index=s.index).where(s.notna())
+
+        return flat(score), flat(low), flat(high)
+    return (score - bottom) / span, (low - bottom) / span, (high - bottom) / span
 
 
 def comparison_table(scores: pd.DataFrame, order: Sequence[str], evaluations: Sequence[str]) -> pd.DataFrame:
@@ -497,7 +503,7 @@ def comparison_table(scores: pd.DataFrame, order: Sequence[str], evaluations: Se
     officially) with its score, interval, and their min-max normalisation (:func:`normalise`)."""
     parts = []
     for evaluation in evaluations:
-        rows = scores[scores["evaluation"] == evaluation].set_index("run").reindex(order)
+        rows = scores[scores["evaluation"] == evaluation].set_index("run").reindex(list(order))
         norm, norm_low, norm_high = normalise(rows["score"], rows["low"], rows["high"])
         parts.append(pd.DataFrame({
             "evaluation": evaluation, "run": list(order), "position": np.arange(1, len(order) + 1),
@@ -510,12 +516,13 @@ def comparison_table(scores: pd.DataFrame, order: Sequence[str], evaluations: Se
 def per_query_points(meta: MetaEvaluation, evaluations: Sequence[str]) -> pd.DataFrame:
     """``evaluation, run, query_id, official, exam``: each (run, query) both tables score, for every
     evaluation of ``evaluations`` that has per-query scores."""
-    official = meta.official_per_query.stack().rename("official")
+    assert meta.official_per_query is not None  # asked for where the official scores are per query only
+    official = cast(pd.Series, meta.official_per_query.stack()).rename("official")  # a column level: a Series
     parts = []
     for evaluation in evaluations:
         if evaluation not in meta.per_query:
             continue
-        exam = meta.per_query[evaluation].stack().rename("exam")
+        exam = cast(pd.Series, meta.per_query[evaluation].stack()).rename("exam")
         joined = pd.concat([official, exam], axis=1, join="inner")
         joined.index.names = ["run", "query_id"]
         parts.append(joined.reset_index().assign(evaluation=evaluation))

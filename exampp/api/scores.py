@@ -26,7 +26,7 @@ from exampp.api.workspace import (
 )
 from exampp.collection.io import PathLike
 from exampp.collection.qrels import IntentQrels, Qrels
-from exampp.collection.runs import Ranked, RunFile, run_paths
+from exampp.collection.runs import Run, RunFile, run_paths
 from exampp.defaults import DEPTH as DEFAULT_DEPTH, LEADERBOARD_MEASURES
 from exampp.errors import ExamppError
 from exampp.settings import check_settings
@@ -296,7 +296,7 @@ def _bootstrap_leaderboard(per_query: pd.DataFrame, measures: Sequence[str], n: 
     return table.reset_index()
 
 
-def _ranked(runs: RunsSource) -> list[Ranked]:
+def _ranked(runs: RunsSource) -> list[Run | RunFile]:
     """Runs already read as they are; run files to be read one query at a time."""
     if isinstance(runs, Mapping):
         return list(runs.values())

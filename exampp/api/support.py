@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -178,6 +179,7 @@ def support_agreement(first: PathLike, second: PathLike) -> SupportAgreement:
     if shared:
         scores_a, scores_b = (s[s["query_id"].isin(shared)] for s in (scores_a, scores_b))
     board_a, board_b = run_scores(scores_a).set_index("run"), run_scores(scores_b).set_index("run")
-    correlations = {m: correlate(board_a[m].to_dict(), board_b[m].to_dict()) for m in LEADERBOARD_MEASURES}
+    correlations = {m: correlate(cast("dict[str, float]", board_a[m].to_dict()),  # runs' names
+                                 cast("dict[str, float]", board_b[m].to_dict())) for m in LEADERBOARD_MEASURES}
     return SupportAgreement(len(pairs), float(cohen_kappa_counts(table.to_numpy())), kappa_full, alpha, table,
                             (len(topics_a), len(topics_b)), tuple(shared), correlations)

@@ -92,10 +92,13 @@ def sizes_for(strategy: str, sd: np.ndarray, run_weights: np.ndarray | None = No
     if strategy == "stratified":
         raw = sd
     elif strategy == "runs":
+        assert run_weights is not None  # the strategy's weights, which its callers give
         raw = sd * np.sqrt(run_weights)
     elif strategy == "separating":
+        assert separating_weights is not None
         raw = sd * np.sqrt(separating_weights)
     elif strategy == "uncertainty":
+        assert run_weights is not None
         spread = sd if disagreement is None else disagreement + 0.1 * sd.mean()
         raw = spread * np.sqrt(run_weights)
     else:
@@ -106,10 +109,11 @@ def sizes_for(strategy: str, sd: np.ndarray, run_weights: np.ndarray | None = No
     return (1 - DEFENSIVE) * raw / raw.mean() + DEFENSIVE
 
 
-def run_weight_sums(weights: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def run_weight_sums(weights: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, np.ndarray | None]:
     """(Σ_r w_rd², Σ_{r<s} (w_rd − w_sd)²) per pair from each measure's (runs x pairs) weights, every
-    measure scaled to the same total so that none dominates by its units."""
-    first, second = None, None
+    measure scaled to the same total so that none dominates by its units ((None, None) for no measure)."""
+    first: np.ndarray | None = None
+    second: np.ndarray | None = None
     for matrix in weights.values():
         w = np.asarray(matrix, dtype=float)
         scale = (w ** 2).sum() or 1.0

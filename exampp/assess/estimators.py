@@ -215,7 +215,9 @@ def _steadied(error: np.ndarray, strata: np.ndarray) -> np.ndarray:
 def _effective_df(matrix: sparse.csr_matrix, evidence: Evidence) -> np.ndarray:
     """Per row, the Kish effective number of sampled pairs behind it minus 1 (at least 1): Student's
     t quantile's degrees of freedom."""
-    weights = np.asarray(abs(matrix[:, evidence.sampled]).multiply(1 / evidence.probabilities[None, :]).todense())
+    # scipy-stubs type a sparse matrix times a dense row as an ndarray; scipy gives a sparse (coo) matrix
+    scaled = abs(matrix[:, evidence.sampled]).multiply(1 / evidence.probabilities[None, :])
+    weights = np.asarray(scaled.todense())  # type: ignore[attr-defined]
     uncertain = evidence.probabilities < 1
     w = weights[:, uncertain]
     total, squares = w.sum(axis=1), (w ** 2).sum(axis=1)
@@ -237,8 +239,7 @@ def estimate(evidence: Evidence, measures: Sequence[AssessMeasure], *, estimator
     rows, diffs = [], []
     for measure in measures:
         if estimator in ("ppi", "ppi++"):
-            table = _ppi(evidence, measure, estimator, level)
-            rows.extend(table)
+            rows.extend(_ppi(evidence, measure, estimator, level))
             continue
         if estimator == "judge":  # on the judge's own scale (nDCG's ideal from its grades, not the people's)
             rows.extend((run, measure.name, float(value), math.nan, math.nan, math.nan)

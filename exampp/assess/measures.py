@@ -118,7 +118,9 @@ def measure_totals(measure: AssessMeasure, layout: Layout, levels: np.ndarray) -
     """The rows for ``measure``: P@k one per run; nDCG@k one DCG per run and query, then one count
     of pairs at grade ≥ g per query and grade level g in ``levels`` (the scale's levels above 0)."""
     n_runs, n_queries = len(layout.runs), len(layout.queries)
-    rows, cols, values = [], [], []
+    rows: list[int] = []
+    cols: list[int] = []
+    values: list[float] = []
     if measure.kind in NUGGET_MEASURES:
         return _nugget_totals(measure, layout)
     if measure.kind in SUPPORT_MEASURES:
@@ -159,7 +161,9 @@ def _nugget_totals(measure: AssessMeasure, layout: Layout) -> Totals:
     W: weighted by importance), as :func:`exampp.analysis.nuggets.answer_scores` scores an answer."""
     if layout.importance is None:
         raise MeasureError(f"{measure.name} is a nugget measure: it needs nugget pairs")
-    rows, cols, values = [], [], []
+    rows: list[int] = []
+    cols: list[int] = []
+    values: list[float] = []
     for r, per_query in enumerate(layout.rankings):
         answered = [pairs for pairs in per_query if len(pairs)]
         for pairs in answered:

@@ -135,7 +135,7 @@ def build_tasks(pairs: Sequence[SamplePair], topics: Mapping[str, Topic], passag
         answer = by_answer.get((str(pair.run), pair.query_id))
         if answer is None:
             raise InputError(sample, None, f"run {pair.run!r} has no answer to topic {pair.query_id!r} in {texts}")
-        index = int(pair.nugget_id) if str(pair.nugget_id).isdigit() else -1
+        index = int(str(pair.nugget_id)) if str(pair.nugget_id).isdigit() else -1
         if not 0 <= index < len(answer.nuggets):
             raise InputError(sample, None, f"nugget_id {pair.nugget_id!r} of topic {pair.query_id}: the topic has "
                                            f"{len(answer.nuggets)} nuggets in {texts} (nugget_id 0 is the first)")

@@ -6,6 +6,7 @@ stays fast and a command's heavy dependencies are loaded only by that command.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import click
 
@@ -37,7 +38,7 @@ COMMANDS: dict[str, str] = {
 class LazyGroup(click.Group):
     """A group whose subcommands (``lazy``: name -> "module:attribute") are imported when used."""
 
-    def __init__(self, *args: object, lazy: dict[str, str] | None = None, **kwargs: object) -> None:
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.lazy = COMMANDS if lazy is None else lazy
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -54,7 +54,8 @@ def _json(result: LabelAgreement, exam: str, official: str) -> dict[str, Any]:
         "n_pairs": pairs.common, "only_in_exam": pairs.only_exam, "only_in_official": pairs.only_official,
         "alpha_ordinal": json_value(result.alpha),
         "thresholds": records(result.kappas.reset_index()),
-        "graded": [{"exam": as_label(e), "official": as_label(o), "count": int(graded.at[e, o])}
+        # labels and counts (pandas-stubs type a column label as str, a cell as any scalar)
+        "graded": [{"exam": as_label(e), "official": as_label(cast(float, o)), "count": int(cast(int, graded.at[e, o]))}
                    for e in graded.index for o in graded.columns],
     }
 

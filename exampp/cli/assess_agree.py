@@ -1,6 +1,8 @@
 """``exampp assess agree``: the judge against people on the sample."""
 from __future__ import annotations
 
+from typing import cast
+
 import click
 
 from exampp.cli.assess_options import labels_options
@@ -38,7 +40,7 @@ def agree(workspace, labels, sample_file, rel_level, depth, top, method, fmt, ou
         write_output(dumps({
             "n_pairs": result.n_pairs, "kappa": json_value(result.kappa), "judge_relevant_from": result.relevant_grade,
             "rel_level": result.rel_level, "calibration": records(result.calibration),
-            "confusion": [{"judge": float(j), "human": float(h), "count": int(confusion.at[j, h])}
+            "confusion": [{"judge": float(j), "human": float(h), "count": int(cast(int, confusion.at[j, h]))}
                           for j in confusion.index for h in confusion.columns],
             "disagreements": records(result.disagreements)}, indent=2) + "\n", output)
     elif fmt == "tsv":

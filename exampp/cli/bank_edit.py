@@ -2,9 +2,14 @@
 with a history (BANK.history.sqlite beside it) and read that history."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from exampp.cli.output import FILE, InputPath, emit, format_option, output_option, warn
+
+if TYPE_CHECKING:
+    from exampp.collection.question_bank import Question, QuestionBank
 
 _BANK = InputPath(dir_okay=False)
 
@@ -66,6 +71,7 @@ def add(bank, query_id, texts, answers, facet_id, facet_text, source, from_file,
     """
     from exampp.api.bank_history import add_questions, new_question
 
+    questions: QuestionBank | list[Question]
     if from_file is not None:
         if query_id or texts or answers or facet_id or facet_text:
             raise click.UsageError("--from takes the questions from the file: leave out --query, --text, "

@@ -2,6 +2,8 @@
 runs' scores and the leaderboards, grading only the new questions."""
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from exampp.cli.backend_options import backend_options
@@ -91,6 +93,7 @@ def impact(new_bank, runs, bank, config_path, workspace, measures, out, progress
         return
     blocks = ["\n".join(result.summary())]
     boards = dict(tuple(result.leaderboards.groupby("score", sort=False)))
+    c: Any  # a row (pandas-stubs types its fields as any scalar)
     for c in result.correlations.itertuples():
         blocks.append(f"{c.score}: Kendall's tau-b {c.kendall:.4f}, Spearman {c.spearman:.4f} over {c.n_systems} runs\n"
                       + render(boards[c.score].drop(columns="score"), "text"))

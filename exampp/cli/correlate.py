@@ -150,6 +150,7 @@ def _json(report: LeaderboardCorrelation, show: bool) -> dict[str, Any]:
     }
     if report.intervals is not None:
         settings = report.bootstrap
+        assert settings is not None  # intervals come from a bootstrap
         out["bootstrap"] = {"n": settings.n, "seed": settings.seed, "confidence": settings.confidence,
                             "top": settings.top, "n_queries": settings.n_queries}
         out["intervals"] = records(report.intervals.reset_index())

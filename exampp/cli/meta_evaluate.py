@@ -131,7 +131,7 @@ def _text(result: MetaEvaluation) -> list[str]:
 
     table = result.table
     intervals = result.bootstrap > 0
-    shown = {"evaluation": table["evaluation"], "n": table["n_systems"]}
+    shown: dict[str, pd.Series | list[str]] = {"evaluation": table["evaluation"], "n": table["n_systems"]}
     for statistic in CORRELATIONS:
         marks = ["*" if statistic in best.split(", ") else " " for best in table["best"]]
         shown[statistic] = [_cell(row[statistic], row[f"{statistic}_low"], row[f"{statistic}_high"], intervals) + m

@@ -1,7 +1,7 @@
 """``exampp nuggets agree``: how a nugget assignment agrees with another (the official one)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -59,7 +59,7 @@ def _json(result: NuggetAgreement, ours: str, official: str) -> dict[str, Any]:
         "topics": list(result.topics), "n_runs": result.n_runs, "runs_left_out": list(result.runs_left_out),
         "bootstrap": {"n": result.bootstrap, "seed": result.seed, "confidence": result.confidence},
         "statistics": records(result.table()),
-        "confusion": [{"ours": a, "official": b, "count": int(table.at[a, b])}
+        "confusion": [{"ours": a, "official": b, "count": int(cast(int, table.at[a, b]))}
                       for a in table.index for b in table.columns],
     }
 

@@ -1,7 +1,7 @@
 """Printing tables the same way in every command: aligned text for people, TSV or JSON for tools."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -31,7 +31,7 @@ class InputPath(click.Path):
     (``Error: runs/x.run: no such file``, exit 1) rather than as a misuse of the command (click's
     usage block, exit 2): the command was used right, a file is not there."""
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(exists=True, **kwargs)
 
     def convert(self, value, param, ctx):

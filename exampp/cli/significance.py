@@ -47,6 +47,8 @@ def _source(flag: str, table: str | None, column: str | None, qrels: str | None,
         raise click.UsageError(f"{qrels_flag} needs {measure_flag}")
     if runs_dir is None:
         raise click.UsageError(f"{qrels_flag} needs --runs DIR")
+    if qrels is None:
+        raise click.UsageError(f"give {file_flag} FILE or {qrels_flag} QRELS")
     return QrelsMeasure(qrels, measure)
 
 
@@ -130,8 +132,9 @@ def _json(result: Significance) -> dict[str, Any]:
             out[name] = {"leaderboard": side.source.label, "runs": len(side.scores), "queries": side.scores.shape[1],
                          "pairs": len(side.tests), "significant": side.n_significant,
                          "discriminative_power": json_value(side.power), "tests": records(side.tests)}
-    if result.disagreements is not None:
-        out["disagreements"] = {**result.disagreement_counts(), "pairs_table": records(result.disagreements)}
+    counts = result.disagreement_counts()
+    if result.disagreements is not None and counts is not None:  # both or neither
+        out["disagreements"] = {**counts, "pairs_table": records(result.disagreements)}
     return out
 
 
@@ -149,6 +152,6 @@ def _text(result: Significance) -> list[str]:
         lines += ["", f"A and B order {counts['pairs']} run pairs oppositely; of those, significant in A: "
                       f"{counts['significant_in_A']}, in B: {counts['significant_in_B']}, in both: "
                       f"{counts['significant_in_both']}"]
-        if counts["pairs"]:
+        if counts["pairs"] and result.disagreements is not None:  # counted: there
             lines += ["", render(result.disagreements, "text")]
     return lines

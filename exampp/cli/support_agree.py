@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -49,7 +49,7 @@ def _json(result: SupportAgreement, first: str, second: str) -> dict[str, Any]:
         "first": first, "second": second, "n_citations": result.n,
         "kappa": json_value(result.kappa), "kappa_full": json_value(result.kappa_full),
         "alpha_ordinal": json_value(result.alpha),
-        "confusion": [{"first": int(a), "second": int(b), "count": int(table.at[a, b])}
+        "confusion": [{"first": int(a), "second": int(b), "count": int(cast(int, table.at[a, b]))}
                       for a in table.index for b in table.columns],
         "topics": {"first": result.topics[0], "second": result.topics[1], "shared": list(result.shared_topics)},
         "leaderboards": {measure: {"kendall": json_value(c.kendall), "spearman": json_value(c.spearman),

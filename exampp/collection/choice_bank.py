@@ -89,6 +89,7 @@ def choice_records(bank: QuestionBank) -> Iterator[dict[str, Any]]:
             record["query_text"] = bank.query_texts[q.query_id]
         if q.choices:
             check_choices(q, "choices")
+            assert q.correct_choice is not None  # check_choices refuses choices without an answer key
             record["choices"] = list(q.choices)
             record["correct_key"] = CHOICE_KEYS[q.correct_choice]
         if q.answers != correct_answers(q):

@@ -136,9 +136,10 @@ def parse_cited_answer(record: Any, name: str, line: int) -> CitedAnswer:
     topic_id, run_id = record.get("topic_id"), record.get("run_id")
     if isinstance(topic_id, int) and not isinstance(topic_id, bool):
         topic_id = str(topic_id)  # numeric topic ids, as some tracks write them
-    for key, value in (("topic_id", topic_id), ("run_id", run_id)):
-        if not isinstance(value, str):
-            raise InputError(name, line, f"{key!r} must be a string, found {json_name(value)}")
+    if not isinstance(topic_id, str):
+        raise InputError(name, line, f"'topic_id' must be a string, found {json_name(topic_id)}")
+    if not isinstance(run_id, str):
+        raise InputError(name, line, f"'run_id' must be a string, found {json_name(run_id)}")
     try:
         check_query_id(topic_id, "topic_id")
         check_id(run_id, "run_id")

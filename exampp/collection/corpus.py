@@ -74,7 +74,7 @@ class FileCorpus(MemoryCorpus):
         self.path = path if is_stdio(path) else Path(path)
 
     @cached_property
-    def texts(self) -> Mapping[str, str]:  # type: ignore[override]
+    def texts(self) -> Mapping[str, str]:
         return read_passages(self.path)
 
 

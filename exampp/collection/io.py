@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TextIO, TypeGuard, cast
 
 from exampp.collection.temps import remove_leftovers, writer_prefix
 from exampp.errors import InputError, OutputError
@@ -70,7 +70,7 @@ _STAGED: ContextVar[list[tuple[str, Path]] | None] = ContextVar("exampp_staged_o
 _TEMP_NAME_BYTES = 128
 
 
-def is_stdio(source: object) -> bool:
+def is_stdio(source: object) -> TypeGuard[str]:
     return isinstance(source, str) and source == STDIO
 
 
@@ -146,7 +146,8 @@ def _gunzipped(raw: IO[bytes], owned: IO[bytes] | None, name: str) -> IO[bytes]:
             owned.close()
         raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
     if head == _GZIP_MAGIC:
-        stream = gzip.GzipFile(fileobj=stream, mode="rb")
+        # a binary file object; typeshed types GzipFile as a BufferedIOBase, not an IO[bytes]
+        stream = cast(IO[bytes], gzip.GzipFile(fileobj=stream, mode="rb"))
     return stream
 
 
@@ -421,7 +422,7 @@ def _temp_prefix(name: str) -> str:
 
 
 @contextmanager
-def _text(binary: IO[bytes], gzipped: bool) -> Iterator[IO[str]]:
+def _text(binary: IO[bytes], gzipped: bool) -> Iterator[TextIO]:
     """A UTF-8 text handle over ``binary`` (gzipped when asked); everything is flushed into
     ``binary`` on success. ``binary`` stays open either way."""
     compressed = gzip.GzipFile(filename="", fileobj=binary, mode="wb", mtime=0) if gzipped else None
@@ -434,7 +435,8 @@ def _text(binary: IO[bytes], gzipped: bool) -> Iterator[IO[str]]:
         except ValueError:
             pass
         if compressed is not None:  # no gzip trailer: a stream cut short must not look complete
-            compressed.fileobj = None
+            # GzipFile.close() writes nothing without its fileobj; typeshed types the attribute non-optional
+            compressed.fileobj = None  # type: ignore[assignment]
         raise
     fh.detach()  # flushes
     if compressed is not None:
@@ -443,7 +445,7 @@ def _text(binary: IO[bytes], gzipped: bool) -> Iterator[IO[str]]:
 
 
 @contextmanager
-def atomic_write(path: PathLike, *, gzipped: bool | None = None) -> Iterator[IO[str]]:
+def atomic_write(path: PathLike, *, gzipped: bool | None = None) -> Iterator[TextIO]:
     """Write a text file so that readers never see it half-written.
 
     A regular file (or a new one) gets its content in a temporary file in the same folder,
@@ -548,7 +550,7 @@ def _failing_as(path: PathLike) -> Iterator[None]:
 
 
 @contextmanager
-def _stream_write(stream: IO[str], gzipped: bool) -> Iterator[IO[str]]:
+def _stream_write(stream: TextIO, gzipped: bool) -> Iterator[TextIO]:
     """Write into an open text stream (standard output): bytes through its buffer where it has
     one, so gzip works; as text otherwise (a notebook's output has no buffer)."""
     stream.flush()

@@ -21,7 +21,7 @@ import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -183,7 +183,7 @@ def read_leaderboard_file(path: PathLike, *, column: str | None = None, ranks: b
         if ranks:
             raise InputError(name, None, "a per-query table holds scores, not ranks")
         scores = _per_query_scores(records, name, column)
-        return {run: exact_mean(row) for run, row in scores.iterrows()}, scores
+        return {cast(str, run): exact_mean(row) for run, row in scores.iterrows()}, scores
     reader = _read_json if first[:1] in ("{", "[") else _read_text
     board = reader(lines, name, column, ranks, what)
     if not board:
@@ -209,7 +209,7 @@ def _per_query_records(lines: list[tuple[int, str]], path: str, first: str
     header = rows[0][1] if rows else []
     if "run" not in header or QUERY not in header:
         return None
-    out = []
+    out: list[tuple[int | None, dict[str, Any]]] = []
     for lineno, fields in rows[1:]:
         if len(fields) != len(header):
             raise InputError(path, lineno, f"expected {len(header)} fields, found {len(fields)}")
@@ -265,7 +265,7 @@ def write_leaderboard(board: Mapping[str, float] | pd.DataFrame, path: PathLike)
     """
     path = Path(path)
     table = board if isinstance(board, pd.DataFrame) else pd.DataFrame({SCORE: pd.Series(board, dtype=float)})
-    order = sorted(table.index, key=lambda run: (-table.at[run, table.columns[0]], str(run)))
+    order = sorted(table.index, key=lambda run: (-cast(float, table.at[run, table.columns[0]]), str(run)))
     table = table.loc[order]
     as_json = path.name.removesuffix(".gz").endswith(".json")
     _check_names(table, as_json)
@@ -276,7 +276,7 @@ def write_leaderboard(board: Mapping[str, float] | pd.DataFrame, path: PathLike)
                            for run, row in table.iterrows()]
                 json.dump(records, fh, indent=1)
             else:
-                json.dump({str(run): float(table.at[run, SCORE]) for run in table.index}, fh, indent=1)
+                json.dump({str(run): float(cast(float, table.at[run, SCORE])) for run in table.index}, fh, indent=1)
             fh.write("\n")
         else:
             fh.write("\t".join(["run", *map(str, table.columns)]) + "\n")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 
 from exampp.collection.ids import check_id, check_query_id
 from exampp.collection.io import (
@@ -59,6 +59,14 @@ class Answer:
     nuggets: tuple[AssignedNugget, ...] = ()
     query: str | None = None  # the topic's text, where the file gives it
     line: int | None = None  # where it was read from
+
+
+@overload
+def _string(record: Mapping[str, Any], key: str, name: str, line: int, *, optional: Literal[False] = False) -> str: ...
+
+
+@overload
+def _string(record: Mapping[str, Any], key: str, name: str, line: int, *, optional: bool) -> str | None: ...
 
 
 def _string(record: Mapping[str, Any], key: str, name: str, line: int, *, optional: bool = False) -> str | None:

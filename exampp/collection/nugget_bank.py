@@ -36,7 +36,7 @@ def read_nuggetizer_records(records: Iterable[tuple[int, Any]], path: str) -> Ba
     """A bank from numbered nugget-bank (or assignment) lines; each problem is an InputError
     naming the line."""
     bank = QuestionBank()
-    lines: dict[str, int] = {}
+    lines: dict[str, int | None] = {}
     topics: TopicLines = {}
     for lineno, record in records:
         if not isinstance(record, dict):

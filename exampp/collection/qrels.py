@@ -5,6 +5,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
+from typing import TypeGuard
 
 from exampp.collection.ids import check_id, check_query_id, line_problem
 from exampp.collection.io import PathLike, atomic_write, display_name, excerpt, iter_lines
@@ -231,7 +232,7 @@ def flatten_intent_qrels(qrels: Mapping[str, Mapping[str, Mapping[str, int]]]) -
     return flat
 
 
-def is_intent_qrels(qrels: Mapping[str, Mapping[str, object]]) -> bool:
+def is_intent_qrels(qrels: Mapping[str, Mapping[str, object]]) -> TypeGuard[IntentQrels]:
     """Whether ``qrels`` are intent qrels (labels per subtopic) rather than plain ones."""
     for judged in qrels.values():
         for value in judged.values():

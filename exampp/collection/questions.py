@@ -188,7 +188,7 @@ def exampp_question(record: Any) -> tuple[Question, str | None]:
             raise ValueError(f"missing field {name!r}")
     text = record["text"]  # verbatim: reference ids hash the text as it is, trailing spaces included
     query_id = record["query_id"]
-    question_id = record.get("question_id")
+    question_id: Any = record.get("question_id")  # as given: Question checks it
     if question_id is None and isinstance(query_id, str) and isinstance(text, str):
         question_id = question_id_for(query_id, text)
     fields = {name: record[name] for name in _EXAMPP_FIELDS if record.get(name) is not None}

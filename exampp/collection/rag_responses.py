@@ -75,8 +75,9 @@ def _answer_text(value: Any) -> str | None:
         return value
     if isinstance(value, list):
         parts = [s.get("text") if isinstance(s, Mapping) else s for s in value]
-        if all(isinstance(p, str) for p in parts):
-            return " ".join(p.strip() for p in parts)
+        texts = [p for p in parts if isinstance(p, str)]
+        if len(texts) == len(parts):
+            return " ".join(p.strip() for p in texts)
     return None
 
 

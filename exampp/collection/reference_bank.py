@@ -105,8 +105,8 @@ def car_records(bank: QuestionBank) -> Iterator[dict[str, Any]]:
                              f"{len(_CHOICE_KEYS)} choices")
         choices = dict(zip(_CHOICE_KEYS, q.choices)) if q.choices else None
         key = _CHOICE_KEYS[q.correct_choice] if q.correct_choice is not None else None
-        correct = q.answers[0] if q.answers else (q.choices[q.correct_choice] if key is not None else None)
-        if key is not None and correct != q.choices[q.correct_choice]:
+        correct = q.answers[0] if q.answers else (q.choices[q.correct_choice] if q.correct_choice is not None else None)
+        if q.correct_choice is not None and correct != q.choices[q.correct_choice]:
             raise ValueError(f"question {q.question_id!r}: the CAR format cannot hold an answer "
                              "that differs from the correct choice")
         yield {"query_id": q.query_id, "query_text": query_text,
@@ -179,13 +179,14 @@ def _reference_item(item: Any, query_id: str, facet_id: str | None, facet_text: 
         return None
     if item.get("query_id", query_id) != query_id:
         raise ValueError(f"question's query_id {item['query_id']!r} differs from the bank's {query_id!r}")
-    extras = item.get("info") if isinstance(item.get("info"), dict) else {}
+    info = item.get("info")
+    extras = info if isinstance(info, dict) else {}
     gold = item.get("gold_answers")
     if gold is not None and not (isinstance(gold, list) and all(isinstance(a, str) for a in gold)):
         raise ValueError("'gold_answers' must be a list of strings")
     return Question(query_id=query_id, question_id=_required_str(item, id_key), text=text,
                     facet_id=_optional_str(item, "facet_id") or facet_id, facet_text=facet_text,
-                    answers=gold or extras.get("answers") or (), choices=extras.get("choices") or (),
+                    answers=tuple(gold) if gold else extras.get("answers") or (), choices=extras.get("choices") or (),
                     correct_choice=extras.get("correct_choice"), source=_source(extras, source),
                     info={k: v for k, v in extras.items() if k not in _EXTRA_FIELDS} or None,
                     disabled=extras.get("disabled", False))

@@ -239,19 +239,19 @@ def _exam_grades(obj: Any, where: str, top_grade: TopGrade) -> ExamGrades:
         answers.append((_line_id(pair[0], f"{where}.answers[{j}]"), "" if pair[1] is None else str(pair[1])))
     prompt_info = obj.get("prompt_info")
     prompt_info = None if prompt_info is None else _dict(prompt_info, f"{where}.prompt_info")
-    self_ratings = None
+    self_ratings: tuple[SelfRating, ...] | None = None
     if obj.get("self_ratings") is not None:
         method_name = _exam_method_name(prompt_info, self_rated=True)
-        self_ratings = []
+        rated: list[SelfRating] = []
         for j, rating in enumerate(_list(obj["self_ratings"], f"{where}.self_ratings")):
             at = f"{where}.self_ratings[{j}]"
             rating = _dict(rating, at)
             # Newer reference files rate nuggets instead of questions.
             qid = rating.get("question_id") if rating.get("question_id") is not None else _get(rating, "nugget_id", at)
-            self_ratings.append(SelfRating(_line_id(qid, at),
-                                           _rating(_get(rating, "self_rating", at), f"{at}.self_rating", method_name,
-                                                   top_grade)))
-        self_ratings = tuple(self_ratings)
+            rated.append(SelfRating(_line_id(qid, at),
+                                    _rating(_get(rating, "self_rating", at), f"{at}.self_rating", method_name,
+                                            top_grade)))
+        self_ratings = tuple(rated)
     return _named(exam_method, where, ExamGrades(
         llm=_id(_get(obj, "llm", where), where),
         answers=tuple(answers),

@@ -159,7 +159,7 @@ def read_response_matrix(path: PathLike, *, id_column: str | None = None,
                 raise InputError(path, lineno, f"column {j + 1} ({excerpt(header[j])}): {excerpt(cells[j])} is not "
                                                f"0, 1 or missing (empty, NA){hint}")
             values[i, k] = value
-        if weights is not None:
+        if weights is not None and weight_at is not None:  # both or neither
             weights[i] = _weight(path, lineno, weight_at, header, cells[weight_at])
         name = cells[id_at] if id_at is not None else str(i + 1)
         if id_at is not None and not name:

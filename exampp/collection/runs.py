@@ -16,10 +16,11 @@ import io
 import itertools
 import math
 import operator
+import os
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, NamedTuple, Protocol
+from typing import ClassVar, NamedTuple, Protocol, TypeGuard
 
 from exampp.collection.ids import check_id, check_query_id, line_problem, some_ids
 from exampp.collection.io import InputLines, PathLike, atomic_write, decode_line, display_name, excerpt, is_stdio
@@ -95,6 +96,16 @@ class Ranked(Protocol):
     @property
     def stdin(self) -> bool:
         """Read from standard input (so only in this process: a worker's is closed)."""
+        ...
+
+    @property
+    def path(self) -> Path | str | None:
+        """Where it was read from, as messages name it (None: made in memory)."""
+        ...
+
+    @property
+    def query_ids(self) -> list[str]:
+        """Its queries, sorted (a run file's: those its last read found)."""
         ...
 
     def blocks(self, queries: Collection[str] | None = None, depth: int | None = None,
@@ -330,7 +341,9 @@ def read_run(path: PathLike, name: str | None = None, depth: int | None = None) 
             rankings.clear()
         else:
             rankings[block[0]] = list(block[1])
-    return Run(name or source.name, rankings, source.path, source.lines)
+    run_name = name or source.name
+    assert run_name is not None  # blocks() raised for a run without result lines
+    return Run(run_name, rankings, source.path, source.lines)
 
 
 class RunFile:
@@ -387,7 +400,7 @@ class RunFile:
         docs = _Docs()
         pending: InputError | None = None
 
-        def wanted(qid: str | None, docs: _Docs) -> bool:
+        def wanted(qid: str | None, docs: _Docs) -> TypeGuard[str]:
             return qid is not None and bool(docs) and (queries is None or qid in queries)
 
         def streamed(qid: str, docs: _Docs) -> Iterator[Block]:
@@ -469,7 +482,7 @@ def run_files(directory: PathLike) -> list[Path]:
 
 def run_paths(source: PathLike | Iterable[PathLike]) -> list[Path | str]:
     """The run files named: files as given (``-`` is standard input), folders expanded by :func:`run_files`."""
-    sources = [source] if isinstance(source, (str, Path)) else list(source)
+    sources = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     paths: list[Path | str] = []
     for item in sources:
         if is_stdio(item):
@@ -495,8 +508,10 @@ def read_runs(source: PathLike | Iterable[PathLike], depth: int | None = None) -
     return runs
 
 
-def check_unique_name(seen: Mapping[str, Run | RunFile], run: Run | RunFile) -> None:
-    """Two run files with the same runid are an error: their results would merge."""
+def check_unique_name(seen: Mapping[str, Ranked], run: Ranked) -> None:
+    """Two run files with the same runid are an error: their results would merge. ``run`` has
+    been read (its name is known)."""
+    assert run.name is not None
     if run.name in seen:
         raise InputError(run.path if run.path is not None else run.name, None,
                          f"run name {run.name!r} already used by {seen[run.name].path}")

@@ -63,7 +63,7 @@ def read_topics(source: str | PathLike) -> dict[str, Topic]:
         whole = parse_json("\n".join(line for _, line in held_lines(lines, name)), name)
         if not isinstance(whole, list):
             raise InputError(name, None, "expected a JSON list of topic objects")
-        records = [(None, _topic_from_object(obj, name, None)) for obj in whole]
+        records: list[tuple[int | None, Topic]] = [(None, _topic_from_object(obj, name, None)) for obj in whole]
     elif first.startswith("{"):
         records = _object_records(held_lines(lines, name), name)
     else:

@@ -124,6 +124,7 @@ def _question(lesson_id: str, question_id: str, item: Any) -> Question:
         keyed, correct = answer_key(texts, key, key_field="correctAnswer")
     except ValueError as exc:
         raise _Defect(str(exc)) from None
+    assert correct is not None  # answer_key names the correct one of the choices given
     return Question(query_id=lesson_id, question_id=question_id, text=text, choices=keyed, correct_choice=correct,
                     answers=(keyed[correct],))
 
@@ -160,6 +161,7 @@ def tqa_document(bank: QuestionBank) -> str:
             raise ValueError(f"question {q.question_id!r} has no choices, which the tqa format needs; "
                              "write the 'choices' or 'exampp' format")
         check_choices(q, "tqa")
+        assert q.correct_choice is not None  # check_choices refuses choices without an answer key
         if q.query_id not in lessons:
             lessons[q.query_id] = {"globalID": q.query_id, "lessonName": bank.query_texts.get(q.query_id, ""),
                                    "questions": {"nonDiagramQuestions": {}, "diagramQuestions": {}}}

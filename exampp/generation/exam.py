@@ -176,7 +176,9 @@ def parse_exam_answer(text: str) -> ExamQuestion:
     start = next((i for i, line in enumerate(lines) if _QUESTION.match(line)), None)
     if start is None:
         raise Unparseable("no 'Question:' line" if text.strip() else "the answer is empty")
-    question = [_QUESTION.match(lines[start]).group(1)]
+    first = _QUESTION.match(lines[start])
+    assert first is not None  # the line was found by this match
+    question = [first.group(1)]
     choices: list[tuple[str, str]] = []
     key: str | None = None
     at = start + 1
@@ -200,11 +202,11 @@ def parse_exam_answer(text: str) -> ExamQuestion:
     if letters != LETTERS:
         raise Unparseable(f"expected four choices A) to D), found {', '.join(letters) or 'none'}")
     texts = tuple(choice for _, choice in choices)
-    for i, choice in enumerate(texts):
-        if not choice:
+    for i, choice_text in enumerate(texts):
+        if not choice_text:
             raise Unparseable(f"choice {LETTERS[i]} is empty")
         for j in range(i):
-            if _normal(texts[j]) == _normal(choice):
+            if _normal(texts[j]) == _normal(choice_text):
                 raise Unparseable(f"choices {LETTERS[j]} and {LETTERS[i]} are the same")
     if key is None:
         raise Unparseable("no 'Correct Answer:' line after the choices")
@@ -338,7 +340,7 @@ class FilterStep:
     reaching: int
     threshold: float | None
     chosen: str | None  # "fixed"; "drop 5%" for a quantile ("drop 5%, raised to 0" where the floor applied)
-    dropped: dict[str, float | str]  # document id -> score (or the offending words)
+    dropped: Mapping[str, float | str]  # document id -> score (or the offending words)
 
     @property
     def kept(self) -> int:
@@ -415,7 +417,7 @@ def shuffle_choices(questions: Sequence[ExamQuestion], seed: int) -> list[ExamQu
     drawn at random), dealt to the questions in a random order; the distractors fill the other
     places in a random order. So each question's key is at each letter with probability 1/4."""
     rng = np.random.default_rng(seed)
-    out = []
+    out: list[ExamQuestion] = []
     if not questions:
         return out
     width = len(questions[0].choices)

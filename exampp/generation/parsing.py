@@ -129,7 +129,8 @@ def _truncated_json(text: str) -> list[Entry]:
     start = text.find("[")
     if start < 0 or "]" in text[start:]:
         return []
-    decoder, items, at = json.JSONDecoder(), [], start + 1
+    decoder, at = json.JSONDecoder(), start + 1
+    items: list[Any] = []
     while True:
         while at < len(text) and (text[at].isspace() or text[at] == ","):
             at += 1

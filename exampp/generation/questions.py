@@ -115,7 +115,7 @@ def reader(choice: PromptChoice) -> Callable[[str], list[dict[str, str]] | Noted
         kept = remove_near_duplicates([text for text, _ in entries])
         if not kept:
             raise Unusable(f"no {choice.items}" + (f" ({notes[0]})" if notes else ""))
-        value = [{"text": text, **({"importance": first[text]} if first[text] else {})} for text in kept]
+        value = [{"text": text, **({"importance": importance} if (importance := first[text]) else {})} for text in kept]
         return Noted(value, "; ".join(notes)) if notes else value
 
     return read

@@ -211,6 +211,7 @@ class CascadeSpec:
         """The threshold: the one given, else the calibrated one for the target recall."""
         if self.threshold is not None:
             return self.threshold
+        assert self.recall is not None  # a spec names a recall or a threshold (parse)
         if self.recall not in stage.thresholds:
             known = ", ".join(f"{r:g}" for r in stage.thresholds)
             raise CascadeError(f"--cascade {STAGE_NAME}:{self.recall:g}: thresholds are calibrated for recall "
@@ -257,6 +258,7 @@ def open_cascade(spec: CascadeSpec | None, backend: Backend | BackendSpec | None
         raise CascadeError(f"the cascade needs each query's text; {len(untitled)} queries have none "
                            f"(e.g. {untitled[0]!r}): give --topics, or a bank with query texts")
     with opened(backend if backend is not None else BackendSpec(BACKEND)) as embedder:
+        assert embedder is not None  # opened() gives None for None only
         embedder.require(frozenset({Capability.EMBED}), "the cascade's first stage")
         yield Cascade(embedder, stage, threshold, {q: list(t) for q, t in questions.items()},
                       {q: queries[q] for q in questions})

@@ -210,14 +210,9 @@ class BoundGrader(Grader):
         self.owned = owned
         self.name = str(grading_method)
         self.direct = grading_method.direct
-
-    @property
-    def whole_passages(self) -> bool:
-        return self.grading_method.whole_passages
-
-    @property
-    def parallel_calls(self) -> int:
-        return self.backend.parallel_calls if self.backend is not None else 1
+        # Grader's attributes, fixed once the method and its backend are
+        self.whole_passages = grading_method.whole_passages
+        self.parallel_calls = backend.parallel_calls if backend is not None else 1
 
     @property
     def method(self) -> Method:

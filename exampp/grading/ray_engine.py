@@ -77,9 +77,11 @@ class Worker:
     def grade(self, pairs: Sequence[Pair]) -> tuple[list[Judgment], Usage | None]:
         """The chunk's judgments, and what grading it cost the backend (None: no backend)."""
         backend = self.grader.backend
-        before = replace(backend.usage) if backend is not None else None
+        if backend is None:
+            return self.grader.grade(pairs), None
+        before = replace(backend.usage)
         judgments = self.grader.grade(pairs)
-        return judgments, backend.usage - before if backend is not None else None
+        return judgments, backend.usage - before
 
 
 @dataclass
@@ -194,13 +196,13 @@ class RayEngine:
                         continue
                     task = again.popleft() if again else None
                     while task is None and more:
-                        tag, pairs = next(source, (None, None))
-                        if pairs is None:
+                        chunk = next(source, None)
+                        if chunk is None:
                             more = False
-                        elif not pairs:
-                            yield tag, []
+                        elif not chunk[1]:
+                            yield chunk[0], []
                         else:
-                            task = _Task(slot, actor, tag, pairs)
+                            task = _Task(slot, actor, *chunk)
                     if task is None:
                         break
                     task.slot, task.worker = slot, actor
@@ -242,14 +244,13 @@ class RemoteGrader(Grader):
         self.engine = engine
         self.name = str(engine.method)
         self.direct = engine.method.direct
-
-    @property
-    def whole_passages(self) -> bool:
-        return self.engine.method.whole_passages
+        self.whole_passages = engine.method.whole_passages
 
     @property
     def method(self) -> Method:
-        return self.engine.method_id
+        method = self.engine.method_id
+        assert method is not None  # known once the workers are ready (the engine entered)
+        return method
 
     def grade(self, pairs: Sequence[Pair]) -> list[Judgment]:
         return [j for _, judgments in self.engine.grade([(None, pairs)]) for j in judgments]

@@ -293,6 +293,7 @@ def _commit(store: GradeStore, sent: list[tuple[Key, Pair]], ruled_out: list[tup
             for (key, p), j in zip(sent, judgments)
         )
         if ruled_out:
+            assert cascade is not None  # only a cascade rules pairs out
             store.put_cascaded(cascade.mark.stage, (
                 (HashedGrade(Grade(p.query_id, p.passage_id, p.question.question_id, 0.0, method_id), *key), score)
                 for (key, p), score in ruled_out))

@@ -143,8 +143,9 @@ class Backend(ABC):
     usage: Usage
 
     @classmethod
-    def open(cls, model: str | None = None, **options: Any) -> "Backend":
-        """Open the backend for ``model`` (None: its default) with its own ``options``."""
+    def open(cls, model: str | None = None, *args: Any, **options: Any) -> "Backend":
+        """Open the backend for ``model`` (None: its default) with its own ``options`` (each backend
+        declares the keyword options it takes: this signature stands for any of theirs)."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -172,7 +173,7 @@ class Backend(ABC):
         """Text per prompt (a text, or a conversation of turns): greedy at ``temperature`` 0, else sampled."""
         raise self._lacks(Capability.GENERATE)
 
-    def next_token_labels(self, prompts: Sequence[str], labels: Labels, *,
+    def next_token_labels(self, prompts: Sequence[str | Conversation], labels: Labels, *,
                           max_new_tokens: int = 32) -> list[NextToken]:
         raise self._lacks(Capability.LABEL_LOGPROBS)
 

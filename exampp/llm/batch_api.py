@@ -92,7 +92,7 @@ def parse_price(text: str) -> tuple[float, float]:
     if len(prices) != 2 or not all(0 <= price < float("inf") for price in prices):
         raise SettingError(f"batch_price must be IN,OUT (dollars per million prompt and completion tokens, "
                            f"e.g. 1.25,5), found {text!r}")
-    return prices  # type: ignore[return-value]
+    return prices
 
 
 @dataclass

@@ -44,6 +44,8 @@ class Controller:
     """The requests-in-flight limit (:attr:`limit`) for a server that takes at most ``ceiling`` at once,
     adapted to the completions and overloads reported to it (``adaptive``), timed by ``clock``."""
 
+    _full: bool  # the round has had the limit's worth in flight (set by _new_round)
+
     def __init__(self, ceiling: int, *, adaptive: bool = True, clock: Callable[[], float] = time.monotonic) -> None:
         if ceiling < 1:
             raise ValueError(f"a concurrency limit must be at least 1, not {ceiling}")

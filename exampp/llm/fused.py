@@ -53,8 +53,9 @@ def _sdpa_shared_bias(module, query, key, value, attention_mask, *args, position
     from transformers.integrations.sdpa_attention import create_position_bias_mask, sdpa_attention_forward
 
     if position_bias is None or attention_mask is None:
-        return sdpa_attention_forward(module, query, key, value, attention_mask, *args, position_bias=position_bias,
-                                      **kwargs)
+        # transformers hands the attention no positional argument beyond the mask: *args is empty
+        return sdpa_attention_forward(module, query, key, value, attention_mask, *args,  # type: ignore[misc]
+                                      position_bias=position_bias, **kwargs)
     kept = getattr(position_bias, "_exampp_combined", None)
     # The same bias and mask objects (never changed in place) give the same combined mask; with a
     # mask given, causality is in the mask and create_position_bias_mask ignores is_causal.

@@ -19,6 +19,7 @@ import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TypedDict
 from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
@@ -31,6 +32,12 @@ LLM_REMEDY = ("Give a local copy of the model with --model PATH (a folder with c
 _TRUE = frozenset({"1", "ON", "YES", "TRUE"})  # huggingface_hub's spellings of a true variable
 
 
+class LoadOptions(TypedDict):
+    """The keyword arguments a located model is loaded with."""
+
+    local_files_only: bool
+
+
 @dataclass(frozen=True)
 class ModelSource:
     """A located model: load ``name_or_path`` with :attr:`options`, inside :meth:`loading`."""
@@ -41,7 +48,7 @@ class ModelSource:
     remedy: str = LLM_REMEDY  # what the user can do instead
 
     @property
-    def options(self) -> dict[str, bool]:
+    def options(self) -> LoadOptions:
         """Keyword arguments for ``from_pretrained`` (and SentenceTransformer) besides the name."""
         return {"local_files_only": self.local_files_only}
 

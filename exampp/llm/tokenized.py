@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
 from exampp.errors import ModelLoadError
 from exampp.llm.backend import Backend, Labels, NextToken, next_token_scores
@@ -27,12 +28,13 @@ class TokenizedBackend(Backend):
     """A backend whose prompts go in as token ids of a HuggingFace tokenizer; subclasses call
     :meth:`read_prompts` when they are built."""
 
-    tokenizer: object
+    tokenizer: Any  # a HuggingFace tokenizer, used as one (transformers' classes, or what vLLM hands over)
     chat: bool
     is_encoder_decoder: bool
+    max_input_tokens: int  # a local model's input has a limit
 
     def read_prompts(self, name: str, tokenizer, *, encoder_decoder: bool, chat: bool | None,
-                     max_input_tokens: int | None, marks: str = "") -> None:
+                     max_input_tokens: int, marks: str = "") -> None:
         """Set the prompt format and the judge's identity. ``chat``: None for the chat template when a
         decoder-only model's tokenizer has one; True where there is none is a ModelLoadError.
         ``max_input_tokens``: where prompts are cut. ``marks``: what else the identity names
@@ -100,9 +102,10 @@ class TokenizedBackend(Backend):
                                      add_special_tokens=not self.chat, max_length=limit)["input_ids"]
             for i, x in zip(rest, encoded):
                 ids[i] = x
-        self.usage.requests += len(ids)
-        self.usage.prompt_tokens += sum(map(len, ids))
-        return ids  # type: ignore[return-value]  # every slot is filled above
+        filled = cast("list[list[int]]", ids)  # every slot is filled above
+        self.usage.requests += len(filled)
+        self.usage.prompt_tokens += sum(map(len, filled))
+        return filled
 
     # --- tokens ----------------------------------------------------------------------------
 

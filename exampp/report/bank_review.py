@@ -7,9 +7,11 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
+
+from exampp.report.records import table_rows
 
 SNIPPET = 140  # characters of a passage shown before its <details> is opened
 
@@ -116,7 +118,7 @@ def _too_broad(review: BankReview) -> str:
     rows = [[_query(r.query_id, review), _question(r.text, r.question_id), _number(r.non_relevant), _number(r.relevant),
              _number(r.precision), _number(r.answered), _number(r.graded),
              _passages(r.non_relevant_examples.split(), review.passages)]
-            for r in review.too_broad.itertuples()]
+            for r in table_rows(review.too_broad)]
     return head + intro + _table(["query", "question", "non-relevant", "relevant", "precision", "answered",
                                   "graded", "non-relevant passages answering it"], rows, numeric={2, 3, 4, 5, 6})
 
@@ -125,7 +127,7 @@ def _unanswered(review: BankReview) -> str:
     intro = _note("No graded passage answers these questions: the pool holds no answer, or the question asks "
                   "what the query is not about.")
     rows = [[_query(r.query_id, review), _question(r.text, r.question_id), _number(r.graded), _number(r.best_grade)]
-            for r in review.unanswered.itertuples()]
+            for r in table_rows(review.unanswered)]
     return (_heading("unanswered", "Unanswered questions", review.unanswered) + intro
             + _table(["query", "question", "graded", "best grade"], rows, numeric={2, 3}))
 
@@ -139,7 +141,7 @@ def _gaps(review: BankReview) -> str:
                   "at all). What they say is what the bank is missing.")
     rows = [[_query(r.query_id, review), _text(r.passage_id), _number(r.official), _number(r.best_grade),
              _question(r.best_question_text, r.best_question), _passage_text(r.text)]
-            for r in review.gaps.itertuples()]
+            for r in table_rows(review.gaps)]
     return head + intro + _table(["query", "passage", "official", "best grade", "closest question", "text"], rows,
                                  numeric={2, 3})
 
@@ -150,11 +152,12 @@ def _answers(review: BankReview) -> str:
         return head + _note(escape(review.answers_note))
     parts = [head, _note("Each question's answers, normalised (case, punctuation, stopwords, word stems) and "
                          f"grouped; <em>answered</em> counts the passages graded &ge; {_number(review.tau)}.")]
-    for (qid, question_id), group in review.answers.groupby(["query_id", "question_id"], sort=False):
+    for key, group in review.answers.groupby(["query_id", "question_id"], sort=False):
+        qid, question_id = cast("tuple[str, str]", key)
         parts.append(f"<h3>{_question(group['question'].iloc[0], question_id)}</h3>"
                      f'<p class="muted">query {_query(qid, review)}</p>')
         rows = [[_text(r.answer), _number(r.count), _number(r.answered), _text(r.passages)]
-                for r in group.itertuples()]
+                for r in table_rows(group)]
         parts.append(_table(["answer", "passages", "answered", "example passages"], rows, numeric={1, 2}))
     return "\n".join(parts)
 
@@ -175,7 +178,7 @@ def _questions(review: BankReview) -> str:
         return cells + [" ".join(f'<span class="flag">{_text(f)}</span>' for f in r.flags.split(",") if f)]
 
     return (_heading("questions", "All questions", table)
-            + _table(headers, [row(r) for r in table.itertuples()], numeric=set(range(2, len(headers) - 1))))
+            + _table(headers, [row(r) for r in table_rows(table)], numeric=set(range(2, len(headers) - 1))))
 
 
 # -- pieces ----------------------------------------------------------------------------------

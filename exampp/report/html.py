@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import base64
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from html import escape
 from pathlib import PurePath
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -187,7 +187,7 @@ def _meta(content: ReportContent) -> str:
     head = [("#", True), ("evaluation", False), ("family", False), ("systems", True),
             *((STATISTICS.get(s) or escape(s), True) for s in statistics)]
     rows = []
-    for i, r in table.iterrows():
+    for i, r in _ranked_rows(table):
         best = _best(r["best"], statistics) if "best" in table else {s for s in statistics if r[s] == tops[s]}
         marked = marks[i] == "best"
         mark = {"best": ' <span class="star" title="best">★</span>',
@@ -294,7 +294,7 @@ def _rag(content: ReportContent) -> str:
         head = ["#", "run", *measures, "topics"]
         rows = [[_number(i + 1), f'<span class="k">{_text(r["run"])}</span>',
                  *(_score(r[m], r.get("low") if m == "V_strict" else None, r.get("high") if m == "V_strict" else None)
-                   for m in measures), _number(r["n_topics"])] for i, r in board.iterrows()]
+                   for m in measures), _number(r["n_topics"])] for i, r in _ranked_rows(board)]
         parts += ["<h3>Nugget scores</h3>", _note(
             "The official nugget assignment's run leaderboard, best first by V<sub>strict</sub>: the share of a "
             "topic's vital nuggets the answer supports (V counts partial support as 0.5, V<sub>strict</sub> as 0); "
@@ -305,10 +305,10 @@ def _rag(content: ReportContent) -> str:
     if NUGGET_AGREEMENT in tables:
         agreement = tables[NUGGET_AGREEMENT]
         statistics = [s for s in AGREEMENT_STATISTICS if s in agreement]
-        head = ("<tr><th>assignment</th>" + "".join(f'<th class="n"><span class="k">{h}</span></th>'
-                                                         for h in ("nuggets", "topics", "runs"))
-                + "".join(f'<th class="n">{AGREEMENT_STATISTICS[s]}</th>' for s in statistics) + "</tr>")
-        rows = "\n".join(
+        head_row = ("<tr><th>assignment</th>" + "".join(f'<th class="n"><span class="k">{h}</span></th>'
+                                                             for h in ("nuggets", "topics", "runs"))
+                    + "".join(f'<th class="n">{AGREEMENT_STATISTICS[s]}</th>' for s in statistics) + "</tr>")
+        body_rows = "\n".join(
             f"<tr><td>{_text(r['assignment'])}</td>"
             + "".join(f'<td class="n">{_number(r[c])}</td>' for c in ("n_nuggets", "n_topics", "n_runs"))
             + "".join(f'<td class="n">{_score(r[s], r[f"{s}_low"], r[f"{s}_high"])}</td>' for s in statistics)
@@ -318,7 +318,7 @@ def _rag(content: ReportContent) -> str:
             "support against the rest, Krippendorff's α (ordinal) of the grades 0/1/2; and the correlation of "
             "the V<sub>strict</sub> leaderboards the two assignments induce over the runs that answered every "
             "shared topic. Under each value its bootstrap interval over the topics."),
-            f'<table class="wide" data-tsv="{NUGGET_AGREEMENT}">\n<thead>{head}</thead>\n<tbody>\n{rows}\n'
+            f'<table class="wide" data-tsv="{NUGGET_AGREEMENT}">\n<thead>{head_row}</thead>\n<tbody>\n{body_rows}\n'
             "</tbody>\n</table>\n"]
     if SUPPORT in tables:
         parts += ["<h3>Citation support</h3>", _note(
@@ -332,13 +332,14 @@ def _rag(content: ReportContent) -> str:
 
 def _human(content: ReportContent) -> str:
     summary, tables = content.human, content.tables
+    assert summary is not None  # the section of a report with a human check only
     board = tables[HUMAN_CHECK]
     measures = [c for c in board.columns if c != "run" and not c.endswith((" judge", " low", " high"))]
     head = ["#", "run", *(h for m in measures for h in (f"{m} (judge)", f"{m} (corrected)"))]
     rows = [[_number(i + 1), f'<span class="k">{_text(r["run"])}</span>',
              *(cell for m in measures
                for cell in (_number(r[f"{m} judge"]), _score(r[m], r[f"{m} low"], r[f"{m} high"])))]
-            for i, r in board.iterrows()]
+            for i, r in _ranked_rows(board)]
     kappa = "&ndash;" if _missing(summary.kappa) else f"{summary.kappa:.3f}"
     parts = [_note(
         f"{summary.labelled} pairs judged by people, drawn with known probabilities "
@@ -362,6 +363,7 @@ def _human(content: ReportContent) -> str:
 
 def _audit(content: ReportContent) -> str:
     summary, tables = content.audit, content.tables
+    assert summary is not None  # the section of an audited report only
     if summary.texts == "answers":
         audited = f"Every answer ({summary.pooled}), each whole as submitted,"
     else:
@@ -417,7 +419,12 @@ def _figure(figures: dict[str, bytes], name: str, caption: str) -> str:
             f'<figcaption>{caption} PNG: {_link("figures/" + name)}.</figcaption></figure>\n')
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], tsv: str, numeric: set[int] = frozenset(),
+def _ranked_rows(table: pd.DataFrame) -> Iterable[tuple[int, pd.Series]]:
+    """``table.iterrows()`` of a table ranked best first: the labels are the places from 0 (a RangeIndex)."""
+    return cast("Iterable[tuple[int, pd.Series]]", table.iterrows())
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], tsv: str, numeric: Collection[int] = frozenset(),
            wide: bool = False) -> str:
     """A table of cells that are HTML already (escaped by the callers' helpers); ``tsv``: the file it shows."""
     head = "".join(f'<th class="n">{escape(h)}</th>' if i in numeric else f"<th>{escape(h)}</th>"

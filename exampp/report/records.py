@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, cast
 
 from exampp.collection.io import PathLike
 
@@ -46,14 +47,21 @@ def _ready(value: Any) -> Any:
 
 def records(table: pd.DataFrame, *, infinite_as_null: bool = False) -> list[dict[str, Any]]:
     """A table's rows as JSON-ready records."""
-    return [{k: json_value(v, infinite_as_null=infinite_as_null) for k, v in row.items()}
+    return [{cast(str, k): json_value(v, infinite_as_null=infinite_as_null) for k, v in row.items()}  # column names
             for row in table.to_dict(orient="records")]
+
+
+def table_rows(table: pd.DataFrame, *, index: bool = True) -> Iterable[Any]:
+    """``table.itertuples(index=index)``: the rows as named tuples, typed Any: a field holds what its
+    column holds (pandas' stubs would type it as any scalar at all)."""
+    return table.itertuples(index=index)
 
 
 def tsv(table: pd.DataFrame) -> str:
     """A table as TSV: a header line, then one line per row (floats :data:`SIGNIFICANT` digits, no
     index, NaN empty)."""
-    return table.to_csv(sep="\t", index=False, lineterminator="\n", float_format=lambda value: repr(significant(value)))
+    return table.to_csv(sep="\t", index=False, lineterminator="\n",
+                        float_format=lambda value: repr(significant(cast(float, value))))  # given floats only
 
 
 def significant(value: float) -> float:

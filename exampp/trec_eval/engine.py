@@ -17,7 +17,7 @@ import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from exampp.collection.ids import some_ids
 from exampp.collection.qrels import Qrels, check_integer_labels
@@ -66,12 +66,12 @@ def evaluate(
     trec = [(m, params, m.value_names(params)) for m, params in selection.trec]
     cut = None if max_retrieved is None else max(max_retrieved, 0)
 
-    values: dict[str, list[list[Value]]] = {}  # per query, per measure, per value name
+    values: dict[str, list[Sequence[Value]]] = {}  # per query, per measure, per value name
     ir = IrBatches(selection.ir, qrels)
 
     def add(qid: str, docs: Ranking) -> None:
         ranking = docs[:cut]  # blocks come cut already; -c's bogus document is cut here (-M0)
-        judged = judge(ranking.docids, qrels[qid], settings)
+        judged = judge(ranking.docids, cast("dict[str, int]", qrels[qid]), settings)  # checked integers above
         values[qid] = [m.calc(judged, params, settings) for m, params, _ in trec]
         ir.add(qid, ranking)
 
@@ -104,6 +104,7 @@ def evaluate(
             scores.extend(Score(str(m), qid, ir.values[m, qid]) for m in selection.ir if (m, qid) in ir.values)
     for index, (m, _, names) in enumerate(trec):
         if m.averaging is Averaging.RUN_NAME:
+            assert run.runid is not None  # known once the run is read
             scores.append(Score(names[0], "all", run.runid, m.fmt))
         elif m.averaging is Averaging.QRELS_SUM and complete:
             scores.append(Score(names[0], "all", sum(g > 0 for js in qrels.values() for g in js.values()), m.fmt))
@@ -153,9 +154,10 @@ def evaluate_runs(qrels: Qrels, runs: Iterable[Ranked], measures: Iterable[str] 
     runs = list(runs)
     jobs = available_cpus() if jobs is None else jobs
     results: dict[str, list[Score]] = {}
-    seen = {}
+    seen: dict[str, Ranked] = {}
     for run, scores in _evaluated(qrels, runs, measures, jobs, options):
         check_unique_name(seen, run)
+        assert run.name is not None  # known once the run is read
         seen[run.name] = run
         results[run.name] = scores
     return results
@@ -199,6 +201,7 @@ def _take_work(work: tuple[Qrels, list[str], dict]) -> None:
 
 
 def _evaluate_one(run: Ranked) -> tuple[Ranked, list[Score]]:
+    assert _WORK is not None  # each worker took its work when it started
     qrels, measures, options = _WORK
     return run, evaluate(qrels, run, measures, **options)
 
@@ -207,18 +210,20 @@ def _summary(measure: Measure, values: Sequence[Value]) -> Value:
     """The ``all`` value from the per-query values (summed in query order, as trec_eval does)."""
     if measure.averaging is Averaging.NUM_Q:
         return len(values)
+    numbers = cast("Sequence[float]", values)  # a summarized measure's values are numbers (relstring has no summary)
     if measure.averaging in (Averaging.SUM, Averaging.QRELS_SUM):
-        return sum(values)
+        return sum(numbers)
     total = 0.0
-    for value in values:
+    for value in numbers:
         total += value
     mean = total / len(values)
     return math.exp(mean) if measure.averaging is Averaging.GEOMETRIC else mean
 
 
-def _reset_bogus_values(trec: Sequence[tuple[Measure, object, list[str]]], values: list[list[Value]]) -> None:
+def _reset_bogus_values(trec: Sequence[tuple[Measure, object, list[str]]], values: list[Sequence[Value]]) -> None:
     """trec_eval's cleanup after evaluating a missing query as one unjudged document (matched by value name)."""
-    for (_, _, names), vals in zip(trec, values):
+    for index, ((_, _, names), measured) in enumerate(zip(trec, values)):
+        values[index] = vals = list(measured)
         for i, name in enumerate(names):
             if name == "num_ret":
                 vals[i] = 0

@@ -183,11 +183,13 @@ class IrBatches:
                 # ndeval's measures see only relevant judgments (a query without any scores 0
                 # either way), so the zeros, most of a per-question qrels, are not handed over.
                 pending = frozenset(self._pending)
+                intent = self.intent
+                assert intent is not None  # __init__ refuses intent-aware measures without intent qrels
                 ranks = {qid: {docid: float(len(docs) - i) for i, docid in enumerate(docs)}
                          for qid, docs in self._pending.items()}
                 self._calc(self.intent_measures, pending, lambda: [
                     ir_measures.Qrel(qid, docid, rel, subtopic) for qid in pending
-                    for subtopic, docs in self.intent.get(qid, {}).items() for docid, rel in docs.items()
+                    for subtopic, docs in intent.get(qid, {}).items() for docid, rel in docs.items()
                     if rel > 0], ranks)
         self._pending, self._docs = {}, 0
 

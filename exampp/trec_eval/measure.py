@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -49,7 +49,7 @@ class Params:
     printable: str | None = None
 
 
-Calc = Callable[[JudgedRanking, Params, Settings], list[Value]]
+Calc = Callable[[JudgedRanking, Params, Settings], Sequence[Value]]
 
 
 @dataclass(frozen=True)

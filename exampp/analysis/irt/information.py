@@ -9,14 +9,14 @@ as arrays over items (``g`` may be a scalar); matrices are (n_theta, n_items).
 """
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Sequence
 from typing import Union
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-GroupLabels = Union[Hashable, Iterable[Hashable]]
+GroupLabels = Union[Hashable, set[Hashable], frozenset[Hashable], list[Hashable], tuple[Hashable, ...]]
 """Per item: one label, or a set/list/tuple of labels (the item counts in each)."""
 
 

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -81,6 +81,9 @@ SMALL_SAMPLE = 100  # summed respondent weight below which prior_a="auto" puts a
 DEFAULT_PRIOR_A = (0.0, 0.5)  # the lognormal (meanlog, sdlog) prior_a="auto" chooses
 
 Prior = tuple[float, float]
+# the inverse information: ("full", the covariance of the free vector), or ("block", (each item's 3 x 3
+# block over (c, a, g), the common a's prior term))
+Covariance = tuple[Literal["full"], Array] | tuple[Literal["block"], tuple[Array, float]]
 PriorSetting = Prior | Literal["auto"] | None
 """``prior_a``: a lognormal (meanlog, sdlog), "auto" (by sample size) or None (plain ML)."""
 
@@ -161,7 +164,7 @@ class _Layout:
         return a, c, g
 
     def pack(self, a: Array, c: Array, g: Array) -> Array:
-        parts = [c]
+        parts: list[ArrayLike] = [c]
         if self.n_a == 1:
             parts.append([float(np.mean(a))])
         elif self.n_a:
@@ -172,7 +175,7 @@ class _Layout:
 
     def reduce(self, by_c: Array, by_a: Array, by_g: Array) -> Array:
         """Per-item derivatives → derivatives for the free vector (chain rule)."""
-        parts = [by_c]
+        parts: list[ArrayLike] = [by_c]
         if self.n_a == 1:
             parts.append([by_a.sum()])
         elif self.n_a:
@@ -225,6 +228,14 @@ class NothingToEstimate(ExamppError, ValueError):
 
 class IRTModel(Estimator):
     """Unidimensional logistic IRT model fitted by MML (EM, Gauss–Hermite) or the paper's JML."""
+
+    # per item, set by fit (NaN for the items left out of the estimation)
+    a_: Array
+    b_: Array
+    g_: Array
+    a_se_: Array
+    b_se_: Array
+    g_se_: Array
 
     def __init__(self, model: str = "2pl", method: str = "mml", guessing: float | None = None,
                  n_quadrature: int = 41, max_iter: int = 500, tol: float = 1e-6,
@@ -384,8 +395,10 @@ class IRTModel(Estimator):
             trace.append(loglik + self._prior(layout, v, prior_a)[0])
             if len(trace) > 1 and trace[-1] - trace[-2] < EM_SWITCH * abs(trace[-1]):
                 break
-            v = minimize(lambda u: penalised(*complete(u, r, n), u), v, jac=True, method="L-BFGS-B",
-                         bounds=bounds, options={"maxiter": 20}).x
+            def m_step(u: Array) -> tuple[float, Array]:  # this E-step's r and n
+                return penalised(*complete(u, r, n), u)
+
+            v = minimize(m_step, v, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 20}).x
 
         def marginal(u: Array) -> tuple[float, Array]:
             loglik, _, r, n = e_step(u)
@@ -410,7 +423,7 @@ class IRTModel(Estimator):
         return np.where(((v <= lo) & (grad > 0)) | ((v >= hi) & (grad < 0)), 0.0, grad)
 
     def _covariance(self, layout: _Layout, data: _Data, v: Array, post: Array, r: Array, n: Array,
-                    nodes: Array, prior_a: Prior | None) -> tuple[str, object]:
+                    nodes: Array, prior_a: Prior | None) -> Covariance:
         """Inverse observed information by Louis' method; ("full", cov) or ("block", blocks)."""
         a, c, g = layout.unpack(v)
         z = np.outer(nodes, a) + c
@@ -454,7 +467,9 @@ class IRTModel(Estimator):
                                    for m in kinds] for k in kinds])
         outer = np.einsum("kij,mij,i->kmj", mean_u, mean_u, data.weight)
         blocks = np.full((J, 3, 3), np.nan)  # over (c, a, g); NaN where not estimated
-        blocks[np.ix_(np.arange(J), kinds, kinds)] = np.moveaxis(complete - second_moment + outer, 2, 0)
+        # index arrays, as ix_ makes of lists (numpy's stubs take arrays only)
+        at = np.ix_(np.arange(J), np.asarray(kinds), np.asarray(kinds))
+        blocks[at] = np.moveaxis(complete - second_moment + outer, 2, 0)
         J_idx = np.arange(J)
         if layout.n_g:
             blocks[:, 2, 2] -= prior_hess[J + layout.n_a + J_idx]
@@ -493,14 +508,14 @@ class IRTModel(Estimator):
                 parts.append((w * (data.x * d.p_g + data.wrong * d.q_g)).sum(axis=0))
             return -value, -np.concatenate([np.asarray(p, dtype=float) for p in parts])
 
-        u0 = [np.full(N, PAPER_INIT["theta"]), start["b"]]
+        starts: list[ArrayLike] = [np.full(N, PAPER_INIT["theta"]), start["b"]]
         if n_a:
-            u0.append(start["a"][:n_a] if n_a == J else [start["a"][0]])
+            starts.append(start["a"][:n_a] if n_a == J else [start["a"][0]])
         if n_g:
-            u0.append(start["g"])
+            starts.append(start["g"])
         bounds = ([PAPER_BOUNDS["theta"]] * N + [PAPER_BOUNDS["b"]] * J + [PAPER_BOUNDS["a"]] * n_a
                   + [PAPER_BOUNDS["g"]] * n_g)
-        u0 = np.clip(np.concatenate([np.asarray(p, dtype=float) for p in u0]), *np.array(bounds).T)
+        u0 = np.clip(np.concatenate([np.asarray(p, dtype=float) for p in starts]), *np.array(bounds).T)
         result = minimize(objective, u0, jac=True, method="L-BFGS-B", bounds=bounds,
                           options={"maxiter": self.max_iter, "maxfun": 20 * self.max_iter})
         theta, a, b, g = unpack(result.x)
@@ -540,25 +555,24 @@ class IRTModel(Estimator):
 
 def _safe_inverse(info: Array) -> Array:
     try:
-        return np.linalg.inv(info)
+        return cast(Array, np.linalg.inv(info))  # float64 in, float64 out (numpy's stubs say any float)
     except np.linalg.LinAlgError:
         return np.full_like(info, np.nan)
 
 
-def _standard_errors(layout: _Layout, cov: tuple[str, object] | None, a: Array, c: Array) -> tuple[Array, Array, Array]:
+def _standard_errors(layout: _Layout, cov: Covariance | None, a: Array, c: Array) -> tuple[Array, Array, Array]:
     """SE of a, b (delta method, b = −c/a) and g; NaN where fixed or not available."""
     J = layout.n_items
     nan = np.full(J, np.nan)
     if cov is None:
         return nan, nan.copy(), nan.copy()
-    kind, value = cov
-    if kind == "full":
-        full = layout.jacobian() @ value @ layout.jacobian().T  # per-item [c; a; g] covariance
+    if cov[0] == "full":
+        full = layout.jacobian() @ cov[1] @ layout.jacobian().T  # per-item [c; a; g] covariance
         idx = np.arange(J)
         var_c, var_a, var_g = full[idx, idx], full[J + idx, J + idx], full[2 * J + idx, 2 * J + idx]
         cov_ca = full[idx, J + idx]
     else:
-        blocks, common_a_prior = value
+        blocks, common_a_prior = cov[1]
         if layout.n_a == 1:
             # arrow matrix [[diag(I_cc), I_ca], [I_caᵀ, Σ I_aa]]: invert by the Schur complement
             ratio = blocks[:, 0, 1] / blocks[:, 0, 0]
@@ -571,7 +585,9 @@ def _standard_errors(layout: _Layout, cov: tuple[str, object] | None, a: Array, 
             used = [0] + ([1] if layout.n_a else []) + ([2] if layout.n_g else [])
             inv = np.full((J, 3, 3), np.nan)
             try:
-                inv[np.ix_(np.arange(J), used, used)] = np.linalg.inv(blocks[np.ix_(np.arange(J), used, used)])
+                # index arrays, as ix_ makes of lists (numpy's stubs take arrays only)
+                at = np.ix_(np.arange(J), np.asarray(used), np.asarray(used))
+                inv[at] = np.linalg.inv(blocks[at])
             except np.linalg.LinAlgError:
                 pass
             var_c, var_a, var_g, cov_ca = inv[:, 0, 0], inv[:, 1, 1], inv[:, 2, 2], inv[:, 0, 1]

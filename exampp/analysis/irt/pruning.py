@@ -137,6 +137,7 @@ def prune(
     history: list[PruningStep] = []
     for step in range(steps + 1):
         if step:
+            assert model is not None  # fitted at step 0
             dropped = least_discriminating(items, model.a_, list(model.item_status_), fraction)
             if not dropped:
                 break
@@ -148,6 +149,7 @@ def prune(
         lo, hi, integral, mean = information_over_range(model.theta_, model.a_, model.b_, model.g_)
         history.append(PruningStep(step, list(items), list(dropped), lo, hi, integral, mean,
                                    float(model.loglik_), bool(model.converged_)))
+    assert model is not None  # step 0 always runs
     return Pruning(history, model)
 
 

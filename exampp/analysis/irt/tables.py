@@ -6,6 +6,7 @@ Pure functions of a fitted :class:`~exampp.analysis.irt.models.IRTModel` and its
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 
 import numpy as np
 import pandas as pd
@@ -77,7 +78,7 @@ def information_table(items: pd.DataFrame) -> pd.DataFrame:
     from exampp.analysis.irt.information import information_by_group
 
     kept = items[usable(items)]
-    groupings = {"test": ["all"] * len(kept)}
+    groupings: dict[str, list[Hashable]] = {"test": ["all"] * len(kept)}
     if "query_id" in kept:
         groupings["query"] = list(kept["query_id"])
     if "bloom" in kept:

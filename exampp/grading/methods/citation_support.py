@@ -79,7 +79,8 @@ class CitationSupport(GradingMethod):
     def prompt_id(self) -> str:
         return CITATION_SUPPORT.prompt_id
 
-    def grade(self, backend: Backend, pairs: Sequence[Pair]) -> list[Judgment]:
+    def grade(self, backend: Backend | None, pairs: Sequence[Pair]) -> list[Judgment]:
+        assert backend is not None  # a method with a model is bound to one (BoundGrader)
         prompts = [backend.fit(CITATION_SUPPORT, context=p.passage, question=p.question.text) for p in pairs]
         judgments: list[Judgment | None] = [None] * len(pairs)
         asking = Asking(max_new_tokens=MAX_NEW_TOKENS, temperature=0.0, max_attempts=MAX_ATTEMPTS)

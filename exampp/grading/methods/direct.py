@@ -73,7 +73,8 @@ class Direct(GradingMethod):
     def top_grade(self) -> int:  # type: ignore[override]  # Thomas et al. label 0-2, the others 0/1
         return 2 if self.prompt == "thomas" else 1
 
-    def grade(self, backend: Backend, pairs: Sequence[Pair]) -> list[Judgment]:
+    def grade(self, backend: Backend | None, pairs: Sequence[Pair]) -> list[Judgment]:
+        assert backend is not None  # a method with a model is bound to one (BoundGrader)
         template = DIRECT_PROMPTS[self.prompt]
         parse = parse_thomas if self.prompt == "thomas" else parse_yes_no
         prompts = [backend.fit(template, context=pair.passage, query_title=pair.question.text) for pair in pairs]

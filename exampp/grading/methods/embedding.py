@@ -96,7 +96,8 @@ class Embedding(EmbeddingMethod):
     def prompt_id(self) -> str:
         return f"{PROMPT_VERSION}:{','.join(repr(t) for t in self.thresholds)}"
 
-    def grade(self, backend: Backend, pairs: Sequence[Pair]) -> list[Judgment]:
+    def grade(self, backend: Backend | None, pairs: Sequence[Pair]) -> list[Judgment]:
+        assert backend is not None  # a method with a model is bound to one (BoundGrader)
         values = cosines(backend, pairs)
         grades = apply_thresholds(values, self.thresholds)
         return [Judgment(float(g), answer=f"{c:.4f}") for g, c in zip(grades, values)]

@@ -53,7 +53,8 @@ class InjectionCheck(GradingMethod):
     def prompt_id(self) -> str:
         return INJECTION_CHECK.prompt_id
 
-    def grade(self, backend: Backend, pairs: Sequence[Pair]) -> list[Judgment]:
+    def grade(self, backend: Backend | None, pairs: Sequence[Pair]) -> list[Judgment]:
+        assert backend is not None  # a method with a model is bound to one (BoundGrader)
         texts = [backend.fit(INJECTION_CHECK, context=fence(pair.passage)) for pair in pairs]
         # the system turn apart, where the backend sends conversations; elsewhere the template as written
         prompts: list[Conversation] = [

@@ -53,7 +53,8 @@ class MultipleChoice(GradingMethod):
     def requires(self) -> frozenset[Capability]:
         return frozenset({Capability.CONTINUATION})
 
-    def grade(self, backend: Backend, pairs: Sequence[Pair]) -> list[Judgment]:
+    def grade(self, backend: Backend | None, pairs: Sequence[Pair]) -> list[Judgment]:
+        assert backend is not None  # a method with a model is bound to one (BoundGrader)
         lacking = sorted({p.question.question_id for p in pairs if not self.usable(p.question)})
         if lacking:
             raise ValueError(f"{len(lacking)} question(s) have no choices with a 'correct_choice', e.g. "
@@ -72,7 +73,9 @@ class MultipleChoice(GradingMethod):
             choices = pair.question.choices
             picked, probabilities = choose(scores[start:start + len(choices)])
             start += len(choices)
-            right = probabilities[pair.question.correct_choice]
-            judgments.append(Judgment(float(picked == pair.question.correct_choice), answer=choices[picked],
+            correct = pair.question.correct_choice
+            assert correct is not None  # every question is usable: checked above
+            right = probabilities[correct]
+            judgments.append(Judgment(float(picked == correct), answer=choices[picked],
                                       probabilities=(1.0 - right, right)))
         return judgments

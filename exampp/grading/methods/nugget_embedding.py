@@ -163,7 +163,8 @@ class NuggetEmbedding(EmbeddingMethod):
         """Each pair's score ``weights · features``."""
         return features(pairs, backend.embed) @ np.asarray(self.weights)
 
-    def grade(self, backend: Backend, pairs: Sequence[Pair]) -> list[Judgment]:
+    def grade(self, backend: Backend | None, pairs: Sequence[Pair]) -> list[Judgment]:
+        assert backend is not None  # a method with a model is bound to one (BoundGrader)
         values = self.scores(backend, pairs)
         grades = apply_thresholds(values, self.thresholds)
         return [Judgment(float(g), answer=f"{v:.4f}") for g, v in zip(grades, values)]
@@ -190,6 +191,7 @@ class NuggetCosine(EmbeddingMethod):
     def prompt_id(self) -> str:
         return f"nugget-cosine@v1:{self.threshold!r}"
 
-    def grade(self, backend: Backend, pairs: Sequence[Pair]) -> list[Judgment]:
+    def grade(self, backend: Backend | None, pairs: Sequence[Pair]) -> list[Judgment]:
+        assert backend is not None  # a method with a model is bound to one (BoundGrader)
         values = best_cosines(pairs, backend.embed)
         return [Judgment(2.0 if v >= self.threshold else 0.0, answer=f"{v:.4f}") for v in values]

@@ -144,7 +144,8 @@ class NuggetSupport(GradingMethod):
         """A nugget whose query text the pair carries (in ``info["query"]``)."""
         return bool(_info(question, QUERY_KEY))
 
-    def grade(self, backend: Backend, pairs: Sequence[Pair]) -> list[Judgment]:
+    def grade(self, backend: Backend | None, pairs: Sequence[Pair]) -> list[Judgment]:
+        assert backend is not None  # a method with a model is bound to one (BoundGrader)
         judgments: list[Judgment | None] = [None] * len(pairs)
         asked: list[tuple[Conversation, list[int], str]] = []  # a request, its pairs, its last reply
         for window in self._windows(pairs):

@@ -97,7 +97,8 @@ class QA(GradingMethod):
                    for pair in pairs]
         return [answer.strip() for answer in backend.generate(prompts, max_new_tokens=MAX_NEW_TOKENS)]
 
-    def grade(self, backend: Backend, pairs: Sequence[Pair]) -> list[Judgment]:
+    def grade(self, backend: Backend | None, pairs: Sequence[Pair]) -> list[Judgment]:
+        assert backend is not None  # a method with a model is bound to one (BoundGrader)
         require_answers(pairs)
         answers = self.extract(backend, pairs)
         if self.verify == "llm":

@@ -38,7 +38,8 @@ class ExtractiveQA(GradingMethod):
     def requires(self) -> frozenset[Capability]:
         return frozenset({Capability.EXTRACT})
 
-    def grade(self, backend: Backend, pairs: Sequence[Pair]) -> list[Judgment]:
+    def grade(self, backend: Backend | None, pairs: Sequence[Pair]) -> list[Judgment]:
+        assert backend is not None  # a method with a model is bound to one (BoundGrader)
         require_answers(pairs)
         answers = backend.extract([pair.question.text for pair in pairs], [pair.passage for pair in pairs])
         return [Judgment(float(bool(answer) and is_correct(answer, pair.question.answers)), answer=answer)

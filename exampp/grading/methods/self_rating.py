@@ -55,14 +55,16 @@ class SelfRating(GradingMethod):
     def prompt_id(self) -> str:
         return SELF_RATING_PROMPTS[self.prompt].prompt_id
 
-    def grade(self, backend: Backend, pairs: Sequence[Pair]) -> list[Judgment]:
+    def grade(self, backend: Backend | None, pairs: Sequence[Pair]) -> list[Judgment]:
+        assert backend is not None  # a method with a model is bound to one (BoundGrader)
         template = SELF_RATING_PROMPTS[self.prompt]
         system = SELF_RATING_SYSTEM.get(self.prompt)
-        prompts: list[str | Conversation] = [
+        fitted = [
             backend.fit(template, context=p.passage if system is None else fence(p.passage), question=p.question.text)
             for p in pairs]
+        prompts: list[str | Conversation] = list(fitted)
         if system is not None:  # the system turn apart, where the backend sends conversations
-            prompts = [(("system", system), ("user", text.removeprefix(system + "\n\n"))) for text in prompts]
+            prompts = [(("system", system), ("user", text.removeprefix(system + "\n\n"))) for text in fitted]
         if not (self.fast and Capability.LABEL_LOGPROBS in backend.capabilities):
             return [Judgment(float(parse_self_rating(text)), answer=text)
                     for text in backend.generate(prompts, max_new_tokens=MAX_NEW_TOKENS)]

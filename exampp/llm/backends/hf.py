@@ -72,8 +72,10 @@ class HFBackend(TokenizedBackend):
         self.model = model
         self.device = device
         self.usage = Usage(unit="prompts")  # a local model: no request is made
+        limit = max_input_tokens(model.config, tokenizer)
+        assert limit is not None  # None only without a config
         self.read_prompts(name, tokenizer, encoder_decoder=bool(model.config.is_encoder_decoder), chat=chat,
-                          max_input_tokens=max_input_tokens(model.config, tokenizer),
+                          max_input_tokens=limit,
                           marks=f"+{INT8}" if quantised(model) else "")
         if tokenizer.pad_token is None:  # GPT-2 style tokenizers: pad with end-of-text (masked anyway)
             tokenizer.pad_token = tokenizer.eos_token
@@ -132,7 +134,8 @@ class HFBackend(TokenizedBackend):
             tokenizer = AutoTokenizer.from_pretrained(source.name_or_path, **source.options)
             model_class = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForCausalLM
             model = model_class.from_pretrained(source.name_or_path, dtype=torch_dtype, **source.options)
-        model.to(torch_device).eval()
+        # PreTrainedModel.to is functools.wraps(Module.to): typeshed's wrapper does not bind self
+        model.to(torch_device).eval()  # type: ignore[arg-type]
         if quantise:
             model = quantize_int8(model)
         speed_up(model, compile=compile)
@@ -146,7 +149,7 @@ class HFBackend(TokenizedBackend):
 
     # --- inference -------------------------------------------------------------------------
 
-    def first_token_logprobs(self, prompts: Sequence[str]) -> torch.Tensor:
+    def first_token_logprobs(self, prompts: Sequence[str | Conversation]) -> torch.Tensor:
         """``[len(prompts), vocab]`` float32 log-softmax of the first generated token: decoder step 1
         for seq2seq, the token after the prompt for causal LMs. Raw model output, no logits processors."""
         rows = self._map(self._first_token_batch, prompts)
@@ -161,7 +164,8 @@ class HFBackend(TokenizedBackend):
         options = _generation_options(max_new_tokens, temperature, num_beams)
         return self._map(lambda batch: self._generate_batch(batch, options), prompts)
 
-    def first_token_or_generate(self, prompts: Sequence[str], generate_if: Callable[[torch.Tensor], torch.Tensor], *,
+    def first_token_or_generate(self, prompts: Sequence[str | Conversation],
+                                generate_if: Callable[[torch.Tensor], torch.Tensor], *,
                                 max_new_tokens: int = 32) -> list[tuple[torch.Tensor, str | None]]:
         """Per prompt: its row of :meth:`first_token_logprobs` and, where ``generate_if`` flags that row (it maps
         ``[b, vocab]`` log-probabilities to ``[b]`` booleans), the text of greedy :meth:`generate`, else None.
@@ -171,7 +175,7 @@ class HFBackend(TokenizedBackend):
         options = _generation_options(max_new_tokens)
         return self._map(lambda batch: self._first_token_or_generate_batch(batch, generate_if, options), prompts)
 
-    def next_token_labels(self, prompts: Sequence[str], labels: Labels, *,
+    def next_token_labels(self, prompts: Sequence[str | Conversation], labels: Labels, *,
                           max_new_tokens: int = 32) -> list[NextToken]:
         """Per prompt: the labels' log-probabilities among the :data:`TOP_LOGPROBS` most likely first
         tokens, the label of the most likely one, and greedy text where that one is no label."""

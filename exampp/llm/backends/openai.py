@@ -60,7 +60,7 @@ import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import IO, TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 from urllib.parse import urljoin, urlsplit
 
 import openai
@@ -101,7 +101,7 @@ _ATTEMPTS: contextvars.ContextVar[int] = contextvars.ContextVar("exampp_openai_a
 _OVERLOADS: contextvars.ContextVar[int] = contextvars.ContextVar("exampp_openai_overloads", default=0)
 CONCURRENCY = 256  # requests in flight at most by default: a continuous-batching server's batch
 PARALLEL_CHUNKS = 8  # chunks graded at once: 8 x 128 pairs keep a 256-request window full as chunks end
-_Item = TypeVar("_Item")
+_Item = TypeVar("_Item", bound=str | Conversation)  # a prompt
 _Result = TypeVar("_Result")
 
 
@@ -262,13 +262,13 @@ class OpenAIBackend(Backend):
 
         return self._each(prompts, one)
 
-    def next_token_labels(self, prompts: Sequence[str], labels: Labels, *,
+    def next_token_labels(self, prompts: Sequence[str | Conversation], labels: Labels, *,
                           max_new_tokens: int = 32) -> list[NextToken]:
         """Per prompt: the labels' log-probabilities from the first token's top alternatives, the label of
         the token generated, and the text (always; alone where the server gives no log-probabilities)."""
         self._reserve(len(prompts))
 
-        async def one(prompt: str) -> NextToken:
+        async def one(prompt: str | Conversation) -> NextToken:
             text, top, first = await self._complete(prompt, max_new_tokens, logprobs=True)
             return label_scores(top, first, labels, text)
 
@@ -293,7 +293,7 @@ class OpenAIBackend(Backend):
                 self._gone = self._silent_since = None
             elif self._gone is not None:
                 raise self._gone
-            tasks: list[asyncio.Future[_Result]] = []
+            tasks: list[asyncio.Task[_Result]] = []
             for item, leader in zip(items, waits):
                 tasks.append(asyncio.ensure_future(one(item) if leader is None else after(tasks[leader], item)))
             self._requests.update(tasks)
@@ -505,7 +505,9 @@ class OpenAIBackend(Backend):
         while True:
             tried += 1
             try:
-                listed = self._call(self._client.with_options(max_retries=0).models.with_raw_response.list())
+                # the SDK types the call an Awaitable: it is a coroutine
+                listed = self._call(cast("Coroutine[Any, Any, Any]",
+                                         self._client.with_options(max_retries=0).models.with_raw_response.list()))
                 break
             except openai.APITimeoutError:
                 listed = self._listed_with_retries()  # a slow server: the SDK's retries, as for every request
@@ -535,7 +537,9 @@ class OpenAIBackend(Backend):
     def _listed_with_retries(self) -> Any:
         """The model list asked with the SDK's retries (None: the server has none)."""
         try:
-            return self._call(self._client.with_options(max_retries=self.max_retries).models.with_raw_response.list())
+            return self._call(cast("Coroutine[Any, Any, Any]",  # a coroutine, which the SDK types an Awaitable
+                                   self._client.with_options(max_retries=self.max_retries).models.with_raw_response
+                                   .list()))
         except openai.APIStatusError as exc:
             if exc.status_code in _NO_MODEL_LIST:
                 return None
@@ -596,7 +600,8 @@ class OpenAIBackend(Backend):
                                 f"{'Unauthorized' if status == 401 else 'Forbidden'} (--api-key-env names the "
                                 "variable to read the key from)")
         location = exc.response.headers.get("Location") if isinstance(exc, openai.APIStatusError) else None
-        if status is not None and 300 <= status < 400 and location is not None:
+        if (status is not None and 300 <= status < 400 and location is not None
+                and isinstance(exc, openai.APIStatusError)):  # a location comes with a status error only
             return self._redirected(status, str(exc.response.request.url), location)
         message = self._server_message(exc)
         said = f": {message}" if message else ""
@@ -751,7 +756,7 @@ class BoundedClient(openai.DefaultAsyncHttpxClient):
         return bytes(body), None
 
 
-class _Spooled(_HTTP.AsyncByteStream):  # type: ignore[name-defined, misc]
+class _Spooled(_HTTP.AsyncByteStream):  # type: ignore[name-defined]
     """A body read into a temporary file, streamed back in pieces; closing it removes the file."""
 
     _PIECE = 1 << 16

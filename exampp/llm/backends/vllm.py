@@ -55,7 +55,7 @@ class VLLMBackend(TokenizedBackend):
     capabilities = frozenset({Capability.GENERATE, Capability.LABEL_LOGPROBS, Capability.CONTINUATION})
 
     def __init__(self, name: str, engine, sampling_params: type, tokenizer, *, chat: bool | None,
-                 max_input_tokens: int | None, marks: str = "") -> None:
+                 max_input_tokens: int, marks: str = "") -> None:
         self.engine = engine
         self._sampling_params = sampling_params  # vllm.SamplingParams
         self.usage = Usage(unit="prompts")  # a local model: no request is made
@@ -92,6 +92,7 @@ class VLLMBackend(TokenizedBackend):
         with source.loading():
             tokenizer = AutoTokenizer.from_pretrained(source.name_or_path, **source.options)
         own = limit = max_input_tokens(config, tokenizer)
+        assert own is not None and limit is not None  # None only without a config
         if max_model_len is not None:
             limit = min(limit, max_model_len - CAUSAL_OUTPUT_ROOM)
         engine = vllm.LLM(model=source.name_or_path, tokenizer=source.name_or_path, dtype=DTYPES[dtype], seed=seed,
@@ -110,7 +111,7 @@ class VLLMBackend(TokenizedBackend):
         """Text per prompt (a text or a conversation): greedy at ``temperature`` 0, else sampled (the engine's seed)."""
         return self._texts(self._run(self._encode(prompts), max_tokens=max_new_tokens, temperature=temperature))
 
-    def next_token_labels(self, prompts: Sequence[str], labels: Labels, *,
+    def next_token_labels(self, prompts: Sequence[str | Conversation], labels: Labels, *,
                           max_new_tokens: int = 32) -> list[NextToken]:
         """Per prompt: the labels' log-probabilities among the :data:`TOP_LOGPROBS` most likely first
         tokens, the label of the greedy (most likely) one, and greedy text where that one is no label."""
