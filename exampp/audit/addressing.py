@@ -25,7 +25,7 @@ from functools import lru_cache
 from importlib import resources
 
 from exampp.audit.lexicon import CONCEPTS, PREFIX_MIN, UNSPACED_CHAR, tables
-from exampp.audit.normalise import Folded, fold, fold_chars
+from exampp.audit.normalise import MARKS, Folded, fold, fold_chars
 
 # Signs that are features on their own: a number given to a grade ("score = 3", "rating: 5"), a
 # fraction ("5/5"), a number of points written in Chinese or Japanese ("五分", "3点"), a bracket or
@@ -42,15 +42,37 @@ _SIGNS = {
 DENSE = 5
 BASE = CONCEPTS + ("number",) + tuple(_SIGNS) + ("dense",)
 # A sentence ends at these (a decimal point too: a short cut does no harm); a longer one is cut.
-_SENTENCE = re.compile(r"[^.!?。！？;\n]+[.!?。！？;\n]*")
+# Besides Latin and CJK punctuation: the danda of Indian scripts (। ॥), the Arabic question mark
+# and semicolon (؟ ؛), the Urdu full stop (۔), the Armenian, Ethiopic, Myanmar and Khmer full stops.
+_ENDS = ".!?。！？;\n\u0964\u0965\u061f\u061b\u06d4\u0589\u1362\u104b\u17d4"
+_SENTENCE = re.compile(f"[^{_ENDS}]+[{_ENDS}]*")
 SENTENCE_MAX = 300
 PAIR_WORDS = 30
-_WORD = re.compile(r"[^\W_]+")
+
+
+# A word: a run of digits; or of Chinese, Japanese or Korean letters, which glue a loanword or a
+# number to the next ("AI에게", "AI助手", "5점", "5分"); or of other letters and the marks that belong
+# to them (Indian and South-East Asian scripts write vowels as such marks).
+_EAST_ASIAN = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7a3"
+_WORD = re.compile(rf"\d+|[{_EAST_ASIAN}]+|(?:[^\W\d_{_EAST_ASIAN}]|[{MARKS}])+")
 # A negation this many words before "relevant" (or "answers") takes the claim back.
 NEGATION_REACH = 3
 _NEGATIONS = frozenset(fold_chars(
     "not no never nicht kein keine pas non nao niet geen inte ikke nie ne nejsou не нет ні değil degil لا ليس نه"
     " לא नहीं không tidak bukan δεν ei nem nu").split())
+# Clitics, written as one word with the word they go with: the stem is found once one is taken off.
+# Arabic and Persian: the conjunctions and prepositions و ف ب ل ك, the article ال, their
+# combinations ("بال", "لل" for ل + ال), the Persian verb prefixes می and نمی ("می‌دهد", its
+# zero-width non-joiner dropped by folding); folded (:mod:`exampp.audit.normalise`).
+_ARABIC_PROCLITICS = tuple(sorted(set(fold_chars(
+    "و ف ب ل ك ال وال فال بال كال لل ولل فلل وبال فبال وب ول فب فل وك فك می نمی").split()), key=len))
+# Hebrew: up to three of ו ה ב ל מ ש כ ("ולמעריך", "and to the evaluator").
+_HEBREW_PREFIXES = frozenset("והבלמשכ")
+HEBREW_PREFIX_MAX = 3
+# Korean particles after a noun ("모델에게", "점을"): a whole-word stem is found without them.
+_PARTICLES = tuple(sorted(("은", "는", "이", "가", "을", "를", "에", "의", "도", "만", "로", "으로", "와", "과", "께",
+                           "에게", "에서", "께서", "이다", "입니다", "이며", "이고", "으로서", "로서"), key=len, reverse=True))
+CLITIC_REST = 3  # the fewest letters left once a proclitic is taken off (a stem is that long)
 # Words of the lexicon that, before the next, say nothing to anyone: "Note that ..." is prose.
 _DISCOURSE = frozenset({"note that"})
 UNSPACED_MAX = 6
@@ -79,6 +101,37 @@ def _prefix_max() -> int:
     return max(map(len, tables()[0]))
 
 
+def _script(char: str) -> str:
+    """``arabic``, ``hebrew``, ``hangul`` or ``other``: the scripts whose words carry clitics."""
+    if "\u0600" <= char <= "\u06ff" or "\u0750" <= char <= "\u077f":
+        return "arabic"
+    if "\u05d0" <= char <= "\u05ea":
+        return "hebrew"
+    if "\uac00" <= char <= "\ud7a3":
+        return "hangul"
+    return "other"
+
+
+def forms(word: str) -> list[str]:
+    """The folded ``word`` and the words it is once a clitic is taken off (see :data:`_ARABIC_PROCLITICS`,
+    :data:`_HEBREW_PREFIXES`, :data:`_PARTICLES`); a few at most, so that a text is read in linear time."""
+    found = [word]
+    script = _script(word[0])
+    if script == "arabic":
+        found += [word[len(clitic):] for clitic in _ARABIC_PROCLITICS
+                  if word.startswith(clitic) and len(word) - len(clitic) >= CLITIC_REST]
+    elif script == "hebrew":
+        cut = 0
+        while cut < HEBREW_PREFIX_MAX and word[cut] in _HEBREW_PREFIXES and len(word) - cut - 1 >= CLITIC_REST:
+            cut += 1
+            found.append(word[cut:])
+    elif script == "hangul":
+        particle = next((p for p in _PARTICLES if word.endswith(p) and len(word) > len(p)), None)
+        if particle:
+            found.append(word[:-len(particle)])
+    return found
+
+
 def concepts_of(words: Sequence[str]) -> set[str]:
     """The concepts and numbers the folded ``words`` hold (see the module's description)."""
     prefix, exact, unspaced = tables()
@@ -97,12 +150,16 @@ def concepts_of(words: Sequence[str]) -> set[str]:
             if int(word) <= 10 or word == "100":  # a grade on a small scale (or of 100)
                 found.add("number")
             continue
-        pair = f"{word} {words[index + 1]}" if index + 1 < len(words) else word
-        if pair in _DISCOURSE:
+        following = f" {words[index + 1]}" if index + 1 < len(words) else ""
+        if word + following in _DISCOURSE:
             continue
-        matched = set(exact.get(word, ())) | set(exact.get(pair, ()))
-        for end in range(PREFIX_MIN, min(len(pair), longest) + 1):
-            matched.update(prefix.get(pair[:end], ()))
+        matched: set[str] = set()
+        for form in forms(word):  # a stem of two words ("por favor") starts at the word and its next
+            pair = form + following
+            matched.update(exact.get(form, ()))
+            matched.update(exact.get(pair, ()))
+            for end in range(PREFIX_MIN, min(len(pair), longest) + 1):
+                matched.update(prefix.get(pair[:end], ()))
         if index - negated <= NEGATION_REACH:  # "not relevant to the query" claims nothing
             matched.discard("relevant")
         found |= matched
