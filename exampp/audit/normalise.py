@@ -4,17 +4,16 @@ An attack can hide its words from a pattern in many spellings a judge still read
 fullwidth or mathematical letters, Cyrillic or Greek look-alikes, accents, zero-width or bidi
 characters between the letters, leetspeak ("1gn0re"), letters spaced out ("i g n o r e"). The
 copy undoes all of them: each character is decomposed (NFKD) and case-folded, combining marks and
-format characters (category Cf: zero-width, bidi, soft hyphen) are dropped (but for the vowel signs
-of Indian and South-East Asian scripts, which are letters: :data:`ABUGIDAS`), look-alikes become the
-Latin letter they imitate (:data:`CONFUSABLES`), and a letter of Arabic or Hebrew written in
-more than one form becomes one of them (:data:`VARIANTS`: Persian and Arabic yeh and kaf, the
-kashida that stretches a word, Hebrew final letters, the Latin letters with a stroke that NFKD
-keeps, "ø", "ł", "đ"); Hangul syllables stay whole (so that a
-syllable is one letter, as it is to a reader); spaced-out text, three or more single characters
-parted by one separator each, is joined into words (two spaces still part two words); a leet
-digit or sign in a word with a letter, all of whose letters are Latin, becomes the letter it stands
-for ("5点" and "5점" keep their 5: a number glued to a word is Chinese, Japanese or Korean grammar); runs of white space become one space (one
-line break where the run holds one).
+format characters (category Cf: zero-width, bidi, soft hyphen) are dropped (but for the vowel
+signs of Indian and South-East Asian scripts, which are letters: :data:`ABUGIDAS`), look-alikes
+become the Latin letter they imitate (:data:`CONFUSABLES`), a letter written in more than one form
+becomes one of them (:data:`VARIANTS`: Arabic and Persian yeh and kaf, the kashida that stretches
+a word, Hebrew final letters, "ø", "ł", "đ" that NFKD keeps); Hangul syllables stay whole (a
+syllable is one letter to a reader); spaced-out text, three or more single characters (a syllable
+of an Indian script counts as one) parted by one separator each, is joined into words (two spaces
+still part two words); a leet digit or sign in a word with a letter, all of whose letters are
+Latin, becomes the letter it stands for ("5点" and "5점" keep their 5); runs of white space become
+one space (one line break where the run holds one).
 
 Every character of the copy remembers the index of the original character it came from, so
 that a match in the copy quotes its span of the original (:meth:`Folded.span`).
@@ -38,14 +37,16 @@ CONFUSABLES = str.maketrans({
     # Latin and Armenian odd ones
     "ı": "i", "ɡ": "g", "ɩ": "i", "օ": "o", "ս": "u",
 })
-# One of several forms of a letter, made one: Arabic alef maksura and Persian yeh read as yeh, Persian
-# keheh as kaf, teh marbuta as heh (spelt either way in practice), alef wasla as alef, the kashida
-# (tatweel) that only stretches a word dropped; Hebrew final letters read as the letter they end.
-# Latin letters with a stroke or ligatures, which NFKD leaves whole, read as their letters; the
+# One of several forms of a letter, made one: Arabic alef maksura and Persian yeh read as yeh,
+# Persian keheh as kaf, teh marbuta as heh (spelt either way in practice), alef wasla as alef, the
+# kashida (tatweel) that only stretches a word dropped; Urdu's heh goal, heh doachashmee and yeh
+# barree as the letters an Arabic keyboard writes for them; Hebrew final letters as the letter they
+# end. Latin letters with a stroke or ligatures, which NFKD leaves whole, read as their letters; the
 # Devanagari and Bengali candrabindu as the anusvara (either spells a nasal vowel).
 VARIANTS = str.maketrans({
     "\u0649": "\u064a", "\u06cc": "\u064a", "\u06a9": "\u0643", "\u0629": "\u0647", "\u0671": "\u0627",
-    "\u0640": "", "\u05da": "\u05db", "\u05dd": "\u05de", "\u05df": "\u05e0", "\u05e3": "\u05e4", "\u05e5": "\u05e6",
+    "\u0640": "", "\u06c1": "\u0647", "\u06c3": "\u0647", "\u06be": "\u0647", "\u06d2": "\u064a",
+    "\u05da": "\u05db", "\u05dd": "\u05de", "\u05df": "\u05e0", "\u05e3": "\u05e4", "\u05e5": "\u05e6",
     "ø": "o", "ł": "l", "đ": "d", "æ": "ae", "œ": "oe", "\u0901": "\u0902", "\u0981": "\u0982",
 })
 # Scripts whose vowels are written as combining marks (Indian scripts, Thai and Lao, Tibetan,
