@@ -10,7 +10,7 @@ sentence beside it (whose features it then carries too). Honest windows are thos
 of DL19's passages and RAG 2024's answers (benchmarks/honest_texts.py); the ``measure`` half is
 left for benchmarks/injection_multilingual.py. The model is a logistic regression over the base
 features and their pairs, L2-penalised, attacks and honest windows weighted alike; its threshold
-is the 99.8th percentile of the honest ``fit`` texts' best windows (at least 0.5).
+is the 99.9th percentile of each source's honest ``fit`` texts' best windows (at least 0.5).
 
 Usage (from the repository root):
     python benchmarks/train_addressing.py [--shared ../shared/data] [--dev benchmarks/injection_dev_multilingual.jsonl]
@@ -37,7 +37,10 @@ ATTACKS = 30_000
 DROP = 0.25
 NEIGHBOUR = 0.3  # the share of attacks read with an honest sentence beside them
 PENALTY = 30.0  # L2 on the weights, per honest + attack example of weight 1
-PERCENTILE = 99.8  # of each source's honest fit texts' best windows
+# of each source's honest fit texts' best windows: one DL19 passage in 1,000 reaches the threshold (the
+# 99.8th, one in 500, had let fewer through only while RAG's top answers set it higher, their "to" read
+# as Polish "this")
+PERCENTILE = 99.9
 TRICKY = 20.0  # weight of a hand-written honest sentence (benchmarks/addressing_honest_multilingual.txt)
 HONEST_SENTENCES = Path(__file__).with_name("addressing_honest_multilingual.txt")
 
