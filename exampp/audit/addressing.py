@@ -84,8 +84,9 @@ _ARABIC_PROCLITICS = tuple(sorted(set(fold_chars(
 _HEBREW_PREFIXES = frozenset("והבלמשכ")
 HEBREW_PREFIX_MAX = 3
 # Korean particles after a noun ("모델에게", "점을"): a whole-word stem is found without them.
-_PARTICLES = tuple(sorted(("은", "는", "이", "가", "을", "를", "에", "의", "도", "만", "로", "으로", "와", "과", "께",
-                           "에게", "에서", "께서", "이다", "입니다", "이며", "이고", "으로서", "로서"), key=len, reverse=True))
+_PARTICLES = tuple(sorted(("은", "는", "이", "가", "을", "를", "에", "의", "도", "만", "로", "으로", "와", "과",
+                           "께", "에게", "에서", "께서", "이다", "입니다", "이며", "이고", "으로서", "로서"),
+                          key=len, reverse=True))
 CLITIC_REST = 3  # the fewest letters left once a proclitic is taken off (a stem is that long)
 # Words of the lexicon that, before the next, say nothing to anyone: "Note that ..." is prose.
 _DISCOURSE = frozenset({"note that"})
