@@ -200,10 +200,10 @@ BLOCKS = distinct(ALL_BLOCKS)
 
 
 def ci_test_command() -> str:
-    """The set-up-and-test command .ci/run runs, less the flags CI adds to pytest."""
+    """The set-up-and-test command .ci/run runs (in stages), less the flags CI adds to pytest."""
     line = next(line for line in (REPO / ".ci" / "run").read_text().splitlines()
-                if line.startswith("bash scripts/setup.sh"))
-    return line.replace(" -p no:cacheprovider", "")
+                if line.startswith("readme_test_command="))
+    return line.partition("=")[2].strip('"').replace(" -p no:cacheprovider", "")
 
 
 @dataclass

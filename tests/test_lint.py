@@ -8,6 +8,7 @@ named as a file of tests/ (``--stdin-filename``), and checked with the project's
 """
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -58,3 +59,16 @@ def test_lines_may_hold_120_characters():
     status, output = planted(f"NAME = {'x' * 112!r}\n")
     assert status == 1
     assert f"{PLANTED}:1:121: E501 Line too long (121 > 120)" in output
+
+
+def test_the_pre_commit_hooks_check_what_the_suite_checks():
+    yaml = pytest.importorskip("yaml")
+    config = yaml.safe_load((REPO / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    hooks = {hook["id"]: hook for repo in config["repos"] for hook in repo["hooks"]}
+    assert sorted(hooks) == ["import-linter", "mypy", "ruff"]
+    assert hooks["ruff"]["entry"].split()[1:4] == ["-m", "ruff", "check"]
+    assert hooks["mypy"]["entry"].split()[1:] == ["-m", "mypy"]  # its files from pyproject, as test_typecheck's
+    assert hooks["import-linter"]["entry"].split()[0].endswith("lint-imports")
+    linted = re.compile(hooks["ruff"]["files"])
+    assert all(linted.match(f"{path}/module.py") for path in PATHS)
+    assert not linted.match("docs/hooks/click_help.py")  # not linted by the suite either
