@@ -36,6 +36,12 @@ TEXT_KEYS = ("text", "contents", "body")
 
 
 class Passage(NamedTuple):
+    """One passage of a corpus.
+
+    :ivar docid: The passage's id (its document id in the run files).
+    :ivar text: Its text.
+    """
+
     docid: str
     text: str
 
@@ -159,7 +165,10 @@ class PyseriniCorpus:
 
 
 def open_corpus(source: str | PathLike) -> Corpus:
-    """A passage source: a JSONL/TSV file (gz or plain), ``irds:<dataset-id>`` or ``pyserini:<index-dir>``."""
+    """A passage source, looked up by docid.
+
+    :param source: A JSONL or TSV file (gz or plain), ``irds:<dataset-id>`` or ``pyserini:<index-dir>``.
+    """
     if isinstance(source, str) and source.startswith(IRDS_PREFIX):
         return IrDatasetsCorpus(source)
     if isinstance(source, str) and source.startswith(PYSERINI_PREFIX):
@@ -231,7 +240,13 @@ def _tsv_passages(lines: Iterator[tuple[int, str]], name: str) -> Iterator[tuple
 
 
 def write_corpus(passages: Iterable[Passage], path: PathLike) -> None:
-    """Write JSONL ``{"docid", "text"}`` (gzipped when ``path`` ends in .gz), atomically."""
+    """Write JSONL ``{"docid", "text"}``, atomically.
+
+    :param passages: The passages to write.
+    :param path: The file to write; gzipped when it ends in .gz.
+    :raises ValueError: A docid twice (the corpus could not be read back), or one that is no valid id.
+    """
+
     seen: set[str] = set()
     with atomic_write(path) as fh:
         for docid, text in passages:

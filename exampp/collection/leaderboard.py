@@ -163,9 +163,11 @@ def _read_json(lines: list[tuple[int, str]], path: str, column: str | None, rank
 def read_leaderboard(path: PathLike, *, column: str | None = None, ranks: bool = False) -> Leaderboard:
     """Read a leaderboard file (text or JSON, detected by content; gzip allowed; ``-`` is stdin).
 
-    ``column`` picks a measure column of a multi-column table (or a measure key in JSON);
-    ``ranks`` reads the numbers as ranks (1 = best) and returns ``-rank`` as the score. A
-    per-query table gives each run's mean.
+    A per-query table gives each run's mean.
+
+    :param path: The leaderboard file.
+    :param column: The measure column of a multi-column table (or a measure key in JSON) to read.
+    :param ranks: Read the numbers as ranks (1 = best) and return ``-rank`` as the score.
     """
     return read_leaderboard_file(path, column=column, ranks=ranks)[0]
 
@@ -173,7 +175,12 @@ def read_leaderboard(path: PathLike, *, column: str | None = None, ranks: bool =
 def read_leaderboard_file(path: PathLike, *, column: str | None = None, ranks: bool = False
                           ) -> tuple[Leaderboard, pd.DataFrame | None]:
     """:func:`read_leaderboard`, and for a per-query table also its run x query scores (index
-    run, one column per query; else None)."""
+    run, one column per query; else None).
+
+    :param path: The leaderboard file.
+    :param column: The measure column to read, as :func:`read_leaderboard` takes it.
+    :param ranks: Read the numbers as ranks (1 = best), as :func:`read_leaderboard` does.
+    """
     name = display_name(path)
     what = "rank" if ranks else SCORE
     lines = held_lines(iter_lines(path), name)  # read once (a pipe cannot be read twice); leaderboards are small
@@ -257,12 +264,14 @@ def _per_query_scores(records: list[tuple[int | None, dict[str, Any]]], path: st
 
 
 def write_leaderboard(board: Mapping[str, float] | pd.DataFrame, path: PathLike) -> None:
-    """Write a leaderboard best-first, atomically: JSON when ``path`` ends in .json(.gz), else TSV.
+    """Write a leaderboard best-first, atomically. Floats keep full precision.
 
-    A mapping is written as ``run<TAB>score`` (JSON: ``{run: score}``); a DataFrame (index = run,
-    one column per measure, ordered by its first column) with a ``run`` header naming the
-    measures (JSON: a list of ``{"run", measure: value}`` records). Floats keep full precision.
+    :param board: ``{run: score}``, written as ``run<TAB>score`` (JSON: ``{run: score}``); or a
+        DataFrame (index = run, one column per measure, ordered by its first column), written with a
+        ``run`` header naming the measures (JSON: a list of ``{"run", measure: value}`` records).
+    :param path: The file to write: JSON when it ends in .json(.gz), else TSV.
     """
+
     path = Path(path)
     table = board if isinstance(board, pd.DataFrame) else pd.DataFrame({SCORE: pd.Series(board, dtype=float)})
     order = sorted(table.index, key=lambda run: (-cast(float, table.at[run, table.columns[0]]), str(run)))

@@ -28,7 +28,10 @@ class FractionalLabelError(ExamppError, ValueError):
 
 
 def as_label(value: float) -> Label:
-    """An integer-valued number as an int (written without '.0'), any other as a float."""
+    """An integer-valued number as an int (written without '.0'), any other as a float.
+
+    :param value: A relevance label.
+    """
     return int(value) if isinstance(value, int) or float(value).is_integer() else float(value)
 
 
@@ -113,8 +116,12 @@ def _run_hint(cols: list[str]) -> str:
 def read_qrels(source: PathLike) -> Qrels:
     """Read a TREC qrels file (plain or gzipped), or ``irds:<dataset-id>`` through ir_datasets.
 
-    Labels are integers or decimal numbers; each keeps its type (see :data:`Label`). A label
-    trec_eval would read as another grade is refused, naming its line (:func:`parse_label`)."""
+    Labels are integers or decimal numbers; each keeps its type (see :data:`Label`).
+
+    :param source: The qrels file, or ``irds:<dataset-id>``.
+    :raises InputError: A malformed or duplicate line, or a label trec_eval would read as another
+        grade (:func:`parse_label`), naming its line; or no judgments at all.
+    """
     if isinstance(source, str) and source.startswith(IRDS_PREFIX):
         return _read_irds_qrels(source)
     path = display_name(source)
@@ -146,10 +153,16 @@ def _read_irds_qrels(source: str) -> Qrels:
 
 
 def write_qrels(qrels: Mapping[str, Mapping[str, float]], path: PathLike) -> None:
-    """Write ``qid 0 docid rel`` lines sorted by query then docid, atomically; an integer-valued
-    label is written as an integer (``2``, not ``2.0``), a fractional one as the shortest decimal
-    that reads back as the same float, in plain digits (``0.00002``, not ``2e-05``, which
-    trec_eval reads as 2)."""
+    """Write ``qid 0 docid rel`` lines sorted by query then docid, atomically.
+
+    An integer-valued label is written as an integer (``2``, not ``2.0``), a fractional one as the
+    shortest decimal that reads back as the same float, in plain digits (``0.00002``, not ``2e-05``,
+    which trec_eval reads as 2).
+
+    :param qrels: ``{query_id: {docid: label}}``.
+    :param path: The file to write.
+    :raises ValueError: A label trec_eval could not read back, or an id that would not fit a column.
+    """
     with atomic_write(path) as fh:
         for qid in sorted(qrels):
             check_query_id(qid)
@@ -183,7 +196,11 @@ questions 1, 2, ... as its subtopics."""
 def read_intent_qrels(path: PathLike) -> IntentQrels:
     """Read intent-aware qrels: ``qid subtopic docid label`` lines (the TREC Web track's diversity
     qrels; plain or gzipped), the label an integer (read as :func:`parse_label` reads it); a docid
-    appears once per subtopic."""
+    appears once per subtopic.
+
+    :param path: The qrels file.
+    :raises InputError: A malformed or duplicate line, or a label that is not an integer, naming its line.
+    """
     name = display_name(path)
     qrels: IntentQrels = {}
     for lineno, (qid, subtopic, docid, rel_text) in _judgments(path, "qid subtopic docid label"):
@@ -205,7 +222,12 @@ def read_intent_qrels(path: PathLike) -> IntentQrels:
 
 def write_intent_qrels(qrels: Mapping[str, Mapping[str, Mapping[str, int]]], path: PathLike) -> None:
     """Write ``qid subtopic docid label`` lines sorted by query, subtopic (numerically where it is
-    a number) and docid, atomically."""
+    a number) and docid, atomically.
+
+    :param qrels: ``{query_id: {subtopic: {docid: label}}}``.
+    :param path: The file to write.
+    """
+
     def subtopic_order(subtopic: str) -> tuple[int, int, str]:
         return (0, int(subtopic), "") if subtopic.isdigit() else (1, 0, subtopic)
 

@@ -52,18 +52,22 @@ READ_FORMATS = ("auto", *WRITE_FORMATS)
 
 
 def read_question_bank(path: PathLike, format: str = "auto", *, disabled: bool = False) -> QuestionBank:
-    """Read a question bank (gz or plain); disabled questions only with ``disabled``.
+    """Read a question bank (gz or plain).
 
-    Formats: ``exampp`` (one question per line), ``reference`` / ``reference-nuggets`` (the
-    reference tool's bank: one line per query or query facet holding ``questions`` or
-    ``items``), ``nuggetizer`` (one line per topic with ``qid``, ``query`` and ``nuggets``: the
-    ``nuggetizer`` package's nugget banks and the TREC RAG track's assignment files), ``car``
-    (one question per line with ``qid``, ``question``, ``choices``, ``correctKey``, ``correct``),
-    ``choices`` (one question per line with ``query_id``, ``question``, ``choices``,
-    ``correct_key``), ``tsv`` (``query_id<TAB>question[<TAB>answer...]``),
-    ``tqa`` (the TQA dataset's JSON list of lessons). ``auto`` recognises them from the first
-    non-blank line: a JSON object is one of the JSONL formats (by its fields), ``[`` starts TQA's
-    JSON, anything else is TSV.
+    :param path: The bank file.
+    :param format: One of :data:`READ_FORMATS`: ``exampp`` (one question per line), ``reference`` /
+        ``reference-nuggets`` (the reference tool's bank: one line per query or query facet holding
+        ``questions`` or ``items``), ``nuggetizer`` (one line per topic with ``qid``, ``query`` and
+        ``nuggets``: the ``nuggetizer`` package's nugget banks and the TREC RAG track's assignment
+        files), ``car`` (one question per line with ``qid``, ``question``, ``choices``, ``correctKey``,
+        ``correct``), ``choices`` (one question per line with ``query_id``, ``question``, ``choices``,
+        ``correct_key``), ``tsv`` (``query_id<TAB>question[<TAB>answer...]``), ``tqa`` (the TQA
+        dataset's JSON list of lessons). ``auto`` recognises them from the first non-blank line: a
+        JSON object is one of the JSONL formats (by its fields), ``[`` starts TQA's JSON, anything
+        else is TSV.
+    :param disabled: Keep the disabled questions too (by default they are left out).
+    :raises InputError: An empty or malformed file, naming the line.
+    :raises ValueError: An unknown format.
     """
     bank = load_question_bank(path, format).bank
     return bank if disabled else bank.enabled()
@@ -71,7 +75,13 @@ def read_question_bank(path: PathLike, format: str = "auto", *, disabled: bool =
 
 def load_question_bank(path: PathLike, format: str = "auto") -> BankFile:
     """Read a question bank with its disabled questions, keeping each question's line number
-    (for messages about it) and the format read."""
+    (for messages about it) and the format read.
+
+    :param path: The bank file.
+    :param format: One of :data:`READ_FORMATS`, as :func:`read_question_bank` takes it.
+    :raises InputError: An empty or malformed file, naming the line.
+    :raises ValueError: An unknown format.
+    """
     if format not in READ_FORMATS:
         raise ValueError(f"unknown question bank format {format!r}; expected one of {', '.join(READ_FORMATS)}")
     name = display_name(path)
@@ -93,15 +103,19 @@ def load_question_bank(path: PathLike, format: str = "auto") -> BankFile:
 
 
 def write_question_bank(bank: QuestionBank, path: PathLike, format: str = "exampp") -> None:
-    """Write ``bank`` atomically (gzipped when ``path`` ends in .gz) as one of :data:`WRITE_FORMATS`.
+    """Write a question bank atomically.
 
-    ``reference`` writes one line per (query, facet) with ``items`` (questions) and
-    ``reference-nuggets`` the same with nugget fields; fields those formats lack are kept in
-    each item's ``info`` so that reading the file back gives the same bank. ``car`` leaves out
-    ``source`` and cannot hold more than one answer. ``choices`` holds every field. ``tsv`` and
-    ``tqa`` hold less (see their modules); what would read back as another question (a
-    different id, lost choices) raises ValueError, and nothing is written.
+    :param bank: The bank to write.
+    :param path: The file to write; gzipped when it ends in .gz.
+    :param format: One of :data:`WRITE_FORMATS`. ``reference`` writes one line per (query, facet)
+        with ``items`` (questions) and ``reference-nuggets`` the same with nugget fields; fields those
+        formats lack are kept in each item's ``info`` so that reading the file back gives the same
+        bank. ``car`` leaves out ``source`` and cannot hold more than one answer. ``choices`` holds
+        every field. ``tsv`` and ``tqa`` hold less (see their modules).
+    :raises ValueError: An unknown format, or a question that would read back as another (a
+        different id, lost choices); nothing is written then.
     """
+
     if format not in WRITE_FORMATS:
         raise ValueError(f"unknown question bank format {format!r}; expected one of {', '.join(WRITE_FORMATS)}")
     written = _formats()[format]

@@ -20,12 +20,35 @@ from exampp.errors import InputError
 
 
 def question_id_for(query_id: str, text: str) -> str:
-    """``<query_id>/<md5 hex of the UTF-8 text>``: the id the reference tool gives a question."""
+    """``<query_id>/<md5 hex of the UTF-8 text>``: the id the reference tool gives a question.
+
+    :param query_id: The question's query.
+    :param text: The question's text.
+    """
     return f"{query_id}/{hashlib.md5(text.encode('utf-8')).hexdigest()}"
 
 
 @dataclass(frozen=True)
 class Question:
+    """An exam question (or nugget) of a query, as a line of exampp's bank format holds it.
+
+    :param query_id: The query it belongs to.
+    :param question_id: Its id, unique in the bank (:func:`question_id_for` gives the reference tool's).
+    :param text: The question.
+    :param facet_id: The query facet it asks about, if any.
+    :param facet_text: That facet's text, if known.
+    :param answers: Answer keys, if any.
+    :param choices: Multiple-choice options, if any.
+    :param correct_choice: The 0-based index of the correct option in ``choices``, if known.
+    :param source: Where it came from (``generated:<model>``, ``manual``, ...), if known.
+    :param info: What is known of its making: a generated question's provenance, a nugget's
+        importance, an exam question's source document.
+    :param disabled: Kept in the bank and its history but left out when the bank is read for
+        grading and scoring.
+    :raises ValueError: A field of the wrong type, an id that would not fit a line format, or a
+        ``correct_choice`` out of range.
+    """
+
     query_id: str
     question_id: str
     text: str
@@ -71,7 +94,13 @@ class Question:
 
 
 class QuestionBank:
-    """Questions in order, with unique ids; ``query_texts`` holds query titles where known."""
+    """Questions in order, with unique ids.
+
+    :param questions: The questions, in order.
+    :param query_texts: Query titles by query id, where known.
+    :raises ValueError: A question id twice.
+    """
+
 
     def __init__(self, questions: Iterable[Question] = (), *, query_texts: Mapping[str, str] | None = None):
         self._by_id: dict[str, Question] = {}

@@ -29,17 +29,28 @@ TEXT_KEYS = ("answer", "response", "text", "answer_text")
 
 @dataclass(frozen=True)
 class Response:
+    """One system's generated response (RAG answer) to one query.
+
+    :param run_id: The system (run) that gave it.
+    :param query_id: The query it answers.
+    :param text: The response's text.
+    :param line: The line it was read from, for messages.
+    """
+
     run_id: str
     query_id: str
     text: str
-    line: int | None = None  # where it was read from
+    line: int | None = None
 
 
 def read_responses(path: PathLike) -> list[Response]:
     """Responses from a JSONL or TSV file (see the module docstring); one per (run, query).
 
-    ``-`` reads standard input (the run id of a line without one is then ``stdin``).
+    :param path: The responses file; ``-`` reads standard input (the run id of a line without one
+        is then ``stdin``).
+    :raises InputError: A malformed line, or a run answering a query twice, naming the line.
     """
+
     name = display_name(path)
     first, lines = first_nonblank(iter_lines(path))
     if first is None:

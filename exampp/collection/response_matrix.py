@@ -29,9 +29,9 @@ MISSING = frozenset({"", "na", "nan", "."})
 class Responses:
     """A 0/1 response matrix with what is known about its rows and columns.
 
-    ``matrix``: index = respondent ids, columns = item ids, values 0.0/1.0/NaN.
-    ``weights``: per-row frequency (None = every row counts once).
-    ``question_query``: item -> query id (empty for matrices read from a file).
+    :param matrix: Index = respondent ids, columns = item ids, values 0.0/1.0/NaN.
+    :param weights: Each row's frequency (None: every row counts once).
+    :param question_query: Each item's query id (empty for matrices read from a file).
     """
 
     matrix: pd.DataFrame
@@ -96,9 +96,16 @@ def read_response_matrix(path: PathLike, *, id_column: str | None = None,
                          weight_column: str | None = None) -> Responses:
     """Read a 0/1 response matrix file (CSV/TSV, gzip-aware); see the module docstring.
 
-    Bad cells raise :class:`InputError` naming the file, line and column. The file is held whole,
-    within the bounds of :func:`~exampp.collection.io.held_lines`.
+    The file is held whole, within the bounds of :func:`~exampp.collection.io.held_lines`.
+
+    :param path: The matrix file.
+    :param id_column: The column of respondent ids; by default the first column when it holds
+        values other than 0/1, else none (rows are numbered).
+    :param weight_column: A column saying how many respondents share the row's pattern (as in the
+        LSAT data); none by default.
+    :raises InputError: A bad cell, naming the file, line and column.
     """
+
     suffixes = [] if is_stdio(path) else Path(path).suffixes
     source, path = path, display_name(path)  # as the file is named in messages
     lines = held_lines(((n, line) for n, line in iter_lines(source) if line.strip()), path)

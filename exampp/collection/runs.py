@@ -30,6 +30,12 @@ RUN_SUFFIXES = (".gz", ".run", ".txt", ".trec", ".tsv")
 
 
 class RankedDoc(NamedTuple):
+    """One document of a ranking.
+
+    :ivar docid: The document's id.
+    :ivar score: The run's score for it (higher ranks first).
+    """
+
     docid: str
     score: float
 
@@ -114,7 +120,13 @@ class Ranked(Protocol):
 
 @dataclass(frozen=True)
 class Run:
-    """One system's ranking per query, in trec_eval order."""
+    """One system's ranking per query, in trec_eval order.
+
+    :param name: The run's name (its runid).
+    :param rankings: Each query's ranking, by query id.
+    :param path: The file it was read from, if any.
+    :param lines: Each query's first line in that file, for messages.
+    """
 
     name: str
     rankings: dict[str, list[RankedDoc]]
@@ -330,9 +342,11 @@ class _Docs:
 def read_run(path: PathLike, name: str | None = None, depth: int | None = None) -> Run:
     """Read a TREC run file (plain or gzipped, ``-`` for standard input; ``#`` lines are comments).
 
-    The run's name is its runid column (the first one seen) unless ``name`` is given. ``depth``
-    keeps each query's top-``depth`` documents only: a run file grouped by query is then read
-    in the memory of one query plus what is kept.
+    :param path: The run file.
+    :param name: The run's name; by default its runid column (the first one seen).
+    :param depth: Keep each query's top-``depth`` documents only (all by default). A run file
+        grouped by query is then read in the memory of one query plus what is kept.
+    :raises InputError: A malformed line, naming the file and line.
     """
     source = RunFile(path)
     rankings: dict[str, list[RankedDoc]] = {}
@@ -495,10 +509,12 @@ def run_paths(source: PathLike | Iterable[PathLike]) -> list[Path | str]:
 
 
 def read_runs(source: PathLike | Iterable[PathLike], depth: int | None = None) -> dict[str, Run]:
-    """Read a directory of runs, or a list of run files/directories, keyed by run name (each
-    query's top-``depth`` documents only, when given: see :func:`read_run`).
+    """Read a directory of runs, or a list of run files/directories, keyed by run name.
 
-    Two files with the same runid are an error: the leaderboard would silently merge them.
+    :param source: A directory of runs, or a list of run files and directories.
+    :param depth: Keep each query's top-``depth`` documents only (all by default; see :func:`read_run`).
+    :raises InputError: Two files with the same runid (the leaderboard would silently merge them), or a
+        malformed line.
     """
     runs: dict[str, Run] = {}
     for path in run_paths(source):
@@ -518,7 +534,15 @@ def check_unique_name(seen: Mapping[str, Ranked], run: Ranked) -> None:
 
 
 def write_run(run: Run, path: PathLike, depth: int | None = None) -> None:
-    """Write a run in TREC format (ranks 1-based, in trec_eval order), atomically."""
+    """Write a run in TREC format (ranks 1-based, in trec_eval order), atomically.
+
+    :param run: The run to write.
+    :param path: The file to write.
+    :param depth: Write each query's top-``depth`` documents only (all by default).
+    :raises ValueError: A score is NaN (no reader takes it back), or an id would not fit a run file's columns.
+
+    """
+
     check_id(run.name, "run name")
     with atomic_write(path) as fh:
         for qid in sorted(run.rankings):

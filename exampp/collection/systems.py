@@ -17,7 +17,11 @@ from exampp.errors import InputError
 
 
 def read_systems(path: PathLike) -> pd.DataFrame:
-    """The components table: a ``system`` column, then one column per component (all strings)."""
+    """The components table: a ``system`` column, then one column per component (all strings).
+
+    :param path: The TSV file (see the module docstring).
+    """
+
     rows: list[list[str]] = []
     header: list[str] | None = None
     seen: set[str] = set()

@@ -33,24 +33,43 @@ _GUIDANCE_KEYS = ("description", "narrative")  # optional fields of a topic obje
 
 @dataclass(frozen=True)
 class Subtopic:
+    """A facet of a query (a subtopic), which questions and facet qrels refer to by id.
+
+    :param facet_id: The facet's id, unique within its query.
+    :param text: What the facet asks for.
+    """
+
     facet_id: str
     text: str
 
 
 @dataclass(frozen=True)
 class Topic:
+    """A query, with its facets and guidance where the topics give them.
+
+    :param query_id: The query's id, as in the runs and qrels.
+    :param text: The query (its title).
+    :param subtopics: Its facets, in order.
+    :param description: What the query means (TREC's ``<desc>``), where the topics give it.
+    :param narrative: What makes a passage relevant (TREC's ``<narr>``), where given.
+    """
+
     query_id: str
     text: str
     subtopics: tuple[Subtopic, ...] = ()
-    description: str | None = None  # what the query means (TREC's <desc>), where the topics give it
-    narrative: str | None = None  # what makes a passage relevant (TREC's <narr>), where given
+    description: str | None = None
+    narrative: str | None = None
 
 
 def read_topics(source: str | PathLike) -> dict[str, Topic]:
     """Topics keyed by query id, in file order; the format is recognised from the content.
 
-    ``-`` reads standard input; a file is read once (JSON is held whole, within the bounds of
+    A file is read once (JSON is held whole, within the bounds of
     :func:`~exampp.collection.io.held_lines`; TSV is read line by line).
+
+    :param source: A topics file (a JSON list, JSONL or a ``{query_id: text}`` object, or TSV),
+        ``-`` for standard input, or ``irds:<dataset-id>``.
+    :raises InputError: An empty file, a malformed record or a query id twice, naming the line.
     """
     if isinstance(source, str) and source.startswith(IRDS_PREFIX):
         return _read_irds_topics(source)
@@ -78,7 +97,12 @@ def read_topics(source: str | PathLike) -> dict[str, Topic]:
 
 def write_topics(topics: Iterable[Topic] | Mapping[str, Topic], path: PathLike) -> None:
     """Write exampp JSONL ``{"query_id", "text", "subtopics"?: [{"facet_id", "text"}], "description"?,
-    "narrative"?}``, atomically."""
+    "narrative"?}``, atomically.
+
+    :param topics: The topics, as a list or keyed by query id.
+    :param path: The file to write.
+    """
+
     items = topics.values() if isinstance(topics, Mapping) else topics
     with atomic_write(path) as fh:
         for topic in items:
