@@ -115,7 +115,12 @@ class AssessmentStore(SQLiteFile):
     """The assessors' labels and claims in one SQLite file, created when missing.
 
     Safe to share between the threads of one process (calls are serialised) and between processes
-    (SQLite's locks). Use as a context manager or call :meth:`close`."""
+    (SQLite's locks). Use as a context manager or call :meth:`close`.
+
+    :param path: The SQLite file (a workspace's is :attr:`~exampp.workspace.Workspace.assessments`).
+    :param busy_timeout: Seconds to wait for another process's lock before giving up.
+    :raises InputError: The file is not an exampp assessment store.
+    """
 
     noun = "assessment store"
     article = "an"
@@ -290,8 +295,10 @@ def read_labels(path: PathLike) -> pd.DataFrame:
       where the export gives it, else ``ls-user-<id>``), the grade the alias of the ``grade`` choice,
       the note the ``note`` text area, the time the annotation's.
 
-    A pair labelled twice by one assessor, a fractional grade, a line of the wrong shape: an
-    :class:`InputError` naming the file, the line and what is wrong."""
+    :param path: The label file.
+    :raises InputError: A pair labelled twice by one assessor, a fractional grade, a line of the wrong
+        shape, naming the file, the line and what is wrong.
+    """
     name = display_name(path)
     first, lines = first_nonblank(iter_lines(path))
     if first is None:
@@ -444,8 +451,14 @@ _BETWEEN_ITEMS = re.compile(r"[\s,]*")
 
 
 def write_labels(labels: pd.DataFrame, path: PathLike) -> int:
-    """Write labels (columns :data:`LABEL_COLUMNS`) as qrels with the assessor's column,
-    ``query_id 0 key grade assessor``, sorted by query, key and assessor, atomically; the number written."""
+    """Write labels as qrels with the assessor's column, ``query_id 0 key grade assessor``, sorted by
+    query, key and assessor, atomically.
+
+    :param labels: The labels (columns :data:`LABEL_COLUMNS`).
+    :param path: The file to write.
+    :returns: The number of labels written.
+    """
+
     rows = labels.sort_values(["query_id", "key", "assessor"], kind="stable")
     with atomic_write(path) as out:
         for label in frame_labels(rows):

@@ -155,8 +155,13 @@ def read_config(path: PathLike) -> Config:
 def load_config(path: PathLike | None = None, directory: PathLike = ".") -> Config:
     """The config at ``path``, else ``directory/exampp.toml`` when it exists, else an empty one.
 
-    ``exampp grade`` passes its ``-w`` folder as ``directory`` when given, else the current folder.
+    :param path: A configuration file to read; it must exist.
+    :param directory: Where to look for ``exampp.toml`` when no ``path`` is given. ``exampp grade``
+        passes its ``-w`` folder when given, else the current folder.
+    :raises InputError: A missing ``path``, invalid TOML, an unknown key or a bad value, naming its line.
+
     """
+
     if path is not None:
         return read_config(path)
     default = Path(directory) / CONFIG_NAME

@@ -25,11 +25,16 @@ class Method:
 
     Two grades are comparable only when their methods are equal, so all three parts
     go into :attr:`method_id`, the key under which the store files grades.
+
+    :param name: The grading method, e.g. ``self-rating``, ``qa``, ``direct:thomas``.
+    :param model: The judge model, e.g. ``google/flan-t5-large``.
+    :param prompt: The prompt's class or version, e.g. ``QuestionSelfRatedUnanswerablePromptWithChoices``.
+    :raises ValueError: An empty part, or one holding ``|`` (the method id's separator).
     """
 
-    name: str  # e.g. "self-rating", "qa", "direct:thomas"
-    model: str  # e.g. "google/flan-t5-large"
-    prompt: str  # e.g. "QuestionSelfRatedUnanswerablePromptWithChoices"
+    name: str
+    model: str
+    prompt: str
 
     def __post_init__(self) -> None:
         for part in (self.name, self.model, self.prompt):
@@ -55,9 +60,15 @@ class Method:
 class Grade:
     """The grade of one (query, passage, question) by one method.
 
-    ``grade`` is integer-valued for ratings (0-5) and correctness (0/1); ``probabilities``
-    holds the probability of each grade level 0, 1, ... when the grader exposes it.
+    :param query_id: The query.
+    :param passage_id: The passage graded.
+    :param question_id: The exam question it was graded on.
+    :param grade: Integer-valued for ratings (0-5) and correctness (0/1).
+    :param method_id: The method that made it (:attr:`Method.method_id`).
+    :param answer: The judge's answer text, where the method makes one.
+    :param probabilities: The probability of each grade level 0, 1, ..., when the grader exposes it.
     """
+
 
     query_id: str
     passage_id: str

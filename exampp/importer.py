@@ -201,8 +201,15 @@ def _corpus(passages: Mapping[str, Mapping[str, str]], path: PathLike) -> dict[s
 def import_reference(
     path: PathLike, workspace: Workspace | PathLike, questions: PathLike | None = None
 ) -> ImportSummary:
-    """Import a reference graded-passages file into ``workspace``; ``questions`` is an optional
-    question bank (exampp JSONL or a reference bank) supplying the question texts."""
+    """Import a reference graded-passages file into a workspace (see the module docstring).
+
+    :param path: The reference graded-passages file.
+    :param workspace: The workspace to fill.
+    :param questions: A question bank (exampp JSONL or a reference bank) supplying the question
+        texts; it is also written to the workspace. None by default.
+    :returns: What was imported: counts of queries, passages, questions, grades, judgments and runs.
+    """
+
     from exampp.collection.corpus import Passage, write_corpus
     from exampp.collection.question_bank import read_question_bank, write_question_bank
 

@@ -45,10 +45,14 @@ def check_label(label: str) -> None:
 
 def exam_labels(grades: pd.DataFrame, questions: Mapping[str, Collection[str]] | None = None, *,
                 label: str = "max", tau: float | None = None) -> Qrels:
-    """EXAM label of every graded passage (``label``: one of :data:`LABELS`, see the module).
+    """EXAM label of every graded passage.
 
-    ``questions`` (query -> question ids) restricts which questions count, e.g. after a bank edit;
-    ``tau`` is required by ``count`` (the grade from which a question counts as answered).
+    :param grades: The grades (see the module docstring; ``expected`` needs the ``probabilities`` column).
+    :param questions: Each query's question ids: only these count (e.g. after a bank edit). By
+        default every question graded.
+    :param label: One of :data:`LABELS` (see the module docstring).
+    :param tau: The grade from which a question counts as answered; needed by ``count`` only.
+    :raises ValueError: ``count`` without ``tau``.
     """
     check_grades(grades)
     check_label(label)
@@ -118,7 +122,13 @@ def question_qrels(grades: pd.DataFrame, questions: Mapping[str, Sequence[str]] 
                    tau: float) -> IntentQrels:
     """Intent-aware qrels: every exam question is a subtopic of its query; a passage is relevant
     (label 1) to subtopic i when its grade on the query's i-th question (1-based, in
-    :func:`exam_order`) is >= tau, else 0. Questions outside ``questions`` are left out."""
+    :func:`exam_order`) is >= tau, else 0.
+
+    :param grades: The grades (see the module docstring).
+    :param questions: Each query's question ids; questions outside them are left out. By default
+        every question graded.
+    :param tau: The grade from which a question counts as answered.
+    """
     check_grades(grades)
     order = exam_order(grades, questions)
     subtopic = {(qid, question): str(i) for qid, ids in order.items() for i, question in enumerate(ids, start=1)}
@@ -138,7 +148,16 @@ def expected_cover(runs: Mapping[str, Run], grades: pd.DataFrame,
     """Expected EXAM-Cover: columns as :func:`exampp.scoring.exam_cover` (``run, query_id, covered,
     total, cover``) with ``covered`` the expected number of the query's questions answered by the
     run's top-``depth`` passages: sum over questions of 1 - prod_p (1 - P(grade_pq >= tau)),
-    grades taken as independent. A passage without a grade on a question never answers it."""
+    grades taken as independent. A passage without a grade on a question never answers it.
+
+    :param runs: The runs, by name.
+    :param grades: The grades, with their ``probabilities`` column.
+    :param questions: Each query's question ids: the exam. By default every question graded.
+    :param tau: The grade from which a question counts as answered.
+    :param depth: How many of each run's top passages count (None: all).
+    :raises NoProbabilities: Grades of a method that stores no probabilities.
+    """
+
     check_grades(grades)
     if questions is None:
         questions = questions_by_query(grades)

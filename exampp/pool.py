@@ -30,9 +30,10 @@ def id_list(pairs: Iterable[tuple[str, str]]) -> str:
 class Pool:
     """Pooled passages per query.
 
-    ``passages``: ``{query_id: {passage_id: text}}``, queries and passages in id order.
-    ``contributors``: ``{query_id: {passage_id: (run names, sorted)}}`` for pooled passages.
-    ``missing``: ``{query_id: [passage ids]}`` that runs rank but no corpus holds (left out).
+    :param depth: How many of each run's top passages were pooled (None: all).
+    :param passages: ``{query_id: {passage_id: text}}``, queries and passages in id order.
+    :param contributors: ``{query_id: {passage_id: (run names, sorted)}}`` for pooled passages.
+    :param missing: ``{query_id: [passage ids]}`` that runs rank but no corpus holds (left out).
     """
 
     depth: int | None
@@ -100,12 +101,18 @@ def build_pool(
     query_ids: Iterable[str] | None = None,
     strict: bool = False,
 ) -> Pool:
-    """Pool the top-``depth`` passages of ``runs`` (all queries, or only ``query_ids``) and fetch
-    their texts from ``corpus`` (or from several corpora, asked in order).
+    """Pool the top-``depth`` passages of ``runs`` and fetch their texts from a corpus.
 
-    A passage no corpus holds is left out and listed in :attr:`Pool.missing`; with ``strict``
-    it is an :class:`InputError` naming the first run file (and query line) that ranks it.
+    A passage no corpus holds is left out and listed in :attr:`Pool.missing`.
+
+    :param runs: The runs, as a list or by name.
+    :param corpus: The passage source, or several, asked in order.
+    :param depth: How many of each run's top passages to pool (None: all).
+    :param query_ids: Pool these queries only (all by default).
+    :param strict: A passage no corpus holds is an :class:`InputError` naming the first run file
+        (and query line) that ranks it.
     """
+
     run_list = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
     source = _Corpora(list(corpus)) if isinstance(corpus, (list, tuple)) else corpus
     ids = pool_ids(run_list, depth, query_ids)

@@ -51,14 +51,22 @@ def check_grades(grades: pd.DataFrame) -> None:
 # --- EXAM-Qrels (the labels: exampp.labels) -------------------------------------------------------------
 
 def exam_qrels(labels: Qrels, min_grade: float | None = None) -> Qrels:
-    """Graded labels as they are, or binary (1 when label >= min_grade) when ``min_grade`` is set."""
+    """Graded labels as they are, or binary.
+
+    :param labels: EXAM labels (:func:`exampp.labels.exam_labels`).
+    :param min_grade: When set, a label becomes 1 when it is >= ``min_grade``, else 0.
+    """
     if min_grade is None:
         return {q: dict(docs) for q, docs in labels.items()}
     return {q: {d: int(label >= min_grade) for d, label in docs.items()} for q, docs in labels.items()}
 
 
 def facet_labels(grades: pd.DataFrame, facet_of: Mapping[str, str | None]) -> Qrels:
-    """EXAM labels per query facet: qrels keyed ``<query_id>/<facet_id>`` (questions without facet skipped)."""
+    """EXAM labels per query facet: qrels keyed ``<query_id>/<facet_id>``, a passage's label its best grade.
+
+    :param grades: The grades (see the module docstring).
+    :param facet_of: Each question's facet id; questions without one are skipped.
+    """
     check_grades(grades)
     frame = grades.assign(facet=grades["question_id"].map(facet_of))
     frame = frame[frame["facet"].notna()]
@@ -109,10 +117,16 @@ def exam_cover(
     least one of the run's top-``depth`` passages.
 
     Every query with questions is scored for every run; a query the run returns nothing for
-    scores 0. With ``normalized`` (n-EXAM) the denominator is the number of questions that any
-    pooled passage (top-``depth`` of any run) answers; a query where none is answered scores 0.
+    scores 0.
 
-    Returns columns ``run, query_id, covered, total, cover`` (covered/total are integer counts).
+    :param runs: The runs, by name.
+    :param grades: The grades (see the module docstring).
+    :param questions: Each query's question ids: the exam. By default every question graded.
+    :param tau: The grade from which a question counts as answered.
+    :param depth: How many of each run's top passages count (None: all).
+    :param normalized: n-EXAM: the denominator is the number of questions that any pooled passage
+        (top-``depth`` of any run) answers; a query where none is answered scores 0.
+    :returns: Columns ``run, query_id, covered, total, cover`` (covered/total are integer counts).
     """
     check_grades(grades)
     hits = grades[grades["grade"] >= tau]
@@ -160,7 +174,12 @@ def _covered_mask(run: Run, qid: str, depth: int | None, masks: Mapping[str, int
 
 
 def summarize(per_query: pd.DataFrame, value: str = "cover") -> pd.DataFrame:
-    """Mean, standard error and query count per run, best first (ties keep run-name order)."""
+    """Mean, standard error and query count per run, best first (ties keep run-name order).
+
+    :param per_query: A per-query table with a ``run`` column, such as :func:`exam_cover` returns.
+    :param value: The column to average.
+    :returns: Columns ``run, mean, stderr, n_queries``.
+    """
     rows = []
     for run, group in per_query.groupby("run", sort=True):
         values = list(group[value])
@@ -184,8 +203,10 @@ def parse_measures(names: Sequence[str]) -> list[tuple[str, Any]]:
 
     A name that maps to one measure keeps the name as its column (``ndcg_cut.10`` -> nDCG@10);
     a multi-valued trec_eval name gives one column per measure, named as ir_measures prints it
-    (``P.5,10`` -> ``P@5``, ``P@10``). A repeated column is kept once. :class:`MeasureError`
-    names an unknown measure and suggests close names.
+    (``P.5,10`` -> ``P@5``, ``P@10``). A repeated column is kept once.
+
+    :param names: Measure names (``nDCG@20``, ``P(rel=2)@10``, ``ndcg_cut.10``, ``P.5,10``...).
+    :raises MeasureError: An unknown measure (the message suggests close names).
     """
     columns: dict[str, Any] = {}
     for name in names:
@@ -244,15 +265,19 @@ def per_query_measures(
     """Per-query values of measures named in ir_measures or trec_eval syntax (``nDCG@20``,
     ``P(rel=2)@10``, ``AP``, ``ndcg_cut.10``...; see :func:`parse_measures`).
 
-    ``runs``: in-memory runs, or run files (:class:`~exampp.collection.runs.RunFile`) read one
-    query at a time. Queries are those of the qrels; a query the run lacks scores 0 (trec_eval
-    ``-c``); truncation to ``depth`` keeps exactly the top-``depth`` in trec_eval order. Runs
-    named in ``exclude`` are left out. Returns columns ``run, query_id, measure, value``,
-    measure as the column :func:`parse_measures` names.
+    Queries are those of the qrels; a query the run lacks scores 0 (trec_eval ``-c``).
 
-    Intent-aware measures (``alpha_nDCG@10``, ``ERR_IA@20``...) need intent qrels
-    (:data:`~exampp.collection.qrels.IntentQrels`, e.g. :func:`exampp.labels.question_qrels`);
-    given those, the other measures see each document at its best label over the subtopics.
+    :param runs: In-memory runs (by name), or run files (:class:`~exampp.collection.runs.RunFile`)
+        read one query at a time.
+    :param qrels: The judgments. Intent-aware measures (``alpha_nDCG@10``, ``ERR_IA@20``...) need
+        intent qrels (:data:`~exampp.collection.qrels.IntentQrels`, e.g.
+        :func:`exampp.labels.question_qrels`); given those, the other measures see each document at
+        its best label over the subtopics.
+    :param measures: The measure names.
+    :param depth: Keep exactly each run's top-``depth`` in trec_eval order (all by default).
+    :param exclude: Names of runs to leave out.
+    :returns: Columns ``run, query_id, measure, value``, measure as the column :func:`parse_measures` names.
+    :raises MeasureError: An unknown measure.
     """
     return _per_query(runs, qrels, parse_measures(measures), depth, exclude)
 
@@ -296,8 +321,16 @@ def leaderboard(
     *, exclude: Collection[str] = (),
 ) -> pd.DataFrame:
     """Mean of each measure over the qrels' queries per run: index run, one column per
-    :func:`parse_measures` column, best first by the first. Intent qrels: as in
-    :func:`per_query_measures`."""
+    :func:`parse_measures` column, best first by the first.
+
+    :param runs: In-memory runs (by name), or run files, as :func:`per_query_measures` takes them.
+    :param qrels: The judgments; intent qrels as in :func:`per_query_measures`.
+    :param measures: The measure names.
+    :param depth: Keep each run's top-``depth`` only (all by default).
+    :param exclude: Names of runs to leave out.
+    :raises MeasureError: An unknown measure.
+    """
+
     parsed = parse_measures(measures)
     return mean_table(_per_query(runs, qrels, parsed, depth, exclude), [column for column, _ in parsed])
 

@@ -105,7 +105,13 @@ def _merge_tiny(pieces: list[str], min_words: int, max_words: int) -> list[str]:
 
 
 def segment_text(text: str, max_words: int = MAX_WORDS, min_words: int = MIN_WORDS) -> list[str]:
-    """Paragraph-sized passages of one response, in order (see the module docstring)."""
+    """Paragraph-sized passages of one response, in order (see the module docstring).
+
+    :param text: The response's text.
+    :param max_words: A longer paragraph is cut at sentence ends.
+    :param min_words: A shorter piece is joined to a neighbour where the two fit within ``max_words``.
+    :raises ValueError: ``max_words`` < 1 or ``min_words`` < 0.
+    """
     if max_words < 1 or min_words < 0:
         raise ValueError("max_words must be >= 1 and min_words >= 0")
     paragraphs = [" ".join(p.split()) for p in _PARAGRAPH_BREAK.split(text.replace("\r\n", "\n"))]
@@ -132,7 +138,13 @@ def is_segment_id(query_id: str, passage_id: str) -> bool:
 def segment_responses(
     responses: Iterable[Response], max_words: int = MAX_WORDS, min_words: int = MIN_WORDS
 ) -> Segmented:
-    """Segment every response; a response without text gives an empty ranking."""
+    """Segment every response; a response without text gives an empty ranking.
+
+    :param responses: The responses (:func:`~exampp.collection.rag_responses.read_responses`).
+    :param max_words: A longer paragraph is cut, as :func:`segment_text` does.
+    :param min_words: A shorter piece is joined to a neighbour, as :func:`segment_text` does.
+    :returns: The passages as a corpus, and each response as a ranking of its passages, by run.
+    """
     texts: dict[str, str] = {}
     rankings: dict[str, dict[str, list[RankedDoc]]] = {}
     for response in responses:
@@ -148,5 +160,11 @@ def segment_responses(
 
 
 def load_responses(path: PathLike, max_words: int = MAX_WORDS, min_words: int = MIN_WORDS) -> Segmented:
-    """Read and segment a responses file."""
+    """Read and segment a responses file.
+
+    :param path: The responses file (:func:`~exampp.collection.rag_responses.read_responses`).
+    :param max_words: A longer paragraph is cut, as :func:`segment_text` does.
+    :param min_words: A shorter piece is joined to a neighbour, as :func:`segment_text` does.
+    """
+
     return segment_responses(read_responses(path), max_words, min_words)

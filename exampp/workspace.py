@@ -21,7 +21,13 @@ from exampp.collection.io import PathLike
 
 @dataclass(frozen=True)
 class Workspace:
+    """The paths of a workspace's files (see the module docstring); nothing is created.
+
+    :param root: The workspace folder (:meth:`at` takes any path-like).
+    """
+
     root: Path
+
 
     @classmethod
     def at(cls, root: PathLike) -> "Workspace":

@@ -52,12 +52,22 @@ def evaluate(
 ) -> list[Score]:
     """trec_eval's output for one run, line by line: per-query lines (if ``per_query``), then ``all``.
 
-    ``run`` is a :class:`~exampp.collection.runs.Run` or a
-    :class:`~exampp.collection.runs.RunFile` (read as it is evaluated). ``measures`` are ``-m``
-    arguments (trec_eval names, parameters, nicknames or ir_measures names); none means
-    trec_eval's default, ``official``. The keyword arguments are trec_eval's -q, -c, -M, -l, -J
-    and -N. Raises ValueError for an unknown measure, InputError when the run shares no query
-    with the qrels, and FractionalLabelError for a fractional label (trec_eval's grades are integers).
+    The keyword arguments are trec_eval's options.
+
+    :param qrels: The judgments.
+    :param run: A :class:`~exampp.collection.runs.Run` or a :class:`~exampp.collection.runs.RunFile`
+        (read as it is evaluated).
+    :param measures: ``-m`` arguments (trec_eval names, parameters, nicknames or ir_measures names);
+        none means trec_eval's default, ``official``.
+    :param per_query: ``-q``: each query's lines too.
+    :param complete: ``-c``: a query the run lacks counts (see the module docstring).
+    :param max_retrieved: ``-M``: evaluate each query's top ``max_retrieved`` documents only.
+    :param rel_level: ``-l``: the lowest label that counts as relevant.
+    :param judged_only: ``-J``: leave out the run's unjudged documents.
+    :param num_docs_in_coll: ``-N``: the collection's size, for the measures that need it.
+    :raises ValueError: An unknown measure.
+    :raises InputError: The run shares no query with the qrels.
+    :raises FractionalLabelError: A fractional label (trec_eval's grades are integers).
     """
     settings = Settings(rel_level, judged_only, num_docs_in_coll)
     selection = select(measures)
@@ -147,9 +157,16 @@ def evaluate_runs(qrels: Qrels, runs: Iterable[Ranked], measures: Iterable[str] 
     """:func:`evaluate` for several runs, keyed by run name (in the order given); two runs of one
     name are an error.
 
-    ``jobs`` > 1 (None: :func:`available_cpus`) evaluates up to that many runs at once, each in a
-    worker process forked from this one (see :func:`_evaluated` for when); results, and the first
-    error in run order, are what one process gives."""
+    :param qrels: The judgments.
+    :param runs: The runs (:class:`~exampp.collection.runs.Run` or
+        :class:`~exampp.collection.runs.RunFile`).
+    :param measures: ``-m`` arguments, as :func:`evaluate` takes them.
+    :param jobs: Evaluate up to this many runs at once (None: :func:`available_cpus`), each in a
+        worker process forked from this one (see :func:`_evaluated` for when); results, and the first
+        error in run order, are what one process gives.
+    :param options: :func:`evaluate`'s keyword arguments (trec_eval's options).
+    """
+
     measures = list(measures)
     runs = list(runs)
     jobs = available_cpus() if jobs is None else jobs

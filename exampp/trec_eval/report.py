@@ -13,7 +13,11 @@ COLUMNS = ("run", "measure", "query", "value")
 
 
 def format_trec(scores: Sequence[Score]) -> str:
-    """Lines exactly as trec_eval prints them: ``printf("%-22s\\t%s\\t<fmt>\\n", measure, query, value)``."""
+    """Lines exactly as trec_eval prints them: ``printf("%-22s\\t%s\\t<fmt>\\n", measure, query, value)``.
+
+    :param scores: The scores, as :func:`~exampp.trec_eval.engine.evaluate` returns them.
+    """
+
     return "".join(f"{s.measure:<22}\t{s.query}\t{printf(s.fmt, s.value)}\n" for s in scores)
 
 
