@@ -54,7 +54,13 @@ def _rebuilt(cls: type[_Located], path: str | None, line: int | None, message: s
 
 
 class InputError(_Located, ValueError):
-    """Bad user input: rendered as ``path:line: message`` (line omitted when unknown)."""
+    """Bad user input: rendered as ``path:line: message`` (line omitted when unknown).
+
+    :param path: The file the input came from (None: ``<input>``).
+    :param line: The line of the file, where known.
+    :param message: What is wrong; a message longer than :data:`MAX_MESSAGE_CHARS` loses its middle.
+    """
+
 
 
 class OutputError(_Located):

@@ -39,7 +39,11 @@ class Confusion(NamedTuple):
 
 
 def cohen_kappa(table: Confusion) -> float:
-    """Cohen's κ = (p_o − p_e) / (1 − p_e); NaN when chance agreement is 1 (one label used by both)."""
+    """Cohen's κ = (p_o − p_e) / (1 − p_e); NaN when chance agreement is 1 (one label used by both)
+    or the table is empty.
+
+    :param table: A 2×2 table (see the module docstring).
+    """
     n = table.n
     if n == 0:
         return math.nan
@@ -95,10 +99,13 @@ def confusion(pairs: Iterable[tuple[Label, Label]], threshold: float, rel_level:
 def kappa_table(
     exam: Labels, official: Labels, *, rel_level: float = 1, thresholds: Iterable[float] | None = None
 ) -> pd.DataFrame:
-    """κ, nominal α and the 2×2 counts for each threshold τ (default 1 .. the highest EXAM grade,
-    rounded up).
+    """κ, nominal α and the 2×2 counts for each threshold τ.
 
-    Index ``tau``; columns ``kappa, alpha, tp, fp, fn, tn, n``.
+    :param exam: The EXAM labels.
+    :param official: The official judgments.
+    :param rel_level: The lowest official grade that counts as relevant (as trec_eval's ``-l``).
+    :param thresholds: The thresholds τ; by default 1 .. the highest EXAM grade, rounded up.
+    :returns: Index ``tau``; columns ``kappa, alpha, tp, fp, fn, tn, n``.
     """
     pairs = judged_pairs(exam, official)
     if thresholds is None:
@@ -117,7 +124,11 @@ def kappa_table(
 
 def ordinal_alpha(exam: Labels, official: Labels) -> float:
     """Krippendorff's α (ordinal) of the EXAM label and the official grade as two coders of every
-    passage judged in both (NaN when there is none, or one value throughout)."""
+    passage judged in both (NaN when there is none, or one value throughout).
+
+    :param exam: The EXAM labels.
+    :param official: The official judgments.
+    """
     pairs = judged_pairs(exam, official)
     if not pairs:
         return math.nan
@@ -127,8 +138,11 @@ def ordinal_alpha(exam: Labels, official: Labels) -> float:
 def graded_confusion(exam: Labels, official: Labels) -> pd.DataFrame:
     """Counts of (EXAM grade, official grade) over the pairs judged in both.
 
-    Rows: EXAM grade; columns: official grade; every grade occurring in those pairs appears.
+    :param exam: The EXAM labels.
+    :param official: The official judgments.
+    :returns: Rows: EXAM grade; columns: official grade; every grade occurring in those pairs appears.
     """
+
     counts = Counter(judged_pairs(exam, official))
     exam_grades = sorted({e for e, _ in counts})
     official_grades = sorted({o for _, o in counts})

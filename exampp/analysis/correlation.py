@@ -39,9 +39,12 @@ def round_scores(board: Mapping[str, float], decimals: int = DEFAULT_DECIMALS) -
 
 
 def tau_ap(reference: Sequence[float] | np.ndarray, other: Sequence[float] | np.ndarray) -> float:
-    """Tie-aware τ_AP of ``other`` against ``reference`` (aligned score vectors, higher is better).
+    """Tie-aware τ_AP of ``other`` against ``reference`` (see the module docstring).
 
     NaN when every system ties in ``other`` (no system has anyone above it).
+
+    :param reference: The reference's scores, one per system (higher is better).
+    :param other: The compared scores, aligned with ``reference``.
     """
     x = np.asarray(reference, dtype=float)
     y = np.asarray(other, dtype=float)
@@ -103,11 +106,16 @@ def correlate(
     exclude: Iterable[str] = (),
     decimals: int | None = DEFAULT_DECIMALS,
 ) -> Correlation:
-    """Correlate two leaderboards on their common systems; ``first`` is τ_AP's reference.
+    """Correlate two leaderboards on their common systems.
 
-    Systems in only one leaderboard are listed in the result, not used. ``exclude`` names
-    systems to leave out of both (each must be in at least one leaderboard, to catch typos).
-    ``decimals=None`` turns off the rounding of scores before ranking.
+    Systems in only one leaderboard are listed in the result, not used.
+
+    :param first: The reference leaderboard (system -> score): τ_AP's reference.
+    :param second: The compared leaderboard.
+    :param exclude: Systems to leave out of both; each must be in at least one leaderboard, to catch typos.
+    :param decimals: Scores are rounded to this many decimals before ranking (:func:`round_scores`);
+        None does not round.
+    :raises ValueError: An excluded system in neither leaderboard.
     """
     excluded = sorted(set(exclude))
     unknown = [s for s in excluded if s not in first and s not in second]
@@ -183,11 +191,18 @@ def per_query_correlation(
     exclude: Iterable[str] = (),
     decimals: int | None = DEFAULT_DECIMALS,
 ) -> PerQueryCorrelation:
-    """Correlate two per-query tables (index = system, columns = query) query by query.
+    """Correlate two per-query tables (index = system, columns = query) query by query, on the
+    queries of both.
 
     A NaN cell (no score for that system on that query) leaves the system out of that query.
-    ``first`` is τ_AP's reference, as in :func:`correlate`.
+
+    :param first: The reference table: τ_AP's reference, as in :func:`correlate`.
+    :param second: The compared table.
+    :param exclude: Systems to leave out; each must be in at least one table.
+    :param decimals: Scores are rounded to this many decimals before ranking; None does not round.
+    :raises ValueError: An excluded system in neither table.
     """
+
     excluded = set(exclude)
     unknown = sorted(excluded - set(first.index) - set(second.index))
     if unknown:

@@ -114,9 +114,15 @@ def _check_scores(scores: pd.DataFrame, what: str = "scores") -> np.ndarray:
 
 def bootstrap_means(scores: pd.DataFrame, n: int = 1000, seed: int = 0, confidence: float = 0.95
                     ) -> pd.DataFrame:
-    """index run; columns mean, low, high (:func:`bootstrap_interval` of the mean over resampled
-    queries, within the run's lowest and highest score: no resample leaves them). ``mean`` is the
-    mean on all queries."""
+    """Each run's mean score with a bootstrap interval over resampled queries.
+
+    :param scores: A scores table (see the module docstring).
+    :param n: The number of bootstrap replicates.
+    :param seed: The seed of the draws.
+    :param confidence: The interval's confidence level.
+    :returns: Index run; columns ``mean`` (on all queries), ``low``, ``high`` (:func:`bootstrap_interval`
+        of the mean, within the run's lowest and highest score: no resample leaves them).
+    """
     values = _check_scores(scores)
     counts = _draw_counts(bootstrap_samples(values.shape[1], n, seed), values.shape[1])
     means = values.mean(axis=1)
@@ -127,10 +133,14 @@ def bootstrap_means(scores: pd.DataFrame, n: int = 1000, seed: int = 0, confiden
 
 
 def scores_table(per_query: pd.DataFrame, value: str = "value", measure: str | None = None) -> pd.DataFrame:
-    """The run x query scores table of a long per-query table (columns ``run, query_id`` and
-    ``value``, e.g. ``cover`` of :func:`exampp.scoring.exam_cover`, or ``value`` of
-    :func:`exampp.scoring.per_query_measures` with ``measure`` picking its rows); a query a run
-    lacks scores 0."""
+    """The run x query scores table of a long per-query table; a query a run lacks scores 0.
+
+    :param per_query: A long table with columns ``run, query_id`` and ``value``.
+    :param value: The column holding the scores, e.g. ``cover`` of :func:`exampp.scoring.exam_cover`,
+        or ``value`` of :func:`exampp.scoring.per_query_measures`.
+    :param measure: Keep the rows of this measure only (the ``measure`` column of
+        :func:`exampp.scoring.per_query_measures`); all rows by default.
+    """
     if measure is not None:
         per_query = per_query[per_query["measure"] == measure]
     table = per_query.pivot(index="run", columns="query_id", values=value).fillna(0.0).astype(float)
@@ -230,14 +240,22 @@ def correlation_values(reference: Mapping[str, float] | pd.Series, other: Mappin
 def correlation_intervals(reference: pd.DataFrame | pd.Series, other: pd.DataFrame, n: int = 1000, seed: int = 0,
                           confidence: float = 0.95, top: int = 10, decimals: int | None = DEFAULT_DECIMALS
                           ) -> pd.DataFrame:
-    """Both run x query tables (same runs, same queries after aligning; raise ValueError otherwise).
-    index statistic in CORRELATIONS; columns value (on all queries), low, high.
-    kendall_top = Kendall tau-b on the systems in the reference's top ``top`` (by mean).
+    """Rank correlations of two leaderboards' means with bootstrap intervals over resampled queries,
+    one set of draws for both tables.
 
-    Means are rounded to ``decimals`` before ranking (:func:`round_scores`); τ_AP takes
-    ``reference`` as the reference. One set of draws for both tables. A ``reference`` given as a
-    leaderboard (a Series: run -> score, e.g. an official leaderboard without per-query scores) is
-    held fixed in every replicate: the interval then reflects the queries of ``other`` only."""
+    :param reference: A scores table (see the module docstring), τ_AP's reference. Given as a
+        leaderboard (a Series: run -> score, e.g. an official leaderboard without per-query scores),
+        it is held fixed in every replicate: the interval then reflects the queries of ``other`` only.
+    :param other: A scores table of the same runs and, after aligning, the same queries.
+    :param n: The number of bootstrap replicates.
+    :param seed: The seed of the draws.
+    :param confidence: The intervals' confidence level.
+    :param top: ``kendall_top`` is Kendall tau-b on the systems in the reference's top ``top`` (by mean).
+    :param decimals: Means are rounded to this many decimals before ranking (:func:`round_scores`);
+        None does not round.
+    :returns: Index statistic (one of :data:`CORRELATIONS`); columns ``value`` (on all queries), ``low``, ``high``.
+    :raises ValueError: The tables' runs or queries differ.
+    """
     if isinstance(reference, pd.Series):
         if set(reference.index) != set(other.index):
             raise ValueError("the leaderboard and the score table must hold the same runs")
@@ -317,11 +335,19 @@ def _adjusted(p: np.ndarray, correction: str) -> np.ndarray:
 
 def paired_tests(scores: pd.DataFrame, test: str = "t", n: int = 10000, seed: int = 0,
                  correction: str = "holm", alpha: float = 0.05) -> pd.DataFrame:
-    """Every pair of runs (a better-or-equal mean first): columns a, b, mean_a, mean_b, difference,
-    p_value, p_adjusted, significant. test: "t" (scipy.stats.ttest_rel) or "randomization" (paired
-    sign-flip, n permutations, (count+1)/(n+1)). correction: "holm", "bh" (Benjamini-Hochberg),
-    "none". A pair whose per-query scores are all equal has p 1; for the t-test, a pair whose
-    differences are one non-zero constant has p 0 (no variance: t is infinite)."""
+    """A paired significance test of every pair of runs (a better-or-equal mean first).
+
+    A pair whose per-query scores are all equal has p 1; for the t-test, a pair whose differences
+    are one non-zero constant has p 0 (no variance: t is infinite).
+
+    :param scores: A scores table (see the module docstring).
+    :param test: ``t`` (scipy.stats.ttest_rel) or ``randomization`` (paired sign-flip, p = (count+1)/(n+1)).
+    :param n: The randomization test's number of permutations.
+    :param seed: The seed of the permutations.
+    :param correction: The multiple-testing correction: ``holm``, ``bh`` (Benjamini-Hochberg) or ``none``.
+    :param alpha: The level at which a pair is significant (on the adjusted p-value).
+    :returns: Columns ``a, b, mean_a, mean_b, difference, p_value, p_adjusted, significant``.
+    """
     if test not in TESTS:
         raise ValueError(f"unknown test {test!r}; one of {', '.join(TESTS)}")
     if correction not in CORRECTIONS:
@@ -389,10 +415,14 @@ def _pair_verdicts(tests: pd.DataFrame) -> dict[frozenset, tuple[float, bool]]:
 # --- Krippendorff's alpha -------------------------------------------------------------------------
 
 def krippendorff_alpha(reliability: np.ndarray, level: str = "ordinal") -> float:
-    """Krippendorff's α of a coders x units matrix (NaN = missing) at the ``nominal``, ``ordinal``
-    or ``interval`` level, by the coincidence matrix (Krippendorff 2011, "Computing Krippendorff's
+    """Krippendorff's α by the coincidence matrix (Krippendorff 2011, "Computing Krippendorff's
     Alpha-Reliability"): α = 1 − (n − 1) Σ o_ck δ²_ck / Σ n_c n_k δ²_ck over the pairable values
-    (units with at least two values). NaN when there is no disagreement to expect (one value)."""
+    (units with at least two values). NaN when there is no disagreement to expect (one value).
+
+    :param reliability: A coders x units matrix (NaN = missing).
+    :param level: ``nominal``, ``ordinal`` or ``interval``.
+    """
+
     if level not in LEVELS:
         raise ValueError(f"unknown level {level!r}; one of {', '.join(LEVELS)}")
     data = np.asarray(reliability, dtype=float)

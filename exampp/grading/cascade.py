@@ -170,8 +170,15 @@ STAGES: dict[int, FirstStage] = {
 
 @dataclass(frozen=True)
 class CascadeSpec:
-    """What ``--cascade embedding:RECALL`` or ``--cascade-threshold`` asks for: a target recall
-    (its threshold from :data:`STAGES`) or a threshold on the first stage's score."""
+    """What ``--cascade embedding:RECALL`` or ``--cascade-threshold`` asks for: a target recall or a
+    threshold on the first stage's score (one of the two).
+
+    :param recall: The target recall of the pairs the LLM grades >= τ; its threshold comes from
+        :data:`STAGES`.
+
+    :param threshold: A threshold on the first stage's score, given directly.
+    """
+
 
     recall: float | None = None
     threshold: float | None = None

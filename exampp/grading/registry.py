@@ -61,8 +61,11 @@ def method_names() -> list[str]:
 
 
 def parse_method(text: str) -> GradingMethod:
-    """The method named ``text`` (``self-rating``, ``qa(verify=llm)``, ``direct:thomas``...);
-    MethodError naming what is wrong."""
+    """The method a name gives.
+
+    :param text: A method name with its parameters (``self-rating``, ``qa(verify=llm)``, ``direct:thomas``...).
+    :raises MethodError: An unknown method or bad parameters, naming what is wrong.
+    """
     name, shorthand, arguments = split_name(ALIASES.get(text.strip(), text))
     cls = methods().get(name)
     if cls is None:
@@ -116,9 +119,16 @@ def check_backend(method: GradingMethod, backend: str) -> None:
 
 def make_grader(method: str | GradingMethod, backend: Backend | BackendSpec | str | None = None,
                 model: str | None = None, **options: Any) -> BoundGrader:
-    """The grader of ``method`` on ``backend``: an open backend, a spec, a backend name, or None for
-    the method's default backend (opened for ``model`` with ``options``, e.g. device, batch_size).
-    Close it (or use it in a ``with`` block) to release a backend it opened."""
+    """The grader of ``method`` on ``backend``. Close it (or use it in a ``with`` block) to release a
+    backend it opened.
+
+    :param method: The grading method, or its name (:func:`parse_method`).
+    :param backend: An open backend, a spec, a backend name, or None for the method's default backend.
+    :param model: The model a backend opened by name loads (the backend's default when None).
+    :param options: Options of a backend opened by name, e.g. ``device``, ``batch_size``.
+    :raises BackendError: The backend lacks what the method requires (checked before it is opened).
+    """
+
     grading_method = as_method(method)
     if isinstance(backend, Backend):
         return grading_method.bind(backend)

@@ -111,8 +111,14 @@ def query_texts(bank: QuestionBank | None = None, topics: Mapping[str, Topic | s
 def build_exam(grader: Grader, bank: QuestionBank | None = None,
                topics: Mapping[str, Topic | str] | None = None) -> Exam:
     """The exam ``grader`` grades against: the bank's questions it can use, or, for a direct
-    grader, one question per query whose title is known (id ``"direct"``, text = the title from
-    ``topics``, else the bank's query text)."""
+    grader, one question per query whose title is known (id ``"direct"``).
+
+    :param grader: The grader the exam is for.
+    :param bank: The question bank; needed unless the grader is direct.
+    :param topics: The query titles (topics, or texts by query id) a direct grader's questions take;
+        the bank's query texts where a query has none.
+    :raises ValueError: No bank for a grader that needs one.
+    """
     if grader.direct:
         return Exam({qid: [Question(qid, DIRECT_QUESTION_ID, text)] for qid, text in query_texts(bank, topics).items()})
     if bank is None:
@@ -149,7 +155,18 @@ def grade_pool(
     engine: Engine | None = None,
 ) -> GradingSummary:
     """Grade every pair of ``pool`` x ``exam`` that ``store`` lacks (see :func:`grade_pairs`); the
-    summary also counts what the pool and exam left out."""
+    summary also counts what the pool and exam left out.
+
+    :param pool: The pooled passages.
+    :param exam: The questions per query (:func:`build_exam`).
+    :param grader: The grader.
+    :param store: The grade store, which receives the grades chunk by chunk.
+    :param chunk_size: Pairs graded between two commits to the store.
+    :param progress: Show a progress bar.
+    :param cascade: A first stage that rules out pairs (grade 0) before the grader sees them; none by default.
+    :param engine: What grades the chunks (default: ``grader`` in this process; see :mod:`exampp.grading.engine`).
+    """
+
     summary = grade_pairs(build_pairs(pool, exam), grader, store, chunk_size=chunk_size, progress=progress,
                           cascade=cascade, engine=engine)
     return replace(summary, missing_passages=pool.missing_count, skipped_questions=exam.skipped_questions,

@@ -83,7 +83,13 @@ def _design(levels: pd.DataFrame) -> tuple[Array, Array, list[tuple[str, str]]]:
 
 
 class HierarchicalAbility(Estimator):
-    """System abilities as μ + component effects, with the item parameters fixed."""
+    """System abilities as μ + component effects, with the item parameters fixed (see the module docstring).
+
+    :param components: The components table's columns to use (all by default).
+    :param max_iter: The most L-BFGS-B iterations.
+    :param tol: L-BFGS-B's gradient tolerance.
+    """
+
 
     def __init__(self, components: Sequence[str] | None = None, max_iter: int = 1000, tol: float = 1e-8):
         self.components = components

@@ -227,7 +227,23 @@ class NothingToEstimate(ExamppError, ValueError):
 
 
 class IRTModel(Estimator):
-    """Unidimensional logistic IRT model fitted by MML (EM, Gauss–Hermite) or the paper's JML."""
+    """Unidimensional logistic IRT model fitted by MML (EM, Gauss–Hermite) or the paper's JML.
+
+    The module docstring says what each setting does.
+
+    :param model: ``rasch``, ``1pl``, ``2pl`` or ``3pl``.
+    :param method: ``mml`` (marginal maximum likelihood) or ``jml`` (the paper's joint maximum likelihood).
+    :param guessing: A fixed guessing parameter g of ``3pl``, in [0, 1); None estimates it.
+        The other models have g = 0.
+    :param n_quadrature: The number of Gauss–Hermite nodes (MML).
+    :param max_iter: The most iterations of EM, and of each L-BFGS-B run.
+    :param tol: L-BFGS-B stops when the projected gradient is below ``tol`` × Σ weights.
+    :param prior_a: A lognormal (meanlog, sdlog) prior on a, None for plain ML, or ``auto`` (by
+        sample size: lognormal (0, 0.5) for 2PL/3PL by MML when the summed weight is below 100).
+    :param prior_g: A Beta(α, β) prior on an estimated g; None for none.
+    :param standard_errors: Compute the item parameters' standard errors (else NaN).
+    """
+
 
     # per item, set by fit (NaN for the items left out of the estimation)
     a_: Array

@@ -29,10 +29,16 @@ def responses_from_grades(
     """Systems x questions: 1 when one of the run's top-``depth`` passages for the question's
     query answers it with grade >= ``tau``.
 
-    ``questions`` (query -> question ids, e.g. from the bank) defines the exam; by default the
-    questions seen in the grades. Rows are run names (sorted), columns question ids ordered
-    by query then id.
+    Rows are run names (sorted), columns question ids ordered by query then id.
+
+    :param grades: The grades (as :mod:`exampp.scoring` takes them).
+    :param runs: The runs, by name.
+    :param questions: Each query's question ids (e.g. from the bank): the exam. By default the
+        questions seen in the grades.
+    :param tau: The grade from which a question counts as answered.
+    :param depth: How many of each run's top passages count (None: all).
     """
+
     if questions is None:
         questions = questions_by_query(grades)
     question_query: dict[str, str] = {}
