@@ -61,24 +61,43 @@ class NothingToGrade(ExamppError, ValueError):
 
 @dataclass(frozen=True)
 class GradeResult:
-    """What the main job did and produced."""
+    """What the main job did and produced.
+
+    :param method_id: The grading method's id in the store.
+    :param exam: The questions graded against, per query.
+    :param pool: The pooled passages.
+    :param summary: What grading did: pairs graded now, found in the store, left out.
+    :param grades: The pool x exam grades, as :meth:`exampp.store.GradeStore.grades` returns them.
+    :param labels: EXAM labels: each pooled passage's best grade over its query's questions (or another label).
+    :param qrels: The EXAM-Qrels: the labels, or 0/1 at ``min_grade``. :meth:`GradeJob.run` keeps the
+        runs' here and the answers' in ``answer_qrels``.
+    :param tau: EXAM-Cover counts a question answered at grade >= ``tau``.
+    :param cover: EXAM-Cover per run and query (:func:`exampp.scoring.exam_cover`).
+    :param leaderboard: EXAM-Cover@depth per run, best first (:func:`exampp.scoring.summarize`).
+    :param warnings: Run queries outside the exam, pooled passages without text.
+    :param usage: The backend's requests and tokens, when it has one.
+    :param written: The files the job wrote.
+    :param canaries: The canary pairs graded (:mod:`exampp.grading.canaries`), when asked for.
+    :param check: A check's findings (a method judging no relevance): no labels or scores then.
+    :param answer_qrels: The EXAM-Qrels of the answers graded with :attr:`GradeJob.responses`.
+    """
 
     method_id: str
     exam: Exam
     pool: Pool
     summary: GradingSummary
-    grades: pd.DataFrame  # the pool x exam grades, as GradeStore.grades returns them
-    labels: Qrels  # EXAM labels: each pooled passage's best grade over its query's questions (or another label)
-    qrels: Qrels  # the EXAM-Qrels written: the labels, or 0/1 at min_grade
-    tau: float  # EXAM-Cover counts a question answered at grade >= tau
-    cover: pd.DataFrame  # per run and query (exampp.scoring.exam_cover)
-    leaderboard: pd.DataFrame  # EXAM-Cover@depth per run, best first (exampp.scoring.summarize)
-    warnings: tuple[str, ...]  # run queries outside the exam, pooled passages without text
-    usage: Usage | None = None  # requests and tokens of the backend, when it has one
-    written: tuple[Path, ...] = ()  # files the job wrote
-    canaries: GradingSummary | None = None  # the canary pairs graded (exampp.grading.canaries), when asked
-    check: CheckSummary | None = None  # a check's findings (a method judging no relevance): no labels or scores then
-    answer_qrels: Qrels = field(default_factory=dict)  # the EXAM-Qrels of --responses' answers (qrels: the runs')
+    grades: pd.DataFrame
+    labels: Qrels
+    qrels: Qrels
+    tau: float
+    cover: pd.DataFrame
+    leaderboard: pd.DataFrame
+    warnings: tuple[str, ...]
+    usage: Usage | None = None
+    written: tuple[Path, ...] = ()
+    canaries: GradingSummary | None = None
+    check: CheckSummary | None = None
+    answer_qrels: Qrels = field(default_factory=dict)
 
 
 def grade_collection(
@@ -103,23 +122,40 @@ def grade_collection(
     canaries: int = 0,
 ) -> GradeResult:
     """The main job in one call: pool the top-``depth`` passages of ``runs``, grade every pair the
-    store lacks, and score. ``tau`` defaults to the method's (4 for 0-5 self-ratings, 1 for 0/1
-    grades); ``label``: the EXAM label variant (:data:`exampp.labels.LABELS`; ``count`` counts at
-    ``tau``, ``expected`` needs grade probabilities); ``min_grade`` makes the qrels binary (for
-    ``expected``: at an expected grade >= ``min_grade``). ``strict`` turns the warnings (run queries
-    without exam questions, pooled passages without text) into :class:`~exampp.errors.InputError`.
-    Pooled passages without text that the store holds grades for (a wrong or incomplete corpus) are
-    refused, since the qrels would lose their labels, unless ``allow_partial``.
-    ``cascade``: send the grader only the pairs a first stage cannot rule out (at ``tau``; see
-    :mod:`exampp.grading.cascade`), embedding with ``cascade_backend`` (default: the packaged
-    all-MiniLM-L6-v2); the query texts it needs come from ``topics``, else the bank. ``engine``:
-    where the grader runs (default: in this process; :class:`~exampp.grading.ray_engine.RayEngine`
-    grades on Ray workers, ``grader`` being its :attr:`~exampp.grading.ray_engine.RayEngine.grader`).
-    ``canaries``: then grade each pooled passage against that many questions of other queries
-    (:mod:`exampp.grading.canaries`; without the cascade, whose first stage would rule them out),
-    filed under the canary method id: the labels, qrels and leaderboard never see them.
+    store lacks, and score.
+
     A method that judges no relevance (``injection-check``) is graded alike but scored not at all: the
     result has its :class:`CheckSummary` and no labels, qrels or leaderboard.
+
+    :param runs: The runs, by name.
+    :param corpus: The passage source, or several, asked in order.
+    :param grader: The grader (:func:`exampp.grading.registry.make_grader`).
+    :param store: The grade store: pairs it holds are not graded again.
+    :param bank: The question bank; needed unless the method is direct.
+    :param topics: The query texts of a direct method's questions and of the cascade; else the bank's.
+    :param depth: How many of each run's top passages to pool and score.
+    :param tau: The grade at which a question counts as answered; by default the method's (4 for
+        0-5 self-ratings, 1 for 0/1 grades).
+    :param min_grade: Makes the qrels binary: 1 at a label >= ``min_grade`` (for ``expected``: at an
+        expected grade >= ``min_grade``).
+    :param label: The EXAM label variant (:data:`exampp.labels.LABELS`; ``count`` counts at ``tau``,
+        ``expected`` needs grade probabilities).
+    :param strict: Turn the warnings (run queries without exam questions, pooled passages without
+        text) into :class:`~exampp.errors.InputError`.
+    :param allow_partial: Score the passages with a text although the store holds grades for pooled
+        passages without one (a wrong or incomplete corpus); refused by default, since the qrels
+        would lose their labels.
+    :param chunk_size: Pairs graded between two commits to the store.
+    :param progress: Show a progress bar.
+    :param cascade: Send the grader only the pairs a first stage cannot rule out (at ``tau``; see
+        :mod:`exampp.grading.cascade`).
+    :param cascade_backend: The cascade's embedder (default: the packaged all-MiniLM-L6-v2).
+    :param engine: Where the grader runs (default: in this process;
+        :class:`~exampp.grading.ray_engine.RayEngine` grades on Ray workers, ``grader`` being its
+        :attr:`~exampp.grading.ray_engine.RayEngine.grader`).
+    :param canaries: Also grade each pooled passage against that many questions of other queries
+        (:mod:`exampp.grading.canaries`; not with the cascade, whose first stage would rule them out),
+        filed under the canary method id: the labels, qrels and leaderboard never see them.
     """
     from exampp.grading.registry import default_tau, stored_method
     from exampp.labels import check_label, exam_labels
@@ -191,8 +227,44 @@ class GradeJob:
     """``exampp grade`` for a workspace. Build it with :meth:`configure`; :meth:`run` does the job.
 
     Paths are as given (a config file's relative paths are already resolved against its folder).
-    ``backend``: a backend name (``hf``, ``openai``...) or None for the method's default;
-    ``backend_options``: that backend's options (device, dtype, batch_size, base_url...).
+    The fields are the command's settings, named as the configuration file's keys where it has
+    them; the numeric ones are checked when the job is made.
+
+
+    :param workspace: The workspace folder: its runs, corpus, bank and store unless given.
+    :param runs: Run files or folders (default: the workspace's ``runs/``).
+    :param method: The grading method, e.g. ``self-rating``, ``qa(verify=llm)``, ``direct:thomas``.
+    :param backend: A backend name (``hf``, ``openai``...) or None for the method's default.
+    :param model: The judge model's name or path (the backend's default when None).
+    :param backend_options: That backend's options (device, dtype, batch_size, base_url...).
+    :param backend_defaults: Backend options from the config file: dropped where the backend does
+        not take them.
+    :param depth: How many of each run's top passages to pool.
+    :param bank: The question bank file (default: the workspace's).
+    :param topics: The topics file or ``irds:<dataset-id>``.
+    :param corpus: The passage corpus: file, ``irds:<dataset-id>`` or ``pyserini:<index-dir>``
+        (default: the workspace's).
+    :param responses: Generated responses (RAG answers) to segment and grade.
+    :param store: The grade store file (default: the workspace's).
+    :param tau: The grade at which a question counts as answered (default: the method's).
+    :param min_grade: The grade from which qrels labels are 1 (binary qrels); graded labels when None.
+    :param label: The EXAM label variant of the qrels (:data:`exampp.labels.LABELS`).
+    :param chunk_size: Pairs graded between two commits to the store.
+    :param strict: Turn the warnings into :class:`~exampp.errors.InputError`, as :func:`grade_collection` does.
+    :param allow_partial: Write qrels over the passages with a text, though the store has grades of others.
+    :param export_reference: Also write the grades in the reference tool's graded-passages format, to this file.
+    :param progress: Show a progress bar.
+    :param cascade: The grading cascade, ``embedding:RECALL`` (see :mod:`exampp.grading.cascade`).
+    :param cascade_threshold: The first stage's threshold, instead of a target recall.
+    :param engine: ``local`` grades in this process; ``ray`` on Ray workers (:mod:`exampp.grading.ray_engine`).
+    :param workers: Ray workers, one model replica each (default: one per GPU, else 1).
+    :param ray_address: A running Ray cluster (default: start Ray on this machine).
+    :param batch_api: ``openai``: grade through the Batch API (:mod:`exampp.grading.batch_engine`).
+    :param batch_price: ``IN,OUT``: dollars per million prompt and completion tokens, for the estimate.
+    :param batch_poll: Seconds between looks at a batch (default: :data:`exampp.llm.batch_api.POLL_SECONDS`).
+    :param canaries: Questions of other queries each pooled passage is also graded against
+        (:mod:`exampp.grading.canaries`).
+    :raises SettingError: A numeric setting that breaks its rule.
     """
 
     workspace: Path
@@ -201,7 +273,6 @@ class GradeJob:
     backend: str | None = None
     model: str | None = None
     backend_options: dict[str, Any] = field(default_factory=dict)
-    # from the config file: dropped where they do not apply
     backend_defaults: dict[str, Any] = field(default_factory=dict)
     depth: int = defaults.DEPTH
     bank: str | None = None
@@ -211,21 +282,22 @@ class GradeJob:
     store: str | None = None
     tau: float | None = None
     min_grade: float | None = None
-    label: str = "max"  # EXAM label variant of the qrels (exampp.labels.LABELS)
+    label: str = "max"
     chunk_size: int = defaults.CHUNK
     strict: bool = False
-    allow_partial: bool = False  # qrels over the passages with a text, though the store has grades of others
+    allow_partial: bool = False
     export_reference: str | None = None
     progress: bool = True
-    cascade: str | None = None  # embedding:RECALL (see exampp.grading.cascade)
-    cascade_threshold: float | None = None  # the first stage's threshold, instead of a target recall
-    engine: str = "local"  # local: grade in this process; ray: on Ray workers (exampp.grading.ray_engine)
-    workers: int | None = None  # Ray workers, one model replica each [default: one per GPU, else 1]
-    ray_address: str | None = None  # a running Ray cluster [default: start Ray on this machine]
-    batch_api: bool = False  # openai: grade through the Batch API (exampp.grading.batch_engine)
-    batch_price: str | None = None  # IN,OUT: dollars per million prompt and completion tokens, for the estimate
-    batch_poll: float | None = None  # seconds between looks at a batch [default: batch_api.POLL_SECONDS]
-    canaries: int = 0  # questions of other queries each pooled passage is also graded against (exampp.grading.canaries)
+    cascade: str | None = None
+    cascade_threshold: float | None = None
+    engine: str = "local"
+    workers: int | None = None
+    ray_address: str | None = None
+    batch_api: bool = False
+    batch_price: str | None = None
+    batch_poll: float | None = None
+    canaries: int = 0
+
 
     def __post_init__(self) -> None:
         """The numeric settings keep their rules (exampp.settings), however the job was made."""

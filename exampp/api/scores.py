@@ -36,7 +36,10 @@ EXAM_SOURCE = "the exam (question bank)"  # what run queries are checked against
 
 
 class NoRunLeft(ExamppError, ValueError):
-    """``exclude`` names every run there is."""
+    """``exclude`` names every run there is.
+
+    :param runs: The names of the runs read.
+    """
 
     def __init__(self, runs: Sequence[str]):
         self.runs = sorted(runs)
@@ -45,18 +48,23 @@ class NoRunLeft(ExamppError, ValueError):
 
 @dataclass(frozen=True)
 class CoverResult:
-    """EXAM-Cover of each run on the grades of one stored method."""
+    """EXAM-Cover of each run on the grades of one stored method.
+
+    :param per_query: Columns ``run, query_id, covered, total, cover`` (see :func:`exampp.scoring.exam_cover`).
+    :param leaderboard: Columns ``run, mean, stderr, n_queries``, best first (see
+        :func:`exampp.scoring.summarize`); with a bootstrap also ``low`` and ``high``.
+    :param tau: The grade from which a question counts as answered: given, or the method's default.
+    :param depth: How many of each run's top passages counted.
+    :param method_id: The grading method's id in the store.
+    :param expected: Expected EXAM-Cover (``covered`` a float: see :func:`exampp.labels.expected_cover`).
+    """
 
     per_query: pd.DataFrame
-    """Columns ``run, query_id, covered, total, cover`` (see :func:`exampp.scoring.exam_cover`)."""
     leaderboard: pd.DataFrame
-    """Columns ``run, mean, stderr, n_queries``, best first (see :func:`exampp.scoring.summarize`)."""
     tau: float
-    """The grade from which a question counts as answered: given, or the method's default."""
     depth: int
     method_id: str
     expected: bool = False
-    """Expected EXAM-Cover (``covered`` a float: see :func:`exampp.labels.expected_cover`)."""
 
 
 def cover(
@@ -75,18 +83,28 @@ def cover(
     strict: bool = False,
     warn: Warn = python_warning,
 ) -> CoverResult:
-    """EXAM-Cover@``depth`` of ``runs`` (default: the workspace's runs/) on the workspace's grades.
+    """EXAM-Cover@``depth`` of the runs on the workspace's grades (``exampp cover``).
 
-    ``method``: the store's grading method (None: the only one there); ``tau`` defaults to that
-    method's (4 for 0-5 self-ratings, 1 for 0/1 grades). The exam is ``bank``, else the
-    workspace's bank, else the graded questions. A run query the exam lacks is left out with a
-    warning, or with ``strict`` an :class:`~exampp.errors.InputError`. ``normalized``: n-EXAM.
-    ``expected``: the expected number of questions answered, from the grades' probabilities
-    (:func:`exampp.labels.expected_cover`; an error for grades stored without them).
-    ``bootstrap`` > 0: the leaderboard gains ``low`` and ``high``, the ``confidence`` interval
-    (:func:`exampp.analysis.statistics.bootstrap_interval`) of each mean over ``bootstrap``
-    resamplings of the queries (``seed``; the same draws for every run).
+    :param workspace: The workspace.
+    :param runs: Run files or folders, or runs already read (default: the workspace's ``runs/``).
+    :param method: The store's grading method (None: the only one there).
+    :param bank: The exam; else the workspace's bank, else the graded questions.
+    :param tau: The grade at which a question counts as answered; by default the method's (4 for
+        0-5 self-ratings, 1 for 0/1 grades).
+    :param depth: How many of each run's top passages count.
+    :param normalized: n-EXAM (see :func:`exampp.scoring.exam_cover`).
+    :param expected: The expected number of questions answered, from the grades' probabilities
+        (:func:`exampp.labels.expected_cover`; an error for grades stored without them). Not with
+        ``normalized``.
+    :param bootstrap: When > 0, the leaderboard gains ``low`` and ``high``, the ``confidence`` interval
+        (:func:`exampp.analysis.statistics.bootstrap_interval`) of each mean over this many
+        resamplings of the queries (the same draws for every run).
+    :param seed: The seed of the bootstrap's draws.
+    :param confidence: The bootstrap interval's confidence level.
+    :param strict: A run query the exam lacks is an :class:`~exampp.errors.InputError`, not a warning.
+    :param warn: Takes each warning line (default: a Python warning).
     """
+
     from exampp.collection.runs import check_judged
     from exampp.labels import expected_cover
     from exampp.scoring import exam_cover, summarize
@@ -128,17 +146,24 @@ def export_qrels(
     responses: PathLike | None = None,
     warn: Warn = python_warning,
 ) -> Qrels:
-    """EXAM-Qrels of the workspace's grades: each graded passage of the runs (or, given ``responses``,
-    of its answers: :func:`~exampp.api.workspace.labelled_grades`) labelled from its grades on the
-    query's exam questions (``bank``, else the workspace's bank, else all graded ones).
+    """EXAM-Qrels of the workspace's grades (``exampp qrels``): each graded passage of the runs
+    labelled from its grades on the query's exam questions.
 
-    ``label`` (:data:`exampp.labels.LABELS`): ``max`` its best grade, ``count`` the questions it
-    answers at grade >= ``tau`` (default: the method's τ), ``sum`` its grades' sum, ``expected``
-    its best expected grade in hundredths (grades with probabilities only). ``min_grade`` makes
-    the labels 0/1 (1 when the label >= ``min_grade``; for ``expected`` when the expected grade
-    >= ``min_grade``, i.e. label >= 100 * ``min_grade``). ``facets``: one qrels query
-    ``<query_id>/<facet_id>`` per facet (``max`` labels). Written to ``output`` (``-``: standard
-    output) when given."""
+    :param workspace: The workspace.
+    :param method: The store's grading method (None: the only one there).
+    :param label: One of :data:`exampp.labels.LABELS`: ``max`` its best grade, ``count`` the questions
+        it answers at grade >= ``tau``, ``sum`` its grades' sum, ``expected`` its best expected grade
+        in hundredths (grades with probabilities only).
+    :param tau: The grade at which ``count`` counts a question answered (default: the method's τ).
+    :param min_grade: Makes the labels 0/1: 1 when the label >= ``min_grade`` (for ``expected``, when
+        the expected grade >= ``min_grade``, i.e. label >= 100 * ``min_grade``).
+    :param facets: One qrels query ``<query_id>/<facet_id>`` per facet (``max`` labels).
+    :param bank: The exam; else the workspace's bank, else all graded questions.
+    :param output: Write the qrels there (``-``: standard output); nothing is written when None.
+    :param responses: Label the passages of these answers instead of the runs'
+        (:func:`~exampp.api.workspace.labelled_grades`).
+    :param warn: Takes each warning line (default: a Python warning).
+    """
     from exampp.collection.qrels import write_qrels
     from exampp.labels import check_label, exam_labels
     from exampp.scoring import exam_qrels, facet_labels
@@ -178,14 +203,21 @@ def export_question_qrels(
     responses: PathLike | None = None,
     warn: Warn = python_warning,
 ) -> IntentQrels:
-    """Per-question (intent-aware) qrels of the workspace's grades (of the runs' passages, or of
-    the answers of ``responses``, as :func:`export_qrels` takes them): every exam question is a
-    subtopic of its query, numbered 1, 2, ... in the exam's order (``bank``, else the workspace's
-    bank, else the graded question ids sorted); a passage is relevant (1) to a subtopic when its
-    grade on that question is >= ``tau`` (default: the method's τ), else 0. For alpha-nDCG and
-    ERR-IA (:func:`measure_leaderboard`). Written to ``output`` (``-``: standard output) in the
-    TREC diversity format ``qid subtopic docid label``, with the key
-    ``<output>.questions.tsv`` (``query_id, subtopic, question_id, text``) beside a file."""
+    """Per-question (intent-aware) qrels of the workspace's grades, for alpha-nDCG and ERR-IA
+    (:func:`measure_leaderboard`): every exam question is a subtopic of its query, numbered 1, 2, ...
+    in the exam's order; a passage is relevant (1) to a subtopic when its grade on that question is
+    >= ``tau``, else 0.
+
+    :param workspace: The workspace.
+    :param method: The store's grading method (None: the only one there).
+    :param tau: The grade at which a question counts as answered (default: the method's τ).
+    :param bank: The exam and its order; else the workspace's bank, else the graded question ids sorted.
+    :param output: Write the qrels there (``-``: standard output) in the TREC diversity format
+        ``qid subtopic docid label``, with the key ``<output>.questions.tsv`` (``query_id, subtopic,
+        question_id, text``) beside a file; nothing is written when None.
+    :param responses: Label the passages of these answers instead of the runs', as :func:`export_qrels` does.
+    :param warn: Takes each warning line (default: a Python warning).
+    """
     from exampp.collection.qrels import write_intent_key, write_intent_qrels
     from exampp.labels import exam_order, question_qrels
 
@@ -242,17 +274,27 @@ def measure_leaderboard(
     strict: bool = False,
     warn: Warn = python_warning,
 ) -> pd.DataFrame:
-    """Runs under ir_measures or trec_eval measures (``nDCG@10``, ``ndcg_cut.10``...) on ``qrels``
-    (a file, ``irds:<dataset-id>``, or qrels already read): columns ``run`` and one per measure,
-    the mean over the qrels' queries, best first; ``per_query``: columns ``run, query_id,
-    measure, value``. Run files are read one query at a time. A run query the qrels lack is
-    left out with a warning, or with ``strict`` an :class:`~exampp.errors.InputError`;
-    :class:`NoRunLeft` when ``exclude`` names every run. With an intent-aware measure
-    (``alpha_nDCG@10``, ``ERR_IA@20``...) a qrels file is read as intent qrels
-    (:func:`read_judgments`). ``bootstrap`` > 0: each measure column is followed by
-    ``<measure>_low`` and ``<measure>_high``, the ``confidence`` interval of the mean over
-    ``bootstrap`` resamplings of the queries (seeded by ``seed``; the same draws for every run and
-    measure: :func:`exampp.analysis.statistics.bootstrap_means`)."""
+    """Runs under ir_measures or trec_eval measures (``exampp leaderboard``): columns ``run`` and one
+    per measure, the mean over the qrels' queries, best first. Run files are read one query at a time.
+
+    :param runs: Run files or folders, or runs already read.
+    :param qrels: A qrels file, ``irds:<dataset-id>``, or qrels already read. With an intent-aware
+        measure (``alpha_nDCG@10``, ``ERR_IA@20``...) a qrels file is read as intent qrels
+        (:func:`read_judgments`).
+    :param measures: Measure names (``nDCG@10``, ``ndcg_cut.10``...).
+    :param depth: Keep each run's top-``depth`` only (all by default).
+    :param exclude: Names of runs to leave out.
+    :param per_query: Return columns ``run, query_id, measure, value`` instead of the means.
+    :param bootstrap: When > 0, each measure column is followed by ``<measure>_low`` and
+        ``<measure>_high``, the ``confidence`` interval of the mean over this many resamplings of the
+        queries (the same draws for every run and measure: :func:`exampp.analysis.statistics.bootstrap_means`).
+    :param seed: The seed of the bootstrap's draws.
+    :param confidence: The bootstrap interval's confidence level.
+    :param strict: A run query the qrels lack is an :class:`~exampp.errors.InputError`, not a warning.
+    :param warn: Takes each warning line (default: a Python warning).
+    :raises NoRunLeft: ``exclude`` names every run.
+    """
+
     from exampp.collection.runs import check_judged
     from exampp.scoring import leaderboard, per_query_measures
 

@@ -44,10 +44,14 @@ class NothingToWrite(ExamppError, ValueError):
 
 @dataclass(frozen=True)
 class StoredGrades:
-    """The grades of one grading method from a workspace's store."""
+    """The grades of one grading method from a workspace's store.
+
+    :param method_id: The method's id in the store.
+    :param grades: Its grades, as :meth:`exampp.store.GradeStore.grades` returns them.
+    """
 
     method_id: str
-    grades: pd.DataFrame  # as GradeStore.grades returns them
+    grades: pd.DataFrame
 
     @property
     def default_tau(self) -> float:
@@ -74,9 +78,15 @@ def relevance_methods(method_ids: Iterable[str]) -> list[str]:
 
 def stored_grades(workspace: Workspace | PathLike, method: str | None = None, *,
                   probabilities: bool = False) -> StoredGrades:
-    """The grades of ``method``: a store method id, or a method name (``embedding``, ``self-rating``)
-    that names one of the store's methods; None: the only method in the store. ``probabilities``:
-    with the grades' ``probabilities`` column (see :meth:`exampp.store.GradeStore.grades`)."""
+    """The grades of one method in a workspace's store.
+
+    :param workspace: The workspace.
+    :param method: A store method id, or a method name (``embedding``, ``self-rating``) that names one
+        of the store's methods; None: the only method in the store.
+    :param probabilities: With the grades' ``probabilities`` column (see :meth:`exampp.store.GradeStore.grades`).
+    :raises WorkspaceError: No store, no grades, or no single method that ``method`` names.
+    """
+
     from exampp.grading.canaries import is_canary_query
     from exampp.store import GradeStore
 
