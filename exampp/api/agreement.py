@@ -20,25 +20,34 @@ class NoCommonJudgments(ExamppError, ValueError):
 
 @dataclass(frozen=True)
 class LabelAgreement:
-    """EXAM labels compared with official judgments on the pairs judged in both."""
+    """EXAM labels compared with official judgments on the pairs judged in both.
+
+    :param rel_level: The official grade from which a passage counts as relevant.
+    :param pairs: How many pairs are judged in both, and in only one (not compared).
+    :param kappas: Index ``tau``; columns ``kappa, alpha, tp, fp, fn, tn, n`` (EXAM label >= tau vs
+        official >= rel_level; alpha: Krippendorff's nominal α of those 0/1 labels).
+    :param graded: Counts of (EXAM grade, official grade): rows EXAM grade, columns official grade.
+    :param alpha: Krippendorff's α (ordinal) of the EXAM label and the official grade as two coders.
+    """
 
     rel_level: float
-    """Official grade from which a passage counts as relevant."""
     pairs: Overlap
-    """How many pairs are judged in both, and in only one (not compared)."""
     kappas: pd.DataFrame
-    """Index ``tau``; columns ``kappa, alpha, tp, fp, fn, tn, n`` (EXAM label >= tau vs official
-    >= rel_level; alpha: Krippendorff's nominal α of those 0/1 labels)."""
     graded: pd.DataFrame
-    """Counts of (EXAM grade, official grade): rows EXAM grade, columns official grade."""
     alpha: float = float("nan")
-    """Krippendorff's α (ordinal) of the EXAM label and the official grade as two coders."""
 
 
 def label_agreement(exam: PathLike, official: PathLike, *, rel_level: float = 1) -> LabelAgreement:
-    """Cohen's κ, Krippendorff's nominal α and the 2×2 counts of the EXAM qrels ``exam`` against
-    the ``official`` qrels for every threshold τ from 1 to the highest EXAM label, the graded
-    contingency table, and Krippendorff's ordinal α of the graded labels."""
+    """Cohen's κ, Krippendorff's nominal α and the 2×2 counts of the EXAM qrels against the official
+    qrels for every threshold τ from 1 to the highest EXAM label, the graded contingency table, and
+    Krippendorff's ordinal α of the graded labels (``exampp agree``).
+
+    :param exam: The EXAM qrels file.
+    :param official: The official qrels file.
+    :param rel_level: The official grade from which a passage counts as relevant.
+    :raises NoCommonJudgments: No pair is judged in both.
+    """
+
     from exampp.analysis.agreement import graded_confusion, kappa_table, ordinal_alpha, overlap
     from exampp.collection.qrels import read_qrels
 

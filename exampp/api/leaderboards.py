@@ -32,10 +32,14 @@ class UnknownExcluded(CorrelationError):
 
 @dataclass(frozen=True)
 class LeaderboardFile:
-    """A leaderboard read from a file: ``run<TAB>score``, a table (``column`` picks the measure)
-    or JSON; ``ranks``: the numbers are ranks, 1 = best. A per-query table (a ``query_id``
-    column, as ``exampp leaderboard --per-query`` writes) gives the runs' means and per-query
-    scores (see :mod:`exampp.collection.leaderboard`)."""
+    """A leaderboard read from a file: ``run<TAB>score``, a table or JSON. A per-query table (a
+    ``query_id`` column, as ``exampp leaderboard --per-query`` writes) gives the runs' means and
+    per-query scores (see :mod:`exampp.collection.leaderboard`).
+
+    :param path: The leaderboard file.
+    :param column: The measure column of a table (or key in JSON) to read.
+    :param ranks: The numbers are ranks, 1 = best.
+    """
 
     path: PathLike
     column: str | None = None
@@ -48,8 +52,11 @@ class LeaderboardFile:
 
 @dataclass(frozen=True)
 class QrelsMeasure:
-    """A leaderboard computed over runs: one measure (ir_measures or trec_eval name) on qrels
-    (a file or ``irds:<dataset-id>``)."""
+    """A leaderboard computed over runs: one measure on qrels.
+
+    :param qrels: A qrels file or ``irds:<dataset-id>``.
+    :param measure: An ir_measures or trec_eval measure name.
+    """
 
     qrels: PathLike
     measure: str
@@ -78,7 +85,21 @@ class Bootstrap:
 
 @dataclass(frozen=True)
 class LeaderboardCorrelation:
-    """Leaderboard A correlated with leaderboard B; A is τ_AP's reference."""
+    """Leaderboard A correlated with leaderboard B; A is τ_AP's reference.
+
+    :param a: Where leaderboard A came from.
+    :param b: Where leaderboard B came from.
+    :param board_a: Leaderboard A: run -> score.
+    :param board_b: Leaderboard B: run -> score.
+    :param correlation: The correlations on the runs both hold (:func:`exampp.analysis.correlation.correlate`).
+    :param per_query: The query-by-query correlations, when asked for.
+    :param exclude: The runs left out of both.
+    :param decimals: Scores were rounded to this many decimals before ranking (None: not rounded).
+    :param intervals: Bootstrap intervals (:func:`exampp.analysis.statistics.correlation_intervals`):
+        index statistic (spearman, kendall, tau_ap, kendall_top); columns value, low, high. None
+        without a bootstrap.
+    :param bootstrap: How the bootstrap's draws were made; None without one.
+    """
 
     a: LeaderboardSource
     b: LeaderboardSource
@@ -88,11 +109,7 @@ class LeaderboardCorrelation:
     per_query: PerQueryCorrelation | None
     exclude: tuple[str, ...]
     decimals: int | None
-    """Scores were rounded to this many decimals before ranking (None: not rounded)."""
     intervals: pd.DataFrame | None = None
-    """Bootstrap intervals (:func:`exampp.analysis.statistics.correlation_intervals`): index
-    statistic (spearman, kendall, tau_ap, kendall_top); columns value, low, high. None without
-    a bootstrap."""
     bootstrap: Bootstrap | None = None
 
     def table(self) -> pd.DataFrame:
@@ -136,19 +153,30 @@ def correlate_leaderboards(
     strict: bool = False,
     warn: Warn = python_warning,
 ) -> LeaderboardCorrelation:
-    """Spearman, Kendall τ-b, Pearson and τ_AP (A the reference) of A and B on the runs both hold.
+    """Spearman, Kendall τ-b, Pearson and τ_AP (A the reference) of A and B on the runs both hold
+    (``exampp correlate``).
 
-    ``runs`` (cut at ``depth``) are what a :class:`QrelsMeasure` is computed over; a run query
-    its qrels lack is left out with a warning (``strict``: an error). ``exclude`` leaves runs
-    out of both; ``decimals`` rounds scores before ranking (None: exact). ``per_query`` also
-    correlates query by query, which needs per-query scores on both sides (a
-    :class:`QrelsMeasure`, or a per-query table file). ``bootstrap`` > 0: intervals
-    (``confidence``; :func:`exampp.analysis.statistics.bootstrap_interval`) of Spearman, Kendall,
-    τ_AP and Kendall on A's top ``top`` runs over that many resamplings of the queries both sides
-    hold (seeded by ``seed``, the same draws for A and B;
-    :func:`exampp.analysis.statistics.correlation_intervals`), which also needs per-query scores on
-    both sides.
+    :param a: Leaderboard A, the reference: a :class:`LeaderboardFile` or a :class:`QrelsMeasure`.
+    :param b: Leaderboard B, likewise.
+    :param runs: The runs a :class:`QrelsMeasure` is computed over.
+    :param depth: Cut the runs at this depth (none by default).
+    :param exclude: Runs to leave out of both.
+    :param decimals: Round scores to this many decimals before ranking (None: exact).
+    :param per_query: Also correlate query by query, which needs per-query scores on both sides (a
+        :class:`QrelsMeasure`, or a per-query table file).
+    :param bootstrap: When > 0, intervals (:func:`exampp.analysis.statistics.bootstrap_interval`) of
+        Spearman, Kendall, τ_AP and Kendall on A's top ``top`` runs over this many resamplings of the
+        queries both sides hold (the same draws for A and B:
+        :func:`exampp.analysis.statistics.correlation_intervals`); needs per-query scores on both sides.
+    :param seed: The seed of the bootstrap's draws.
+    :param confidence: The intervals' confidence level.
+    :param top: How many of A's top runs ``kendall_top`` takes.
+    :param strict: A run query the qrels lack is an error, not a warning.
+    :param warn: Takes each warning line (default: a Python warning).
+    :raises CorrelationError: The leaderboards cannot be correlated as asked.
+    :raises UnknownExcluded: ``exclude`` names a run in neither leaderboard.
     """
+
     from exampp.analysis.correlation import correlate, per_query_correlation
 
     for name, source in (("A", a), ("B", b)):

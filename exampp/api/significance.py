@@ -21,16 +21,19 @@ from exampp.errors import ExamppError
 
 @dataclass(frozen=True)
 class PairedTests:
-    """Paired tests between the runs of one leaderboard."""
+    """Paired tests between the runs of one leaderboard.
+
+    :param source: Where the leaderboard came from.
+    :param scores: The run x query scores the tests ran on.
+    :param tests: One row per run pair (:func:`exampp.analysis.statistics.paired_tests`): a, b,
+        mean_a, mean_b, difference, p_value, p_adjusted, significant.
+    :param power: Discriminative power: the share of pairs significantly different.
+    """
 
     source: LeaderboardSource
     scores: pd.DataFrame
-    """Run x query scores the tests ran on."""
     tests: pd.DataFrame
-    """One row per run pair (:func:`exampp.analysis.statistics.paired_tests`): a, b, mean_a,
-    mean_b, difference, p_value, p_adjusted, significant."""
     power: float
-    """Discriminative power: the share of pairs significantly different."""
 
     @property
     def n_significant(self) -> int:
@@ -39,12 +42,22 @@ class PairedTests:
 
 @dataclass(frozen=True)
 class Significance:
-    """Paired tests on leaderboard A, and when a second one is given, on B and where they disagree."""
+    """Paired tests on leaderboard A, and when a second one is given, on B and where they disagree.
+
+    :param a: The tests on leaderboard A.
+    :param b: The tests on leaderboard B, when given.
+    :param disagreements: Run pairs A and B order oppositely
+        (:func:`exampp.analysis.statistics.disagreements`), when B is given.
+    :param test: The test: ``t`` or ``randomization``.
+    :param correction: The multiple-testing correction: ``holm``, ``bh`` or ``none``.
+    :param alpha: The level below which an adjusted p-value is significant.
+    :param permutations: The randomization test's number of draws.
+    :param seed: The seed of those draws.
+    """
 
     a: PairedTests
     b: PairedTests | None
     disagreements: pd.DataFrame | None
-    """Run pairs A and B order oppositely (:func:`exampp.analysis.statistics.disagreements`)."""
     test: str
     correction: str
     alpha: float
@@ -86,12 +99,24 @@ def significance(
     strict: bool = False,
     warn: Warn = python_warning,
 ) -> Significance:
-    """Paired ``test`` (``t``: paired t-test; ``randomization``: paired sign-flip test with
-    ``permutations`` seeded draws) between every two runs of leaderboard ``a`` on its per-query
-    scores, p-values adjusted by ``correction`` (``holm``, ``bh``, ``none``), significant below
-    ``alpha``. ``a`` and ``versus`` are a :class:`~exampp.api.leaderboards.QrelsMeasure` over
-    ``runs`` (cut at ``depth``) or a per-query table file. With ``versus``: the same tests on it,
-    and the run pairs the two order oppositely (on the runs both hold)."""
+    """Paired tests between every two runs of a leaderboard on its per-query scores (``exampp significance``).
+
+    :param a: The leaderboard: a :class:`~exampp.api.leaderboards.QrelsMeasure` over ``runs``, or a
+        per-query table file.
+    :param versus: A second leaderboard, likewise: the same tests on it, and the run pairs the two
+        order oppositely (on the runs both hold).
+    :param runs: The runs a :class:`~exampp.api.leaderboards.QrelsMeasure` is computed over.
+    :param depth: Cut the runs at this depth (none by default).
+    :param exclude: Runs to leave out.
+    :param test: ``t`` (paired t-test) or ``randomization`` (paired sign-flip test).
+    :param permutations: The randomization test's number of draws.
+    :param seed: The seed of those draws.
+    :param correction: How p-values are adjusted: ``holm``, ``bh`` (Benjamini-Hochberg) or ``none``.
+    :param alpha: A pair is significant when its adjusted p-value is below this.
+    :param strict: A run query the qrels lack is an error, not a warning.
+    :param warn: Takes each warning line (default: a Python warning).
+    """
+
     from exampp.analysis.statistics import CORRECTIONS, TESTS, disagreements, discriminative_power, paired_tests
 
     if test not in TESTS:
