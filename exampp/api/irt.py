@@ -43,17 +43,24 @@ class IRTOptionsError(ExamppError, ValueError):
 
 @dataclass(frozen=True)
 class GradedResponses:
-    """A workspace's exam as a response matrix, with what the analysis can show beside it."""
+    """A workspace's exam as a response matrix, with what the analysis can show beside it.
+
+    :param responses: Runs × questions: 1 where one of the run's top-``depth`` passages answers at
+        grade >= ``tau``.
+    :param method_id: The grading method's id in the store.
+    :param tau: The grade at which a question counts as answered.
+    :param depth: How many of each run's top passages count.
+    :param cover: EXAM-Cover@depth of each run at ``tau`` (as ``exampp cover`` gives it).
+    :param bank: The workspace's question bank (None where it has none; the exam is then the
+        graded questions).
+    """
 
     responses: Responses
-    """Runs × questions: 1 where one of the run's top-``depth`` passages answers at grade >= ``tau``."""
     method_id: str
     tau: float
     depth: int
     cover: dict[str, float]
-    """EXAM-Cover@depth of each run at ``tau`` (as ``exampp cover`` gives it)."""
     bank: QuestionBank | None
-    """The workspace's question bank (None where it has none; the exam is then the graded questions)."""
 
     @property
     def texts(self) -> dict[str, str]:
@@ -64,11 +71,15 @@ class GradedResponses:
 def responses_from_workspace(workspace: Workspace | PathLike, method: str | None = None,
                              runs: RunsSource | None = None, tau: float | None = None,
                              depth: int = DEFAULT_DEPTH) -> GradedResponses:
-    """Who answers which question, from the grades of ``method`` (a store method id; None: the
-    only one in the store) and ``runs`` (read, or paths to read; default: the workspace's runs/).
+    """Who answers which question, from a workspace's grades. The exam is the workspace's question
+    bank, else the graded questions.
 
-    ``tau`` defaults to the stored method's: 4 for 0–5 ratings (self-rating, embedding), 1 for 0/1
-    grades (qa, multiple-choice). The exam is the workspace's question bank, else the graded questions.
+    :param workspace: The workspace.
+    :param method: A store method id; None: the only one in the store.
+    :param runs: Runs already read, or paths to read (default: the workspace's ``runs/``).
+    :param tau: The grade at which a question counts as answered; by default the stored method's:
+        4 for 0–5 ratings (self-rating, embedding), 1 for 0/1 grades (qa, multiple-choice).
+    :param depth: How many of each run's top passages count.
     """
     from exampp.analysis.irt.responses import responses_from_grades
     from exampp.api.workspace import as_workspace, stored_grades, workspace_bank, workspace_runs
@@ -89,21 +100,29 @@ def responses_from_workspace(workspace: Workspace | PathLike, method: str | None
 
 @dataclass(frozen=True)
 class IRTResult:
-    """What :func:`irt_analysis` found. Tables are DataFrames; ``model`` is the fitted estimator."""
+    """What :func:`irt_analysis` found.
+
+    :param responses: The responses fitted (the excluded systems left out).
+    :param model: The fitted estimator.
+    :param items: One row per item: a, b, g with SEs, status, where and how much it informs,
+        p_correct (and query_id; question_word, bloom and text where texts were given).
+    :param systems: One row per system, best first: EAP θ with SD and 95% interval, MLE with SE,
+        rank (and cover).
+    :param correlations: With the official leaderboard: "IRT theta" (and "EXAM-Cover" where cover
+        was given); empty without one.
+    :param pruning: The steps of the iterative pruning, when asked for.
+    :param component_effects: Per component level: effect on θ with SE (and the intercept μ); None
+        without a components table.
+    :param seconds: How long the analysis took.
+    """
 
     responses: Responses
-    """The responses fitted (the excluded systems left out)."""
     model: IRTModel
     items: pd.DataFrame
-    """One row per item: a, b, g with SEs, status, where and how much it informs, p_correct (and
-    query_id; question_word, bloom and text where texts were given)."""
     systems: pd.DataFrame
-    """One row per system, best first: EAP θ with SD and 95% interval, MLE with SE, rank (and cover)."""
     correlations: dict[str, Correlation]
-    """With the official leaderboard: "IRT theta" (and "EXAM-Cover" where cover was given)."""
     pruning: Pruning | None
     component_effects: pd.DataFrame | None
-    """Per component level: effect on θ with SE (and the intercept μ)."""
     seconds: float
 
     @property
@@ -166,16 +185,23 @@ def irt_analysis(
     prune_steps: int | None = None,
     components: pd.DataFrame | None = None,
 ) -> IRTResult:
-    """Fit an IRT model to ``responses`` and tabulate items and systems.
+    """Fit an IRT model to ``responses`` and tabulate items and systems (``exampp irt``).
 
-    ``irt_model``: "rasch" (a = 1), "1pl" (one common a), "2pl" or "3pl" (with guessing, or
-    ``guessing`` fixed); ``estimator``: "mml" or the paper's "jml"; ``prior_a``: see
-    :class:`~exampp.analysis.irt.models.IRTModel`. ``exclude``: systems to leave out.
-    ``texts`` (question id → text) adds question words and Bloom levels to the items; ``cover``
-    (system → EXAM-Cover) a column to the systems. ``official`` (system → score): correlate the
-    abilities (and cover) with it. ``prune_fraction`` with ``prune_steps``: iterative pruning of
-    the least discriminating items. ``components``: the systems' components table
-    (:func:`~exampp.collection.systems.read_systems`): abilities as sums of component effects.
+    :param responses: The response matrix.
+    :param irt_model: ``rasch`` (a = 1), ``1pl`` (one common a), ``2pl`` or ``3pl`` (with guessing).
+    :param estimator: ``mml`` or the paper's ``jml``.
+    :param guessing: A fixed guessing parameter of ``3pl``; None estimates it.
+    :param prior_a: The prior on a: see :class:`~exampp.analysis.irt.models.IRTModel`.
+    :param exclude: Systems to leave out.
+    :param texts: Question id → text: adds question words and Bloom levels to the items.
+    :param cover: System → EXAM-Cover: adds a column to the systems.
+    :param official: System → official score: correlate the abilities (and cover) with it.
+    :param prune_fraction: With ``prune_steps``, iterative pruning of the least discriminating
+        items: the share of the remaining items each step drops, in (0, 1).
+    :param prune_steps: The number of pruning steps (each refits the model).
+
+    :param components: The systems' components table (:func:`~exampp.collection.systems.read_systems`):
+        abilities as sums of component effects.
     """
     from exampp.analysis.irt.tables import item_table, system_table
 
@@ -232,9 +258,16 @@ def records(table: pd.DataFrame) -> list[dict[str, Any]]:
 # --- files ---------------------------------------------------------------------------------------
 
 def write_irt_outputs(result: IRTResult, folder: PathLike, bank: QuestionBank | None = None) -> list[str]:
-    """Write the tables (TSV; items also as JSON), the information curves and the plots to
-    ``folder`` (made if missing); with pruning, the pruned ``bank`` (or, without a bank, the ids of
-    the items kept). Returns the names written, in order. Each file is replaced atomically."""
+    """Write the tables (TSV; items also as JSON), the information curves and the plots. Each file
+    is replaced atomically.
+
+    :param result: The analysis.
+    :param folder: The folder to write to (made if missing).
+    :param bank: With pruning, the bank whose pruned version is written (without a bank, the ids of
+        the items kept are).
+    :returns: The names written, in order.
+    """
+
     from exampp.analysis.irt.tables import information_table
 
     out = Path(folder)

@@ -72,22 +72,32 @@ class Evaluation:
 
 @dataclass(frozen=True)
 class MetaEvaluation:
-    """Every evaluation of one workspace against the official leaderboard."""
+    """Every evaluation of one workspace against the official leaderboard.
+
+    :param table: One row per evaluation, best first by Kendall's τ: columns ``evaluation`` (display
+        name), ``family`` (qrels, intent, cover, n-exam, irt), ``label``, ``tau``, ``measure``,
+        ``n_systems``, and for each statistic s of :data:`exampp.analysis.statistics.CORRELATIONS`:
+        ``s``, ``s_low``, ``s_high``; ``best`` names the statistics for which the row is best (empty
+        elsewhere).
+    :param scores: Index run, one column per evaluation: its mean scores.
+    :param low: Same shape as ``scores``: the low end of each mean's bootstrap interval (NaN where none).
+    :param high: Likewise, the high end.
+    :param per_query: Evaluation -> run x query table of its per-query scores (absent where there is
+        none: IRT).
+    :param official: Index run: the official scores; its name is the official leaderboard's label.
+    :param official_per_query: The official run x query scores, where the leaderboard has them.
+    :param bootstrap: The number of bootstrap resamples of the queries.
+    :param seed: The seed of the resamples.
+    :param top: How many official top runs ``kendall_top`` takes.
+    :param confidence: The intervals' confidence level.
+    """
 
     table: pd.DataFrame
-    """One row per evaluation, best first by Kendall's τ: columns ``evaluation`` (display name),
-    ``family`` (qrels, intent, cover, n-exam, irt), ``label``, ``tau``, ``measure``, ``n_systems``,
-    and for each statistic s of :data:`exampp.analysis.statistics.CORRELATIONS`: ``s``, ``s_low``,
-    ``s_high``; ``best`` names the statistics for which the row is best (empty elsewhere)."""
     scores: pd.DataFrame
-    """Index run, one column per evaluation: its mean scores."""
     low: pd.DataFrame
-    """Same shape as ``scores``: the low end of each mean's bootstrap interval (NaN where none)."""
     high: pd.DataFrame
     per_query: dict[str, pd.DataFrame]
-    """Evaluation -> run x query table of its per-query scores (absent where there is none: IRT)."""
     official: pd.Series
-    """Index run: the official scores; its name is the official leaderboard's label."""
     official_per_query: pd.DataFrame | None
     bootstrap: int
     seed: int
@@ -118,24 +128,46 @@ def meta_evaluate(
     progress: bool = True,
     warn: Warn = python_warning,
 ) -> MetaEvaluation:
-    """Correlate every evaluation of the workspace's grades with the ``official`` leaderboard
-    (default: nDCG@10 on the workspace's ``qrels/official.qrels``) over ``runs`` (default: its runs/),
-    or over the answers of ``responses`` (segmented as ``exampp grade --responses`` graded them). The
-    labels are the runs' (or the answers'): :func:`~exampp.api.workspace.labelled_grades`.
+    """Correlate every evaluation of the workspace's grades with the official leaderboard
+    (``exampp meta-evaluate``). The labels are the runs' (or the answers'):
+    :func:`~exampp.api.workspace.labelled_grades`.
 
-    The evaluations: P@k and AP on EXAM-Qrels read at every ``tau`` (default: every grade level of
-    the stored method's scale), nDCG@k with each label variant of ``labels`` as gains (count at every
-    tau; expected only where the store holds grade probabilities), α-nDCG@k and ERR-IA@k on
-    per-question qrels, EXAM-Cover@k, n-EXAM@k and the expected cover at every tau, and the 2PL IRT
-    ability at every tau (k = ``depth``). ``families`` picks among these.
+    The evaluations: P@k and AP on EXAM-Qrels read at every ``tau``, nDCG@k with each label variant
+    of ``labels`` as gains (count at every tau; expected only where the store holds grade
+    probabilities), α-nDCG@k and ERR-IA@k on per-question qrels, EXAM-Cover@k, n-EXAM@k and the
+    expected cover at every tau, and the 2PL IRT ability at every tau (k = ``depth``).
 
     Each correlation (Spearman, Kendall τ-b, τ_AP, Kendall τ-b on the official top-``top``) gets an
     interval (:func:`~exampp.analysis.statistics.bootstrap_interval`) from ``bootstrap`` resamples of
-    the queries (``seed``), the official per-query scores resampled with them; IRT rows refit the model
-    on the first ``irt_bootstrap`` of those resamples only (a fit takes a fraction of a second; 0: no
-    interval). ``exclude`` leaves runs out; ``decimals`` rounds scores before ranking, as
-    ``exampp correlate`` does. ``progress``: a bar on stderr, on a terminal only.
+    the queries, the official per-query scores resampled with them.
+
+    :param workspace: The workspace.
+    :param official: The official leaderboard (default: nDCG@10 on the workspace's
+        ``qrels/official.qrels``).
+    :param runs: The runs (default: the workspace's ``runs/``).
+    :param responses: Evaluate the answers of this responses file instead of runs (segmented as
+        ``exampp grade --responses`` graded them).
+    :param method: The store's grading method (None: the only one there).
+    :param bank: The exam; else the workspace's bank, else the graded questions.
+    :param labels: The EXAM label variants (:data:`exampp.labels.LABELS`) used as nDCG gains.
+    :param taus: The thresholds (default: every grade level of the stored method's scale).
+    :param depth: k: how many of each run's top passages count.
+    :param families: Which families of evaluations to make (qrels, intent, cover, n-exam, irt).
+    :param bootstrap: The number of bootstrap resamples of the queries.
+    :param irt_bootstrap: IRT rows refit the model on the first this many of those resamples only
+        (a fit takes a fraction of a second; 0: no interval).
+    :param seed: The seed of the resamples.
+    :param top: How many official top runs ``kendall_top`` takes.
+    :param confidence: The intervals' confidence level.
+    :param exclude: Runs to leave out.
+    :param decimals: Round scores to this many decimals before ranking, as ``exampp correlate`` does
+        (None: exact).
+    :param strict: A run query the official qrels lack is an error, not a warning.
+    :param progress: Show a bar on stderr, on a terminal only.
+    :param warn: Takes each warning line (default: a Python warning).
+    :raises MetaEvaluationError: No official leaderboard, or too few runs.
     """
+
     from exampp.analysis.statistics import bootstrap_means, bootstrap_samples, correlation_intervals
 
     unknown = sorted(set(families) - set(FAMILIES))

@@ -95,14 +95,18 @@ AUDIT_FLAGS_SHOWN = 50  # flagged texts on the page (`exampp audit --flags` list
 
 @dataclass(frozen=True)
 class Report:
-    """A written report."""
+    """A written report.
+
+    :param folder: The folder it was written to.
+    :param html: Its page, ``report.html``.
+    :param tables: TSV file name (in ``folder``) -> the table written there.
+    :param figures: Figure file name -> its PNG (in ``folder/figures``).
+    """
 
     folder: Path
     html: Path
     tables: dict[str, pd.DataFrame]
-    """TSV file name (in ``folder``) -> the table written there."""
     figures: dict[str, Path]
-    """Figure file name -> its PNG (in ``folder/figures``)."""
 
 
 def build_report(
@@ -133,27 +137,43 @@ def build_report(
     progress: bool = True,
     warn: Warn = python_warning,
 ) -> Report:
-    """Write the report on ``workspace`` to ``output_dir`` (made if missing): ``report.html``, the
-    tables as TSV, ``figures/*.png``.
+    """Write the report on a workspace (``exampp report``): ``report.html``, the tables as TSV,
+    ``figures/*.png``.
 
-    ``meta``: the meta-evaluation to show; None: computed here by
-    :func:`~exampp.api.meta_evaluate.meta_evaluate` against ``official_qrels`` (default: the
-    workspace's ``qrels/official.qrels``) under ``official_measure``, with ``bootstrap`` draws
-    (``seed``; IRT refitted on ``irt_bootstrap`` of them), runs cut at ``depth``, the runs
-    ``exclude`` names left out. ``method``: the stored
-    grading method (None: the only one). ``rel_level``: the official grade from which a passage is
-    relevant (agreement, bank review). ``date``: the date in the header (default: the
-    ``SOURCE_DATE_EPOCH`` environment variable's day where set, else today).
+    :param workspace: The workspace.
+    :param output_dir: The folder to write to (made if missing).
+    :param meta: The meta-evaluation to show; None: computed here by
+        :func:`~exampp.api.meta_evaluate.meta_evaluate` with the settings below.
+    :param official_qrels: The official qrels (default: the workspace's ``qrels/official.qrels``).
+    :param official_measure: The official leaderboard's measure on them.
+    :param method: The stored grading method (None: the only one).
+    :param bootstrap: The number of bootstrap resamples of the queries (the meta-evaluation's and the
+        RAG tables').
+    :param irt_bootstrap: IRT is refitted on this many of them.
+    :param seed: The seed of the resamples.
+    :param depth: Cut the runs at this depth.
+    :param exclude: Runs to leave out.
+    :param rel_level: The official grade from which a passage is relevant (agreement, bank review).
+    :param chosen: How many of the meta-evaluation's best evaluations the figures draw (see :data:`CHOSEN`).
+    :param date: The date in the header (default: the ``SOURCE_DATE_EPOCH`` environment variable's
+        day where set, else today).
+    :param official: The official leaderboard instead of ``official_qrels`` (which then serves only
+        the agreement and the bank review).
+    :param responses: A RAG responses file whose segmented answers are the runs, instead of the
+        workspace's ``runs/``.
+    :param nuggets: The official nugget assignment file: the RAG tables' nugget leaderboard (:func:`rag_tables`).
+    :param nuggets_assigned: Nugget assignment files compared with ``nuggets``.
+    :param support: A citation support judgment file: the runs' support measures.
 
-    ``official``: the official leaderboard instead of ``official_qrels`` (which then serves only the
-    agreement and the bank review); ``responses``: a RAG responses file whose segmented answers are
-    the runs, instead of the workspace's runs/. ``nuggets``, ``nuggets_assigned``, ``support``: the
-    RAG tables (:func:`rag_tables`), with the same ``bootstrap`` and ``seed``. ``assess_sample``: a
-    human sample (``exampp assess sample``) whose labels (``assess_labels``, default the workspace's
-    label store) give the *Human check* section: the ``assess_measures`` (human grade ≥
-    ``assess_rel_level`` relevant) corrected by the sample beside the judge's
-    (:func:`~exampp.api.assess.human_check`). ``progress``: the meta-evaluation's bar on stderr, on a
-    terminal only."""
+    :param assess_sample: A human sample (``exampp assess sample``) whose labels give the *Human
+        check* section (:func:`~exampp.api.assess.human_check`).
+    :param assess_labels: The sample's labels (default: the workspace's label store).
+    :param assess_measures: The measures the sample corrects, shown beside the judge's.
+    :param assess_rel_level: The human grade from which a unit is relevant.
+    :param progress: Show the meta-evaluation's bar on stderr, on a terminal only.
+    :param warn: Takes each warning line (default: a Python warning).
+    """
+
     from exampp.api.workspace import (
         WorkspaceError,
         as_workspace,
