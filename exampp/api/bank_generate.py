@@ -68,16 +68,24 @@ def generate_bank(
     warn: Warn = python_warning,
     now: Callable[[], str] = utc_now,
 ) -> GenerationResult:
-    """Generate the questions of ``topics`` (a topics file, ``irds:<id>``, or topics) into the bank
-    ``output`` with ``backend`` (a spec: opened here when something is to be asked, and closed; a
-    backend: the caller's).
+    """Generate the questions of the topics into a bank (see the module docstring).
 
-    ``prompt``: ``auto`` (facet prompt per subtopic, query prompt for a topic without), ``facet``,
-    ``query`` or ``nuggets`` (see :func:`~exampp.generation.prompts.choose_prompts`). ``chunk_size``:
-    items per batch sent to the backend [default: the openai backend's concurrency, else 8].
-    ``retry_failed``: ask again the items that failed in an earlier run. Failed items go to
-    ``warn`` at the end. ``now`` gives the provenance date (UTC ISO).
+    :param topics: A topics file, ``irds:<id>``, or topics already read.
+    :param output: The bank to write (exampp JSONL); its journal goes beside it.
+    :param backend: A spec, opened here when something is to be asked, and closed; or a backend,
+        the caller's.
+    :param prompt: ``auto`` (facet prompt per subtopic, query prompt for a topic without), ``facet``,
+        ``query`` or ``nuggets`` (see :func:`~exampp.generation.prompts.choose_prompts`).
+    :param settings: How items are asked: temperature, token and attempt limits, questions per item.
+    :param chunk_size: Items per batch sent to the backend (default: the openai backend's
+        concurrency, else 8).
+    :param retry_failed: Ask again the items that failed in an earlier run.
+    :param progress: Show a progress bar.
+    :param warn: Takes each warning line, the failed items at the end (default: a Python warning).
+    :param now: Gives the provenance date (UTC ISO).
+    :raises NothingGenerated: No item gave a question and there is no earlier bank.
     """
+
     with interrupted_keeps(journal_path(output)):  # of the name as given (output becomes a Path below)
         choice = choose_prompts(prompt)
         source = "<topics>" if isinstance(topics, Mapping) else display_name(topics)

@@ -137,9 +137,15 @@ def new_question(query_id: str, text: str, *, answers: Sequence[str] = (), facet
 
 def add_questions(bank: PathLike, questions: QuestionBank | Iterable[Question], *, reason: str | None = None,
                   to: PathLike | None = None) -> ChangeResult:
-    """Add ``questions`` (disabled ones too), each after the last question of its query (a new
-    query at the end). A question already in the bank is an error. A question naming a facet
-    without its text gets the text the bank's other questions of that facet have."""
+    """Add questions (disabled ones too), each after the last question of its query (a new query
+    at the end). A question naming a facet without its text gets the text the bank's other
+    questions of that facet have.
+
+    :param bank: The bank file (exampp JSONL, plain or gzipped); its history is kept beside it.
+    :param questions: The questions to add; one already in the bank is an error.
+    :param reason: Recorded with the new version.
+    :param to: Write the changed bank there instead: pending, the bank and its history untouched.
+    """
     name = os.fspath(bank)
     new = list(questions)
     query_texts = questions.query_texts if isinstance(questions, QuestionBank) else {}
@@ -165,8 +171,14 @@ def add_questions(bank: PathLike, questions: QuestionBank | Iterable[Question], 
 
 def remove_questions(bank: PathLike, *, question_ids: Sequence[str] = (), query_ids: Sequence[str] = (),
                      reason: str | None = None, to: PathLike | None = None) -> ChangeResult:
-    """Remove the questions named (ids, or a unique start of an id) and all questions of the
-    queries named. Removing every question is an error: an empty file is no bank."""
+    """Remove questions. Removing every question is an error: an empty file is no bank.
+
+    :param bank: The bank file; its history is kept beside it.
+    :param question_ids: The questions to remove: ids, or a unique start of an id.
+    :param query_ids: Queries whose questions are all removed.
+    :param reason: Recorded with the new version.
+    :param to: Write the changed bank there instead: pending, the bank and its history untouched.
+    """
     name = os.fspath(bank)
 
     def apply(current: QuestionBank) -> Edit:
@@ -184,8 +196,16 @@ def remove_questions(bank: PathLike, *, question_ids: Sequence[str] = (), query_
 def set_disabled(bank: PathLike, disabled: bool, *, question_ids: Sequence[str] = (),
                  query_ids: Sequence[str] = (), reason: str | None = None,
                  to: PathLike | None = None) -> ChangeResult:
-    """Disable (or enable) the questions named and those of the queries named. A disabled
-    question stays in the bank but is left out when the bank is read for grading."""
+    """Disable (or enable) questions. A disabled question stays in the bank but is left out when
+    the bank is read for grading.
+
+    :param bank: The bank file; its history is kept beside it.
+    :param disabled: True disables, False enables.
+    :param question_ids: The questions: ids, or a unique start of an id.
+    :param query_ids: Queries whose questions are all disabled (or enabled).
+    :param reason: Recorded with the new version.
+    :param to: Write the changed bank there instead: pending, the bank and its history untouched.
+    """
     name = os.fspath(bank)
     verb = "disabled" if disabled else "enabled"
 
@@ -208,10 +228,20 @@ def edit_question(bank: PathLike, question_id: str, *, text: str | None = None,
                   answers: Sequence[str] | None = None, facet_id: str | None = None,
                   facet_text: str | None = None, source: str | None = None, reason: str | None = None,
                   to: PathLike | None = None) -> ChangeResult:
-    """Change a question's text, answer key (``answers``: the new key, ``()`` for none), facet or
-    source. A new text gives a new id (``<query_id>/<md5(text)>``, since grades are kept per
-    question id): the history records old id -> new id. A new facet without ``facet_text`` gets
-    the text the bank's other questions of that facet have."""
+    """Change a question's text, answer key, facet or source; a part given as None is kept.
+
+    :param bank: The bank file; its history is kept beside it.
+    :param question_id: The question: its id, or a unique start of it.
+    :param text: The new text. It gives a new id (``<query_id>/<md5(text)>``, since grades are kept
+        per question id): the history records old id -> new id.
+    :param answers: The new answer key, ``()`` for none.
+    :param facet_id: The new facet.
+    :param facet_text: The new facet's text; by default the text the bank's other questions of that
+        facet have.
+    :param source: The new source.
+    :param reason: Recorded with the new version.
+    :param to: Write the changed bank there instead: pending, the bank and its history untouched.
+    """
     name = os.fspath(bank)
 
     def apply(current: QuestionBank) -> Edit:
@@ -255,10 +285,15 @@ _FIELD_NAMES = {"text": "text", "answers": "answers", "facet_id": "facet", "face
 
 def restore(bank: PathLike, version: int, *, reason: str | None = None,
             to: PathLike | None = None) -> ChangeResult:
-    """Make the bank what it was at ``version`` (its exact bytes), recorded as a new version, so
-    that a restore can itself be undone. With ``to``, version ``version`` is written there
-    instead (pending, nothing recorded). A missing or unreadable bank file can be restored: an
-    unreadable one is kept in the history first."""
+    """Make the bank what it was at a version (its exact bytes), recorded as a new version, so
+    that a restore can itself be undone. A missing or unreadable bank file can be restored: an
+    unreadable one is kept in the history first.
+
+    :param bank: The bank file; its history is kept beside it.
+    :param version: The version to restore (0: the bank when its history began).
+    :param reason: Recorded with the new version.
+    :param to: Write that version there instead: pending, nothing recorded.
+    """
     path, name = Path(bank), os.fspath(bank)
     hist = history_path(path)
     if to is not None:
@@ -296,8 +331,13 @@ def restore(bank: PathLike, version: int, *, reason: str | None = None,
 
 
 def bank_at_version(bank: PathLike, version: int, *, disabled: bool = False) -> QuestionBank:
-    """The bank as it was at ``version``; its disabled questions only with ``disabled`` (as
-    :func:`~exampp.collection.question_bank.read_question_bank` reads a bank)."""
+    """The bank as it was at a version.
+
+    :param bank: The bank file; its history is kept beside it.
+    :param version: The version (0: the bank when its history began).
+    :param disabled: Keep the disabled questions too (as
+        :func:`~exampp.collection.question_bank.read_question_bank` reads a bank).
+    """
     with BankHistory.open(history_path(bank)) as history:
         content = history.content(version)
     read = bank_from_bytes(content, f"{os.fspath(bank)}@{version}")
@@ -305,11 +345,15 @@ def bank_at_version(bank: PathLike, version: int, *, disabled: bool = False) -> 
 
 
 def bank_log(bank: PathLike, *, question_id: str | None = None, warn: Warn = python_warning) -> pd.DataFrame:
-    """One row per version (those that changed ``question_id``, under any of its ids, when
-    given): version, time, user, operation, the number of questions added, removed, edited,
-    disabled and enabled, the questions and active (not disabled) questions the bank then held
-    (null when it was not a readable bank), reason and summary. Warns when the bank has changed
-    since its last version."""
+    """A bank's history, one row per version: version, time, user, operation, the number of
+    questions added, removed, edited, disabled and enabled, the questions and active (not disabled)
+    questions the bank then held (null when it was not a readable bank), reason and summary.
+
+    :param bank: The bank file; its history is kept beside it.
+    :param question_id: Only the versions that changed this question, under any of its ids.
+    :param warn: Told when the bank has changed since its last version (default: a Python warning).
+    """
+
     with BankHistory.open(history_path(bank)) as history:
         versions = history.versions()
         changes = history.changes()

@@ -130,16 +130,23 @@ def bank_impact(
     progress: bool = False,
     **settings: Any,
 ) -> BankImpact:
-    """Grade and score the runs against ``old_bank`` (default: the bank ``exampp grade`` grades
-    with: the config's, else the workspace's) and ``new_bank``, and compare.
+    """Grade and score the runs against an old and a new bank, and compare (``exampp bank impact``).
 
-    ``runs`` (run files or folders; default: the workspace's runs/), ``config``, ``workspace`` and
-    ``settings`` (grader, depth, tau, min_grade, corpus, topics, store, strict, backend options...)
-    are those of :meth:`GradeJob.configure <exampp.api.grade.GradeJob.configure>`. ``measures`` are
-    computed on the EXAM-Qrels as ``exampp grade`` writes them (graded labels, or 0/1 at
-    ``min_grade``); default nDCG@depth and P@depth counting labels >= tau (>= 1 of binary qrels), as
-    EXAM-Cover counts grades >= tau.
+    :param new_bank: The new bank: a file, or a bank already read.
+    :param old_bank: The old bank (default: the bank ``exampp grade`` grades with: the config's,
+        else the workspace's).
+    :param runs: Run files or folders (default: the workspace's ``runs/``), as
+        :meth:`exampp.api.grade.GradeJob.configure` takes them.
+    :param config: The config file, as :meth:`exampp.api.grade.GradeJob.configure` takes it.
+    :param workspace: The workspace, likewise.
+    :param measures: Computed on the EXAM-Qrels as ``exampp grade`` writes them (graded labels, or
+        0/1 at ``min_grade``); by default nDCG@depth and P@depth counting labels >= tau (>= 1 of
+        binary qrels), as EXAM-Cover counts grades >= tau.
+    :param progress: Show a progress bar.
+    :param settings: The other settings of :meth:`exampp.api.grade.GradeJob.configure` (grader, depth,
+        tau, min_grade, corpus, topics, store, strict, backend options...).
     """
+
     from exampp.api.grade import GradeJob
     from exampp.collection.question_bank import read_question_bank
     from exampp.scoring import parse_measures

@@ -79,15 +79,20 @@ def import_banks(
     output_format: str = "exampp",
     warn: Warn = python_warning,
 ) -> BankImport:
-    """Read the banks ``sources`` ((path, format) pairs; format ``auto`` recognises it), check
-    them and merge them in order; write the result to ``output`` when given.
+    """Read banks, check them and merge them in order (``exampp bank import``). A question id in two
+    files is kept once when the questions are the same, an error otherwise.
 
-    ``source`` is recorded for questions that name none (``manual``, ``tqa``...).
-    ``query_prefix`` goes before every query id, and before question ids that start with their
-    query id and a slash (``<query_id>/<md5>`` ids stay the ids of their texts): TQA's lesson
-    ``L_0002`` is TREC CAR Y3's query ``tqa2:L_0002``. ``topics`` (a topics file or the topics
-    read) checks query and facet ids, and gives queries and facets without a text theirs. A
-    question id in two files is kept once when the questions are the same, an error otherwise.
+    :param sources: (path, format) pairs; format ``auto`` recognises it.
+    :param topics: A topics file or the topics read: checks query and facet ids, and gives queries
+        and facets without a text theirs.
+    :param source: Recorded for questions that name none (``manual``, ``tqa``...).
+    :param query_prefix: Goes before every query id, and before question ids that start with their
+        query id and a slash (``<query_id>/<md5>`` ids stay the ids of their texts): TQA's lesson
+        ``L_0002`` is TREC CAR Y3's query ``tqa2:L_0002``.
+    :param output: Write the merged bank there; nothing is written when None.
+    :param output_format: The format to write it in (:data:`~exampp.collection.question_bank.WRITE_FORMATS`).
+    :param warn: Takes each warning line (default: a Python warning).
+    :raises InputError: A question that breaks the import's checks, naming the file and line.
     """
     if topics is None or isinstance(topics, Mapping):
         known, topics_name = topics, "given"
@@ -131,7 +136,16 @@ def import_banks(
 
 def export_bank(bank: PathLike, format: str, output: PathLike, *, input_format: str = "auto",
                 warn: Warn = python_warning) -> BankWrite:
-    """Write the bank file ``bank`` (disabled questions included) to ``output`` as ``format``."""
+    """Write a bank file in another format (``exampp bank export``), disabled questions included
+    where the format can mark them; what it has no place for is left out with a warning.
+
+    :param bank: The bank file.
+    :param format: The format to write (:data:`~exampp.collection.question_bank.WRITE_FORMATS`).
+    :param output: The file to write.
+    :param input_format: The bank file's format (``auto`` recognises it).
+    :param warn: Takes each warning line (default: a Python warning).
+    """
+
     return write_bank(load_question_bank(bank, input_format).bank, output, format, warn=warn)
 
 

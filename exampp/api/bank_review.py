@@ -71,13 +71,18 @@ def review_bank(
     corpus: PathLike | None = None,
     warn: Warn = python_warning,
 ) -> BankReview:
-    """Review ``bank`` (default: the workspace's bank; without one, the graded question ids) on the
-    grades of ``method`` (None: the only one in the store) at ``tau`` (None: the method's default),
-    of the passages of the workspace's runs (:func:`~exampp.api.workspace.labelled_grades`).
+    """Review a question bank on the grades of the passages of the workspace's runs
+    (:func:`~exampp.api.workspace.labelled_grades`; ``exampp bank review``).
 
-    ``official``: qrels (default: the workspace's ``qrels/official.qrels`` when it exists); a
-    passage is relevant from official grade ``rel_level``. ``corpus``: where passage texts come
-    from (a file, ``irds:...``, ``pyserini:...``; default: the workspace's corpus when it exists).
+    :param workspace: The workspace.
+    :param method: The store's grading method (None: the only one there).
+    :param tau: The grade at which a question counts as answered (None: the method's default).
+    :param bank: The bank to review (default: the workspace's bank; without one, the graded question ids).
+    :param official: Official qrels (default: the workspace's ``qrels/official.qrels`` when it exists).
+    :param rel_level: The official grade from which a passage is relevant.
+    :param corpus: Where passage texts come from (a file, ``irds:...``, ``pyserini:...``; default:
+        the workspace's corpus when it exists).
+    :param warn: Takes each warning line (default: a Python warning).
     """
     from exampp.collection.qrels import read_qrels
     from exampp.grading.registry import stored_method
@@ -111,8 +116,14 @@ def review_bank(
 
 
 def write_bank_review(review: BankReview, folder: PathLike, *, title: str | None = None) -> list[str]:
-    """Write the tables as TSV and the readable page ``review.html`` to ``folder`` (made if
-    missing), each file replaced atomically; returns the names written (:data:`FILES`)."""
+    """Write the tables as TSV and the readable page ``review.html``, each file replaced atomically.
+
+    :param review: The review (:func:`review_bank`).
+    :param folder: The folder to write to (made if missing).
+    :param title: The page's title (default: "Question bank review").
+    :returns: The names written (:data:`FILES`).
+    """
+
     from exampp.collection.io import atomic_write
     from exampp.report.records import write_tsv
 

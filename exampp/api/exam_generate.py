@@ -149,18 +149,29 @@ def generate_exam(
     progress: bool = True,
     now: Callable[[], str] = utc_now,
 ) -> ExamResult:
-    """Ask ``backend`` (a backend, or a spec opened here when something is to be asked, and closed)
-    for one question per document of ``corpus`` (a JSONL/TSV file, ``irds:`` or ``pyserini:``
-    source) that ``OUTPUT.answers.jsonl`` lacks, filter them all, shuffle their choices and write the
-    exam to ``output`` (an exampp bank; not written when no question is kept), the result as JSON
-    to ``report`` when given.
+    """Ask for one question per document that ``OUTPUT.answers.jsonl`` lacks, filter them all,
+    shuffle their choices and write the exam (see the module docstring).
 
-    ``max_attempts``: requests per document. ``chunk_size``: documents per batch [default: the
-    openai backend's concurrency, else 8]. ``retry_failed``: ask again the documents that failed
-    in an earlier run. ``embedding``: the model of the cosine filters (None: Jaccard filters
-    only). ``drop_fraction``: what each distractor filter drops where ``thresholds`` fixes no
-    threshold. ``seed``: the shuffle's. ``now`` gives the provenance date (UTC ISO).
+    :param corpus: The documents: a JSONL/TSV file, ``irds:`` or ``pyserini:`` source.
+    :param output: The exam to write (an exampp bank; not written when no question is kept).
+    :param backend: The generator: a backend, or a spec opened here when something is to be asked,
+        and closed.
+    :param task_domain: What the documents are, as the prompt names them (``the Larkspur Home Hub manual``).
+    :param seed: The seed of the choices' shuffle.
+    :param temperature: The generator's sampling temperature.
+    :param max_new_tokens: The most tokens of an answer.
+    :param max_attempts: Requests per document.
+    :param chunk_size: Documents per batch (default: the openai backend's concurrency, else 8).
+    :param retry_failed: Ask again the documents that failed in an earlier run.
+    :param query_prefix: Goes before each document id to make the exam's query ids.
+    :param embedding: The model of the cosine filters (None: Jaccard filters only).
+    :param drop_fraction: What each distractor filter drops where ``thresholds`` fixes no threshold.
+    :param thresholds: Fixed thresholds of the distractor filters.
+    :param report: Write the result there as JSON.
+    :param progress: Show a progress bar.
+    :param now: Gives the provenance date (UTC ISO).
     """
+
     with interrupted_keeps(answers_path(output)):
         if not task_domain.strip():
             raise ValueError("the task domain (what the corpus documents) must not be empty")
