@@ -135,10 +135,22 @@ def parse_measures(names: Sequence[str], rel_level: float = 1.0) -> list[AssessM
 
 @dataclass(frozen=True)
 class SampleJob:
-    """What ``exampp assess sample`` draws: ``budget`` pairs of ``workspace``'s pool by ``strategy``
-    (:data:`exampp.assess.design.STRATEGIES`) for ``measures``, with ``seed``, written to ``output``. An
-    ``output`` that holds a sample already is extended: the new draw must contain it (a larger budget
-    with the same seed, strategy, measures and runs does)."""
+    """What ``exampp assess sample`` draws from a workspace's pool (see the module docstring).
+
+    :param workspace: The workspace: its runs and the judge's grades.
+    :param budget: How many pairs to draw (at least 1).
+    :param seed: The seed of the draw.
+    :param strategy: How pairs are drawn: one of :data:`exampp.assess.design.STRATEGIES`.
+    :param measures: The measures the sample serves (``P@10``, ``nDCG@10``...); the pool is the top-k
+        of the runs, k their largest cutoff.
+    :param rel_level: The human grade from which a pair is relevant.
+    :param method: The store's grading method, the judge (None: the only one there).
+    :param runs: The runs (default: the workspace's ``runs/``).
+    :param output: The sample file to write. One that holds a sample already is extended: the new
+        draw must contain it (a larger budget with the same seed, strategy, measures and runs does).
+    :param nuggets: The judge's nugget assignment file: a sample of (answer, nugget) pairs.
+    :param support: The judge's citation-support file: a sample of citing sentences.
+    """
 
     workspace: Workspace | PathLike
     budget: int
@@ -149,8 +161,8 @@ class SampleJob:
     method: str | None = None
     runs: RunsSource | None = None
     output: PathLike | None = None
-    nuggets: PathLike | None = None  # the judge's nugget assignment: a sample of (answer, nugget) pairs
-    support: PathLike | None = None  # the judge's citation support: a sample of citing sentences
+    nuggets: PathLike | None = None
+    support: PathLike | None = None
 
 
 @dataclass(frozen=True)
@@ -161,7 +173,13 @@ class SampleResult:
 
 
 def draw_sample(job: SampleJob, warn: Warn = python_warning) -> SampleResult:
-    """The pairs to judge, in priority order (:mod:`exampp.assess.design`), written to ``job.output``."""
+    """The pairs to judge, in priority order (:mod:`exampp.assess.design`), written to ``job.output``.
+
+    :param job: What to draw.
+    :param warn: Takes each warning line (default: a Python warning).
+    :raises AssessError: A budget below 1, an unknown strategy or measure, or a sample that cannot be
+        extended as asked.
+    """
     if job.budget < 1:
         raise AssessError(f"--budget must be at least 1, got {job.budget}")
     if job.strategy not in design.STRATEGIES:
@@ -380,12 +398,27 @@ def estimate_runs(workspace: Workspace | PathLike, *, sample: PathLike, labels: 
                   estimator: str = DEFAULT_ESTIMATOR, method: str | None = None, runs: RunsSource | None = None,
                   nuggets: PathLike | None = None, support: PathLike | None = None, replicates: int = REPLICATES,
                   seed: int = 0, warn: Warn = python_warning) -> Estimates:
-    """Every run's ``measures`` (``P@10``, ``nDCG@10``; relevant from human grade ``rel_level``) from
-    the judge and the labelled ``sample``, by ``estimator`` (:mod:`exampp.assess.estimators`), intervals
-    at ``level``. With ``nuggets`` (the judge's nugget assignment file), the RAG track's V_strict,
-    A_strict, V, A, W_strict, W of every run's answers from (answer, nugget) labels; with ``support``
-    (the judge's citation-support file), weighted_precision and weighted_recall from people's support
-    of the sampled sentences' citations (``labels``: their citation-support file)."""
+    """Every run's measures from the judge and the labelled sample (``exampp assess estimate``).
+
+    :param workspace: The workspace: its runs and the judge's grades.
+    :param sample: The sample file (:func:`draw_sample`).
+    :param labels: People's labels of it: a label file (:func:`exampp.assessments.read_labels`; with
+        ``nuggets``, also a nugget assignment file; with ``support``, a citation-support file). By
+        default the workspace's label store.
+    :param measures: ``P@10``, ``nDCG@10``...; with ``nuggets``, the RAG track's V_strict, A_strict, V,
+        A, W_strict, W of every run's answers; with ``support``, weighted_precision and weighted_recall.
+    :param rel_level: The human grade from which a pair is relevant.
+    :param level: The intervals' confidence level.
+    :param estimator: How the labels correct the judge (:mod:`exampp.assess.estimators`).
+    :param method: The store's grading method, the judge (None: the only one there).
+    :param runs: The runs (default: the workspace's ``runs/``).
+    :param nuggets: The judge's nugget assignment file: estimate from (answer, nugget) labels.
+    :param support: The judge's citation-support file: estimate from people's support of the sampled
+        sentences' citations.
+    :param replicates: The bootstrap's replicates, for the intervals.
+    :param seed: The seed of the bootstrap.
+    :param warn: Takes each warning line (default: a Python warning).
+    """
     parsed = parse_measures(measures, rel_level)
     parts: list[Estimates] = []
     for group in _measure_groups(parsed, support):
@@ -448,7 +481,20 @@ def judge_agreement(workspace: Workspace | PathLike, *, sample: PathLike, labels
                     rel_level: float = 1.0,
                     method: str | None = None, runs: RunsSource | None = None, depth: int = 10, top: int = 20,
                     level: float = 0.9, warn: Warn = python_warning) -> JudgeAgreement:
-    """κ, the confusion table, the judge's calibration curve and the ``top`` largest disagreements."""
+    """κ, the confusion table, the judge's calibration curve and the largest disagreements of the
+    judge and the labelled sample (``exampp assess agree``).
+
+    :param workspace: The workspace: its runs and the judge's grades.
+    :param sample: The sample file (:func:`draw_sample`).
+    :param labels: People's labels of it (default: the workspace's label store).
+    :param rel_level: The human grade from which a pair is relevant.
+    :param method: The store's grading method, the judge (None: the only one there).
+    :param runs: The runs (default: the workspace's ``runs/``).
+    :param depth: The pool: the top ``depth`` of the runs.
+    :param top: How many of the largest disagreements to list.
+    :param level: The calibration curve's confidence level.
+    :param warn: Takes each warning line (default: a Python warning).
+    """
     measures = [AssessMeasure("P@depth", "P", depth, rel_level)]
     data = labelled_sample(workspace, sample, labels, measures, runs=runs, method=method, warn=warn)
     return agreement_of(data, rel_level, top=top, level=level)
@@ -513,8 +559,21 @@ def plan_budget(workspace: Workspace | PathLike, *, sample: PathLike, labels: Pa
                 measures: Sequence[str] = ("P@10",), rel_level: float = 1.0, level: float = 0.9,
                 strategy: str = design.DEFAULT_STRATEGY, method: str | None = None, runs: RunsSource | None = None,
                 warn: Warn = python_warning) -> BudgetPlan:
-    """How many labels the design needs for a mean interval width of ``target_width`` with the direct
-    (calibrated) estimator, the labelled ``sample`` as the pilot (:mod:`exampp.assess.planning`)."""
+    """How many labels a design needs for a target interval width, with the direct (calibrated)
+    estimator and the labelled sample as the pilot (:mod:`exampp.assess.planning`; ``exampp assess plan``).
+
+    :param workspace: The workspace: its runs and the judge's grades.
+    :param sample: The pilot sample file (:func:`draw_sample`).
+    :param labels: People's labels of it (default: the workspace's label store).
+    :param target_width: The mean interval width to reach.
+    :param measures: The measures (``P@10``, ``nDCG@10``...).
+    :param rel_level: The human grade from which a pair is relevant.
+    :param level: The intervals' confidence level.
+    :param strategy: The design: one of :data:`exampp.assess.design.STRATEGIES`.
+    :param method: The store's grading method, the judge (None: the only one there).
+    :param runs: The runs (default: the workspace's ``runs/``).
+    :param warn: Takes each warning line (default: a Python warning).
+    """
     from scipy import stats
 
     from exampp.assess.estimators import calibrated_predictions, target_values
@@ -567,8 +626,22 @@ def human_check(workspace: Workspace | PathLike, *, sample: PathLike, labels: Pa
                 estimator: str = DEFAULT_ESTIMATOR, method: str | None = None, exclude: Sequence[str] = (),
                 seed: int = 0, warn: Warn = python_warning) -> HumanCheck:
     """The corrected leaderboard beside the judge's, the confirmed orderings and the agreement: the sample
-    joined with its labels once, for all three; the workspace's runs but those ``exclude`` names (the
-    sample's pairs of their pool only: see ``domain`` in :func:`labelled_sample`)."""
+    joined with its labels once, for all three.
+
+    :param workspace: The workspace: its runs and the judge's grades.
+    :param sample: The sample file (:func:`draw_sample`).
+    :param labels: People's labels of it (default: the workspace's label store).
+    :param measures: The measures to correct (``P@10``, ``nDCG@10``...); the first orders the leaderboard.
+    :param rel_level: The human grade from which a pair is relevant.
+    :param level: The intervals' confidence level.
+    :param estimator: How the labels correct the judge (:mod:`exampp.assess.estimators`).
+    :param method: The store's grading method, the judge (None: the only one there).
+    :param exclude: Runs to leave out; the sample's pairs of the other runs' pool only are used (see
+        ``domain`` in :func:`labelled_sample`).
+    :param seed: The seed of the bootstrap.
+    :param warn: Takes each warning line (default: a Python warning).
+    """
+
     parsed = parse_measures(measures, rel_level)
     left_out = set(exclude)
     runs = {name: run for name, run in workspace_runs(workspace).items() if name not in left_out}

@@ -162,7 +162,11 @@ def export_sample(workspace: PathLike, sample: PathLike, output: PathLike, *, fm
 
 def store_labels(workspace: PathLike) -> pd.DataFrame:
     """The labels standing in the workspace's store: columns query_id, key, assessor, grade, note,
-    time (see :meth:`exampp.assessments.AssessmentStore.labels`); empty when nobody judged yet."""
+    time (see :meth:`exampp.assessments.AssessmentStore.labels`); empty when nobody judged yet.
+
+    :param workspace: The workspace folder.
+    """
+
     path = Workspace.at(workspace).assessments
     if not path.exists():  # reading creates no store
         return labels_frame([])
