@@ -12,7 +12,6 @@ import inspect
 import re
 from typing import NamedTuple
 
-
 import exampp
 
 # Restructured elsewhere, documented later: exampp.llm and exampp.store.

@@ -65,9 +65,15 @@ def scale_of(pairs: list[SamplePair], grades: str | None = None) -> Scale:
 
 def load_tasks(workspace: PathLike, sample: PathLike, *, topics: PathLike | None = None,
                corpus: PathLike | None = None, answers: PathLike | None = None) -> list[Task]:
-    """The sample's pairs with the texts to show, in sample order: passages from ``corpus`` (a file,
-    ``irds:`` or ``pyserini:``; default the workspace's), queries from ``topics`` (default the
-    workspace's, needed for passage pairs), a nugget pair's answer and nugget from ``answers``."""
+    """The sample's pairs with the texts to show, in sample order.
+
+    :param workspace: The workspace.
+    :param sample: The sample file.
+    :param topics: The query texts (default: the workspace's; needed for passage pairs).
+    :param corpus: The passage texts: a file, ``irds:`` or ``pyserini:`` (default: the workspace's).
+    :param answers: The file holding a nugget pair's answer and nugget.
+    """
+
     ws = Workspace.at(workspace)
     pairs = read_sample(sample)
     if not pairs:
@@ -142,8 +148,20 @@ def export_sample(workspace: PathLike, sample: PathLike, output: PathLike, *, fm
                   topics: PathLike | None = None, corpus: PathLike | None = None, answers: PathLike | None = None,
                   grades: str | None = None) -> Exported:
     """Write the sample with its texts for other tools, blind to the judge (no stratum, no inclusion
-    probability): TSV, or Label Studio's tasks JSON with its labeling config beside it
-    (``<output stem>.xml``, the choices of ``grades`` or the default scale)."""
+    probability; ``exampp assess export``).
+
+    :param workspace: The workspace.
+    :param sample: The sample file.
+    :param output: The file to write.
+    :param fmt: ``tsv``, or ``label-studio``: Label Studio's tasks JSON with its labeling config
+        beside it (``<output stem>.xml``).
+    :param topics: The query texts, as :func:`load_tasks` takes them.
+    :param corpus: The passage texts, as :func:`load_tasks` takes them.
+    :param answers: The answers and nuggets of nugget pairs, as :func:`load_tasks` takes them.
+    :param grades: The labeling config's choices (``--grades``, see :func:`scale_of`); by default the
+        pairs' usual scale.
+    :raises ValueError: An unknown format.
+    """
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"format {fmt!r}: one of {', '.join(EXPORT_FORMATS)}")
     tasks = load_tasks(workspace, sample, topics=topics, corpus=corpus, answers=answers)
@@ -175,7 +193,11 @@ def store_labels(workspace: PathLike) -> pd.DataFrame:
 
 
 def export_labels(workspace: PathLike, output: PathLike) -> Exported:
-    """Write the store's labels as qrels with the assessor's column (``query_id 0 key grade assessor``)."""
+    """Write the store's labels as qrels with the assessor's column (``query_id 0 key grade assessor``).
+
+    :param workspace: The workspace whose label store is read.
+    :param output: The file to write.
+    """
     labels = store_labels(workspace)
     return Exported(Path(output), write_labels(labels, output))
 
@@ -187,9 +209,14 @@ class ImportResult:
 
 
 def import_labels(workspace: PathLike, path: PathLike, *, assessor: str | None = None) -> ImportResult:
-    """Read a label file (:func:`exampp.assessments.read_labels`: qrels with an optional assessor column,
-    or Label Studio's export) into the workspace's store, in one transaction; importing it again adds
-    nothing. ``assessor`` names the assessor of labels the file gives none (qrels of four columns)."""
+    """Read a label file into the workspace's store, in one transaction; importing it again adds nothing
+    (``exampp assess import``).
+
+    :param workspace: The workspace whose label store receives the labels.
+    :param path: The label file (:func:`exampp.assessments.read_labels`: qrels with an optional
+        assessor column, or Label Studio's export).
+    :param assessor: Names the assessor of labels the file gives none (qrels of four columns).
+    """
     if assessor is not None and assessor_problem(assessor):
         raise ExamppError(f"--assessor {assessor!r} {assessor_problem(assessor)}")
     labels = read_labels(path)

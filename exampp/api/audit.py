@@ -104,15 +104,23 @@ def audit(
     responses: PathLike | None = None,
     warn: Warn = python_warning,
 ) -> AuditResult:
-    """Audit the top-``depth`` pool of ``runs`` (default: the workspace's runs/) on the workspace's
-    corpus, query titles (topics, else ``bank``'s) and exam (``bank``, else the workspace's bank);
-    or, given ``responses`` (a RAG responses file), its answers, each whole, instead of a pool.
+    """Audit the top-``depth`` pool of the runs on the workspace's corpus, query titles (topics, else
+    the bank's) and exam (``exampp audit``).
 
-    Scores come from the store's grades of ``method`` (None: the only method there) at ``tau``
-    (default: the method's): of the runs, or of the segmented answers. A workspace without grades
-    gives the table without scores, unless ``method`` or ``tau`` asks for them: then the missing
-    store is an error.
+    Scores come from the store's grades: of the runs, or of the segmented answers. A workspace
+    without grades gives the table without scores, unless ``method`` or ``tau`` asks for them: then
+    the missing store is an error.
+
+    :param workspace: The workspace.
+    :param depth: How many of each run's top passages to pool.
+    :param method: The store's grading method (None: the only method there).
+    :param bank: The exam; else the workspace's bank.
+    :param tau: The grade at which a question counts as answered (default: the method's).
+    :param runs: The runs (default: the workspace's ``runs/``).
+    :param responses: A RAG responses file: audit its answers, each whole, instead of a pool.
+    :param warn: Takes each warning line (default: a Python warning).
     """
+
     from exampp.collection.corpus import open_corpus
     from exampp.collection.rag_responses import read_responses
     from exampp.collection.runs import check_judged

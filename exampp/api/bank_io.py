@@ -150,10 +150,16 @@ def export_bank(bank: PathLike, format: str, output: PathLike, *, input_format: 
 
 
 def write_bank(bank: QuestionBank, output: PathLike, format: str, *, warn: Warn = python_warning) -> BankWrite:
-    """Write ``bank`` as ``format``; what the format has no place for is left out, with a
-    warning: disabled questions (which would read back enabled), and fields such as facets or
-    ``source``. A question that would read back as another one is an OutputError, and nothing
-    is written."""
+    """Write a bank in a format; what the format has no place for is left out, with a warning:
+    disabled questions (which would read back enabled), and fields such as facets or ``source``.
+
+    :param bank: The bank.
+    :param output: The file to write.
+    :param format: One of :data:`~exampp.collection.question_bank.WRITE_FORMATS`.
+    :param warn: Takes each warning line (default: a Python warning).
+    :raises OutputError: A question would read back as another one; nothing is written then.
+    """
+
     disabled = 0
     if format not in _HOLDS_DISABLED:
         disabled = sum(q.disabled for q in bank)

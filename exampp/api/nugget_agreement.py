@@ -151,8 +151,17 @@ def _run_statistics(ours: list[Answer], official: list[Answer], topics: Sequence
 def assignment_agreement(ours: PathLike | Iterable[Answer], official: PathLike | Iterable[Answer], *,
                          measures: Sequence[str] = ("V_strict",), bootstrap: int = 1000, seed: int = 0,
                          confidence: float = 0.95) -> NuggetAgreement:
-    """Agreement of the assignment ``ours`` with ``official`` (each an assignment file or its
-    answers) on the (topic, run, nugget) both assign: see the module docstring."""
+    """Agreement of one nugget assignment with the official one on the (topic, run, nugget) both
+    assign (``exampp nuggets agree``; see the module docstring).
+
+    :param ours: The assignment to check: an assignment file or its answers.
+    :param official: The official assignment, likewise.
+    :param measures: The measures whose leaderboards are correlated.
+    :param bootstrap: The number of resamples of the shared topics.
+    :param seed: The seed of the resamples.
+    :param confidence: The intervals' confidence level.
+    """
+
     from exampp.analysis.nuggets import MEASURES
 
     unknown = [m for m in measures if m not in MEASURES]

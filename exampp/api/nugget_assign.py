@@ -195,11 +195,24 @@ def assign_nuggets(
     chunk_size: int = CHUNK,
     progress: bool = True,
 ) -> AssignResult:
-    """Assign the topic nuggets of every answer in ``answers`` with ``method`` and write them in the
-    track's format to ``output`` (atomically; gzipped when it ends in .gz). ``backend``: an open
-    backend (the caller's to close), a spec, a backend name, or None for the method's default,
-    opened for ``model`` with ``backend_options`` (see :func:`~exampp.grading.registry.make_grader`).
-    Grades go to ``store`` [default: WORKSPACE/grades.sqlite]; what it holds already is not asked again."""
+    """Assign the topic nuggets of every answer and write them in the track's format, atomically
+    (see the module docstring).
+
+    :param answers: A track assignment file, a RAG responses file, or a folder of such files.
+    :param output: The assignment file to write; gzipped when it ends in .gz.
+    :param bank: A nugget bank: the nuggets of every answer when given.
+    :param method: The grading method that assigns them (0-2 grades), or its name.
+    :param backend: An open backend (the caller's to close), a spec, a backend name, or None for the
+        method's default (see :func:`~exampp.grading.registry.make_grader`).
+    :param model: The model a backend opened by name loads.
+    :param backend_options: Options of a backend opened by name.
+    :param workspace: The workspace whose grade store is the default ``store``.
+    :param store: The grade store (default: ``WORKSPACE/grades.sqlite``); what it holds already is not
+        asked again.
+    :param chunk_size: Pairs graded between two commits to the store.
+    :param progress: Show a progress bar.
+    """
+
     from exampp.grading.registry import as_method, check_backend, make_grader
 
     grading_method = as_method(method)

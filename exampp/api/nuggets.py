@@ -45,13 +45,21 @@ def score_nuggets(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> NuggetScores:
-    """Nugget scores of the answers of ``assignments`` (a file, or answers read already).
+    """Nugget scores of the answers of an assignment file (``exampp nuggets score``).
 
-    A run's score is the track's: the mean over the topics it answered; with ``complete``, over
-    every topic of the file, a topic the run did not answer scoring 0. ``bootstrap`` > 0 adds
-    intervals (``low, high``; :func:`exampp.analysis.statistics.bootstrap_interval`) of each run's
-    ``measure`` over that many resamplings of the topics its mean is over (runs over the same topics
-    share the draws, as in every bootstrap of exampp's)."""
+    A run's score is the track's: the mean over the topics it answered.
+
+    :param assignments: An assignment file, or answers read already.
+    :param measure: The measure the leaderboard is ordered by and bootstrapped (one of
+        :data:`~exampp.analysis.nuggets.MEASURES`).
+    :param complete: Means over every topic of the file, a topic the run did not answer scoring 0.
+    :param bootstrap: When > 0, intervals (``low, high``; :func:`exampp.analysis.statistics.bootstrap_interval`)
+        of each run's ``measure`` over this many resamplings of the topics its mean is over (runs over
+        the same topics share the draws, as in every bootstrap of exampp's).
+    :param seed: The seed of the bootstrap's draws.
+    :param confidence: The intervals' confidence level.
+    """
+
     if measure not in MEASURES:
         raise ExamppError(f"unknown nugget measure {measure!r}; expected one of {', '.join(MEASURES)}")
     # Scores read only the assignments: the answers' texts are not kept.

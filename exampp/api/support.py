@@ -38,8 +38,12 @@ Key = tuple[str, str, int, str]  # (topic, run, sentence id, segment id): one ju
 
 
 def support_scores(path: PathLike, *, per_query: bool = False) -> pd.DataFrame:
-    """The support measures of a judgment file: per run (mean over its topics, best weighted
-    precision first), or with ``per_query`` per answer."""
+    """The support measures of a judgment file (``exampp support measures``).
+
+    :param path: The citation-support judgment file.
+    :param per_query: One row per answer, instead of per run (the mean over its topics, best
+        weighted precision first).
+    """
     answers = per_answer(read_citations(path, texts=False))  # the measures read only the citations
     return answers if per_query else run_scores(answers)
 
@@ -80,11 +84,18 @@ def support_pairs(answers: Iterable[CitedAnswer], texts: dict[str, str]) -> list
 
 def assess_support(judgments: PathLike, corpus: Corpus, output: PathLike, backend: BackendSpec, store: PathLike, *,
                    chunk_size: int = defaults.CHUNK, progress: bool = True) -> Assessment:
-    """Judge every (sentence, cited segment) pair of ``judgments`` (their support in the file is
-    ignored) with the ``citation-support`` method on ``backend``, grading into ``store`` only the
-    pairs it lacks, and write the answers with the model's support to ``output`` (the predictions
-    file's spelling). Citations whose segment ``corpus`` lacks, or whose sentence has no text, are
-    written unjudged (-1)."""
+    """Judge every (sentence, cited segment) pair with the ``citation-support`` method, and write the
+    answers with the model's support (the predictions file's spelling; ``exampp support assess``).
+    Citations whose segment the corpus lacks, or whose sentence has no text, are written unjudged (-1).
+
+    :param judgments: A citation-support judgment file; its support is ignored.
+    :param corpus: The cited segments' texts.
+    :param output: The file to write.
+    :param backend: The judge's backend.
+    :param store: The grade store: only the pairs it lacks are graded.
+    :param chunk_size: Pairs graded between two commits to the store.
+    :param progress: Show a progress bar.
+    """
     from exampp.grading.methods.citation_support import UNREAD, CitationSupport
     from exampp.grading.registry import check_backend, make_grader
     from exampp.grading.runner import grade_pairs
@@ -160,7 +171,12 @@ def judged_citations(answers: Iterable[CitedAnswer]) -> dict[Key, int]:
 
 
 def support_agreement(first: PathLike, second: PathLike) -> SupportAgreement:
-    """Compare two judgment files (see :class:`SupportAgreement`)."""
+    """Compare two judgment files (see :class:`SupportAgreement`; ``exampp support agree``).
+
+    :param first: A citation-support judgment file.
+    :param second: Another judgment file.
+    """
+
     from exampp.analysis.agreement import cohen_kappa, cohen_kappa_counts, confusion
     from exampp.analysis.statistics import krippendorff_alpha
 
