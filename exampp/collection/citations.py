@@ -158,9 +158,15 @@ def parse_cited_answer(record: Any, name: str, line: int) -> CitedAnswer:
 
 
 def read_citations(path: PathLike, *, texts: bool = True) -> list[CitedAnswer]:
-    """The answers of a citation-judgment file, in file order; a (topic, run) twice is an error.
-    Without ``texts``, the sentences' texts are left out (""): the measures read only the citations.
-    What is kept is bounded (:class:`~exampp.collection.io.Kept`)."""
+    """The answers of a citation-judgment file, in file order. What is kept is bounded
+    (:class:`~exampp.collection.io.Kept`).
+
+    :param path: The judgment file.
+    :param texts: Keep the sentences' texts; without, they are left out (""): the measures read only
+        the citations.
+    :raises InputError: A (topic, run) twice or a malformed line, naming the line; or an empty file.
+
+    """
     name = display_name(path)
     answers: list[CitedAnswer] = []
     seen: dict[tuple[str, str], int] = {}
@@ -194,6 +200,11 @@ def citation_record(answer: CitedAnswer) -> dict[str, Any]:
 
 
 def write_citations(answers: Iterable[CitedAnswer], path: PathLike) -> int:
-    """Write ``answers`` in the predictions file's spelling (gzipped when ``path`` ends in .gz),
-    atomically; the number written."""
+    """Write answers in the predictions file's spelling, atomically.
+
+    :param answers: The answers with their citations.
+    :param path: The file to write; gzipped when it ends in .gz.
+    :returns: The number written.
+    """
+
     return write_json_lines(map(citation_record, answers), path)

@@ -177,7 +177,11 @@ def open_corpus(source: str | PathLike) -> Corpus:
 
 
 def read_passages(source: PathLike) -> dict[str, str]:
-    """``{docid: text}`` from JSONL (one object per line) or TSV (``docid<TAB>text``); ``-`` reads stdin."""
+    """``{docid: text}`` of a passage file.
+
+    :param source: JSONL (one object per line) or TSV (``docid<TAB>text``); ``-`` reads standard input.
+    """
+
     name = display_name(source)
     first, lines = first_nonblank(iter_lines(source))
     if first is None:

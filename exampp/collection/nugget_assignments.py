@@ -154,12 +154,17 @@ def first_listing(topics: TopicLines, query_id: str, nuggets: Sequence[AssignedN
 
 
 def read_assignments(path: PathLike, *, assigned: bool = True, texts: bool = True) -> list[Answer]:
-    """The answers of an assignment file, in file order. A (run, topic) twice is an error, and so
-    is a topic whose answers list different nuggets (the track assigns each topic's nuggets to
-    every answer). ``assigned=False`` also takes nuggets without an assignment. Without ``texts``,
-    the answers' and topics' texts are left out (""; None): scores read only the assignments.
-    Each topic's nugget texts are kept once, shared by its answers; what is kept is bounded
-    (:class:`~exampp.collection.io.Kept`)."""
+    """The answers of an assignment file, in file order. Each topic's nugget texts are kept once,
+    shared by its answers; what is kept is bounded (:class:`~exampp.collection.io.Kept`).
+
+    :param path: The assignment file.
+    :param assigned: Every nugget must have an assignment; False also takes nuggets without one.
+    :param texts: Keep the answers' and topics' texts; without, they are left out (""; None):
+        scores read only the assignments.
+    :raises InputError: A (run, topic) twice, or a topic whose answers list different nuggets (the
+        track assigns each topic's nuggets to every answer), naming the line; or an empty file.
+
+    """
     name = display_name(path)
     answers: list[Answer] = []
     seen: dict[tuple[str, str], int] = {}
@@ -198,8 +203,13 @@ def assignment_record(answer: Answer) -> dict[str, Any]:
 
 
 def write_assignments(answers: Iterable[Answer], path: PathLike) -> int:
-    """Write ``answers`` in the track's format (gzipped when ``path`` ends in .gz), atomically;
-    the number written."""
+    """Write answers in the track's format, atomically.
+
+    :param answers: The answers with their assigned nuggets.
+    :param path: The file to write; gzipped when it ends in .gz.
+    :returns: The number written.
+    """
+
     return write_json_lines(map(assignment_record, answers), path)
 
 

@@ -69,13 +69,18 @@ def atol(text: str) -> int:
 
 
 def parse_label(text: str, what: str = "relevance") -> Label:
-    """The label a qrels column spells, or a ValueError saying why it is none.
+    """The label a qrels column spells.
 
     A label is read as a number (:func:`as_label`), and trec_eval reads the same column with
     :func:`atol`. The two readings may differ only by a fraction (``2.5``: exampp's fractional
-    label, which trec_eval's measures refuse, see :func:`check_integer_labels`); a spelling they
-    read as different grades (``1e1``, ``10e-1``, ``1_0``, a digit outside ASCII) is refused, so
-    that no file means one thing to exampp and another to trec_eval."""
+    label, which trec_eval's measures refuse, see :func:`check_integer_labels`).
+
+    :param text: The column's text.
+    :param what: What the column is, for the message.
+    :raises ValueError: Why the text is no label: a spelling the two read as different grades
+        (``1e1``, ``10e-1``, ``1_0``, a digit outside ASCII) is refused, so that no file means one
+        thing to exampp and another to trec_eval.
+    """
     value = _python_number(text)
     if value is None:
         raise ValueError(f"{what} {excerpt(text)} is not a number")
@@ -175,8 +180,13 @@ def write_qrels(qrels: Mapping[str, Mapping[str, float]], path: PathLike) -> Non
 
 
 def check_integer_labels(qrels: Mapping[str, Mapping[str, Label]], measures: str) -> None:
-    """:class:`FractionalLabelError` naming the first fractional label: ``measures`` count
-    relevance as integer grades (trec_eval's grade levels, pytrec_eval's C integers)."""
+    """Check that every label is an integer.
+
+    :param qrels: The judgments.
+    :param measures: The measures asked for, named in the message: they count relevance as integer
+        grades (trec_eval's grade levels, pytrec_eval's C integers).
+    :raises FractionalLabelError: Naming the first fractional label.
+    """
     for qid, docs in qrels.items():
         for docid, label in docs.items():
             if not isinstance(label, int):
@@ -265,8 +275,13 @@ def is_intent_qrels(qrels: Mapping[str, Mapping[str, object]]) -> TypeGuard[Inte
 def write_intent_key(order: Mapping[str, Sequence[str]], path: PathLike,
                      texts: Mapping[str, str] | None = None) -> None:
     """Write which question each subtopic of per-question qrels is: a TSV with a header,
-    ``query_id subtopic question_id text`` (``order``: each query's questions, subtopic 1 first;
-    ``texts``: question id -> text, empty where unknown), atomically."""
+    ``query_id subtopic question_id text``, atomically.
+
+    :param order: Each query's question ids, subtopic 1 first.
+    :param path: The file to write.
+    :param texts: Question id -> text; the column is empty where unknown.
+    """
+
     texts = texts or {}
     with atomic_write(path) as fh:
         fh.write("query_id\tsubtopic\tquestion_id\ttext\n")

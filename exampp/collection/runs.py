@@ -155,17 +155,27 @@ class Run:
 
 
 def ranked_pairs(runs: Mapping[str, Run]) -> set[tuple[str, str]]:
-    """Every (query id, document id) some run of ``runs`` ranks, at any depth."""
+    """Every (query id, document id) some run ranks, at any depth.
+
+    :param runs: The runs, by name.
+    """
     return {(query_id, doc.docid) for run in runs.values() for query_id, docs in run.rankings.items() for doc in docs}
 
 
 def trec_order(docs: Iterable[RankedDoc]) -> list[RankedDoc]:
-    """Sort as trec_eval does: score descending, then docid descending (plain string order)."""
+    """Sort as trec_eval does: score descending, then docid descending (plain string order).
+
+    :param docs: The documents of one ranking.
+    """
     return sorted(docs, key=lambda d: (d.score, d.docid), reverse=True)
 
 
 def from_scores(name: str, scores: Mapping[str, Mapping[str, float]]) -> Run:
-    """Build a run from ``{qid: {docid: score}}``."""
+    """Build a run from scores, each query's documents in trec_eval order.
+
+    :param name: The run's name.
+    :param scores: ``{qid: {docid: score}}``.
+    """
     return Run(name, {q: trec_order(RankedDoc(d, float(s)) for d, s in docs.items()) for q, docs in scores.items()})
 
 
@@ -458,9 +468,14 @@ class _Ungrouped(Exception):
 
 def check_judged(runs: Mapping[str, Run] | Iterable[Run | RunFile], judged: Iterable[str], source: PathLike,
                  strict: bool = False) -> list[str]:
-    """Queries a run ranks but ``source`` (qrels) does not judge: an error naming the run's
-    file:line when ``strict``, else one warning line per run (they are left out, as by trec_eval).
-    A :class:`RunFile` is checked on the queries its last read found."""
+    """Queries a run ranks but the qrels do not judge: they are left out, as by trec_eval.
+
+    :param runs: The runs. A :class:`RunFile` is checked on the queries its last read found.
+    :param judged: The query ids judged.
+    :param source: Where they were judged (the qrels), for the messages.
+    :param strict: Raise an :class:`InputError` naming the run's file:line instead of warning.
+    :returns: One warning line per run that ranks such queries.
+    """
     judged = set(judged)
     judged_shown = ""  # some_ids(judged), made once, when a run first needs it
     warnings = []
@@ -484,7 +499,10 @@ def check_judged(runs: Mapping[str, Run] | Iterable[Run | RunFile], judged: Iter
 
 
 def run_files(directory: PathLike) -> list[Path]:
-    """The run files of a directory (hidden files skipped), sorted by name."""
+    """The run files of a directory (hidden files skipped), sorted by name.
+
+    :param directory: The folder.
+    """
     directory = Path(directory)
     if not directory.is_dir():
         raise InputError(directory, None, "not a directory of runs")
@@ -495,7 +513,12 @@ def run_files(directory: PathLike) -> list[Path]:
 
 
 def run_paths(source: PathLike | Iterable[PathLike]) -> list[Path | str]:
-    """The run files named: files as given (``-`` is standard input), folders expanded by :func:`run_files`."""
+    """The run files named.
+
+    :param source: Files, given as they are (``-`` is standard input), and folders, expanded by
+        :func:`run_files`.
+    :raises InputError: Standard input named twice.
+    """
     sources = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     paths: list[Path | str] = []
     for item in sources:
@@ -525,8 +548,13 @@ def read_runs(source: PathLike | Iterable[PathLike], depth: int | None = None) -
 
 
 def check_unique_name(seen: Mapping[str, Ranked], run: Ranked) -> None:
-    """Two run files with the same runid are an error: their results would merge. ``run`` has
-    been read (its name is known)."""
+    """Two run files with the same runid are an error: their results would merge.
+
+    :param seen: The runs read before, by name.
+    :param run: A run that has been read (its name is known).
+    :raises InputError: ``run``'s name is among ``seen``.
+    """
+
     assert run.name is not None
     if run.name in seen:
         raise InputError(run.path if run.path is not None else run.name, None,
