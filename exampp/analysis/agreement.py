@@ -59,7 +59,10 @@ def cohen_kappa(table: Confusion) -> float:
 def cohen_kappa_counts(tables: np.ndarray) -> np.ndarray:
     """Cohen's κ (unweighted) over k levels of each k×k count table along the last two axes (rows
     one coder, columns the other; chance from each coder's own marginals); NaN where chance
-    agreement is 1 or the table is empty. :func:`cohen_kappa` is the 2×2 case of one table."""
+    agreement is 1 or the table is empty. :func:`cohen_kappa` is the 2×2 case of one table.
+
+    :param tables: k×k count tables along the last two axes.
+    """
     tables = np.asarray(tables, dtype=float)
     n = tables.sum(axis=(-2, -1))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -70,7 +73,11 @@ def cohen_kappa_counts(tables: np.ndarray) -> np.ndarray:
 
 
 def judged_pairs(exam: Labels, official: Labels) -> list[tuple[Label, Label]]:
-    """``(exam grade, official grade)`` of every (query, docid) judged in both."""
+    """``(exam grade, official grade)`` of every (query, docid) judged in both.
+
+    :param exam: The EXAM labels.
+    :param official: The official judgments.
+    """
     return [
         (grade, official[qid][docid])
         for qid, docs in exam.items()
@@ -85,7 +92,12 @@ def _count(labels: Labels) -> int:
 
 
 def confusion(pairs: Iterable[tuple[Label, Label]], threshold: float, rel_level: float = 1) -> Confusion:
-    """2×2 counts of EXAM ``grade >= threshold`` against official ``grade >= rel_level``."""
+    """2×2 counts of EXAM ``grade >= threshold`` against official ``grade >= rel_level``.
+
+    :param pairs: ``(exam grade, official grade)`` pairs (:func:`judged_pairs`).
+    :param threshold: τ: the EXAM grade from which a passage is relevant.
+    :param rel_level: The official grade from which a passage is relevant.
+    """
     tp = fp = fn = tn = 0
     for exam_grade, official_grade in pairs:
         exam_rel, official_rel = exam_grade >= threshold, official_grade >= rel_level
@@ -161,6 +173,11 @@ class Overlap(NamedTuple):
 
 
 def overlap(exam: Labels, official: Labels) -> Overlap:
-    """How many pairs are judged in both, and how many in only one (these are not compared)."""
+    """How many pairs are judged in both, and how many in only one (these are not compared).
+
+    :param exam: The EXAM labels.
+    :param official: The official judgments.
+    """
+
     common = len(judged_pairs(exam, official))
     return Overlap(common, _count(exam) - common, _count(official) - common)

@@ -34,7 +34,11 @@ from exampp.defaults import DECIMALS as DEFAULT_DECIMALS
 
 
 def round_scores(board: Mapping[str, float], decimals: int = DEFAULT_DECIMALS) -> dict[str, float]:
-    """The leaderboard with scores rounded, so that float summation noise does not break ties."""
+    """The leaderboard with scores rounded, so that float summation noise does not break ties.
+
+    :param board: System -> score.
+    :param decimals: How many decimals to keep.
+    """
     return {system: round(float(score), decimals) for system, score in board.items()}
 
 
@@ -55,7 +59,11 @@ def tau_ap(reference: Sequence[float] | np.ndarray, other: Sequence[float] | np.
 
 def tau_ap_rows(reference: np.ndarray, other: np.ndarray) -> np.ndarray:
     """:func:`tau_ap` of each row pair of two (replicates, systems) arrays at once (the bootstrap's
-    replicates); NaN for a row where every system ties in ``other``."""
+    replicates); NaN for a row where every system ties in ``other``.
+
+    :param reference: The reference's scores, a row per replicate.
+    :param other: The compared scores, aligned with ``reference``.
+    """
     above_in_other = other[:, None, :] > other[:, :, None]  # [r, i, j]: j strictly above i
     above_in_reference = reference[:, None, :] > reference[:, :, None]
     p = above_in_other.sum(axis=2)
@@ -156,7 +164,15 @@ def side_by_side(
     exclude: Iterable[str] = (),
     decimals: int | None = DEFAULT_DECIMALS,
 ) -> pd.DataFrame:
-    """The common systems' scores and ranks (1 = best, ties share the best rank), ordered by ``first``."""
+    """The common systems' scores and ranks (1 = best, ties share the best rank), ordered by ``first``.
+
+    :param first: The first leaderboard: system -> score.
+    :param second: The second leaderboard.
+    :param names: The two leaderboards' names in the columns.
+    :param exclude: Systems to leave out.
+    :param decimals: Scores are rounded to this many decimals before ranking (None: not rounded).
+    """
+
     if decimals is not None:
         first, second = round_scores(first, decimals), round_scores(second, decimals)
     skip = set(exclude)

@@ -41,7 +41,10 @@ def _share(nuggets: Sequence[AssignedNugget], *, strict: bool, weighted: bool) -
 
 
 def answer_scores(nuggets: Sequence[AssignedNugget]) -> dict[str, float]:
-    """The six scores of one answer from its assigned nuggets (see the module docstring)."""
+    """The six scores of one answer from its assigned nuggets (see the module docstring).
+
+    :param nuggets: The answer's nuggets with their importance and assignment.
+    """
     vital = [n for n in nuggets if n.importance == "vital"]
     return {
         "V_strict": _share(vital, strict=True, weighted=False),
@@ -54,7 +57,10 @@ def answer_scores(nuggets: Sequence[AssignedNugget]) -> dict[str, float]:
 
 
 def per_answer(answers: Iterable[Answer]) -> pd.DataFrame:
-    """Columns ``run, query_id`` and the :data:`MEASURES`, one row per answer, sorted by run then topic."""
+    """Columns ``run, query_id`` and the :data:`MEASURES`, one row per answer, sorted by run then topic.
+
+    :param answers: The answers with their assigned nuggets.
+    """
     rows = [{"run": a.run_id, "query_id": a.query_id, **answer_scores(a.nuggets)} for a in answers]
     frame = pd.DataFrame(rows, columns=["run", "query_id", *MEASURES])
     return frame.sort_values(["run", "query_id"], kind="stable").reset_index(drop=True)
@@ -64,9 +70,14 @@ def run_scores(per_answer_scores: pd.DataFrame, topics: Sequence[str] | None = N
                measures: Sequence[str] = MEASURES) -> pd.DataFrame:
     """Columns ``run``, the ``measures`` and ``n_topics``, best first by the first measure (ties by run).
 
-    A run's score is the mean over its answers; with ``topics``, over those topics, a topic the
-    run did not answer scoring 0 (answers to other topics are left out). ``measures``: the
-    per-answer columns averaged (the support measures use it too)."""
+    A run's score is the mean over its answers.
+
+    :param per_answer_scores: The per-answer table (:func:`per_answer`).
+    :param topics: Average over these topics instead, a topic the run did not answer scoring 0
+        (answers to other topics are left out).
+    :param measures: The per-answer columns averaged (the support measures use it too).
+    """
+
     frame = per_answer_scores
     if topics is not None:
         wanted = list(dict.fromkeys(topics))

@@ -36,7 +36,12 @@ LEVELS = ("nominal", "ordinal", "interval")
 
 def bootstrap_samples(n_queries: int, n: int, seed: int) -> np.ndarray:
     """(n, n_queries) int array of query indices drawn with replacement; numpy default_rng(seed).
-    The same draws serve every system and every leaderboard of one job (paired bootstrap)."""
+    The same draws serve every system and every leaderboard of one job (paired bootstrap).
+
+    :param n_queries: The number of queries.
+    :param n: The number of resamples.
+    :param seed: The seed of the draws.
+    """
     if n_queries < 1:
         raise ValueError("the bootstrap needs at least one query")
     return np.random.default_rng(seed).integers(0, n_queries, size=(n, n_queries))
@@ -60,7 +65,11 @@ def expanded_level(confidence: float, n_queries: int) -> float:
     scores, the interval is Student's t interval (Hesterberg 2015, "What teachers should know about
     the bootstrap", his expanded percentile interval): a resample's spread is √((n−1)/n) of the
     sample's, and the normal quantile ignores that the spread is estimated. 1 − 2Φ(−√(n/(n−1)) ·
-    t_{n−1}), t at the confidence; the level itself with one query (every resample is that query)."""
+    t_{n−1}), t at the confidence; the level itself with one query (every resample is that query).
+
+    :param confidence: The interval's confidence level.
+    :param n_queries: The number of queries the mean is over.
+    """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     if n_queries < 2:
@@ -76,8 +85,7 @@ def bootstrap_interval(estimate: np.ndarray, replicates: np.ndarray, confidence:
     """The interval every exampp command prints: ``estimate ± ξ``, ξ the
     :func:`expanded_level` quantile of ``|replicate − estimate|`` along the last axis (Hall's
     symmetric bootstrap interval, 1988, with Hesterberg's small-sample expansion), clipped to
-    ``bounds`` (the statistic's range: [−1, 1] for a correlation; a scalar or an array shaped like
-    ``estimate``). Replicates where the statistic is undefined (NaN) are left out; NaN where the
+    ``bounds``. Replicates where the statistic is undefined (NaN) are left out; NaN where the
     estimate or every replicate is.
 
     Why this construction. It contains its estimate by construction (ξ ≥ 0; the bounds hold the
@@ -90,7 +98,16 @@ def bootstrap_interval(estimate: np.ndarray, replicates: np.ndarray, confidence:
     both ways. ξ reaches past that bias on both sides without trusting its direction, and for a
     mean it is the t interval. The coverage simulation (benchmarks/interval_coverage.py
     --alternatives) weighs it against the percentile, basic and BC intervals and against itself
-    unexpanded."""
+    unexpanded.
+
+    :param estimate: The statistic on all queries.
+    :param replicates: Its value on each resample, along the last axis.
+    :param confidence: The interval's confidence level.
+    :param n_queries: The number of queries resampled (for :func:`expanded_level`).
+    :param bounds: The statistic's range ([−1, 1] for a correlation): scalars, or arrays shaped like
+        ``estimate``.
+    :returns: The low and high ends.
+    """
     estimate = np.asarray(estimate, dtype=float)
     level = expanded_level(confidence, n_queries)
     deviations = np.abs(replicates - estimate[..., None])
@@ -210,7 +227,12 @@ def _correlation_rows(x: np.ndarray, y: np.ndarray, top: int) -> dict[str, np.nd
 
 def kendall_top(reference: Mapping[str, float], other: Mapping[str, float], top: int = 10) -> float:
     """Kendall's τ-b of two leaderboards on the systems in the reference's top ``top`` (systems
-    tied at the cut all count), over the systems both hold; NaN when undefined."""
+    tied at the cut all count), over the systems both hold; NaN when undefined.
+
+    :param reference: The leaderboard whose top is taken: system -> score.
+    :param other: The other leaderboard.
+    :param top: How many of the reference's top systems.
+    """
     return correlation_values(reference, other, top, decimals=None)["kendall_top"]
 
 
@@ -229,8 +251,13 @@ def _aligned(reference: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
 
 def correlation_values(reference: Mapping[str, float] | pd.Series, other: Mapping[str, float] | pd.Series,
                        top: int = 10, decimals: int | None = DEFAULT_DECIMALS) -> dict[str, float]:
-    """Every statistic of :data:`CORRELATIONS` of two leaderboards on the systems both hold, the
-    scores rounded to ``decimals`` first (``reference`` is τ_AP's reference and picks the top)."""
+    """Every statistic of :data:`CORRELATIONS` of two leaderboards on the systems both hold.
+
+    :param reference: τ_AP's reference, which also picks the top: system -> score.
+    :param other: The other leaderboard.
+    :param top: How many of the reference's top systems ``kendall_top`` takes.
+    :param decimals: Scores are rounded to this many decimals first (None: not rounded).
+    """
     common = sorted(set(reference.keys()) & set(other.keys()))
     x = _round(np.array([[reference[s] for s in common]], dtype=float), decimals)
     y = _round(np.array([[other[s] for s in common]], dtype=float), decimals)
@@ -305,8 +332,12 @@ def _randomization_p(differences: np.ndarray, n: int, seed: int) -> np.ndarray:
 
 
 def adjust(p_values: np.ndarray, correction: str = "holm") -> np.ndarray:
-    """p-values adjusted for multiple comparisons: ``holm`` (step-down, family-wise error),
-    ``bh`` (Benjamini-Hochberg step-up, false discovery rate) or ``none``."""
+    """p-values adjusted for multiple comparisons.
+
+    :param p_values: The p-values.
+    :param correction: ``holm`` (step-down, family-wise error), ``bh`` (Benjamini-Hochberg step-up,
+        false discovery rate) or ``none``.
+    """
     p = np.asarray(p_values, dtype=float)
     if correction == "none" or len(p) == 0:
         return p.copy()
@@ -378,16 +409,26 @@ def paired_tests(scores: pd.DataFrame, test: str = "t", n: int = 10000, seed: in
 
 
 def discriminative_power(tests: pd.DataFrame) -> float:
-    """Share of the system pairs found significantly different (NaN without pairs)."""
+    """Share of the system pairs found significantly different (NaN without pairs).
+
+    :param tests: The tests, as :func:`paired_tests` returns them.
+    """
     return float(tests["significant"].mean()) if len(tests) else math.nan
 
 
 def disagreements(scores_a: pd.DataFrame, scores_b: pd.DataFrame, tests_a: pd.DataFrame,
                   tests_b: pd.DataFrame) -> pd.DataFrame:
     """System pairs the two leaderboards order oppositely (x above y in A, y above x in B; a tie
-    in either is no disagreement), on the runs both hold: columns a, b (a above b in A),
-    mean_a_in_A, mean_b_in_A, mean_a_in_B, mean_b_in_B, p_adjusted_in_A, p_adjusted_in_B,
-    significant_in_A, significant_in_B. Means are rounded as leaderboards are before comparing."""
+    in either is no disagreement), on the runs both hold. Means are rounded as leaderboards are
+    before comparing.
+
+    :param scores_a: Leaderboard A's scores table.
+    :param scores_b: Leaderboard B's scores table.
+    :param tests_a: The paired tests on A (:func:`paired_tests`).
+    :param tests_b: The paired tests on B.
+    :returns: Columns a, b (a above b in A), mean_a_in_A, mean_b_in_A, mean_a_in_B, mean_b_in_B,
+        p_adjusted_in_A, p_adjusted_in_B, significant_in_A, significant_in_B.
+    """
     runs = sorted(set(scores_a.index) & set(scores_b.index))
     in_a = round_scores(cast("dict[str, float]", scores_a.loc[runs].mean(axis=1).to_dict()))  # runs' names
     in_b = round_scores(cast("dict[str, float]", scores_b.loc[runs].mean(axis=1).to_dict()))
@@ -450,7 +491,12 @@ def krippendorff_alpha_counts(tables: np.ndarray, level: str = "ordinal") -> np.
     along the last two axes (rows: the first coder's value, columns: the second's; the values are
     0 .. k−1), for every table at once (a bootstrap's replicates). Each unit is a pair of values, so
     the coincidence matrix is the table plus its transpose. NaN where there is no disagreement to
-    expect."""
+    expect.
+
+    :param tables: k×k count tables along the last two axes.
+    :param level: ``nominal``, ``ordinal`` or ``interval``.
+    """
+
     if level not in LEVELS:
         raise ValueError(f"unknown level {level!r}; one of {', '.join(LEVELS)}")
     counts = np.asarray(tables, dtype=float)

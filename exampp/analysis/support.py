@@ -46,7 +46,10 @@ def _best(sentence: Sentence) -> float | None:
 
 
 def answer_scores(answer: CitedAnswer) -> dict[str, float]:
-    """The :data:`MEASURES` of one answer (see the module docstring)."""
+    """The :data:`MEASURES` of one answer (see the module docstring).
+
+    :param answer: The answer with its judged citations.
+    """
     weights = [WEIGHT[c.support] for s in answer.sentences for c in s.citations if c.support is not None]
     best = [b for b in map(_best, answer.sentences) if b is not None]
     uncited = [0.0 if s.citations else 1.0 for s in answer.sentences]
@@ -54,7 +57,10 @@ def answer_scores(answer: CitedAnswer) -> dict[str, float]:
 
 
 def per_answer(answers: Iterable[CitedAnswer]) -> pd.DataFrame:
-    """Columns ``run, query_id`` and the :data:`MEASURES`, one row per answer, sorted by run then topic."""
+    """Columns ``run, query_id`` and the :data:`MEASURES`, one row per answer, sorted by run then topic.
+
+    :param answers: The answers with their judged citations.
+    """
     rows = [{"run": a.run_id, "query_id": a.topic_id, **answer_scores(a)} for a in answers]
     frame = pd.DataFrame(rows, columns=["run", "query_id", *MEASURES])
     return frame.sort_values(["run", "query_id"], kind="stable").reset_index(drop=True)
@@ -62,5 +68,10 @@ def per_answer(answers: Iterable[CitedAnswer]) -> pd.DataFrame:
 
 def run_scores(per_answer_scores: pd.DataFrame, topics: Sequence[str] | None = None) -> pd.DataFrame:
     """Columns ``run``, the :data:`MEASURES` and ``n_topics``, best weighted precision first: each
-    run's mean over its answers (with ``topics``, over those topics, an unanswered one scoring 0)."""
+    run's mean over its answers.
+
+    :param per_answer_scores: The per-answer table (:func:`per_answer`).
+    :param topics: Average over these topics instead, an unanswered one scoring 0.
+    """
+
     return nuggets.run_scores(per_answer_scores, topics, measures=MEASURES)
