@@ -52,7 +52,12 @@ def recall_threshold(scores: Sequence[float] | np.ndarray, positive: Sequence[bo
     With the positives' scores sorted from the top, s_1 >= s_2 >= ..., the k-th must be kept,
     k = ceil(recall x positives); the cut lies halfway between s_k and the next lower score of
     any pair (s_k itself when none is lower), so that float noise in a score equal to s_k does
-    not flip it. ValueError without positives or for a recall outside (0, 1].
+    not flip it.
+
+    :param scores: Each pair's first-stage score.
+    :param positive: Whether each pair is positive (graded >= τ by the LLM).
+    :param recall: The share of positives to keep, in (0, 1].
+    :raises ValueError: No positives, or a recall outside (0, 1].
     """
     scores = np.asarray(scores, dtype=float)
     positive = np.asarray(positive, dtype=bool)
@@ -83,8 +88,13 @@ class Logistic:
 
 
 def fit_logistic(features: np.ndarray, labels: Sequence[bool] | np.ndarray, l2: float = 1e-4) -> Logistic:
-    """Logistic regression by L-BFGS: minimises the mean log-loss plus ``l2``/2 x the squared weights of
-    the standardised features (the bias is not penalised); the weights returned apply to the raw features."""
+    """Logistic regression by L-BFGS; the weights returned apply to the raw features.
+
+    :param features: One row per example.
+    :param labels: Each example's class.
+    :param l2: The mean log-loss is minimised plus ``l2``/2 x the squared weights of the
+        standardised features (the bias is not penalised).
+    """
     from scipy import optimize  # only the study and the tests fit: grading need not load it
 
     x = np.asarray(features, dtype=float)
@@ -112,10 +122,16 @@ def fit_logistic(features: np.ndarray, labels: Sequence[bool] | np.ndarray, l2: 
 
 def features(backend: Backend, pairs: Sequence[Pair], questions: Mapping[str, Sequence[str]],
              queries: Mapping[str, str], known: dict[str, np.ndarray] | None = None) -> np.ndarray:
-    """The first stage's :data:`FEATURES` of each pair, one row each. ``questions``: the texts of
-    each query's exam questions (for the passage's best cosine); ``queries``: each query's text.
-    Every distinct text is embedded once, in one call; ``known`` keeps the embeddings of question
-    and query texts between calls (a chunk's passages are new, its questions mostly not)."""
+    """The first stage's :data:`FEATURES` of each pair, one row each. Every distinct text is embedded
+    once, in one call.
+
+    :param backend: The embedder.
+    :param pairs: The pairs.
+    :param questions: The texts of each query's exam questions (for the passage's best cosine).
+    :param queries: Each query's text.
+    :param known: Keeps the embeddings of question and query texts between calls (a chunk's passages
+        are new, its questions mostly not).
+    """
     if not pairs:
         return np.zeros((0, len(FEATURES)))
     known = {} if known is None else known
@@ -251,10 +267,17 @@ class Cascade:
 def open_cascade(spec: CascadeSpec | None, backend: Backend | BackendSpec | None,
                  questions: Mapping[str, Sequence[str]], queries: Mapping[str, str],
                  tau: float) -> Iterator[Cascade | None]:
-    """The cascade ``spec`` asks for (None: no cascade) at the job's ``tau``, for an exam (query ->
-    its questions' texts) whose queries' texts are ``queries``, for a ``with`` block. ``backend``
-    embeds (a spec is opened here, after every check; None: the packaged all-MiniLM-L6-v2).
-    CascadeError when the stage has no calibration for ``tau`` or a query has no text."""
+    """The cascade a spec asks for, for a ``with`` block.
+
+    :param spec: The cascade asked for (None: no cascade).
+    :param backend: The embedder (a spec is opened here, after every check; None: the packaged
+        all-MiniLM-L6-v2).
+    :param questions: The exam: query -> its questions' texts.
+    :param queries: Each query's text.
+    :param tau: The job's τ.
+    :raises CascadeError: The stage has no calibration for ``tau``, or a query has no text.
+    """
+
     if spec is None:
         yield None
         return

@@ -35,8 +35,15 @@ class MethodError(ExamppError, ValueError):
 
 def param(help: str, *, choices: Sequence[str] | None = None, in_id: bool = True,
           parse: Callable[[str], Any] | None = None, show: Callable[[Any], str] | None = None) -> dict[str, Any]:
-    """Metadata of a parameter field: its help, allowed values, whether it changes grades (``in_id``:
-    it must then change :attr:`GradingMethod.prompt_id`), and how its text parses and prints."""
+    """Metadata of a parameter field of a grading method.
+
+    :param help: What it sets, in a few words.
+    :param choices: Its allowed values, where they are few.
+    :param in_id: It changes grades: it must then change :attr:`GradingMethod.prompt_id`.
+    :param parse: How its text in a method name parses (default: as the type of the field's default).
+    :param show: How its value prints in a method name (default: ``str``, booleans in lower case).
+
+    """
     return {"help": help, "choices": tuple(choices) if choices is not None else None, "in_id": in_id,
             "parse": parse, "show": show}
 
@@ -62,7 +69,11 @@ def _parse_value(method: str, spec: dataclasses.Field, text: str) -> Any:
 
 
 def show_value(spec: dataclasses.Field, value: Any) -> str:
-    """A parameter value as it is written in a method name."""
+    """A parameter value as it is written in a method name.
+
+    :param spec: The parameter's field.
+    :param value: Its value.
+    """
     if spec.metadata.get("show") is not None:
         return spec.metadata["show"](value)
     return str(value).lower() if isinstance(value, bool) else str(value)
@@ -178,7 +189,12 @@ class GradingMethod(ABC):
 
 
 def split_name(text: str) -> tuple[str, str | None, dict[str, str]]:
-    """``name[:value][(key=value, ...)]`` → (name, value, {key: value}); MethodError when it does not parse."""
+    """``name[:value][(key=value, ...)]`` → (name, value, {key: value}).
+
+    :param text: A method name.
+    :raises MethodError: The text does not parse.
+    """
+
     match = _NAME.fullmatch(text)
     if match is None:
         raise MethodError(f"{text!r} is not a grading method name: name[:value][(key=value, ...)]")

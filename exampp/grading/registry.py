@@ -75,11 +75,18 @@ def parse_method(text: str) -> GradingMethod:
 
 
 def as_method(method: str | GradingMethod) -> GradingMethod:
+    """The method itself, or the one a name gives (:func:`parse_method`).
+
+    :param method: A grading method, or its name.
+    """
     return parse_method(method) if isinstance(method, str) else method
 
 
 def stored_method(method_id: str) -> GradingMethod | None:
-    """The method whose grades a store method id holds (its name part), None when unknown here."""
+    """The method whose grades a store method id holds (its name part), None when unknown here.
+
+    :param method_id: A store method id.
+    """
     name = Method.parse(method_id).name if "|" in method_id else method_id
     try:
         return parse_method(name)
@@ -100,9 +107,13 @@ def top_grade(method_name: str) -> int:
 
 
 def default_tau(method: str, grades: Any = None) -> float:
-    """The τ at which a grade counts as answered, for a method name or a store method id: the
-    method's default (4 for 0-5 self-ratings, 1 for 0/1 grades). For a method unknown here, 1 when
-    the ``grades`` given (a sequence or the store's DataFrame) are all 0 or 1, else 4."""
+    """The τ at which a grade counts as answered: the method's default (4 for 0-5 self-ratings, 1
+    for 0/1 grades).
+
+    :param method: A method name or a store method id.
+    :param grades: For a method unknown here, its grades (a sequence or the store's DataFrame): τ is
+        1 when they are all 0 or 1, else 4.
+    """
     known = stored_method(method)
     if known is not None:
         return known.tau
@@ -113,7 +124,13 @@ def default_tau(method: str, grades: Any = None) -> float:
 
 
 def check_backend(method: GradingMethod, backend: str) -> None:
-    """BackendError, before anything is opened, when backend ``backend`` lacks what ``method`` requires."""
+    """Check, before anything is opened, that a backend has what a method requires.
+
+    :param method: The grading method.
+    :param backend: The backend's name.
+    :raises BackendError: The backend lacks it.
+    """
+
     require(method.requires, backend_class(backend).capabilities, f"method {method}", repr(backend))
 
 

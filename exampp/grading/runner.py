@@ -101,7 +101,11 @@ class GradingSummary:
 
 
 def query_texts(bank: QuestionBank | None = None, topics: Mapping[str, Topic | str] | None = None) -> dict[str, str]:
-    """Each query's title where known: from ``topics``, else the bank's query text."""
+    """Each query's title where known: from the topics, else the bank's query text.
+
+    :param bank: The question bank.
+    :param topics: The topics, or query texts by query id.
+    """
     titles = {qid: t if isinstance(t, str) else t.text for qid, t in (topics or {}).items()}
     for qid, text in (bank.query_texts if bank is not None else {}).items():
         titles.setdefault(qid, text)
@@ -134,7 +138,11 @@ def build_exam(grader: Grader, bank: QuestionBank | None = None,
 
 
 def build_pairs(pool: Pool, exam: Exam) -> list[Pair]:
-    """Every (pooled passage, exam question) pair of the same query, in pool then exam order."""
+    """Every (pooled passage, exam question) pair of the same query, in pool then exam order.
+
+    :param pool: The pooled passages.
+    :param exam: The questions per query.
+    """
     return [
         Pair(qid, pid, text, question)
         for qid, texts in pool.passages.items()
@@ -183,13 +191,22 @@ def grade_pairs(
     cascade: Cascade | None = None,
     engine: Engine | None = None,
 ) -> GradingSummary:
-    """Grade every pair of ``pairs`` that ``store`` lacks, committing chunk by chunk; with a
-    ``cascade``, only the pairs its first stage sends (it rules out the rest: grade 0).
-    ``engine`` grades the chunks (default: ``grader`` in this process; see
-    :mod:`exampp.grading.engine`); claims, the cascade and every commit stay in this process. The
-    summary counts the pairs whose passage the judge's backend cut to fit its input. Pairs need
-    not be a cross product (a sentence is judged against the segments it cites only), but a
-    (query, passage id) or (query, question id) has one text throughout: ValueError otherwise."""
+    """Grade every pair that the store lacks, committing chunk by chunk. Claims, the cascade and
+    every commit stay in this process. The summary counts the pairs whose passage the judge's
+    backend cut to fit its input.
+
+    :param pairs: The pairs. They need not be a cross product (a sentence is judged against the
+        segments it cites only), but a (query, passage id) or (query, question id) has one text
+        throughout.
+    :param grader: The grader.
+    :param store: The grade store.
+    :param chunk_size: Pairs graded between two commits to the store.
+    :param progress: Show a progress bar.
+    :param cascade: Grade only the pairs its first stage sends (it rules out the rest: grade 0).
+    :param engine: What grades the chunks (default: ``grader`` in this process; see
+        :mod:`exampp.grading.engine`).
+    :raises ValueError: A passage or question id with two texts.
+    """
     check_setting("chunk_size", chunk_size)  # a SettingError (a ValueError) with the flag's message
     start = time.perf_counter()
     method_id = grader.method.method_id
@@ -323,9 +340,16 @@ def _member(pool: Pool, exam: Exam) -> Callable[[str, str, str], bool]:
 
 def pool_grades(store: GradeStore, pool: Pool, exam: Exam, method_id: str, *,
                 probabilities: bool = False) -> pd.DataFrame:
-    """The store's grades (DataFrame as :meth:`GradeStore.grades`, ``probabilities`` column when
-    asked) of exactly the pool x exam pairs, leaving out passages and questions graded before but
-    no longer pooled or asked."""
+    """The store's grades of exactly the pool x exam pairs, leaving out passages and questions graded
+    before but no longer pooled or asked.
+
+    :param store: The grade store.
+    :param pool: The pooled passages.
+    :param exam: The questions per query.
+    :param method_id: The grading method's id in the store.
+    :param probabilities: With the ``probabilities`` column.
+    :returns: A DataFrame as :meth:`exampp.store.GradeStore.grades` returns it.
+    """
     frame = store.grades(method_id, query_ids=pool.passages, probabilities=probabilities)
     member = _member(pool, exam)
     keep = [member(*row) for row in zip(frame["query_id"], frame["passage_id"], frame["question_id"])]
@@ -333,8 +357,13 @@ def pool_grades(store: GradeStore, pool: Pool, exam: Exam, method_id: str, *,
 
 
 def graded_without_text(store: GradeStore, pool: Pool, method_id: str) -> list[tuple[str, str]]:
-    """The pooled passages left out for lack of text (:attr:`Pool.missing`) that the store holds grades of
-    ``method_id`` for, as (query id, passage id) in pool order: labels the qrels would lose."""
+    """The pooled passages left out for lack of text (:attr:`Pool.missing`) that the store holds grades
+    of a method for, as (query id, passage id) in pool order: labels the qrels would lose.
+
+    :param store: The grade store.
+    :param pool: The pooled passages.
+    :param method_id: The grading method's id in the store.
+    """
     if not pool.missing:
         return []
     graded = store.graded_passages(method_id, pool.missing)
@@ -342,7 +371,14 @@ def graded_without_text(store: GradeStore, pool: Pool, method_id: str) -> list[t
 
 
 def pool_records(store: GradeStore, pool: Pool, exam: Exam, method_id: str) -> list[Grade]:
-    """The same grades as :func:`pool_grades`, as :class:`Grade` records (with probabilities)."""
+    """The same grades as :func:`pool_grades`, as :class:`Grade` records (with probabilities).
+
+    :param store: The grade store.
+    :param pool: The pooled passages.
+    :param exam: The questions per query.
+    :param method_id: The grading method's id in the store.
+    """
+
     member = _member(pool, exam)
     return [g for g in store.records(method_id, query_ids=pool.passages)
             if member(g.query_id, g.passage_id, g.question_id)]
