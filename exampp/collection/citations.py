@@ -130,7 +130,13 @@ def _sentence(item: Any, where: str, name: str, line: int) -> Sentence:
 
 
 def parse_cited_answer(record: Any, name: str, line: int) -> CitedAnswer:
-    """One line of a citation-judgment file (either spelling)."""
+    """One line of a citation-judgment file (either spelling).
+
+    :param record: The line's JSON value.
+    :param name: The file's name, for messages.
+    :param line: The line's number, for messages.
+    :raises InputError: A malformed line.
+    """
     if not isinstance(record, dict):
         raise InputError(name, line, f"expected an answer object, found {json_name(record)}")
     topic_id, run_id = record.get("topic_id"), record.get("run_id")
@@ -190,7 +196,11 @@ def read_citations(path: PathLike, *, texts: bool = True) -> list[CitedAnswer]:
 
 
 def citation_record(answer: CitedAnswer) -> dict[str, Any]:
-    """An answer as a line of the track's predictions file (``sentenceID``, ``citationID``)."""
+    """An answer as a line of the track's predictions file (``sentenceID``, ``citationID``).
+
+    :param answer: The answer with its citations.
+    """
+
     return {"topic_id": answer.topic_id, "run_id": answer.run_id, "sentences": [
         {SENTENCE_IDS[0]: s.sentence_id, "text": s.text, "citations": [
             {CITATION_IDS[0]: c.citation_id, "reference": c.reference,

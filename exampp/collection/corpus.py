@@ -201,7 +201,10 @@ def passage_text(record: Mapping[str, Any]) -> str | None:
     """The text of a passage record (first of ``text``/``contents``/``body``), after its title if it has one.
 
     Title and text are joined with a space, as ir_datasets' ``default_text()`` does.
+
+    :param record: A JSON object of a passage file.
     """
+
     text = next((record[k] for k in TEXT_KEYS if k in record), None)
     if not isinstance(text, str):
         return None

@@ -101,7 +101,14 @@ def _nugget(item: Any, name: str, line: int, index: int, *, assigned: bool) -> A
 
 
 def parse_answer(record: Any, name: str, line: int, *, assigned: bool = True) -> Answer:
-    """One line of an assignment file (``assigned``: every nugget must carry its assignment)."""
+    """One line of an assignment file.
+
+    :param record: The line's JSON value.
+    :param name: The file's name, for messages.
+    :param line: The line's number, for messages.
+    :param assigned: Every nugget must carry its assignment.
+    :raises InputError: A malformed line.
+    """
     if not isinstance(record, dict):
         raise InputError(name, line, f"expected an answer object, found {json_name(record)}")
     query_id, query, nuggets = parse_topic(record, name, line, assigned=assigned)
@@ -116,8 +123,15 @@ def parse_answer(record: Any, name: str, line: int, *, assigned: bool = True) ->
 
 def parse_topic(record: Mapping[str, Any], name: str, line: int, *, assigned: bool = True
                 ) -> tuple[str, str | None, tuple[AssignedNugget, ...]]:
-    """The topic id, the topic's text (None when not given or blank) and the nuggets of a line: an
-    answer's, or a nugget bank's (``nuggetizer``'s ``create`` output, where ``assigned`` is False)."""
+    """The topic id, the topic's text (None when not given or blank) and the nuggets of a line.
+
+    :param record: The line's JSON object: an answer's, or a nugget bank's (``nuggetizer``'s
+        ``create`` output).
+    :param name: The file's name, for messages.
+    :param line: The line's number, for messages.
+    :param assigned: Every nugget must carry its assignment (False for a nugget bank).
+    :raises InputError: A malformed line.
+    """
     query_id = _string(record, "qid", name, line)
     try:
         check_query_id(query_id, "qid")
@@ -143,9 +157,16 @@ TopicLines = dict[str, tuple[int, tuple[tuple[str, str], ...]]]
 
 def first_listing(topics: TopicLines, query_id: str, nuggets: Sequence[AssignedNugget], name: str, line: int
                   ) -> bool:
-    """Whether ``line`` is the first to list the nuggets of topic ``query_id`` (noted in ``topics``);
-    an InputError when it lists other nuggets (or importance) than the topic's first line: the
-    track assigns each topic's nuggets to every answer."""
+    """Whether a line is the first to list the nuggets of a topic.
+
+    :param topics: The topics' first lines so far; a first line is noted there.
+    :param query_id: The topic.
+    :param nuggets: The nuggets the line lists.
+    :param name: The file's name, for messages.
+    :param line: The line's number.
+    :raises InputError: The line lists other nuggets (or importance) than the topic's first line: the
+        track assigns each topic's nuggets to every answer.
+    """
     listed = tuple((n.text, n.importance) for n in nuggets)
     first, first_listed = topics.setdefault(query_id, (line, listed))
     if first_listed != listed:
@@ -192,7 +213,10 @@ def read_assignments(path: PathLike, *, assigned: bool = True, texts: bool = Tru
 
 def assignment_record(answer: Answer) -> dict[str, Any]:
     """An answer as a line of the track's assignment file (a topic without text: ``"query": ""``,
-    which reads back as None)."""
+    which reads back as None).
+
+    :param answer: The answer with its assigned nuggets.
+    """
     record: dict[str, Any] = {"query": answer.query or "", "qid": answer.query_id,
                               "nuggets": [{"text": n.text, "importance": n.importance,
                                            **({} if n.assignment is None else {"assignment": n.assignment})}
@@ -214,7 +238,11 @@ def write_assignments(answers: Iterable[Answer], path: PathLike) -> int:
 
 
 def by_topic(answers: Iterable[Answer]) -> Iterator[tuple[str, list[Answer]]]:
-    """Answers grouped by topic, topics in order of first appearance."""
+    """Answers grouped by topic, topics in order of first appearance.
+
+    :param answers: The answers.
+    """
+
     groups: dict[str, list[Answer]] = {}
     for answer in answers:
         groups.setdefault(answer.query_id, []).append(answer)

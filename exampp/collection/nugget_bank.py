@@ -33,8 +33,12 @@ _NOT_HELD = ("facet_id", "facet_text", "answers", "choices", "correct_choice", "
 
 
 def read_nuggetizer_records(records: Iterable[tuple[int, Any]], path: str) -> BankFile:
-    """A bank from numbered nugget-bank (or assignment) lines; each problem is an InputError
-    naming the line."""
+    """A bank from numbered nugget-bank (or assignment) lines.
+
+    :param records: (line number, JSON value) pairs.
+    :param path: The file's name, for messages.
+    :raises InputError: Each problem, naming the line.
+    """
     bank = QuestionBank()
     lines: dict[str, int | None] = {}
     topics: TopicLines = {}
@@ -59,8 +63,11 @@ def read_nuggetizer_records(records: Iterable[tuple[int, Any]], path: str) -> Ba
 
 
 def nuggetizer_records(bank: QuestionBank) -> Iterator[dict[str, Any]]:
-    """The bank's lines, one per topic in order of first appearance; ValueError for a question
-    the format cannot hold (see the module's description)."""
+    """The bank's lines, one per topic in order of first appearance.
+
+    :param bank: The bank.
+    :raises ValueError: A question the format cannot hold (see the module docstring).
+    """
     for query_id, questions in bank.by_query().items():
         nuggets = []
         for q in questions:
@@ -77,7 +84,11 @@ def nuggetizer_records(bank: QuestionBank) -> Iterator[dict[str, Any]]:
 
 
 def left_out(question: Question) -> list[str]:
-    """The fields of ``question`` that the nuggetizer format leaves out (set ones only)."""
+    """The fields of a question that the nuggetizer format leaves out (set ones only).
+
+    :param question: The question.
+    """
+
     lost = [name for name in _NOT_HELD if getattr(question, name) not in (None, ())]
     if set(question.info or {}) - {"importance"}:
         lost.append("info")

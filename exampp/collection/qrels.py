@@ -36,7 +36,10 @@ def as_label(value: float) -> Label:
 
 
 def label_problem(value: float) -> str | None:
-    """Why ``value`` cannot be a label (not finite, or beyond any judging scale), or None."""
+    """Why a number cannot be a label (not finite, or beyond any judging scale), or None.
+
+    :param value: The number.
+    """
     if not isinstance(value, int) and not math.isfinite(value):  # an int of any size is finite
         return "is not a finite number"
     if abs(value) > MAX_GRADE:
@@ -63,7 +66,10 @@ _LEADING_INTEGER = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")
 def atol(text: str) -> int:
     """What C's ``atol`` reads in ``text``, as trec_eval reads a qrels relevance: after optional
     whitespace, an optional sign and the ASCII digits that follow; the rest is ignored, and with
-    no digits it is 0 (glibc's ``strtol`` holds a number too long at the ends of a long)."""
+    no digits it is 0 (glibc's ``strtol`` holds a number too long at the ends of a long).
+
+    :param text: A qrels relevance column.
+    """
     match = _LEADING_INTEGER.match(text)
     return min(max(int(match.group(1)), _C_LONG[0]), _C_LONG[1]) if match else 0
 
@@ -254,7 +260,10 @@ def write_intent_qrels(qrels: Mapping[str, Mapping[str, Mapping[str, int]]], pat
 
 
 def flatten_intent_qrels(qrels: Mapping[str, Mapping[str, Mapping[str, int]]]) -> Qrels:
-    """Plain qrels from intent qrels: a document's label is its best over the query's subtopics."""
+    """Plain qrels from intent qrels: a document's label is its best over the query's subtopics.
+
+    :param qrels: ``{query_id: {subtopic: {docid: label}}}``.
+    """
     flat: Qrels = {}
     for qid, subtopics in qrels.items():
         docs = flat.setdefault(qid, {})
@@ -265,7 +274,11 @@ def flatten_intent_qrels(qrels: Mapping[str, Mapping[str, Mapping[str, int]]]) -
 
 
 def is_intent_qrels(qrels: Mapping[str, Mapping[str, object]]) -> TypeGuard[IntentQrels]:
-    """Whether ``qrels`` are intent qrels (labels per subtopic) rather than plain ones."""
+    """Whether qrels are intent qrels (labels per subtopic) rather than plain ones.
+
+    :param qrels: Qrels of either kind.
+    """
+
     for judged in qrels.values():
         for value in judged.values():
             return isinstance(value, Mapping)

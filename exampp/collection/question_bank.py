@@ -154,7 +154,15 @@ def _formats() -> dict[str, _Format]:
 
 
 def detect_format(record: Any, path: str, lineno: int) -> str:
+    """Which JSONL bank format a line is in, by its fields.
+
+    :param record: The first line's JSON value.
+    :param path: The file's name, for the message.
+    :param lineno: The line's number, for the message.
+    :raises InputError: The line is in no bank format.
+    """
     if isinstance(record, dict):
+
         if "questions" in record or "items" in record:
             return "reference"
         if "qid" in record and "nuggets" in record:
