@@ -240,9 +240,16 @@ def per_query_scores(
     warn: Warn = python_warning,
     what: str = "this",
 ) -> list[pd.DataFrame]:
-    """The run x query scores of each source: a measure on qrels over ``runs`` (cut at ``depth``;
-    the runs read once), or a per-query table file; a leaderboard file of one score per run is a
-    :class:`CorrelationError` (``what`` names the job that needs per-query scores)."""
+    """The run x query scores of each source.
+
+    :param sources: Measures on qrels, or per-query table files.
+    :param runs: The runs a measure is computed over (read once).
+    :param depth: Cut the runs at this depth (none by default).
+    :param strict: A run query the qrels lack is an error, not a warning.
+    :param warn: Takes each warning line (default: a Python warning).
+    :param what: Names the job that needs per-query scores, in the message.
+    :raises CorrelationError: A leaderboard file of one score per run.
+    """
     names = [chr(ord("A") + i) for i in range(len(sources))]
     for name, source in zip(names, sources):
         _check_source(name, source, runs)
@@ -253,7 +260,11 @@ def per_query_scores(
 
 
 def short_list(names: list[str], limit: int = 10) -> str:
-    """Names for a one-line message: the first ``limit``, then how many more."""
+    """Names for a one-line message: the first ``limit``, then how many more.
+
+    :param names: The names.
+    :param limit: How many to show.
+    """
     if not names:
         return "(none)"
     more = f" ... ({len(names) - limit} more)" if len(names) > limit else ""
@@ -263,7 +274,15 @@ def short_list(names: list[str], limit: int = 10) -> str:
 def source_scores(source: LeaderboardSource, *, runs: RunsSource | None = None, depth: int | None = None,
                   strict: bool = False, warn: Warn = python_warning) -> tuple[dict[str, float], pd.DataFrame | None]:
     """One source's leaderboard (run -> score) and its run x query scores where it has them (None
-    for a leaderboard file of one score per run)."""
+    for a leaderboard file of one score per run).
+
+    :param source: A measure on qrels, or a leaderboard file.
+    :param runs: The runs a measure is computed over.
+    :param depth: Cut the runs at this depth (none by default).
+    :param strict: A run query the qrels lack is an error, not a warning.
+    :param warn: Takes each warning line (default: a Python warning).
+    """
+
     _check_source("A", source, runs)
     boards = _Boards(runs, depth, strict, warn)
     table = boards.file_table(source) if isinstance(source, LeaderboardFile) else boards.per_query(source)

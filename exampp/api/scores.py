@@ -238,22 +238,33 @@ def export_question_qrels(
 
 
 def question_key_path(output: PathLike) -> str:
-    """Where the key of per-question qrels ``output`` goes: ``<output>.questions.tsv``."""
+    """Where the key of per-question qrels goes: ``<output>.questions.tsv``.
+
+    :param output: The per-question qrels file.
+    """
     return f"{output}.questions.tsv"
 
 
 def read_judgments(source: PathLike, measures: Sequence[str]) -> Qrels | IntentQrels:
-    """Qrels for ``measures``: intent qrels (``qid subtopic docid label``) when one of them is
+    """Qrels for some measures: intent qrels (``qid subtopic docid label``) when one of them is
     intent-aware (alpha_nDCG@k, ERR_IA@k...; the others then take a document's best label over
-    the subtopics), else plain qrels (a file, or ``irds:<dataset-id>``)."""
+    the subtopics), else plain qrels.
+
+    :param source: A qrels file, or ``irds:<dataset-id>`` (plain qrels only).
+    :param measures: The measure names.
+    """
     from exampp.collection.qrels import read_intent_qrels, read_qrels
 
     return read_intent_qrels(source) if uses_intent_qrels(measures) else read_qrels(source)
 
 
 def uses_intent_qrels(measures: Sequence[str]) -> bool:
-    """Whether :func:`read_judgments` reads qrels for ``measures`` as intent qrels (one of them is
-    intent-aware)."""
+    """Whether :func:`read_judgments` reads qrels for some measures as intent qrels (one of them is
+    intent-aware).
+
+    :param measures: The measure names.
+    """
+
     from exampp.scoring import parse_measures
     from exampp.trec_eval.irm import is_intent_aware
 

@@ -63,12 +63,19 @@ class StoredGrades:
 
 
 def as_workspace(workspace: Workspace | PathLike) -> Workspace:
+    """The workspace, given as one or as its folder.
+
+    :param workspace: A workspace, or its folder.
+    """
     return workspace if isinstance(workspace, Workspace) else Workspace.at(workspace)
 
 
 def relevance_methods(method_ids: Iterable[str]) -> list[str]:
-    """The method ids of ``method_ids`` whose grades judge relevance: not canary grades (the audit's
-    alone) nor a check's (``injection-check``), which no measure may choose."""
+    """The method ids whose grades judge relevance: not canary grades (the audit's alone) nor a
+    check's (``injection-check``), which no measure may choose.
+
+    :param method_ids: Store method ids.
+    """
     from exampp.grading.canaries import is_canary_method
     from exampp.grading.registry import stored_method
 
@@ -117,15 +124,22 @@ def stored_grades(workspace: Workspace | PathLike, method: str | None = None, *,
 
 
 def given_or_existing(given: PathLike | None, default: Path) -> PathLike | None:
-    """The given path, else the workspace's ``default`` file when it exists; None when neither."""
+    """The given path, else the workspace's default file when it exists; None when neither.
+
+    :param given: The path given, if any.
+    :param default: The workspace's file.
+    """
     if given is not None:
         return given
     return str(default) if default.exists() else None
 
 
 def workspace_bank(workspace: Workspace | PathLike, bank: PathLike | None = None) -> QuestionBank | None:
-    """``bank`` (a path, ``-`` for standard input) read, else the workspace's bank; None when there
-    is neither."""
+    """A bank read, else the workspace's bank; None when there is neither.
+
+    :param workspace: The workspace.
+    :param bank: A bank file (``-`` for standard input).
+    """
     from exampp.collection.question_bank import read_question_bank
 
     path = given_or_existing(bank, as_workspace(workspace).question_bank)
@@ -133,14 +147,21 @@ def workspace_bank(workspace: Workspace | PathLike, bank: PathLike | None = None
 
 
 def workspace_exam(workspace: Workspace | PathLike, bank: PathLike | None = None) -> dict[str, list[str]] | None:
-    """Question ids per query from ``bank`` (a path, ``-`` for standard input), else from the
-    workspace's bank; None when there is neither."""
+    """Question ids per query from a bank, else from the workspace's bank; None when there is neither.
+
+    :param workspace: The workspace.
+    :param bank: A bank file (``-`` for standard input).
+    """
     read = workspace_bank(workspace, bank)
     return read.question_ids() if read is not None else None
 
 
 def question_facets(workspace: Workspace | PathLike, bank: PathLike | None = None) -> Mapping[str, str | None]:
-    """Each question's facet id, from ``bank`` or the workspace's bank."""
+    """Each question's facet id, from a bank or the workspace's bank.
+
+    :param workspace: The workspace.
+    :param bank: A bank file.
+    """
     from exampp.collection.question_bank import read_question_bank
 
     ws = as_workspace(workspace)
@@ -149,27 +170,43 @@ def question_facets(workspace: Workspace | PathLike, bank: PathLike | None = Non
 
 def exam_questions(workspace: Workspace | PathLike, grades: StoredGrades,
                    bank: PathLike | None = None) -> dict[str, list[str]]:
-    """The exam: question ids per query from ``bank`` or the workspace's bank, else the questions
-    ``grades`` hold."""
+    """The exam: question ids per query from a bank or the workspace's bank, else the questions the
+    grades hold.
+
+    :param workspace: The workspace.
+    :param grades: The stored grades.
+    :param bank: A bank file.
+    """
     from exampp.scoring import questions_by_query
 
     return workspace_exam(workspace, bank) or questions_by_query(grades.grades)
 
 
 def read_runs_source(runs: RunsSource) -> dict[str, Run]:
-    """Runs keyed by name: read when given as paths, as they are when already read."""
+    """Runs keyed by name: read when given as paths, as they are when already read.
+
+    :param runs: Run files or folders, or runs already read.
+    """
     from exampp.collection.runs import read_runs
 
     return dict(runs) if isinstance(runs, Mapping) else read_runs(runs)
 
 
 def workspace_runs(workspace: Workspace | PathLike, runs: RunsSource | None = None) -> dict[str, Run]:
-    """``runs`` keyed by name; None: the workspace's runs/ folder."""
+    """Runs keyed by name.
+
+    :param workspace: The workspace.
+    :param runs: Run files or folders, or runs already read; None: the workspace's ``runs/`` folder.
+    """
     return read_runs_source(runs if runs is not None else as_workspace(workspace).runs)
 
 
 def ranked_grades(grades: pd.DataFrame, runs: Mapping[str, Run]) -> pd.DataFrame:
-    """The rows of ``grades`` of the passages some run of ``runs`` ranks for their query (at any depth)."""
+    """The rows of the grades of the passages some run ranks for their query (at any depth).
+
+    :param grades: Grades as :meth:`exampp.store.GradeStore.grades` returns them.
+    :param runs: The runs, by name.
+    """
     from exampp.collection.runs import ranked_pairs
 
     ranked = ranked_pairs(runs)
@@ -179,9 +216,16 @@ def ranked_grades(grades: pd.DataFrame, runs: Mapping[str, Run]) -> pd.DataFrame
 
 def labelled_grades(workspace: Workspace | PathLike, stored: StoredGrades, responses: PathLike | None = None,
                     warn: Warn = python_warning) -> StoredGrades:
-    """``stored`` kept to the passages EXAM labels cover: the runs' (every graded passage but the
-    answers' passages, :func:`exampp.segment.is_segment_id`), or, given ``responses``, the passages of
-    its answers alone. A warning says how many graded passages were left out."""
+    """Stored grades kept to the passages EXAM labels cover. A warning says how many graded passages
+    were left out.
+
+    :param workspace: The workspace.
+    :param stored: The stored grades.
+    :param responses: A responses file: keep the passages of its answers alone. By default the runs'
+        (every graded passage but the answers' passages, :func:`exampp.segment.is_segment_id`).
+    :param warn: Takes each warning line (default: a Python warning).
+    """
+
     from exampp.segment import is_segment_id, load_responses
 
     grades = stored.grades
