@@ -74,12 +74,22 @@ class Judge:
 def workspace_judge(workspace: Workspace | PathLike, measures: Sequence[AssessMeasure], *,
                     runs: RunsSource | None = None, method: str | None = None, nuggets: PathLike | None = None,
                     support: PathLike | None = None, warn: Warn = python_warning) -> Judge:
-    """The top-k pool of the runs (k: the measures' largest cutoff) with the EXAM label of each pair; or,
-    given ``nuggets`` (the judge's nugget assignment file), every (answer, nugget) pair with its
-    assignment as the judge's grade (relevant: supported); or, given ``support`` (the judge's
-    citation-support file), every citing sentence with its support for the first measure (all
-    ``measures`` must then be support measures of one kind: a sentence's label is its citations'
-    mean support for weighted precision, their best for weighted recall)."""
+    """The judge's side: the top-k pool of the runs (k: the measures' largest cutoff) with the EXAM
+    label of each pair.
+
+    :param workspace: The workspace: its runs and the judge's grades.
+    :param measures: The measures the pool serves. With ``support`` they must be support measures of
+        one kind: a sentence's label is its citations' mean support for weighted precision, their
+        best for weighted recall.
+    :param runs: The runs (default: the workspace's ``runs/``).
+    :param method: The store's grading method, the judge (None: the only one there).
+    :param nuggets: The judge's nugget assignment file: every (answer, nugget) pair with its
+        assignment as the judge's grade (relevant: supported), instead of the pool.
+    :param support: The judge's citation-support file: every citing sentence with its support for
+        the first measure, instead of the pool.
+    :param warn: Takes each warning line (default: a Python warning).
+    :raises AssessError: No runs, pooled pairs without a grade, or measures that do not fit the judge.
+    """
     from exampp.labels import exam_labels
 
     if support is not None:
@@ -125,6 +135,12 @@ def _support_judge(answers: Sequence[CitedAnswer], measures: Sequence[AssessMeas
 
 
 def parse_measures(names: Sequence[str], rel_level: float = 1.0) -> list[AssessMeasure]:
+    """The measures a sample serves.
+
+    :param names: Measure names (``P@10``, ``nDCG@10``, ``V_strict``, ``weighted_precision``...).
+    :param rel_level: The human grade from which a unit is relevant.
+    :raises AssessError: An unknown measure.
+    """
     try:
         return [AssessMeasure.parse(name, rel_level) for name in names]
     except MeasureError as exc:
@@ -221,7 +237,12 @@ def draw_sample(job: SampleJob, warn: Warn = python_warning) -> SampleResult:
 
 def judges_disagreement(workspace: Workspace | PathLike, population: Population, warn: Warn) -> np.ndarray | None:
     """Per pooled pair, the standard deviation over the store's relevance methods of their EXAM labels,
-    each on its own scale divided by its top grade; None (and a warning) with fewer than two methods."""
+    each on its own scale divided by its top grade; None (and a warning) with fewer than two methods.
+
+    :param workspace: The workspace whose store holds the methods' grades.
+    :param population: The pool.
+    :param warn: Takes the warning line.
+    """
     from exampp.api.workspace import relevance_methods
     from exampp.labels import exam_labels
     from exampp.store import GradeStore
@@ -281,10 +302,14 @@ class Labelled:
 
 def read_human_labels(workspace: Workspace | PathLike, path: PathLike | None, nuggets: PathLike | None = None
                       ) -> dict[tuple[str, str], list[float]]:
-    """(query id, key) -> every assessor's grade: from a label file (qrels with an optional assessor
-    column, or Label Studio's export: :func:`exampp.assessments.read_labels`; with ``nuggets``, also a
-    nugget assignment file, people's), or, without one, from the workspace's label store (what
-    ``exampp assess serve`` and ``import`` put there)."""
+    """(query id, key) -> every assessor's grade.
+
+    :param workspace: The workspace whose label store is read when no file is given (what
+        ``exampp assess serve`` and ``import`` put there).
+    :param path: A label file (qrels with an optional assessor column, or Label Studio's export:
+        :func:`exampp.assessments.read_labels`; with ``nuggets``, also people's nugget assignment file).
+    :param nuggets: The judge's nugget assignment file, when the sample is of nuggets.
+    """
     from exampp.api.assess_labels import store_labels
     from exampp.assessments import read_labels
 
@@ -332,10 +357,21 @@ def labelled_sample(workspace: Workspace | PathLike, sample: PathLike, labels: P
                     domain: bool = False, warn: Warn = python_warning) -> Labelled:
     """The sample's pairs joined with their labels and the judge's pool. A sampled pair without a label
     is non-response: the pairs labelled in its stratum stand for it (each one's probability times the
-    stratum's response rate), and a warning says how many. With ``support``, ``measures`` are one
-    support measure (see :func:`workspace_judge`). With ``domain``, ``runs`` are some of the runs the
-    sample was drawn for: its pairs outside their pool are left out (the rest keep their probabilities,
-    so estimates over the smaller pool stay unbiased); without, such a pair is an error."""
+    stratum's response rate), and a warning says how many.
+
+    :param workspace: The workspace: its runs and the judge's grades.
+    :param sample: The sample file.
+    :param labels: People's labels of it (default: the workspace's label store).
+    :param measures: The measures; with ``support``, one support measure (see :func:`workspace_judge`).
+    :param runs: The runs (default: the workspace's ``runs/``).
+    :param method: The store's grading method, the judge (None: the only one there).
+    :param nuggets: The judge's nugget assignment file, for a sample of nuggets.
+    :param support: The judge's citation-support file, for a sample of sentences.
+    :param domain: ``runs`` are some of the runs the sample was drawn for: its pairs outside their
+        pool are left out (the rest keep their probabilities, so estimates over the smaller pool stay
+        unbiased); without, such a pair is an error.
+    :param warn: Takes each warning line (default: a Python warning).
+    """
     if support is not None:  # the judge's file read once: for the pool and for the people's labels
         ours = read_citations(support, texts=False)
         judge = _support_judge(ours, measures, support)
@@ -447,7 +483,10 @@ def _estimate(data: Labelled, measures: Sequence[AssessMeasure], estimator: str,
 
 
 def estimates_json(result: Estimates) -> dict[str, dict[str, dict[str, float | None]]]:
-    """``{run: {measure: {"estimate", "low", "high"}}}`` (NaN as null)."""
+    """``{run: {measure: {"estimate", "low", "high"}}}`` (NaN as null).
+
+    :param result: The estimates (:func:`estimate_runs`).
+    """
     out: dict[str, dict[str, dict[str, float | None]]] = {}
     row: Any  # a row of the table (pandas-stubs types its fields as any scalar)
     for row in result.table.itertuples(index=False):
@@ -501,7 +540,14 @@ def judge_agreement(workspace: Workspace | PathLike, *, sample: PathLike, labels
 
 
 def agreement_of(data: Labelled, rel_level: float, *, top: int = 20, level: float = 0.9) -> JudgeAgreement:
-    """:func:`judge_agreement` of a sample already joined with its labels."""
+    """:func:`judge_agreement` of a sample already joined with its labels.
+
+    :param data: The sample joined with its labels (:func:`labelled_sample`).
+    :param rel_level: The human grade from which a pair is relevant.
+    :param top: How many of the largest disagreements to list.
+    :param level: The calibration curve's confidence level.
+    """
+
     from scipy import stats
 
     from exampp.analysis.agreement import cohen_kappa_counts

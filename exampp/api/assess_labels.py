@@ -53,8 +53,13 @@ EXPORT_FORMATS = ("tsv", "label-studio")
 
 
 def scale_of(pairs: list[SamplePair], grades: str | None = None) -> Scale:
-    """The scale to judge ``pairs`` on: ``grades`` (``--grades``, see :func:`exampp.assess.tasks.parse_scale`),
-    else TREC DL's 0-3 for passages and the RAG track's 0-2 assignment for nuggets."""
+    """The scale to judge pairs on.
+
+    :param pairs: The sample's pairs.
+    :param grades: A scale (``--grades``, see :func:`exampp.assess.tasks.parse_scale`); by default TREC
+        DL's 0-3 for passages and the RAG track's 0-2 assignment for nuggets.
+    """
+
     if grades is not None:
         try:
             return parse_scale(grades)

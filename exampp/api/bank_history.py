@@ -92,11 +92,14 @@ def version_line(version: Version) -> str:
 
 def change_bank(bank: PathLike, operation: str, apply: Callable[[QuestionBank], Edit], *,
                 reason: str | None = None, to: PathLike | None = None) -> ChangeResult:
-    """Apply ``apply`` to the bank at ``bank`` and record the result as a version named
-    ``operation``; with ``to``, write the result there instead (pending, nothing recorded).
+    """Apply an edit to a bank and record the result as a new version.
 
-    ``apply`` gets the bank with its disabled questions and raises for bad input; it is applied
-    again, under the history's lock, if the file changed in the meantime.
+    :param bank: The bank file; its history is kept beside it.
+    :param operation: The version's operation, as the log names it.
+    :param apply: The edit: it gets the bank with its disabled questions and raises for bad input; it
+        is applied again, under the history's lock, if the file changed in the meantime.
+    :param reason: Recorded with the new version.
+    :param to: Write the result there instead: pending, nothing recorded.
     """
     path, name = Path(bank), os.fspath(bank)
     data = _read_bank_bytes(path)
@@ -129,8 +132,17 @@ def change_bank(bank: PathLike, operation: str, apply: Callable[[QuestionBank], 
 
 def new_question(query_id: str, text: str, *, answers: Sequence[str] = (), facet_id: str | None = None,
                  facet_text: str | None = None, source: str | None = "manual") -> Question:
-    """A question written by hand, with the reference tool's id ``<query_id>/<md5(text)>``;
-    ValueError for a bad field."""
+    """A question written by hand, with the reference tool's id ``<query_id>/<md5(text)>``.
+
+    :param query_id: Its query.
+    :param text: The question.
+    :param answers: Its answer key, if any.
+    :param facet_id: The query facet it asks about, if any.
+    :param facet_text: That facet's text.
+    :param source: Where it came from.
+    :raises ValueError: A bad field.
+    """
+
     return Question(query_id=query_id, question_id=question_id_for(query_id, text), text=text,
                     facet_id=facet_id, facet_text=facet_text, answers=tuple(answers), source=source)
 
@@ -374,10 +386,15 @@ def bank_log(bank: PathLike, *, question_id: str | None = None, warn: Warn = pyt
 
 def bank_changes(bank: PathLike, *, version: int | None = None, question_id: str | None = None,
                  warn: Warn = python_warning) -> pd.DataFrame:
-    """One row per changed question (of ``version``, of ``question_id`` under any of its ids,
-    else all): version, change, question_id (before; the added question's id), new_question_id
-    (when the text, and so the id, changed), old_text, new_text, and the full exampp records
-    old_record and new_record."""
+    """One row per changed question: version, change, question_id (before; the added question's id),
+    new_question_id (when the text, and so the id, changed), old_text, new_text, and the full exampp
+    records old_record and new_record.
+
+    :param bank: The bank file; its history is kept beside it.
+    :param version: Only the changes of this version (all by default).
+    :param question_id: Only the changes of this question, under any of its ids.
+    :param warn: Told when the bank has changed since its last version (default: a Python warning).
+    """
     with BankHistory.open(history_path(bank)) as history:
         if version is not None:
             history.version(version)  # a clear error for a version that does not exist

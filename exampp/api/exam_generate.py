@@ -86,7 +86,11 @@ ANSWERS = "answers"  # the answers are kept in OUTPUT.answers.jsonl
 
 
 def answers_path(output: PathLike) -> Path:
-    """Where the answers of the exam ``output`` are kept: ``OUTPUT.answers.jsonl``."""
+    """Where the answers of an exam are kept: ``OUTPUT.answers.jsonl``.
+
+    :param output: The exam's file.
+    """
+
     return journal_path(output, ANSWERS)
 
 

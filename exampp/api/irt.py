@@ -251,7 +251,11 @@ def _component_effects(responses: Responses, model: IRTModel, components: pd.Dat
 # --- JSON-ready values ---------------------------------------------------------------------------
 
 def records(table: pd.DataFrame) -> list[dict[str, Any]]:
-    """A table's rows as JSON-ready records, ±inf (the MLE of a perfect score) as null like NaN."""
+    """A table's rows as JSON-ready records, ±inf (the MLE of a perfect score) as null like NaN.
+
+    :param table: The table.
+    """
+
     return table_records(table, infinite_as_null=True)
 
 

@@ -240,7 +240,11 @@ def meta_evaluate(
 
 def grade_levels(grades: pd.Series) -> list[float]:
     """The τ a grade scale is read at: every grade level above 0 seen (integer levels only when
-    the grades take more than :data:`MAX_TAUS` values)."""
+    the grades take more than :data:`MAX_TAUS` values).
+
+    :param grades: The grades of one method.
+    """
+
     levels = sorted({float(g) for g in grades if g > 0})
     if len(levels) > MAX_TAUS:
         levels = sorted({float(math.ceil(g)) for g in levels})[:MAX_TAUS]
