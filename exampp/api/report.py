@@ -238,7 +238,10 @@ def build_report(
 
 
 def human_summary(check: HumanCheck) -> HumanSummary:
-    """The section's figures of a human check."""
+    """The section's figures of a human check.
+
+    :param check: The human check (:func:`~exampp.api.assess.human_check`).
+    """
     return HumanSummary(check.n_pairs, check.kappa, check.estimator, check.level, len(check.orderings),
                         check.n_compared)
 
@@ -246,9 +249,14 @@ def human_summary(check: HumanCheck) -> HumanSummary:
 def audit_tables(result: AuditResult, *, runs_shown: int = AUDIT_RUNS_SHOWN,
                  flags_shown: int = AUDIT_FLAGS_SHOWN) -> tuple[AuditSummary, dict[str, pd.DataFrame]]:
     """The judge-integrity section of an audit: its figures, and, where a text is flagged, the tables
-    :data:`AUDIT` (the per-run table; of more than ``runs_shown`` runs only those with a flagged
-    text, the others named in the summary) and :data:`AUDIT_FLAGS` (the first ``flags_shown``
-    flagged texts, ``runs`` comma-separated as ``exampp audit --flags`` writes them)."""
+    :data:`AUDIT` (the per-run table) and :data:`AUDIT_FLAGS` (flagged texts, ``runs``
+    comma-separated as ``exampp audit --flags`` writes them).
+
+    :param result: The audit (:func:`~exampp.api.audit.audit`).
+    :param runs_shown: Of more runs than this, the per-run table holds only those with a flagged
+        text; the others are named in the summary.
+    :param flags_shown: How many flagged texts the table holds (the first).
+    """
     table = result.table
     unflagged: list[str] = []
     if len(table) > runs_shown:
@@ -264,13 +272,19 @@ def audit_tables(result: AuditResult, *, runs_shown: int = AUDIT_RUNS_SHOWN,
 
 def rag_tables(nuggets: PathLike | None = None, assigned: Sequence[PathLike] = (), support: PathLike | None = None,
                *, bootstrap: int = 1000, seed: int = 0) -> dict[str, pd.DataFrame]:
-    """The RAG section's tables, each where its input is given: :data:`NUGGETS`, the nugget
-    leaderboard of the official assignment file ``nuggets`` (V_strict with its bootstrap interval over
-    topics, :func:`~exampp.api.nuggets.score_nuggets`); :data:`NUGGET_AGREEMENT`, one row per
-    assignment file of ``assigned`` against ``nuggets``
-    (:func:`~exampp.api.nugget_agreement.assignment_agreement` on V_strict: ``n_nuggets, n_topics,
-    n_runs`` and each statistic with ``_low, _high``); :data:`SUPPORT`, the runs' citation support
-    measures of the judgment file ``support`` (:func:`~exampp.api.support.support_scores`)."""
+    """The RAG section's tables, each where its input is given.
+
+    :param nuggets: The official assignment file: :data:`NUGGETS`, its nugget leaderboard (V_strict
+        with its bootstrap interval over topics, :func:`~exampp.api.nuggets.score_nuggets`).
+    :param assigned: Assignment files: :data:`NUGGET_AGREEMENT`, one row per file against ``nuggets``
+        (:func:`~exampp.api.nugget_agreement.assignment_agreement` on V_strict: ``n_nuggets, n_topics,
+        n_runs`` and each statistic with ``_low, _high``).
+    :param support: A citation-support judgment file: :data:`SUPPORT`, the runs' support measures
+        (:func:`~exampp.api.support.support_scores`).
+    :param bootstrap: The number of bootstrap resamples of the topics.
+    :param seed: The seed of the resamples.
+    :raises ExamppError: Assignments to compare without the official one.
+    """
     tables: dict[str, pd.DataFrame] = {}
     if assigned and nuggets is None:
         raise ExamppError("nugget assignments to compare need the official one (--nuggets)")
@@ -321,12 +335,23 @@ def report_content(
     tau: float | None = None,
     excluded: Collection[str] = (),
 ) -> ReportContent:
-    """The page's header, conclusion and tables from the meta-evaluation, the stored ``grades`` of
-    ``method_id`` and their EXAM ``labels``, the official ``judgments`` (None: no agreement section)
-    and the bank review (None: no bank section). ``answered``: each passage's number of questions
-    answered at grade >= ``tau`` (the count labels), for κ by the least number of questions answered.
-    ``excluded``: the runs the meta-evaluation left out, named in the header. A table without rows is
-    left out (the page says why)."""
+    """The page's header, conclusion and tables. A table without rows is left out (the page says why).
+
+    :param meta: The meta-evaluation.
+    :param method_id: The grading method's id in the store.
+    :param grades: Its stored grades.
+    :param labels: Their EXAM labels.
+    :param judgments: The official judgments (None: no agreement section).
+    :param bank: The bank review (None: no bank section).
+    :param workspace: The workspace, as the header names it.
+    :param rel_level: The official grade from which a passage is relevant.
+    :param chosen: How many of the best evaluations the figures draw (:data:`CHOSEN`).
+    :param date: The date in the header (default: as :func:`build_report` says).
+    :param answered: Each passage's number of questions answered at grade >= ``tau`` (the count
+        labels), for κ by the least number of questions answered.
+    :param tau: The grade at which ``answered`` counts a question answered.
+    :param excluded: The runs the meta-evaluation left out, named in the header.
+    """
     from exampp import __version__
     from exampp.analysis.agreement import graded_confusion, kappa_table, ordinal_alpha
 
@@ -377,8 +402,12 @@ def report_content(
 
 
 def write_report(content: ReportContent, output_dir: PathLike) -> Report:
-    """Draw the figures and write the page, the TSV tables and the PNGs to ``output_dir``; every file is
-    replaced only when all are written."""
+    """Draw the figures and write the page, the TSV tables and the PNGs; every file is replaced only
+    when all are written.
+
+    :param content: The page's content (:func:`report_content`).
+    :param output_dir: The folder to write to.
+    """
     from exampp.collection.io import atomic_write, replace_together
     from exampp.report.figures import comparison_figure, grades_figure, png_bytes, scatter_figure
     from exampp.report.html import report_html
@@ -415,7 +444,11 @@ def report_date() -> str:
 
 def chosen_evaluations(table: pd.DataFrame, chosen: int = CHOSEN) -> list[str]:
     """The first ``chosen`` evaluations of the (sorted) meta-evaluation table, and its best EXAM-Cover
-    (family ``cover``) where that is not among them."""
+    (family ``cover``) where that is not among them.
+
+    :param table: The meta-evaluation table.
+    :param chosen: How many of the first evaluations.
+    """
     ordered = sorted_meta(table)
     picked = list(ordered["evaluation"][:chosen])
     covers = list(ordered.loc[ordered["family"] == "cover", "evaluation"])
@@ -425,7 +458,10 @@ def chosen_evaluations(table: pd.DataFrame, chosen: int = CHOSEN) -> list[str]:
 
 
 def sorted_meta(table: pd.DataFrame) -> pd.DataFrame:
-    """The meta-evaluation table best first by Kendall's τ (ties: as given)."""
+    """The meta-evaluation table best first by Kendall's τ (ties: as given).
+
+    :param table: The meta-evaluation table.
+    """
     if "kendall" not in table:
         return table.reset_index(drop=True)
     return table.sort_values("kendall", ascending=False, kind="stable", na_position="last").reset_index(drop=True)
@@ -433,7 +469,10 @@ def sorted_meta(table: pd.DataFrame) -> pd.DataFrame:
 
 def marked_meta(table: pd.DataFrame) -> pd.DataFrame:
     """The meta-evaluation table best first (:func:`sorted_meta`) with the column :data:`VS_BEST`:
-    how each row's Kendall τ-b interval stands to the first row's."""
+    how each row's Kendall τ-b interval stands to the first row's.
+
+    :param table: The meta-evaluation table.
+    """
     ordered = sorted_meta(table)
     if "kendall" not in ordered or ordered.empty or pd.isna(ordered["kendall"].iloc[0]):
         return ordered.assign(**{VS_BEST: ""})
@@ -448,7 +487,12 @@ def marked_meta(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def conclusion(table: pd.DataFrame, confidence: float, systems: int) -> Conclusion | None:
-    """The conclusion of a :func:`marked_meta` table; None where the first row has no Kendall τ-b."""
+    """The conclusion of a :func:`marked_meta` table; None where the first row has no Kendall τ-b.
+
+    :param table: A :func:`marked_meta` table.
+    :param confidence: The intervals' confidence level.
+    :param systems: The number of runs compared.
+    """
     if table.empty or table[VS_BEST].iloc[0] != "best":
         return None
     best = table.iloc[0]
@@ -460,14 +504,20 @@ def conclusion(table: pd.DataFrame, confidence: float, systems: int) -> Conclusi
 
 
 def official_order(official: pd.Series) -> list[str]:
-    """Runs best first on the official leaderboard (ties by name)."""
+    """Runs best first on the official leaderboard (ties by name).
+
+    :param official: The official scores, by run.
+    """
     frame = pd.DataFrame({"run": official.index.astype(str), "score": official.to_numpy(float)})
     return frame.sort_values(["score", "run"], ascending=[False, True], kind="stable")["run"].tolist()
 
 
 def scores_table(meta: MetaEvaluation) -> pd.DataFrame:
-    """Every leaderboard of ``meta``, the official one first, long: ``evaluation, run, score, low, high``
-    (low/high: the bootstrap interval, empty where none)."""
+    """Every leaderboard of a meta-evaluation, the official one first, long: ``evaluation, run, score,
+    low, high`` (low/high: the bootstrap interval, empty where none).
+
+    :param meta: The meta-evaluation.
+    """
     official = str(meta.official.name)
     low, high = official_interval(meta)
     parts = [pd.DataFrame({"evaluation": official, "run": meta.official.index.astype(str),
@@ -484,7 +534,10 @@ def scores_table(meta: MetaEvaluation) -> pd.DataFrame:
 
 def official_interval(meta: MetaEvaluation) -> tuple[pd.Series, pd.Series]:
     """The official scores' bootstrap interval, with the meta-evaluation's draws (same ``n``, seed and
-    queries: paired with the other leaderboards); NaN without bootstrap or per-query scores."""
+    queries: paired with the other leaderboards); NaN without bootstrap or per-query scores.
+
+    :param meta: The meta-evaluation.
+    """
     none = pd.Series(np.nan, index=meta.official.index)
     if not meta.bootstrap or meta.official_per_query is None:
         return none, none
@@ -495,8 +548,13 @@ def official_interval(meta: MetaEvaluation) -> tuple[pd.Series, pd.Series]:
 
 
 def leaderboard_table(scores: pd.DataFrame, order: Sequence[str], evaluations: Sequence[str]) -> pd.DataFrame:
-    """One row per run in ``order``: ``rank, run``, then for each evaluation its score and the columns
-    ``<evaluation> low`` and ``<evaluation> high``."""
+    """One row per run: ``rank, run``, then for each evaluation its score and the columns
+    ``<evaluation> low`` and ``<evaluation> high``.
+
+    :param scores: The long scores table (:func:`scores_table`).
+    :param order: The runs, in the table's order.
+    :param evaluations: The evaluations, in the columns' order.
+    """
     table = pd.DataFrame({"rank": np.arange(1, len(order) + 1), "run": list(order)})
     for evaluation in evaluations:
         rows = scores[scores["evaluation"] == evaluation].set_index("run").reindex(list(order))
@@ -507,8 +565,13 @@ def leaderboard_table(scores: pd.DataFrame, order: Sequence[str], evaluations: S
 
 
 def normalise(score: pd.Series, low: pd.Series, high: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
-    """Min-max normalisation of ``score`` onto [0, 1], and the same affine map applied to the interval
-    ends; scores that are all equal map to 0.5 (their intervals too: the map has no scale)."""
+    """Min-max normalisation of scores onto [0, 1], and the same affine map applied to the interval
+    ends; scores that are all equal map to 0.5 (their intervals too: the map has no scale).
+
+    :param score: The scores.
+    :param low: The intervals' low ends.
+    :param high: The intervals' high ends.
+    """
     bottom, span = score.min(), score.max() - score.min()
     if not span > 0:
         def flat(s: pd.Series) -> pd.Series:
@@ -519,8 +582,13 @@ def normalise(score: pd.Series, low: pd.Series, high: pd.Series) -> tuple[pd.Ser
 
 
 def comparison_table(scores: pd.DataFrame, order: Sequence[str], evaluations: Sequence[str]) -> pd.DataFrame:
-    """The comparison plot's data: for each evaluation, each run in ``order`` (``position`` 1 = best
-    officially) with its score, interval, and their min-max normalisation (:func:`normalise`)."""
+    """The comparison plot's data: for each evaluation, each run with its score, interval, and their
+    min-max normalisation (:func:`normalise`).
+
+    :param scores: The long scores table (:func:`scores_table`).
+    :param order: The runs, best officially first (``position`` 1).
+    :param evaluations: The evaluations.
+    """
     parts = []
     for evaluation in evaluations:
         rows = scores[scores["evaluation"] == evaluation].set_index("run").reindex(list(order))
@@ -535,7 +603,11 @@ def comparison_table(scores: pd.DataFrame, order: Sequence[str], evaluations: Se
 
 def per_query_points(meta: MetaEvaluation, evaluations: Sequence[str]) -> pd.DataFrame:
     """``evaluation, run, query_id, official, exam``: each (run, query) both tables score, for every
-    evaluation of ``evaluations`` that has per-query scores."""
+    evaluation given that has per-query scores.
+
+    :param meta: The meta-evaluation.
+    :param evaluations: The evaluations.
+    """
     assert meta.official_per_query is not None  # asked for where the official scores are per query only
     official = cast(pd.Series, meta.official_per_query.stack()).rename("official")  # a column level: a Series
     parts = []
@@ -556,7 +628,12 @@ def per_query_points(meta: MetaEvaluation, evaluations: Sequence[str]) -> pd.Dat
 def grade_histogram(grades: pd.DataFrame, labels: Qrels) -> pd.DataFrame:
     """``grade, grades, labels``: how many (passage, question) grades, and how many passages' EXAM
     labels, are at each grade level; more than :data:`HISTOGRAM_LEVELS` levels (a continuous grader)
-    in :data:`HISTOGRAM_BINS` equal bins, ``grade`` then naming the bin ``[a, b)``."""
+    in :data:`HISTOGRAM_BINS` equal bins, ``grade`` then naming the bin ``[a, b)``.
+
+    :param grades: The stored grades.
+    :param labels: Their EXAM labels.
+    """
+
     values = grades["grade"].to_numpy(float)
     best = np.array([label for docs in labels.values() for label in docs.values()], dtype=float)
     levels = np.union1d(np.unique(values), np.unique(best))
