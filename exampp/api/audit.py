@@ -186,7 +186,10 @@ def audit(
 
 def window_warnings(cut: Sequence[Pair]) -> list[str]:
     """One warning line naming the texts the detectors read only the first :data:`WINDOW`
-    characters of (none when no text is that long)."""
+    characters of (none when no text is that long).
+
+    :param cut: The (query, text id) pairs of those texts.
+    """
     if not cut:
         return []
     return [f"warning: {len(cut)} texts are longer than {WINDOW:,} characters; the audit read the first {WINDOW:,} "
@@ -194,9 +197,13 @@ def window_warnings(cut: Sequence[Pair]) -> list[str]:
 
 
 def exam_thresholds(bank: QuestionBank | None) -> str:
-    """``nuggets`` (:data:`THRESHOLDS`) for an exam of nuggets: every question of ``bank`` carries a
-    nugget's importance (``info["importance"]`` vital or okay, as the nugget banks and the track's
-    assignment files are read); ``default`` for any other exam, and for none."""
+    """Which :data:`THRESHOLDS` fit an exam: ``nuggets`` for an exam of nuggets, ``default`` for any
+    other exam, and for none.
+
+    :param bank: The exam. It is one of nuggets when every question carries a nugget's importance
+        (``info["importance"]`` vital or okay, as the nugget banks and the track's assignment files
+        are read).
+    """
     from exampp.collection.nugget_assignments import IMPORTANCE
 
     questions = list(bank.enabled()) if bank is not None else []
@@ -206,7 +213,10 @@ def exam_thresholds(bank: QuestionBank | None) -> str:
 
 def answer_pool(answers: Sequence[Response]) -> tuple[Pool, dict[str, dict[str, list[str]]]]:
     """RAG answers as a pool of whole texts: per query, each answer under its run's name (a run
-    answers a query once), its run its one contributor; and each run's one-answer rankings."""
+    answers a query once), its run its one contributor; and each run's one-answer rankings.
+
+    :param answers: The responses.
+    """
     texts: dict[str, dict[str, str]] = {}
     rankings: dict[str, dict[str, list[str]]] = {}
     for answer in sorted(answers, key=lambda a: (a.query_id, a.run_id)):
@@ -218,8 +228,12 @@ def answer_pool(answers: Sequence[Response]) -> tuple[Pool, dict[str, dict[str, 
 
 
 def answer_flags(flags: Sequence[Flag], segmented: Mapping[str, Run]) -> list[Flag]:
-    """Flags of the passages segmented from answers (``segmented``: run -> its answers' passages in
-    order), each as a flag of its answer (text id: the run), its evidence naming the passage."""
+    """Flags of the passages segmented from answers, each as a flag of its answer (text id: the run),
+    its evidence naming the passage.
+
+    :param flags: The passages' flags.
+    :param segmented: Run -> its answers' passages, in order.
+    """
     where = {(qid, doc.docid): (name, position) for name, run in segmented.items()
              for qid, docs in run.rankings.items() for position, doc in enumerate(docs, start=1)}
     lifted = []
@@ -231,8 +245,12 @@ def answer_flags(flags: Sequence[Flag], segmented: Mapping[str, Run]) -> list[Fl
 
 
 def answer_segments(pairs: Collection[Pair], segmented: Mapping[str, Run], run: str) -> set[Pair]:
-    """The (query, passage) pairs of every passage of ``run``'s answers among the flagged (query,
-    answer) ``pairs`` (an answer's id is its run)."""
+    """The (query, passage) pairs of every passage of a run's answers among the flagged ones.
+
+    :param pairs: Flagged (query, answer) pairs (an answer's id is its run).
+    :param segmented: Run -> its answers' passages, in order.
+    :param run: The run.
+    """
     rankings = segmented[run].rankings
     return {(qid, doc.docid) for qid, text_id in pairs if text_id == run for doc in rankings.get(qid, ())}
 
@@ -270,21 +288,34 @@ def _canary_grades(ws: Workspace, method_id: str, pool: Pool,
 
 
 def pooled_rankings(runs: Mapping[str, Run], pool: Pool) -> dict[str, dict[str, list[str]]]:
-    """Each run's top-``pool.depth`` per query, in rank order, keeping the texts the pool holds."""
+    """Each run's top-``pool.depth`` per query, in rank order, keeping the texts the pool holds.
+
+    :param runs: The runs, by name.
+    :param pool: The pool.
+    """
     return {name: {qid: [doc.docid for doc in run.top(qid, pool.depth) if doc.docid in pool.passages.get(qid, {})]
                    for qid in sorted(run.rankings)}
             for name, run in sorted(runs.items())}
 
 
 def run_pairs(flags: Sequence[Flag], run: str, kinds: Collection[str] = CLASSES) -> set[Pair]:
-    """The (query, text) pairs flagged with a class of ``kinds`` that count against ``run``: a flag
-    of the text counts wherever it is ranked; a flag of one ranking only against that run."""
+    """The (query, text) pairs flagged that count against a run: a flag of the text counts wherever
+    it is ranked; a flag of one ranking only against that run.
+
+    :param flags: The flags.
+    :param run: The run.
+    :param kinds: The flag classes that count.
+    """
     return {(f.query_id, f.text_id) for f in flags if f.kind in kinds and f.run in (None, run)}
 
 
 def flag_table(rankings: Mapping[str, Mapping[str, Sequence[str]]], flags: Sequence[Flag]) -> pd.DataFrame:
     """Per run (in name order): the flagged texts among its ranked ones, per class and in all,
-    its ranked texts (``pooled``) and the flagged share of them (0 for a run with none)."""
+    its ranked texts (``pooled``) and the flagged share of them (0 for a run with none).
+
+    :param rankings: Each run's ranked text ids per query (:func:`pooled_rankings`).
+    :param flags: The flags.
+    """
     rows = []
     for name in sorted(rankings):
         ranked = {(qid, tid) for qid, ids in rankings[name].items() for tid in ids}
@@ -295,7 +326,11 @@ def flag_table(rankings: Mapping[str, Mapping[str, Sequence[str]]], flags: Seque
 
 
 def zero_flagged(grades: pd.DataFrame, pairs: Collection[Pair]) -> pd.DataFrame:
-    """``grades`` with every grade of a (query_id, passage_id) in ``pairs`` set to 0."""
+    """The grades with every grade of some (query_id, passage_id) pairs set to 0.
+
+    :param grades: The grades.
+    :param pairs: The (query_id, passage_id) pairs.
+    """
     if not pairs:
         return grades
     keys = pd.MultiIndex.from_frame(grades[["query_id", "passage_id"]])
@@ -306,9 +341,17 @@ def zero_flagged(grades: pd.DataFrame, pairs: Collection[Pair]) -> pd.DataFrame:
 
 def corrected_cover(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping[str, Collection[str]],
                     flagged: Mapping[str, Collection[Pair]], *, tau: float, depth: int) -> pd.DataFrame:
-    """Per run: EXAM-Cover@``depth`` and its rank on ``grades``, the same on ``grades`` with the
-    pairs ``flagged[run]`` graded 0 (each run on its own pairs: a within-run flag zeroes that run's
-    copy only), and the change. Columns ``run`` and :data:`SCORE_COLUMNS`."""
+    """Per run: EXAM-Cover@``depth`` and its rank on the grades, the same with the run's flagged pairs
+    graded 0 (each run on its own pairs: a within-run flag zeroes that run's copy only), and the
+    change. Columns ``run`` and :data:`SCORE_COLUMNS`.
+
+    :param runs: The runs, by name.
+    :param grades: The grades.
+    :param exam: Each query's question ids.
+    :param flagged: Each run's flagged (query, passage) pairs.
+    :param tau: The grade at which a question counts as answered.
+    :param depth: How many of each run's top passages count.
+    """
     from exampp.scoring import exam_cover, summarize
 
     graded = _means(summarize(exam_cover(runs, grades, exam, tau=tau, depth=depth)))
@@ -335,7 +378,12 @@ def _ranks(means: pd.Series) -> pd.Series:
 
 def flagged_texts(flags: Sequence[Flag], pool: Pool) -> pd.DataFrame:
     """One row per flag, by query, text and class: :data:`FLAG_COLUMNS`, ``runs`` those it counts
-    against (the pool's contributors of the text, or the run of a within-run flag)."""
+    against (the pool's contributors of the text, or the run of a within-run flag).
+
+    :param flags: The flags.
+    :param pool: The pool.
+    """
+
     rows = [(f.query_id, f.text_id, f.kind,
              (f.run,) if f.run is not None else pool.contributors.get(f.query_id, {}).get(f.text_id, ()),
              f.evidence, f.strength, f.other)
