@@ -115,7 +115,11 @@ class BankImpact:
 
 
 def default_measures(depth: int, level: int | None) -> tuple[str, ...]:
-    """nDCG@depth, and P@depth with a passage relevant from label ``level`` (None: binary qrels)."""
+    """nDCG@depth, and P@depth with a passage relevant from a label.
+
+    :param depth: The cutoff.
+    :param level: The label from which a passage is relevant (None: binary qrels).
+    """
     return (f"nDCG@{depth}", f"P@{depth}" if level is None else f"P(rel={level})@{depth}")
 
 
@@ -175,7 +179,18 @@ def bank_impact(
 def compare(before: GradeResult, after: GradeResult, old: QuestionBank, new: QuestionBank, runs: Mapping[str, Run],
             measures: Sequence[str], *, min_grade: float | None = None, old_bank: str = "old",
             new_bank: str = "new") -> BankImpact:
-    """The impact of ``old`` -> ``new`` from the two graded results (pure: nothing is read or graded)."""
+    """The impact of a bank change from the two graded results (pure: nothing is read or graded).
+
+    :param before: The result graded with the old bank.
+    :param after: The result graded with the new bank.
+    :param old: The old bank.
+    :param new: The new bank.
+    :param runs: The runs, by name.
+    :param measures: The measures computed on the EXAM-Qrels.
+    :param min_grade: The qrels were made binary at this label (None: graded labels).
+    :param old_bank: The old bank's name in the report.
+    :param new_bank: The new bank's name in the report.
+    """
     labels, counts = label_changes(before.labels, after.labels)
     scores = pd.concat([_cover_scores(before, after), _measure_scores(before.qrels, after.qrels, runs, measures)],
                        ignore_index=True)
@@ -186,7 +201,11 @@ def compare(before: GradeResult, after: GradeResult, old: QuestionBank, new: Que
 
 
 def question_changes(old: QuestionBank, new: QuestionBank) -> pd.DataFrame:
-    """Per query: questions before and after, added, removed, changed (same id, other text), unchanged."""
+    """Per query: questions before and after, added, removed, changed (same id, other text), unchanged.
+
+    :param old: The old bank.
+    :param new: The new bank.
+    """
     was = {(q.query_id, q.question_id): q.text for q in old}
     now = {(q.query_id, q.question_id): q.text for q in new}
     rows = []
@@ -202,7 +221,11 @@ def question_changes(old: QuestionBank, new: QuestionBank) -> pd.DataFrame:
 
 def label_changes(before: Qrels, after: Qrels) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(the labels that change: ``query_id, passage_id, before, after``; per query ``query_id,
-    passages, changed``). A passage labelled on one side only changes (NaN on the other)."""
+    passages, changed``). A passage labelled on one side only changes (NaN on the other).
+
+    :param before: The labels with the old bank.
+    :param after: The labels with the new bank.
+    """
     rows, counts = [], []
     for qid in sorted(before.keys() | after.keys()):
         a, b = before.get(qid, {}), after.get(qid, {})
@@ -217,9 +240,11 @@ def label_changes(before: Qrels, after: Qrels) -> tuple[pd.DataFrame, pd.DataFra
 
 
 def leaderboard_changes(scores: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per score of a long per-query table (``score, run, query_id, before, after``): the
-    leaderboards before and after, means over each side's queries as ``exampp cover`` and
-    ``exampp leaderboard`` take them, with ranks; and their rank correlations."""
+    """Per score: the leaderboards before and after, means over each side's queries as ``exampp cover``
+    and ``exampp leaderboard`` take them, with ranks; and their rank correlations.
+
+    :param scores: A long per-query table: ``score, run, query_id, before, after``.
+    """
     from exampp.analysis.correlation import correlate, side_by_side
     from exampp.scoring import summarize
 
@@ -274,8 +299,14 @@ def _differs(a: pd.Series, b: pd.Series) -> pd.Series:
 
 def write_impact_tables(impact: BankImpact, folder: PathLike) -> list[str]:
     """Write ``labels.tsv`` (the labels that change), ``systems.tsv`` (the per-query scores that
-    change), ``leaderboard.tsv`` (every run before and after, with ranks) and ``correlation.tsv``
-    to ``folder`` (made if missing), each replaced atomically. Returns the names written."""
+    change), ``leaderboard.tsv`` (every run before and after, with ranks) and ``correlation.tsv``,
+    each replaced atomically.
+
+    :param impact: The impact (:func:`bank_impact`).
+    :param folder: The folder to write to (made if missing).
+    :returns: The names written.
+    """
+
     from exampp.report.records import write_tsv
 
     out = Path(folder)

@@ -142,25 +142,39 @@ def write_bank_review(review: BankReview, folder: PathLike, *, title: str | None
 
 def exam_grades(grades: pd.DataFrame, questions: pd.DataFrame, judgments: Qrels | None = None) -> pd.DataFrame:
     """The grades of the exam's questions (the store may hold grades of questions since removed),
-    with ``order``: the question's place in the exam, for ties and bank order; with ``judgments``
-    also ``official``: the passage's official grade (:func:`official_labels`), looked up once here."""
+    with ``order``: the question's place in the exam, for ties and bank order.
+
+    :param grades: The stored grades.
+    :param questions: The exam: ``query_id, question_id, text`` in bank order.
+    :param judgments: Official qrels: adds ``official``, the passage's official grade
+        (:func:`official_labels`), looked up once here.
+    """
     order = questions[["query_id", "question_id"]].assign(order=np.arange(len(questions)))
     graded = grades.merge(order, on=["query_id", "question_id"], how="inner")
     return graded if judgments is None else graded.assign(official=official_labels(graded, judgments))
 
 
 def official_labels(grades: pd.DataFrame, judgments: Qrels) -> pd.Series:
-    """Each grade's passage's official grade (NaN where unjudged)."""
+    """Each grade's passage's official grade (NaN where unjudged).
+
+    :param grades: The grades.
+    :param judgments: The official qrels.
+    """
     return pd.Series([judgments.get(q, {}).get(p, np.nan) for q, p in zip(grades["query_id"], grades["passage_id"])],
                      index=grades.index, dtype=float)
 
 
 def question_summary(grades: pd.DataFrame, questions: pd.DataFrame, tau: float, rel_level: float = 1) -> pd.DataFrame:
-    """Per exam question (``questions``: ``query_id, question_id, text`` in bank order): passages
-    ``graded``, ``answered`` (grade ≥ ``tau``), ``best_grade``; where ``grades`` carry ``official``
-    (:func:`exam_grades` with judgments) also how many answering passages are officially
-    ``relevant`` (≥ ``rel_level``), ``non_relevant``, ``unjudged``, and ``precision`` =
-    relevant / (relevant + non_relevant); then ``flags``."""
+    """Per exam question: passages ``graded``, ``answered`` (grade ≥ ``tau``), ``best_grade``; where the
+    grades carry ``official`` also how many answering passages are officially ``relevant``,
+    ``non_relevant``, ``unjudged``, and ``precision`` = relevant / (relevant + non_relevant); then
+    ``flags``.
+
+    :param grades: The exam's grades (:func:`exam_grades`, with judgments for the official counts).
+    :param questions: The exam: ``query_id, question_id, text`` in bank order.
+    :param tau: The grade at which a question counts as answered.
+    :param rel_level: The official grade from which a passage is relevant.
+    """
     has_official = "official" in grades
     g = grades.assign(answered=grades["grade"] >= tau)
     keys = ["query_id", "question_id"]
@@ -186,10 +200,16 @@ def question_summary(grades: pd.DataFrame, questions: pd.DataFrame, tau: float, 
 
 def too_broad(summary: pd.DataFrame, grades: pd.DataFrame, tau: float, rel_level: float = 1,
               examples: int = EXAMPLES) -> pd.DataFrame:
-    """The questions flagged too broad in ``summary`` (:func:`question_summary` with judgments),
-    most non-relevant answering passages first, then lowest precision, then bank order; with up to
-    ``examples`` of those non-relevant passages (highest grade first, then by id). ``grades``
-    carry ``official`` (:func:`exam_grades` with judgments)."""
+    """The questions flagged too broad, most non-relevant answering passages first, then lowest
+    precision, then bank order; with examples of those non-relevant passages (highest grade first,
+    then by id).
+
+    :param summary: :func:`question_summary` with judgments.
+    :param grades: The exam's grades with ``official`` (:func:`exam_grades` with judgments).
+    :param tau: The grade at which a question counts as answered.
+    :param rel_level: The official grade from which a passage is relevant.
+    :param examples: How many non-relevant passages to show per question, at most.
+    """
     broad = summary[summary["flags"].str.split(",").map(lambda flags: TOO_BROAD in flags)]
     broad = broad.assign(order=broad.index).sort_values(["non_relevant", "precision", "order"],
                                                         ascending=[False, True, True], kind="stable")
@@ -202,16 +222,24 @@ def too_broad(summary: pd.DataFrame, grades: pd.DataFrame, tau: float, rel_level
 
 
 def unanswered(summary: pd.DataFrame) -> pd.DataFrame:
-    """The questions of ``summary`` that no graded passage answers, in bank order."""
+    """The questions that no graded passage answers, in bank order.
+
+    :param summary: :func:`question_summary`.
+    """
     return summary[summary["answered"] == 0][UNANSWERED_COLUMNS].reset_index(drop=True)
 
 
 def gaps(grades: pd.DataFrame, questions: pd.DataFrame, tau: float, rel_level: float = 1) -> pd.DataFrame:
-    """Officially relevant passages (≥ ``rel_level``) graded for their query whose best grade over
-    the query's questions is below ``tau``: :data:`GAP_COLUMNS` (``text`` empty; the job fills it),
-    highest official grade first, then lowest best grade, then query and passage id. ``grades``
-    carry ``order`` and ``official`` (:func:`exam_grades` with judgments): of equally graded
-    questions, the first in the bank is best."""
+    """Officially relevant passages graded for their query whose best grade over the query's questions
+    is below ``tau``: :data:`GAP_COLUMNS` (``text`` empty; the job fills it), highest official grade
+    first, then lowest best grade, then query and passage id.
+
+    :param grades: The exam's grades with ``order`` and ``official`` (:func:`exam_grades` with
+        judgments): of equally graded questions, the first in the bank is best.
+    :param questions: The exam: ``query_id, question_id, text`` in bank order.
+    :param tau: The grade at which a question counts as answered.
+    :param rel_level: The official grade from which a passage is relevant.
+    """
     if grades.empty:
         return _empty(GAP_COLUMNS)
     best = (grades.sort_values(["query_id", "passage_id", "grade", "order"], ascending=[True, True, False, True],
@@ -230,7 +258,13 @@ def gaps(grades: pd.DataFrame, questions: pd.DataFrame, tau: float, rel_level: f
 
 
 def relevant_ungraded(grades: pd.DataFrame, judgments: Qrels, query_ids: Iterable[str], rel_level: float = 1) -> int:
-    """How many officially relevant passages of ``query_ids`` have no grade (were not pooled)."""
+    """How many officially relevant passages of some queries have no grade (were not pooled).
+
+    :param grades: The grades.
+    :param judgments: The official qrels.
+    :param query_ids: The queries.
+    :param rel_level: The official grade from which a passage is relevant.
+    """
     graded = set(zip(grades["query_id"], grades["passage_id"]))
     return sum(1 for q in query_ids for pid, label in judgments.get(q, {}).items()
                if label >= rel_level and (q, pid) not in graded)
@@ -244,7 +278,10 @@ def answer_methods() -> list[str]:
 
 
 def answers_note(method_id: str) -> str | None:
-    """None when ``method_id``'s grades keep extracted answers, else why there are none to group."""
+    """None when a method's grades keep extracted answers, else why there are none to group.
+
+    :param method_id: The grading method's id in the store.
+    """
     from exampp.grading.registry import stored_method
 
     known = stored_method(method_id)
@@ -261,7 +298,14 @@ def group_answers(grades: pd.DataFrame, questions: pd.DataFrame, tau: float, exa
     ``answer`` is the group's most frequent spelling (the first seen on a tie), ``count`` how many
     passages gave it, ``answered`` how many of those are graded ≥ ``tau``, ``passages`` up to
     ``examples`` of their ids. Empty and unanswerable answers ("unanswerable", "no answer", ...)
-    form one group, :data:`NO_ANSWER`. Questions in bank order, groups most frequent first, then by answer."""
+    form one group, :data:`NO_ANSWER`. Questions in bank order, groups most frequent first, then by answer.
+
+    :param grades: The exam's grades, with their answers.
+    :param questions: The exam: ``query_id, question_id, text`` in bank order.
+    :param tau: The grade at which a question counts as answered.
+    :param examples: How many passage ids to show per group, at most.
+    """
+
     from exampp.grading.parsing import is_unanswerable
     from exampp.grading.verify import normalize
 
