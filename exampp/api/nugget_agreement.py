@@ -103,7 +103,11 @@ def _binary(tables: np.ndarray) -> np.ndarray:
 
 
 def nugget_statistics(tables: np.ndarray) -> np.ndarray:
-    """(..., statistics): the :data:`NUGGET_STATISTICS` of grade count tables (..., 3, 3)."""
+    """(..., statistics): the :data:`NUGGET_STATISTICS` of grade count tables (..., 3, 3).
+
+    :param tables: 3×3 count tables of the two assignments' grades along the last two axes.
+    """
+
     from exampp.analysis.statistics import krippendorff_alpha_counts
 
     return np.stack([cohen_kappa_counts(tables), cohen_kappa_counts(_binary(tables)),

@@ -71,7 +71,10 @@ class AssignResult:
 
 
 def answer_files(path: PathLike) -> list[Path]:
-    """A file as given; a folder's files (hidden ones skipped), sorted by name."""
+    """A file as given; a folder's files (hidden ones skipped), sorted by name.
+
+    :param path: A file or a folder.
+    """
     path = Path(path)
     if not path.is_dir():
         if not path.is_file():  # a FIFO, a process substitution: its first line would be lost to the sniffing
@@ -85,7 +88,10 @@ def answer_files(path: PathLike) -> list[Path]:
 
 
 def is_assignment_file(path: PathLike) -> bool:
-    """Whether ``path`` is a track assignment file: its first line an object with answer_text and nuggets."""
+    """Whether a file is a track assignment file: its first line an object with answer_text and nuggets.
+
+    :param path: The file.
+    """
     import json
 
     with InputLines(path) as lines:
@@ -98,8 +104,11 @@ def is_assignment_file(path: PathLike) -> bool:
 
 
 def read_nugget_bank(path: PathLike) -> tuple[dict[str, tuple[AssignedNugget, ...]], dict[str, str]]:
-    """The nuggets of each topic of a question bank, in bank order, and the topics' query texts. A
-    question without ``info["importance"]`` vital or okay, or a nugget twice in a topic, is an InputError."""
+    """The nuggets of each topic of a question bank, in bank order, and the topics' query texts.
+
+    :param path: The bank file.
+    :raises InputError: A question without ``info["importance"]`` vital or okay, or a nugget twice in a topic.
+    """
     from exampp.collection.question_bank import load_question_bank
 
     loaded = load_question_bank(path)
@@ -120,9 +129,13 @@ def read_nugget_bank(path: PathLike) -> tuple[dict[str, tuple[AssignedNugget, ..
 
 
 def read_answers(path: PathLike, bank: PathLike | None = None) -> tuple[list[Answer], int]:
-    """The answers of ``path`` (an assignment file, a responses file or a folder of them) with their
-    topics' nuggets, unassigned: the bank's when ``bank`` is given (required for responses), else
-    the assignment file's; and how many answers were left out for want of nuggets."""
+    """The answers with their topics' nuggets, unassigned; and how many answers were left out for want
+    of nuggets.
+
+    :param path: An assignment file, a responses file or a folder of them.
+    :param bank: A nugget bank: the nuggets of every answer (required for responses); else the
+        assignment file's.
+    """
     from exampp.collection.rag_responses import read_responses
 
     nuggets, query_texts = read_nugget_bank(bank) if bank is not None else (None, {})
@@ -153,8 +166,12 @@ def read_answers(path: PathLike, bank: PathLike | None = None) -> tuple[list[Ans
 
 
 def nugget_question(answer: Answer, position: int) -> Question:
-    """The nugget at ``position`` of an answer's topic as a question: its importance, the topic's
-    query text and the position in its info."""
+    """A nugget of an answer's topic as a question: its importance, the topic's query text and the
+    position in its info.
+
+    :param answer: The answer.
+    :param position: The nugget's place in its topic's list.
+    """
     nugget = answer.nuggets[position]
     info: dict[str, Any] = {"importance": nugget.importance, POSITION_KEY: position}
     if answer.query:
@@ -163,12 +180,20 @@ def nugget_question(answer: Answer, position: int) -> Question:
 
 
 def nugget_pairs(answers: Sequence[Answer]) -> list[Pair]:
-    """One pair per (answer, nugget of its topic): the answer is the passage, its run id the passage id."""
+    """One pair per (answer, nugget of its topic): the answer is the passage, its run id the passage id.
+
+    :param answers: The answers with their topics' nuggets.
+    """
     return [Pair(a.query_id, a.run_id, a.text, nugget_question(a, i)) for a in answers for i in range(len(a.nuggets))]
 
 
 def check_method(method: GradingMethod) -> None:
-    """MethodError unless ``method`` grades an answer against each nugget 0-2."""
+    """Check that a method grades an answer against each nugget 0-2.
+
+    :param method: The grading method.
+    :raises MethodError: It does not.
+    """
+
     if method.direct or method.needs or method.top_grade != len(ASSIGNMENTS) - 1:
         raise MethodError(f"method {method} cannot assign nuggets: that needs a method grading an answer against "
                           "each nugget 0-2 (not_support, partial_support, support), e.g. nugget-support")

@@ -69,8 +69,12 @@ class Assessment:
 
 
 def support_pairs(answers: Iterable[CitedAnswer], texts: dict[str, str]) -> list[Pair]:
-    """One pair per citation whose segment has a text (in ``texts``) and whose sentence has one:
-    the segment as the passage, the sentence as the question (id ``question_id_for(topic, text)``)."""
+    """One pair per citation whose segment and sentence have a text: the segment as the passage, the
+    sentence as the question (id ``question_id_for(topic, text)``).
+
+    :param answers: The answers with their citations.
+    :param texts: The cited segments' texts, by id.
+    """
     pairs = []
     for answer in answers:
         for sentence in answer.sentences:
@@ -165,7 +169,11 @@ class SupportAgreement:
 
 
 def judged_citations(answers: Iterable[CitedAnswer]) -> dict[Key, int]:
-    """``{(topic, run, sentence id, segment id): support}`` of the judged citations."""
+    """``{(topic, run, sentence id, segment id): support}`` of the judged citations.
+
+    :param answers: The answers with their citations.
+    """
+
     return {(a.topic_id, a.run_id, s.sentence_id, c.reference): c.support
             for a in answers for s in a.sentences for c in s.citations if c.support is not None}
 
