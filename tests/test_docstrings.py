@@ -1,18 +1,22 @@
 """The public API's docstrings document their parameters with Sphinx fields (``:param name: ...``), which the
 generated reference (mkdocstrings, ``docstring_style: sphinx``) shows as parameter tables: each parameter of an
 exported function's signature, or of an exported class's constructor (a dataclass's fields), has a field, and no
-field names a parameter that is not there (a stale one, left after a rename).
+field names a parameter that is not there (a stale one, left after a rename). The same holds of every public function
+of the modules the reference pages render (docs/reference/api/*.md).
+
 
 A named tuple's fields are documented as attributes (``:ivar name: ...``): griffe sees no constructor of a
 ``NamedTuple`` class, so that a ``:param`` field there fails the site's strict build."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
 import re
 from typing import NamedTuple
 
 import exampp
+from conftest import REPO
 
 # Restructured elsewhere, documented later: exampp.llm and exampp.store.
 LATER = ("exampp.llm", "exampp.store")
@@ -83,9 +87,34 @@ def exported() -> dict[str, object]:
     return found
 
 
+def reference_functions() -> dict[str, object]:
+    """The public functions of the modules the generated reference renders (the ``::: module`` lines of
+    docs/reference/api/*.md), by qualified name, less those documented later: what the pages list beside
+    the exports."""
+    found = {}
+    for page in sorted((REPO / "docs" / "reference" / "api").glob("*.md")):
+        for name in re.findall(r"^::: (\S+)", page.read_text(encoding="utf-8"), flags=re.M):
+            if name.startswith(LATER):
+                continue
+            module = importlib.import_module(name)
+            public = getattr(module, "__all__", None) or [n for n in vars(module) if not n.startswith("_")]
+            for attribute in public:
+                value = getattr(module, attribute)
+                if inspect.isfunction(value) and value.__module__ == name:
+                    found[f"{name}.{attribute}"] = value
+    return found
+
+
 def test_every_export_documents_its_parameters():
     found = exported()
     assert len(found) > 100  # the check reached the API (it did not skip everything)
+    missing = [line for name, value in found.items() for line in gaps(value, name)]
+    assert not missing, "\n" + "\n".join(missing)
+
+
+def test_every_function_on_the_reference_pages_documents_its_parameters():
+    found = reference_functions()
+    assert len(found) > 200
     missing = [line for name, value in found.items() for line in gaps(value, name)]
     assert not missing, "\n" + "\n".join(missing)
 
