@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from exampp.cli import main
 from exampp.grading.methods.self_rating import GRADES
 from exampp.llm.backend import BackendError, open_backend
+from cli_results import one_line_error
 from small_collection import write_collection
 
 from .hostile_server import MODEL, Answer, HostileServer, Request, completions_only, good, within
@@ -77,5 +78,6 @@ def test_grade_against_a_hung_server_ends_in_one_line(tmp_path: Path):
         outcome, took = within(15, lambda: CliRunner().invoke(main, argv))
     result = outcome["result"]
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
-    assert result.output.strip().splitlines() == [f"Error: {_silence(server)}"]
+    assert one_line_error(result) == f"Error: {_silence(server)}"
+    assert result.output.startswith(f"{server.url.rstrip('/')}: retrying 1 request (timed out)\n"), result.output
     assert took < 10  # the job's own start included
