@@ -67,7 +67,7 @@ CREATE TABLE IF NOT EXISTS cascaded (
     stage TEXT NOT NULL, score REAL NOT NULL,
     PRIMARY KEY (method, passage_hash, question_hash)) WITHOUT ROWID;
 """
-# The OpenAI Batch API's batches (exampp.llm.batch_api) and their requests by key, each with its answer
+# The OpenAI Batch API's batches (exampp.llm.openai.batch) and their requests by key, each with its answer
 # once downloaded (status NULL until then; 0: the batch ended without one); added when a writer opens a
 # store without them. They do not bear on grades: a store with them stays readable by older exampp.
 _BATCH_SCHEMA = """
@@ -507,7 +507,7 @@ class GradeStore(SQLiteFile):
         finally:
             self._db.execute("COMMIT")
 
-    # -- the Batch API's batches (exampp.llm.batch_api) ----------------------------------
+    # -- the Batch API's batches (exampp.llm.openai.batch) ----------------------------------
 
     def add_batch(self, batch_id: str, url: str, model: str, method_id: str, keys: Sequence[str]) -> None:
         """Keep a batch just created at ``url`` for ``model``, with its requests' keys (hex), awaiting answers."""

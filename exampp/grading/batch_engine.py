@@ -1,7 +1,7 @@
 """Grading through the OpenAI Batch API (``exampp grade --backend openai --batch-api``), in rounds.
 
 :class:`BatchEngine` pulls every chunk (the runner claims each) and grades it with a
-:class:`~exampp.llm.batch_api.Book` attached to the backend: a chunk whose requests all have answers
+:class:`~exampp.llm.openai.batch.Book` attached to the backend: a chunk whose requests all have answers
 comes back at once (the runner commits it); the others stop at their first request without one,
 recorded. The recorded requests go to the Batch API as batches, which are polled until they end and
 downloaded into the store; then the chunks that waited are graded again, from the start, their answers
@@ -22,8 +22,8 @@ from dataclasses import replace
 from exampp.collection.io import PathLike
 from exampp.grading.base import Grader, Judgment, Pair
 from exampp.grading.engine import Tag
-from exampp.llm.backends.openai import OpenAIBackend
-from exampp.llm.batch_api import POLL_SECONDS, BatchClient, Book, Deferred
+from exampp.llm.openai.backend import OpenAIBackend
+from exampp.llm.openai.batch import POLL_SECONDS, BatchClient, Book, Deferred
 from exampp.progress import notice
 from exampp.store import GradeStore
 
@@ -84,12 +84,9 @@ class BatchEngine:
     def _try(self, book: Book, pairs: Sequence[Pair]) -> list[Judgment] | None:
         """The chunk's judgments, or None where a request of it awaits the Batch API (recorded). An
         attempt cut short counts nothing in the backend's usage: the one that completes counts it all."""
-        usage = self.backend.usage
-        before = replace(usage)
+        before = replace(self.backend.usage)
         try:
             return self.grader.grade(pairs)
         except Deferred:
-            with self.backend._lock:
-                for name, value in vars(before).items():
-                    setattr(usage, name, value)
+            self.backend.restore_usage(before)
             return None
