@@ -298,12 +298,12 @@ def test_an_old_store_without_the_batch_tables_still_opens(tmp_path):
     with GradeStore(path, read_only=True) as store:  # a reader needs no batch table
         assert store.methods() == []
     with GradeStore(path) as store:  # a writer adds them
-        store.add_batch("batch_x", "http://127.0.0.1:1/v1", NAME, "m", ["ab" * 32])
-        assert store.open_batches("http://127.0.0.1:1/v1", NAME) == ["batch_x"]
-        assert store.batch_answers("http://127.0.0.1:1/v1", NAME) == {"ab" * 32: (None, None)}
-        store.end_batch("batch_x", "expired", [("cd" * 32, (200, b"{}"))])  # a key it lacks is ignored
-        assert store.open_batches("http://127.0.0.1:1/v1", NAME) == []
-        assert store.batch_answers("http://127.0.0.1:1/v1", NAME) == {"ab" * 32: (0, None)}
+        store.batches.add("batch_x", "http://127.0.0.1:1/v1", NAME, "m", ["ab" * 32])
+        assert store.batches.pending("http://127.0.0.1:1/v1", NAME) == ["batch_x"]
+        assert store.batches.answers("http://127.0.0.1:1/v1", NAME) == {"ab" * 32: (None, None)}
+        store.batches.end("batch_x", "expired", [("cd" * 32, (200, b"{}"))])  # a key it lacks is ignored
+        assert store.batches.pending("http://127.0.0.1:1/v1", NAME) == []
+        assert store.batches.answers("http://127.0.0.1:1/v1", NAME) == {"ab" * 32: (0, None)}
 
 
 # --- a hostile or broken /files and /batches -----------------------------------------------------------
@@ -385,8 +385,8 @@ def test_an_output_file_is_read_streamed(stub, tmp_path):
     size = len(stub.files["file-big"])
     with open_backend("openai", NAME, base_url=stub.url) as backend, \
             GradeStore(tmp_path / "grades.sqlite") as store:
-        store.add_batch("batch_big", backend.url, backend.model, "m", [f"{n:064x}" for n in range(300)])
-        client = BatchClient(backend, store, "m")
+        store.batches.add("batch_big", backend.url, backend.model, "m", [f"{n:064x}" for n in range(300)])
+        client = BatchClient(backend, store.batches, "m")
         book = Book()
         try:
             tracemalloc.start()

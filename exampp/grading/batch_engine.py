@@ -45,7 +45,7 @@ class BatchEngine:
     def grade(self, chunks: Iterable[tuple[Tag, Sequence[Pair]]]) -> Iterator[tuple[Tag, list[Judgment]]]:
         backend = self.backend
         with GradeStore(self.store_path) as store:
-            client = BatchClient(backend, store, self.grader.method.method_id, poll_seconds=self.poll_seconds,
+            client = BatchClient(backend, store.batches, self.grader.method.method_id, poll_seconds=self.poll_seconds,
                                  price=self.price, report=self.report)
             leader_first = backend.leader_first
             try:
@@ -56,7 +56,7 @@ class BatchEngine:
                 waiting: list[tuple[Tag, Sequence[Pair]]] = []
                 yield from self._round(book, chunks, waiting)
                 while waiting:
-                    if not book.recorded and not store.open_batches(backend.url, backend.model):
+                    if not book.recorded and not store.batches.pending(backend.url, backend.model):
                         raise RuntimeError("chunks wait for the Batch API with no request recorded for it")
                     if book.recorded:
                         client.submit(book.recorded)
@@ -66,7 +66,7 @@ class BatchEngine:
                     yield from self._round(book, graded, waiting)
                 # Every chunk is committed (the runner resumed us after each): the answers are not needed.
                 # Kept until now, since chunks share requests (qa's verify question for the same answer).
-                store.forget_batch_answers(backend.url, backend.model, self.grader.method.method_id)
+                store.batches.forget_answers(backend.url, backend.model, self.grader.method.method_id)
             finally:
                 backend.book, backend.leader_first = None, leader_first
                 client.close()

@@ -23,9 +23,10 @@ backend counts them) and ``max_tokens`` each out, times the prices given. Everyt
 untrusted input: a batch or a line that is not as the API documents is named (server, batch, file, line)
 in one line; a malformed output line is left out (a warning), its request asked again directly.
 
-The grade store keeps the batches (id, server, model, method, state, requests) and, per request key, its
-batch and, once downloaded, its answer, each change in one transaction: a process killed between
-submitting and downloading finds its batches in the store and polls them instead of submitting again, and
+The grade store's journal (:class:`~exampp.batch_journal.BatchJournal`) keeps the batches (id, server,
+model, method, state, requests) and, per request key, its batch and, once downloaded, its answer, each
+change in one transaction: a process killed between
+submitting and downloading finds its batches in the journal and polls them instead of submitting again, and
 one killed after downloading loses no answer. The answers go once the job has committed every grade.
 """
 from __future__ import annotations
@@ -47,8 +48,8 @@ from exampp.llm.prompt import Conversation
 from exampp.settings import SettingError
 
 if TYPE_CHECKING:
+    from exampp.batch_journal import BatchJournal
     from exampp.llm.openai.backend import OpenAIBackend
-    from exampp.store import GradeStore
 
 PATHS = {name: "/v1" + path for name, path in ENDPOINT_PATHS.items()}  # the Batch API's endpoint names
 MAX_FILE_REQUESTS = 50_000  # the Batch API's limit per file
@@ -178,13 +179,14 @@ def _line(path: str, key: str, body: dict[str, Any]) -> bytes:
 
 class BatchClient:
     """The Batch API of ``backend``'s server, on its client and loop, with its batches and answers kept in
-    ``store``. ``report``: where progress and the estimate go (a line each)."""
+    ``journal`` (the grade store's, :attr:`~exampp.store.GradeStore.batches`). ``report``: where progress and
+    the estimate go (a line each)."""
 
-    def __init__(self, backend: OpenAIBackend, store: GradeStore, method_id: str, *,
+    def __init__(self, backend: OpenAIBackend, journal: BatchJournal, method_id: str, *,
                  poll_seconds: float = POLL_SECONDS, price: tuple[float, float] | None = None,
                  report: Callable[[str], None] = lambda line: None) -> None:
         self.backend = backend
-        self.store = store
+        self.journal = journal
         self.method_id = method_id
         self.poll_seconds = poll_seconds
         self.price = price
@@ -200,14 +202,14 @@ class BatchClient:
         self.backend.call(self._files.close())
 
     def book(self) -> Book:
-        """A book holding the answers the store keeps for this server and model (and the requests in its
+        """A book holding the answers the journal keeps for this server and model (and the requests in its
         open batches, as awaited)."""
-        return Book(self.store.batch_answers(self.backend.url, self.backend.model))
+        return Book(self.journal.answers(self.backend.url, self.backend.model))
 
     # --- submitting ------------------------------------------------------------------------------
 
     def submit(self, requests: dict[str, tuple[str, dict[str, Any]]]) -> list[str]:
-        """Upload ``requests`` (key -> path, body) and create their batches, each kept in the store with
+        """Upload ``requests`` (key -> path, body) and create their batches, each kept in the journal with
         its requests as soon as it is created; the estimate is reported first. The batch ids."""
         files = split_files(requests)
         self.report(str(estimate(self.backend, files, self.price)))
@@ -222,7 +224,7 @@ class BatchClient:
                 metadata={"exampp_model": self.backend.model[:512], "exampp_method": self.method_id[:512]}),
                 f"the batch of file {file_id}")
             batch_id = self._text(created, "id", f"the batch of file {file_id}")
-            self.store.add_batch(batch_id, self.backend.url, self.backend.model, self.method_id,
+            self.journal.add(batch_id, self.backend.url, self.backend.model, self.method_id,
                                  [key for key, _ in lines])
             self.report(f"Batch API: submitted batch {batch_id} ({len(lines)} requests) to {self.backend.url}")
             ids.append(batch_id)
@@ -231,9 +233,9 @@ class BatchClient:
     # --- waiting and downloading -----------------------------------------------------------------
 
     def finish_open(self, book: Book) -> None:
-        """Poll the store's open batches of this server and model until each ends, download the answers
-        of each as it ends (into the store, then ``book``)."""
-        waiting = self.store.open_batches(self.backend.url, self.backend.model)
+        """Poll the journal's open batches of this server and model until each ends, download the answers
+        of each as it ends (into the journal, then ``book``)."""
+        waiting = self.journal.pending(self.backend.url, self.backend.model)
         states: dict[str, str] = {}
         first_seen: dict[str, float] = {}
         while waiting:
@@ -272,7 +274,7 @@ class BatchClient:
         """Store the answers of an ended batch: its output and error lines, and, for its other requests,
         no answer (sent directly). A batch that failed as a whole (its input refused) is an error."""
         if status == "failed":
-            self.store.end_batch(batch_id, status, None)
+            self.journal.end(batch_id, status, None)
             raise BackendError(f"{self.backend.url} failed batch {batch_id}{_errors(batch)}; run again to submit "
                                "its requests anew")
         output = Output(self.report)
@@ -285,8 +287,8 @@ class BatchClient:
                                    "file id")
             where = f"{self.backend.url} file {file_id} of batch {batch_id}"
             self._call(self._read_file(file_id, batch_id, output, where), f"file {file_id}")
-        self.store.end_batch(batch_id, status, output.answers.items())
-        answers = self.store.batch_answers(self.backend.url, self.backend.model, batch_id)
+        self.journal.end(batch_id, status, output.answers.items())
+        answers = self.journal.answers(self.backend.url, self.backend.model, batch_id)
         direct = sum(code != 200 for code, _ in answers.values())  # HTTP status, or NO_ANSWER
         if direct:
             why = " with no output file" if batch.get("output_file_id") is None else ""
