@@ -28,6 +28,9 @@ the cascade, or with a lower threshold) counts it as missing and grades it, and 
 stores removes the mark. Schema version 2 adds that table: a version-1 reader would take the
 cascaded zeros for real grades, so a version-1 store stays version 1 (still readable by older
 exampp) until a cascaded pair is first stored in it, which upgrades it to 2 in the same transaction.
+
+The same file keeps the OpenAI Batch API's journal (:mod:`exampp.batch_journal`): its tables are created
+here with the others, and :attr:`GradeStore.batches` reads and writes them.
 """
 from __future__ import annotations
 
@@ -45,6 +48,7 @@ from typing import Literal, NamedTuple, overload
 
 import pandas as pd
 
+from exampp.batch_journal import SCHEMA as _BATCH_SCHEMA, BatchJournal
 from exampp.collection.io import PathLike
 from exampp.collection.temps import process_alive
 from exampp.errors import InputError, OutputError
@@ -67,18 +71,6 @@ CREATE TABLE IF NOT EXISTS cascaded (
     stage TEXT NOT NULL, score REAL NOT NULL,
     PRIMARY KEY (method, passage_hash, question_hash)) WITHOUT ROWID;
 """
-# The OpenAI Batch API's batches (exampp.llm.batch_api) and their requests by key, each with its answer
-# once downloaded (status NULL until then; 0: the batch ended without one); added when a writer opens a
-# store without them. They do not bear on grades: a store with them stays readable by older exampp.
-_BATCH_SCHEMA = """
-CREATE TABLE IF NOT EXISTS batches (
-    id TEXT PRIMARY KEY, url TEXT NOT NULL, model TEXT NOT NULL, method_id TEXT NOT NULL, state TEXT NOT NULL,
-    requests INTEGER NOT NULL, created REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS batch_answers (
-    key BLOB PRIMARY KEY, batch TEXT NOT NULL, status INTEGER, body BLOB) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS batch_answers_by_batch ON batch_answers (batch);
-"""
-_BATCH_ENDED = ("completed", "failed", "expired", "cancelled")  # the Batch API's final states
 # A claim outlives a crash on another machine for this long (on this one, a dead pid frees it).
 CLAIM_SECONDS = 3600.0
 
@@ -175,6 +167,8 @@ class GradeStore(SQLiteFile):
         if read_only and not file.is_dir() and (new or file.stat().st_size == 0):
             raise InputError(file, None, "no grade store here" if new else "an empty file, not an exampp grade store")
         super().__init__(path, busy_timeout, read_only=read_only)
+        # The Batch API's batches and answers (added when a writer opens a store without their tables).
+        self.batches = BatchJournal(self._db, self._transaction)
         try:
             if read_only:
                 self._check_schema()
@@ -506,51 +500,3 @@ class GradeStore(SQLiteFile):
             return {name: self._db.execute(sql).fetchone()[0] for name, sql in queries.items()}
         finally:
             self._db.execute("COMMIT")
-
-    # -- the Batch API's batches (exampp.llm.batch_api) ----------------------------------
-
-    def add_batch(self, batch_id: str, url: str, model: str, method_id: str, keys: Sequence[str]) -> None:
-        """Keep a batch just created at ``url`` for ``model``, with its requests' keys (hex), awaiting answers."""
-        with self._transaction() as db:
-            db.execute("INSERT OR REPLACE INTO batches (id, url, model, method_id, state, requests, created)"
-                       " VALUES (?, ?, ?, ?, 'validating', ?, ?)",
-                       (batch_id, url, model, method_id, len(keys), time.time()))
-            db.executemany("INSERT OR REPLACE INTO batch_answers (key, batch, status, body) VALUES (?, ?, NULL, NULL)",
-                           ((bytes.fromhex(key), batch_id) for key in keys))
-
-    def open_batches(self, url: str, model: str) -> list[str]:
-        """The batches of ``model`` at ``url`` whose answers are not in, oldest first."""
-        marks = ", ".join("?" * len(_BATCH_ENDED))
-        return [row[0] for row in self._db.execute(
-            f"SELECT id FROM batches WHERE url = ? AND model = ? AND state NOT IN ({marks}) ORDER BY created, id",
-            (url, model, *_BATCH_ENDED))]
-
-    def end_batch(self, batch_id: str, state: str, answers: Iterable[tuple[str, tuple[int, bytes]]] | None) -> None:
-        """Keep the answers of an ended batch (key -> status, body; lines of keys it lacks are ignored), its
-        requests without one as unanswered (status 0), and its final ``state``: all in one transaction.
-        ``answers`` None: the batch answered nothing, and its requests are forgotten (to be submitted anew)."""
-        with self._transaction() as db:
-            if answers is None:
-                db.execute("DELETE FROM batch_answers WHERE batch = ?", (batch_id,))
-                answers = ()
-            db.executemany("UPDATE batch_answers SET status = ?, body = ? WHERE key = ? AND batch = ?",
-                           ((status, body, bytes.fromhex(key), batch_id) for key, (status, body) in answers))
-            db.execute("UPDATE batch_answers SET status = 0 WHERE batch = ? AND status IS NULL", (batch_id,))
-            db.execute("UPDATE batches SET state = ? WHERE id = ?", (state, batch_id))
-
-    def batch_answers(self, url: str, model: str,
-                      batch_id: str | None = None) -> dict[str, tuple[int | None, bytes | None]]:
-        """The requests of the batches of ``model`` at ``url`` (or of batch ``batch_id`` alone): key (hex) ->
-        (status, body), both None while the batch is open."""
-        sql = ("SELECT a.key, a.status, a.body FROM batch_answers a JOIN batches b ON b.id = a.batch"
-               " WHERE b.url = ? AND b.model = ?" + (" AND b.id = ?" if batch_id is not None else ""))
-        params = (url, model) + ((batch_id,) if batch_id is not None else ())
-        return {key.hex(): (status, body) for key, status, body in self._db.execute(sql, params)}
-
-    def forget_batch_answers(self, url: str, model: str, method_id: str) -> None:
-        """Drop the answers of the batches ``method_id`` submitted to ``model`` at ``url`` (its grades are
-        committed); requests still awaited stay."""
-        with self._transaction() as db:
-            db.execute("DELETE FROM batch_answers WHERE status IS NOT NULL AND batch IN"
-                       " (SELECT id FROM batches WHERE url = ? AND model = ? AND method_id = ?)",
-                       (url, model, method_id))

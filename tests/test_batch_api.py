@@ -28,7 +28,7 @@ from batch_server import BatchServer
 from exampp.cli import main
 from exampp.grading.prompts import SELF_RATING
 from exampp.llm.backend import open_backend
-from exampp.llm.batch_api import Book, Deferred, request_key
+from exampp.llm.openai.batch import Book, Deferred, request_key
 from exampp.store import GradeStore
 from robustness.hostile_server import within
 
@@ -258,7 +258,7 @@ def test_the_config_file_sets_the_batch_api(stub, direct, tmp_path):
 
 
 def test_the_cost_estimate_before_the_upload(stub, tmp_path, monkeypatch):
-    monkeypatch.setattr("exampp.llm.batch_api.MAX_FILE_REQUESTS", 500)  # three files of 500, 500, 120
+    monkeypatch.setattr("exampp.llm.openai.batch.MAX_FILE_REQUESTS", 500)  # three files of 500, 500, 120
     result = grade(stub, tmp_path, "--grader", "self-rating", *FAST, "--batch-price", "1.25,5")
     assert result.exit_code == 0, result.output
     assert sorted(len(stub.lines(batch)) for batch in stub.batches) == [120, 500, 500]
@@ -298,12 +298,12 @@ def test_an_old_store_without_the_batch_tables_still_opens(tmp_path):
     with GradeStore(path, read_only=True) as store:  # a reader needs no batch table
         assert store.methods() == []
     with GradeStore(path) as store:  # a writer adds them
-        store.add_batch("batch_x", "http://127.0.0.1:1/v1", NAME, "m", ["ab" * 32])
-        assert store.open_batches("http://127.0.0.1:1/v1", NAME) == ["batch_x"]
-        assert store.batch_answers("http://127.0.0.1:1/v1", NAME) == {"ab" * 32: (None, None)}
-        store.end_batch("batch_x", "expired", [("cd" * 32, (200, b"{}"))])  # a key it lacks is ignored
-        assert store.open_batches("http://127.0.0.1:1/v1", NAME) == []
-        assert store.batch_answers("http://127.0.0.1:1/v1", NAME) == {"ab" * 32: (0, None)}
+        store.batches.add("batch_x", "http://127.0.0.1:1/v1", NAME, "m", ["ab" * 32])
+        assert store.batches.pending("http://127.0.0.1:1/v1", NAME) == ["batch_x"]
+        assert store.batches.answers("http://127.0.0.1:1/v1", NAME) == {"ab" * 32: (None, None)}
+        store.batches.end("batch_x", "expired", [("cd" * 32, (200, b"{}"))])  # a key it lacks is ignored
+        assert store.batches.pending("http://127.0.0.1:1/v1", NAME) == []
+        assert store.batches.answers("http://127.0.0.1:1/v1", NAME) == {"ab" * 32: (0, None)}
 
 
 # --- a hostile or broken /files and /batches -----------------------------------------------------------
@@ -375,7 +375,7 @@ def test_a_batch_object_over_the_bound_is_named_as_such(stub, tmp_path):
 def test_an_output_file_is_read_streamed(stub, tmp_path):
     import tracemalloc
 
-    from exampp.llm.batch_api import BatchClient
+    from exampp.llm.openai.batch import BatchClient
 
     # 300 lines of 100 KB each that exampp does not keep (an id), each with a small answer it keeps.
     body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}]}
@@ -385,8 +385,8 @@ def test_an_output_file_is_read_streamed(stub, tmp_path):
     size = len(stub.files["file-big"])
     with open_backend("openai", NAME, base_url=stub.url) as backend, \
             GradeStore(tmp_path / "grades.sqlite") as store:
-        store.add_batch("batch_big", backend.url, backend.model, "m", [f"{n:064x}" for n in range(300)])
-        client = BatchClient(backend, store, "m")
+        store.batches.add("batch_big", backend.url, backend.model, "m", [f"{n:064x}" for n in range(300)])
+        client = BatchClient(backend, store.batches, "m")
         book = Book()
         try:
             tracemalloc.start()
@@ -403,7 +403,7 @@ def test_without_expires_at_the_window_runs_from_creation_else_from_first_sight(
     from types import SimpleNamespace
 
     from exampp.llm.backend import BackendError
-    from exampp.llm.batch_api import BatchClient
+    from exampp.llm.openai.batch import BatchClient
 
     client = SimpleNamespace(backend=SimpleNamespace(url="http://judge/v1"))
     now, hour = time.time(), 3600

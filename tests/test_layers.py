@@ -95,3 +95,26 @@ def test_a_circle_between_bank_formats_breaks_the_acyclic_contract(tmp_path):
     assert "No cycles are allowed in exampp.collection." in output
     assert ".question_bank -> .tsv_bank" in output or ".tsv_bank -> .question_bank" in output
     assert "Contracts: 1 kept, 1 broken." in output
+
+
+def test_a_circle_in_the_openai_package_breaks_the_acyclic_contract(tmp_path):
+    # the wire format is below the backend: the backend imports it, never the other way round
+    root = copy_of_package(tmp_path)
+    plant(root / "exampp" / "llm" / "openai" / "wire.py",
+          "def _backend():\n    from exampp.llm.openai.backend import OpenAIBackend\n    return OpenAIBackend\n")
+    status, output = lint(root)
+    assert status == 1
+    assert "No cycles are allowed in exampp.llm.openai." in output
+    assert ".backend -> .wire" in output or ".wire -> .backend" in output
+    assert "Contracts: 1 kept, 1 broken." in output
+
+
+def test_the_backends_registry_importing_the_backends_package_breaks_the_acyclic_contract(tmp_path):
+    # the registry finds the built-in backends where they lie, by name: an import of their package closes a circle
+    root = copy_of_package(tmp_path)
+    plant(root / "exampp" / "llm" / "backend.py", "def _backends():\n    from exampp.llm import backends\n"
+                                                  "    return backends\n")
+    status, output = lint(root)
+    assert status == 1
+    assert "No cycles are allowed in exampp.llm." in output and "- .backend -> .backends (1 import)" in output
+    assert "Contracts: 1 kept, 1 broken." in output

@@ -26,7 +26,7 @@ from exampp.grading.methods.self_rating import GRADES
 from exampp.grading.prompts import QUESTION_ANSWERING, SELF_RATING
 from exampp.llm.backend import BackendError, NextToken, open_backend
 from exampp.llm.backends.hf import HFBackend
-from exampp.llm.backends.openai import label_scores, token_text
+from exampp.llm.openai.wire import label_scores, token_text
 from exampp.store import GradeStore
 from openai_server import Fault, OpenAIServer
 from small_collection import write_collection
@@ -479,8 +479,13 @@ def test_an_input_length_other_than_the_models_own_is_named_in_the_judge(served,
 
 
 def test_without_the_sdk_the_backend_names_the_extra_to_install(monkeypatch):
+    import exampp.llm
+
     monkeypatch.setitem(sys.modules, "openai", None)  # import openai fails, as where the extra is not installed
     monkeypatch.delitem(sys.modules, "exampp.llm.backends.openai")
+    for name in [m for m in sys.modules if m.startswith("exampp.llm.openai")]:  # the package, imported anew
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(exampp.llm, "openai", exampp.llm.openai)  # the package's attribute, rebound on importing
     with pytest.raises(BackendError) as caught:
         open_backend("openai", "judge", base_url="http://127.0.0.1:9/v1")
     assert str(caught.value) == ("backend 'openai' needs the package openai: install the exampp extra 'openai' (pip "

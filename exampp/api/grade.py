@@ -50,7 +50,7 @@ from exampp.store import GradeStore
 from exampp.workspace import Workspace
 
 if TYPE_CHECKING:
-    from exampp.llm.backends.openai import OpenAIBackend
+    from exampp.llm.openai.backend import OpenAIBackend
 
 ENGINES = ("local", "ray")  # where the grader runs: this process, or Ray workers
 
@@ -390,7 +390,7 @@ class GradeJob:
 
     def _check_batch_api(self, spec: BackendSpec | None) -> None:
         """The Batch API's settings go with the openai backend, in this process, without a request budget."""
-        from exampp.llm.batch_api import parse_price
+        from exampp.llm.openai.batch import parse_price
 
         if not self.batch_api:
             raise ExamppError("--batch-price and --batch-poll (batch_price, batch_poll) are settings of --batch-api")
@@ -407,7 +407,7 @@ class GradeJob:
 
     def _batch_engine(self, grader: Grader, backend: Backend | None, store: PathLike) -> Engine:
         from exampp.grading.batch_engine import BatchEngine
-        from exampp.llm.batch_api import POLL_SECONDS, parse_price
+        from exampp.llm.openai.batch import POLL_SECONDS, parse_price
 
         # --batch-api goes with --backend openai (_check_batch_api)
         return BatchEngine(grader, cast("OpenAIBackend", backend), store, poll_seconds=self.batch_poll or POLL_SECONDS,

@@ -1,7 +1,7 @@
 """Grading through the OpenAI Batch API (``exampp grade --backend openai --batch-api``), in rounds.
 
 :class:`BatchEngine` pulls every chunk (the runner claims each) and grades it with a
-:class:`~exampp.llm.batch_api.Book` attached to the backend: a chunk whose requests all have answers
+:class:`~exampp.llm.openai.batch.Book` attached to the backend: a chunk whose requests all have answers
 comes back at once (the runner commits it); the others stop at their first request without one,
 recorded. The recorded requests go to the Batch API as batches, which are polled until they end and
 downloaded into the store; then the chunks that waited are graded again, from the start, their answers
@@ -22,8 +22,8 @@ from dataclasses import replace
 from exampp.collection.io import PathLike
 from exampp.grading.base import Grader, Judgment, Pair
 from exampp.grading.engine import Tag
-from exampp.llm.backends.openai import OpenAIBackend
-from exampp.llm.batch_api import POLL_SECONDS, BatchClient, Book, Deferred
+from exampp.llm.openai.backend import OpenAIBackend
+from exampp.llm.openai.batch import POLL_SECONDS, BatchClient, Book, Deferred
 from exampp.progress import notice
 from exampp.store import GradeStore
 
@@ -45,7 +45,7 @@ class BatchEngine:
     def grade(self, chunks: Iterable[tuple[Tag, Sequence[Pair]]]) -> Iterator[tuple[Tag, list[Judgment]]]:
         backend = self.backend
         with GradeStore(self.store_path) as store:
-            client = BatchClient(backend, store, self.grader.method.method_id, poll_seconds=self.poll_seconds,
+            client = BatchClient(backend, store.batches, self.grader.method.method_id, poll_seconds=self.poll_seconds,
                                  price=self.price, report=self.report)
             leader_first = backend.leader_first
             try:
@@ -56,7 +56,7 @@ class BatchEngine:
                 waiting: list[tuple[Tag, Sequence[Pair]]] = []
                 yield from self._round(book, chunks, waiting)
                 while waiting:
-                    if not book.recorded and not store.open_batches(backend.url, backend.model):
+                    if not book.recorded and not store.batches.pending(backend.url, backend.model):
                         raise RuntimeError("chunks wait for the Batch API with no request recorded for it")
                     if book.recorded:
                         client.submit(book.recorded)
@@ -66,7 +66,7 @@ class BatchEngine:
                     yield from self._round(book, graded, waiting)
                 # Every chunk is committed (the runner resumed us after each): the answers are not needed.
                 # Kept until now, since chunks share requests (qa's verify question for the same answer).
-                store.forget_batch_answers(backend.url, backend.model, self.grader.method.method_id)
+                store.batches.forget_answers(backend.url, backend.model, self.grader.method.method_id)
             finally:
                 backend.book, backend.leader_first = None, leader_first
                 client.close()
@@ -84,12 +84,9 @@ class BatchEngine:
     def _try(self, book: Book, pairs: Sequence[Pair]) -> list[Judgment] | None:
         """The chunk's judgments, or None where a request of it awaits the Batch API (recorded). An
         attempt cut short counts nothing in the backend's usage: the one that completes counts it all."""
-        usage = self.backend.usage
-        before = replace(usage)
+        before = replace(self.backend.usage)
         try:
             return self.grader.grade(pairs)
         except Deferred:
-            with self.backend._lock:
-                for name, value in vars(before).items():
-                    setattr(usage, name, value)
+            self.backend.restore_usage(before)
             return None

@@ -19,11 +19,15 @@ judge's identity (model name; for a server, the served model's name): it goes in
 id, so grades of different judges never mix.
 
 Backends live one per module in :mod:`exampp.llm.backends`; :func:`open_backend` finds them by
-name (``hf`` is ``exampp/llm/backends/hf.py``) without importing the others.
+name (``hf`` is ``exampp/llm/backends/hf.py``) without importing the others. Installed packages add
+theirs through the entry-point group ``exampp.backends`` (:data:`ENTRY_POINTS`): each entry is a
+backend's name and its class, ``NAME = "package.module:TheBackend"``, loaded only when the backend is
+chosen; a built-in backend's name stays the built-in's.
 """
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import math
 import pkgutil
@@ -32,6 +36,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from exampp.defaults import TOP_LOGPROBS
@@ -205,21 +211,57 @@ def require(needed: frozenset[Capability], offered: frozenset[Capability], who: 
         raise BackendError(f"{who} needs a backend that can {', '.join(missing)}; backend {backend} offers: {have}")
 
 
-def backend_names() -> list[str]:
-    """Names :func:`open_backend` accepts: the modules of :mod:`exampp.llm.backends`."""
-    from exampp.llm import backends
+BUILT_IN = "exampp.llm.backends"  # the package whose modules are the built-in backends, by name
+ENTRY_POINTS = "exampp.backends"  # the entry-point group of installed packages' backends: NAME = "module:Class"
 
-    return sorted(m.name for m in pkgutil.iter_modules(backends.__path__) if not m.name.startswith("_"))
+
+def backend_names() -> list[str]:
+    """Names :func:`open_backend` accepts: the modules of :mod:`exampp.llm.backends`, and the backends
+    installed packages add (entry-point group :data:`ENTRY_POINTS`)."""
+    return sorted({*_built_in(), *_installed()})
 
 
 def backend_class(name: str) -> type[Backend]:
-    """The backend class of module ``exampp.llm.backends.<name>`` (its ``BACKEND``)."""
+    """The backend class of module ``exampp.llm.backends.<name>`` (its ``BACKEND``), or of the installed
+    package's entry point ``name`` (the class it names)."""
     if name not in backend_names():
         raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(backend_names())}")
+    if name not in _built_in():
+        return _load(_installed()[name])
     try:
-        return importlib.import_module(f"exampp.llm.backends.{name}").BACKEND
+        return importlib.import_module(f"{BUILT_IN}.{name}").BACKEND
     except ImportError as exc:
         raise _missing_package(name, exc) from None
+
+
+def _built_in() -> list[str]:
+    """The built-in backends: the modules of :data:`BUILT_IN`, listed where the package lies, not imported
+    (each imports this module: the registry imports a backend only once it is chosen)."""
+    spec = importlib.util.find_spec(BUILT_IN)
+    folders = spec.submodule_search_locations if spec is not None else None
+    return sorted(m.name for m in pkgutil.iter_modules(folders or []) if not m.name.startswith("_"))
+
+
+@cache
+def _installed() -> dict[str, EntryPoint]:
+    """The installed packages' backends by name (a built-in's name stays the built-in's), not loaded."""
+    built_in = set(_built_in())
+    return {entry.name: entry for entry in entry_points(group=ENTRY_POINTS) if entry.name not in built_in}
+
+
+def _load(entry: EntryPoint) -> type[Backend]:
+    """The backend class an entry point names, or a BackendError saying which entry point fails, and why."""
+    package = f" of the package {entry.dist.name}" if entry.dist is not None else ""
+    where = f"its entry point {entry.name} = {entry.value!r} (group {ENTRY_POINTS}{package})"
+    try:
+        loaded = entry.load()
+    except Exception as exc:  # a plugin's import may fail in any way: it is named, in one line
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise BackendError(f"backend {entry.name!r} cannot be loaded: {where} fails: {reason}") from None
+    if not (isinstance(loaded, type) and issubclass(loaded, Backend)):
+        raise BackendError(f"backend {entry.name!r} cannot be loaded: {where} names {loaded!r}, not a subclass "
+                           "of exampp.llm.backend.Backend")
+    return loaded
 
 
 # The extra of pyproject.toml that brings each backend's packages.
@@ -227,6 +269,8 @@ BACKEND_EXTRAS = {"hf": "llm", "extractive": "llm", "embedding": "embed", "opena
 
 
 def _missing_package(backend: str, exc: ImportError) -> BackendError:
+    if backend not in _built_in():  # an installed package's backend: its own requirements
+        return BackendError(f"backend {backend!r} needs the package {exc.name or exc}, which is not installed")
     extra = BACKEND_EXTRAS.get(backend, "llm")
     return BackendError(f"backend {backend!r} needs the package {exc.name or exc}: install the exampp extra "
                         f"'{extra}' (pip install 'exampp[{extra}]', or scripts/setup.sh ...,{extra}) or the package "

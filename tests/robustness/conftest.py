@@ -47,7 +47,7 @@ _import_all()
 @pytest.fixture
 def quick_retries(monkeypatch):
     """A malformed answer asked again at once, not after the SDK's 0.5 s and more (the served-judge tests)."""
-    from exampp.llm.backends import openai as served  # an extra: imported only by the tests that use it
+    from exampp.llm.openai import backend as served  # an extra: imported only by the tests that use it
 
     monkeypatch.setattr(served, "RETRY_DELAY", 0.001)
 

@@ -22,7 +22,7 @@ from cli_results import one_line_error
 from exampp.cli import main
 from exampp.grading.methods.self_rating import GRADES, grade_probabilities
 from exampp.llm.backend import BackendError, open_backend
-from exampp.llm.backends.openai import CHARS_PER_TOKEN
+from exampp.llm.openai.backend import CHARS_PER_TOKEN
 from exampp.store import GradeStore
 from small_collection import write_collection
 

@@ -1,10 +1,11 @@
 """The OpenAI Batch API (``exampp grade --backend openai --batch-api``): the same requests, at half the
 price, answered within a day.
 
-A grader runs as it always does, with a :class:`Book` attached to its :class:`OpenAIBackend`: each request
+A grader runs as it always does, with a :class:`Book` attached to its :class:`OpenAIBackend` (an
+:class:`~exampp.llm.openai.book.AnswerBook`, which the backend asks before it sends a request): each request
 the backend would send (its endpoint's path and JSON body, :meth:`OpenAIBackend.request_body`) is looked up
 by a key, the SHA-256 of that path and body (:func:`request_key`). A request whose 200 answer the book holds
-is read as a direct answer is (:func:`~exampp.llm.backends.openai._read_answer`, usage counted alike), so
+is read as a direct answer is (:func:`~exampp.llm.openai.wire.read_answer`, usage counted alike), so
 the grades are the direct path's; one whose batch ended without a good answer (an error line, a status
 other than 200, a malformed body, a batch expired or cancelled before it) is sent directly, as an ordinary
 request; any other is recorded for the next batch and stops the grading of its chunk (:class:`Deferred`)
@@ -22,9 +23,10 @@ backend counts them) and ``max_tokens`` each out, times the prices given. Everyt
 untrusted input: a batch or a line that is not as the API documents is named (server, batch, file, line)
 in one line; a malformed output line is left out (a warning), its request asked again directly.
 
-The grade store keeps the batches (id, server, model, method, state, requests) and, per request key, its
-batch and, once downloaded, its answer, each change in one transaction: a process killed between
-submitting and downloading finds its batches in the store and polls them instead of submitting again, and
+The grade store's journal (:class:`~exampp.batch_journal.BatchJournal`) keeps the batches (id, server,
+model, method, state, requests) and, per request key, its batch and, once downloaded, its answer, each
+change in one transaction: a process killed between
+submitting and downloading finds its batches in the journal and polls them instead of submitting again, and
 one killed after downloading loses no answer. The answers go once the job has committed every grade.
 """
 from __future__ import annotations
@@ -34,29 +36,20 @@ import json
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import openai
 
 from exampp.llm.backend import BackendError
-from exampp.llm.backends.openai import (
-    _REFUSED,
-    ENDPOINT_PATHS,
-    MAX_BODY,
-    BoundedClient,
-    _Answer,
-    _Malformed,
-    _one_line,
-    _read_answer,
-    _Result,
-    _shown,
-)
+from exampp.llm.openai.book import Requester
+from exampp.llm.openai.transport import MAX_BODY, REFUSED, BoundedClient
+from exampp.llm.openai.wire import ENDPOINT_PATHS, Answer, Malformed, one_line, read_answer, shown
 from exampp.llm.prompt import Conversation
 from exampp.settings import SettingError
 
 if TYPE_CHECKING:
-    from exampp.llm.backends.openai import OpenAIBackend
-    from exampp.store import GradeStore
+    from exampp.batch_journal import BatchJournal
+    from exampp.llm.openai.backend import OpenAIBackend
 
 PATHS = {name: "/v1" + path for name, path in ENDPOINT_PATHS.items()}  # the Batch API's endpoint names
 MAX_FILE_REQUESTS = 50_000  # the Batch API's limit per file
@@ -70,6 +63,7 @@ OPEN = frozenset({"validating", "in_progress", "finalizing", "cancelling"})
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 NO_ANSWER = 0  # the status kept for a request its batch ended without answering
 _WARNINGS = 5  # malformed lines named per file; the rest counted
+_T = TypeVar("_T")  # what a call of the SDK gives
 
 
 class Deferred(Exception):
@@ -103,8 +97,8 @@ class Book:
     answers: dict[str, tuple[int | None, bytes | None]] = field(default_factory=dict)
     recorded: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
 
-    def look_up(self, backend: OpenAIBackend, prompt: str | Conversation, max_new_tokens: int, *, logprobs: bool,
-                temperature: float) -> _Answer | None:
+    def look_up(self, backend: Requester, prompt: str | Conversation, max_new_tokens: int, *, logprobs: bool,
+                temperature: float) -> Answer | None:
         """The answer to the request, as a direct one is read; None: send it directly (its batch gave no
         good answer); :class:`Deferred`: recorded (or already in a batch), to be answered by the Batch API."""
         path = PATHS[backend.endpoint]
@@ -118,8 +112,8 @@ class Book:
             raise Deferred(key)
         if status == 200 and content is not None:
             try:
-                return _read_answer(content, "application/json", chat=backend.endpoint == "chat", logprobs=logprobs)
-            except _Malformed:
+                return read_answer(content, "application/json", chat=backend.endpoint == "chat", logprobs=logprobs)
+            except Malformed:
                 pass
         return None
 
@@ -185,36 +179,37 @@ def _line(path: str, key: str, body: dict[str, Any]) -> bytes:
 
 class BatchClient:
     """The Batch API of ``backend``'s server, on its client and loop, with its batches and answers kept in
-    ``store``. ``report``: where progress and the estimate go (a line each)."""
+    ``journal`` (the grade store's, :attr:`~exampp.store.GradeStore.batches`). ``report``: where progress and
+    the estimate go (a line each)."""
 
-    def __init__(self, backend: OpenAIBackend, store: GradeStore, method_id: str, *,
+    def __init__(self, backend: OpenAIBackend, journal: BatchJournal, method_id: str, *,
                  poll_seconds: float = POLL_SECONDS, price: tuple[float, float] | None = None,
                  report: Callable[[str], None] = lambda line: None) -> None:
         self.backend = backend
-        self.store = store
+        self.journal = journal
         self.method_id = method_id
         self.poll_seconds = poll_seconds
         self.price = price
         self.report = report
         self.path = PATHS[backend.endpoint]
         # Files are larger than answers: their own bound and deadline, on the backend's client otherwise.
-        self._files = backend._client.with_options(
+        self._files = backend.client.with_options(
             http_client=BoundedClient(max(backend.timeout, FILE_TIMEOUT), MAX_FILE_BODY),
             timeout=max(backend.timeout, FILE_TIMEOUT))
 
     def close(self) -> None:
         """Close the connections of the file transfers (the backend closes its own)."""
-        self.backend._call(self._files.close())
+        self.backend.call(self._files.close())
 
     def book(self) -> Book:
-        """A book holding the answers the store keeps for this server and model (and the requests in its
+        """A book holding the answers the journal keeps for this server and model (and the requests in its
         open batches, as awaited)."""
-        return Book(self.store.batch_answers(self.backend.url, self.backend.model))
+        return Book(self.journal.answers(self.backend.url, self.backend.model))
 
     # --- submitting ------------------------------------------------------------------------------
 
     def submit(self, requests: dict[str, tuple[str, dict[str, Any]]]) -> list[str]:
-        """Upload ``requests`` (key -> path, body) and create their batches, each kept in the store with
+        """Upload ``requests`` (key -> path, body) and create their batches, each kept in the journal with
         its requests as soon as it is created; the estimate is reported first. The batch ids."""
         files = split_files(requests)
         self.report(str(estimate(self.backend, files, self.price)))
@@ -224,12 +219,12 @@ class BatchClient:
             uploaded = self._json(self._files.files.with_raw_response.create(
                 file=("exampp-batch.jsonl", data, "application/jsonl"), purpose="batch"), "the upload of a batch file")
             file_id = self._text(uploaded, "id", "the uploaded file")
-            created = self._json(self.backend._client.batches.with_raw_response.create(
+            created = self._json(self.backend.client.batches.with_raw_response.create(
                 input_file_id=file_id, endpoint=self.path, completion_window="24h",  # type: ignore[arg-type]
                 metadata={"exampp_model": self.backend.model[:512], "exampp_method": self.method_id[:512]}),
                 f"the batch of file {file_id}")
             batch_id = self._text(created, "id", f"the batch of file {file_id}")
-            self.store.add_batch(batch_id, self.backend.url, self.backend.model, self.method_id,
+            self.journal.add(batch_id, self.backend.url, self.backend.model, self.method_id,
                                  [key for key, _ in lines])
             self.report(f"Batch API: submitted batch {batch_id} ({len(lines)} requests) to {self.backend.url}")
             ids.append(batch_id)
@@ -238,18 +233,18 @@ class BatchClient:
     # --- waiting and downloading -----------------------------------------------------------------
 
     def finish_open(self, book: Book) -> None:
-        """Poll the store's open batches of this server and model until each ends, download the answers
-        of each as it ends (into the store, then ``book``)."""
-        waiting = self.store.open_batches(self.backend.url, self.backend.model)
+        """Poll the journal's open batches of this server and model until each ends, download the answers
+        of each as it ends (into the journal, then ``book``)."""
+        waiting = self.journal.pending(self.backend.url, self.backend.model)
         states: dict[str, str] = {}
         first_seen: dict[str, float] = {}
         while waiting:
             for batch_id in list(waiting):
-                batch = self._json(self.backend._client.batches.with_raw_response.retrieve(batch_id),
+                batch = self._json(self.backend.client.batches.with_raw_response.retrieve(batch_id),
                                    f"batch {batch_id}")
                 status = self._text(batch, "status", f"batch {batch_id}")
                 if status not in OPEN | ENDED:
-                    raise BackendError(f"{self.backend.url} gave batch {batch_id} the status {_shown(status)}, "
+                    raise BackendError(f"{self.backend.url} gave batch {batch_id} the status {shown(status)}, "
                                        f"not one of {', '.join(sorted(OPEN | ENDED))}")
                 if states.get(batch_id) != status:
                     states[batch_id] = status
@@ -279,7 +274,7 @@ class BatchClient:
         """Store the answers of an ended batch: its output and error lines, and, for its other requests,
         no answer (sent directly). A batch that failed as a whole (its input refused) is an error."""
         if status == "failed":
-            self.store.end_batch(batch_id, status, None)
+            self.journal.end(batch_id, status, None)
             raise BackendError(f"{self.backend.url} failed batch {batch_id}{_errors(batch)}; run again to submit "
                                "its requests anew")
         output = Output(self.report)
@@ -288,12 +283,12 @@ class BatchClient:
             if file_id is None:
                 continue
             if not isinstance(file_id, str):
-                raise BackendError(f"{self.backend.url} gave batch {batch_id} the {name} {_shown(file_id)}, not a "
+                raise BackendError(f"{self.backend.url} gave batch {batch_id} the {name} {shown(file_id)}, not a "
                                    "file id")
             where = f"{self.backend.url} file {file_id} of batch {batch_id}"
             self._call(self._read_file(file_id, batch_id, output, where), f"file {file_id}")
-        self.store.end_batch(batch_id, status, output.answers.items())
-        answers = self.store.batch_answers(self.backend.url, self.backend.model, batch_id)
+        self.journal.end(batch_id, status, output.answers.items())
+        answers = self.journal.answers(self.backend.url, self.backend.model, batch_id)
         direct = sum(code != 200 for code, _ in answers.values())  # HTTP status, or NO_ANSWER
         if direct:
             why = " with no output file" if batch.get("output_file_id") is None else ""
@@ -305,7 +300,7 @@ class BatchClient:
     async def _read_file(self, file_id: str, batch_id: str, output: Output, where: str) -> None:
         """Read file ``file_id`` of ``batch_id`` into ``output``, streamed, a line at a time."""
         async with self._files.files.with_streaming_response.content(file_id) as response:
-            refused = response.http_response.extensions.get(_REFUSED)
+            refused = response.http_response.extensions.get(REFUSED)
             if refused is not None:
                 raise BackendError(f"{self.backend.url} sent file {file_id} of batch {batch_id} with {refused}, "
                                    "which exampp did not ask for and cannot read")
@@ -328,16 +323,16 @@ class BatchClient:
 
     # --- calls -----------------------------------------------------------------------------------
 
-    def _call(self, work: Coroutine[Any, Any, _Result], what: str) -> _Result:
+    def _call(self, work: Coroutine[Any, Any, _T], what: str) -> _T:
         """The result of ``work`` (calls of the SDK) on the backend's loop, or one BackendError."""
         try:
-            return self.backend._call(work)
+            return self.backend.call(work)
         except openai.APIStatusError as exc:
-            message = self.backend._server_message(exc)
+            message = self.backend.server_message(exc)
             raise BackendError(f"{self.backend.url} answered HTTP {exc.status_code} to {what} (Batch API)"
                                f"{': ' + message if message else ''}") from None
         except openai.APIError as exc:
-            cause = f": {_one_line(str(exc.__cause__ or exc))}"
+            cause = f": {one_line(str(exc.__cause__ or exc))}"
             raise BackendError(f"cannot reach {self.backend.url} for {what} (Batch API){cause}") from None
 
     def _json(self, work: Any, what: str) -> dict[str, Any]:
@@ -350,14 +345,14 @@ class BatchClient:
         except (ValueError, RecursionError):
             data = None
         if not isinstance(data, dict):
-            shown = _shown(content[:41].decode("utf-8", "replace"))
-            raise BackendError(f"{self.backend.url} answered {what} with {shown}, not a JSON object (Batch API)")
+            quoted = shown(content[:41].decode("utf-8", "replace"))
+            raise BackendError(f"{self.backend.url} answered {what} with {quoted}, not a JSON object (Batch API)")
         return data
 
     def _text(self, data: dict[str, Any], key: str, what: str) -> str:
         value = data.get(key)
         if not isinstance(value, str) or not value or not value.isprintable():
-            raise BackendError(f"{self.backend.url} gave {what} the {key} {_shown(value)}, not a string (Batch API)")
+            raise BackendError(f"{self.backend.url} gave {what} the {key} {shown(value)}, not a string (Batch API)")
         return value
 
 
@@ -386,7 +381,7 @@ class Output:
             return
         try:
             key, status, body = _output_line(line)
-        except _Malformed as exc:
+        except Malformed as exc:
             self._warn(f"{where}:{number}: {exc}; its request is asked again directly")
             return
         if key in self._contradicted:
@@ -419,20 +414,20 @@ def _output_line(line: bytes) -> tuple[str, int, bytes]:
     try:
         data = json.loads(line)
     except (ValueError, RecursionError):
-        raise _Malformed(f"not JSON: {_shown(line[:41].decode('utf-8', 'replace'))}") from None
+        raise Malformed(f"not JSON: {shown(line[:41].decode('utf-8', 'replace'))}") from None
     if not isinstance(data, dict):
-        raise _Malformed(f"{_shown(data)}, not an object")
+        raise Malformed(f"{shown(data)}, not an object")
     key = data.get("custom_id")
     if not isinstance(key, str) or len(key) != 64 or not all(c in "0123456789abcdef" for c in key):
-        raise _Malformed(f"custom_id {_shown(key)} is not a request exampp sent")
+        raise Malformed(f"custom_id {shown(key)} is not a request exampp sent")
     response = data.get("response")
     if response is None:
         return key, NO_ANSWER, json.dumps(data.get("error")).encode()
     if not isinstance(response, dict):
-        raise _Malformed(f"response is {_shown(response)}, not an object")
+        raise Malformed(f"response is {shown(response)}, not an object")
     status = response.get("status_code")
     if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status < 600:
-        raise _Malformed(f"response.status_code is {_shown(status)}, not an HTTP status")
+        raise Malformed(f"response.status_code is {shown(status)}, not an HTTP status")
     return key, status, json.dumps(response.get("body")).encode()
 
 
@@ -454,5 +449,5 @@ def _counts(batch: dict[str, Any]) -> str:
 def _errors(batch: dict[str, Any]) -> str:
     errors = batch.get("errors")
     data = errors.get("data") if isinstance(errors, dict) else None
-    messages = [_shown(entry.get("message"), 200) for entry in data or () if isinstance(entry, dict)][:3]
+    messages = [shown(entry.get("message"), 200) for entry in data or () if isinstance(entry, dict)][:3]
     return f": {'; '.join(messages)}" if messages else ""
