@@ -12,10 +12,10 @@ pytest.importorskip("openai")
 
 from click.testing import CliRunner
 
+from cli_results import one_line_error
 from exampp.cli import main
 from exampp.grading.methods.self_rating import GRADES
 from exampp.llm.backend import BackendError, open_backend
-from cli_results import one_line_error
 from small_collection import write_collection
 
 from .hostile_server import MODEL, Answer, HostileServer, Request, completions_only, good, within
