@@ -154,14 +154,17 @@ class GradeStore(SQLiteFile):
     """Grades of (passage, question) pairs by method, in one SQLite file.
 
     Use as a context manager (``with GradeStore(path) as store: ...``) or call :meth:`close`.
+
+    :param path: the store's file, created when missing.
+    :param busy_timeout: seconds to wait while another process holds the file's write lock.
+    :param read_only: for commands that only read grades: a store must be there, and nothing is
+        written into it (not even WAL mode).
     """
 
     noun = "grade store"
     failures = ("full", "disk I/O", "readonly", "unable to open")
 
     def __init__(self, path: PathLike, busy_timeout: float = 60.0, *, read_only: bool = False):
-        """Open the store at ``path``, created when missing; ``read_only``: for commands that only
-        read grades, which must find a store there and write nothing into it (not even WAL mode)."""
         file = Path(path)
         new = not file.exists()
         if read_only and not file.is_dir() and (new or file.stat().st_size == 0):

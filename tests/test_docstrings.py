@@ -18,9 +18,6 @@ from typing import NamedTuple
 import exampp
 from conftest import REPO
 
-# Restructured elsewhere, documented later: exampp.llm and exampp.store.
-LATER = ("exampp.llm", "exampp.store")
-
 _FIELD = re.compile(r"^:(param|parameter|arg|argument|key|keyword|ivar|var)\s+(?:[^:\s]+\s+)?\**(\w+)\s*:", re.M)
 _ATTRIBUTE = {"ivar", "var"}
 _SKIPPED = {"self", "cls"}
@@ -75,12 +72,9 @@ def gaps(obj, name: str | None = None) -> list[str]:
 
 
 def exported() -> dict[str, object]:
-    """The functions and classes ``import exampp`` offers, by exported name, less those documented later."""
+    """The functions and classes ``import exampp`` offers, by exported name."""
     found = {}
     for name in exampp.__all__:
-        module = exampp._EXPORTS[name].partition(":")[0]
-        if module.startswith(LATER):
-            continue
         value = getattr(exampp, name)
         if inspect.isclass(value) or inspect.isfunction(value):
             found[name] = value
@@ -89,13 +83,10 @@ def exported() -> dict[str, object]:
 
 def reference_functions() -> dict[str, object]:
     """The public functions of the modules the generated reference renders (the ``::: module`` lines of
-    docs/reference/api/*.md), by qualified name, less those documented later: what the pages list beside
-    the exports."""
+    docs/reference/api/*.md), by qualified name: what the pages list beside the exports."""
     found = {}
     for page in sorted((REPO / "docs" / "reference" / "api").glob("*.md")):
         for name in re.findall(r"^::: (\S+)", page.read_text(encoding="utf-8"), flags=re.M):
-            if name.startswith(LATER):
-                continue
             module = importlib.import_module(name)
             public = getattr(module, "__all__", None) or [n for n in vars(module) if not n.startswith("_")]
             for attribute in public:
@@ -155,10 +146,3 @@ def test_the_check_finds_a_missing_and_a_stale_field():
         second: int
 
     assert gaps(Pair, "Pair") == ["Pair: no ':ivar first:'"]
-
-
-def test_the_later_modules_are_left_out_by_name():
-    """What the check leaves out is exactly what lives under exampp.llm and exampp.store."""
-    left = sorted(name for name, module in exampp._EXPORTS.items() if module.startswith(LATER))
-    assert left == ["Backend", "GradeStore", "open_backend"]
-    assert not set(left) & set(exported())

@@ -89,7 +89,13 @@ def next_token_scores(top: Iterable[tuple[str, float]], first: str, labels: Labe
     """What every backend reports of a first token, from its most likely alternatives ``top`` (token
     text, log-probability) and the text of the token generated: per label, the log of the summed
     probability of the :data:`~exampp.defaults.TOP_LOGPROBS` most likely tokens standing for it (-inf
-    for none), and the label ``first`` stands for. One function, so that backends agree."""
+    for none), and the label ``first`` stands for. One function, so that backends agree.
+
+    :param top: the first token's most likely alternatives, as (token text, log-probability).
+    :param first: the text of the token generated.
+    :param labels: the labels and the tokens that stand for each.
+    :param text: the greedy generation, kept for reading the label from the text (None where not needed).
+    :returns: the labels' log-probabilities and the label ``first`` stands for."""
     ranked = sorted(top, key=lambda item: -item[1])[:TOP_LOGPROBS]  # stable: ties keep the given order
     mass = [0.0] * len(labels.names)
     for token, logprob in ranked:
@@ -204,7 +210,13 @@ class Backend(ABC):
 
 
 def require(needed: frozenset[Capability], offered: frozenset[Capability], who: str, backend: str) -> None:
-    """BackendError naming what ``who`` needs and ``backend`` lacks, unless it offers all of ``needed``."""
+    """BackendError naming what ``who`` needs and ``backend`` lacks, unless it offers all of ``needed``.
+
+    :param needed: the capabilities ``who`` uses.
+    :param offered: the capabilities the backend has.
+    :param who: what needs them, as the message names it (a grading method, a command).
+    :param backend: the backend's name, as the message names it.
+    :raises BackendError: when a capability is missing."""
     missing = sorted(c.value for c in needed - offered)
     if missing:
         have = ", ".join(sorted(c.value for c in offered)) or "none"
@@ -223,7 +235,10 @@ def backend_names() -> list[str]:
 
 def backend_class(name: str) -> type[Backend]:
     """The backend class of module ``exampp.llm.backends.<name>`` (its ``BACKEND``), or of the installed
-    package's entry point ``name`` (the class it names)."""
+    package's entry point ``name`` (the class it names).
+
+    :param name: the backend's name (:func:`backend_names`).
+    :raises BackendError: for an unknown name, a package it needs that is missing, or a broken entry point."""
     if name not in backend_names():
         raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(backend_names())}")
     if name not in _built_in():
@@ -316,7 +331,9 @@ class BackendSpec:
 @contextmanager
 def opened(backend: Backend | BackendSpec | None) -> Iterator[Backend | None]:
     """``backend`` for a ``with`` block: a spec is opened here and closed when the block ends; an
-    open backend (the caller's to close) or None is what the block gets."""
+    open backend (the caller's to close) or None is what the block gets.
+
+    :param backend: a spec to open, an open backend, or None."""
     if not isinstance(backend, BackendSpec):
         yield backend
         return
@@ -325,5 +342,10 @@ def opened(backend: Backend | BackendSpec | None) -> Iterator[Backend | None]:
 
 
 def open_backend(name: str, model: str | None = None, **options: Any) -> Backend:
-    """Open backend ``name`` (see :func:`backend_names`) for ``model`` with its options."""
+    """Open backend ``name`` for ``model`` with its options.
+
+    :param name: the backend (:func:`backend_names`: ``hf``, ``openai``, ``vllm``, ``embedding``, ...).
+    :param model: the model to open (None: the backend's default).
+    :param options: the backend's own keyword options (``base_url``, ``concurrency``, ``device``, ...).
+    :raises BackendError: for an unknown backend, a missing package, or a model it cannot open."""
     return BackendSpec(name, model, options).open()

@@ -31,14 +31,18 @@ Conversation = tuple[Turn, ...]
 
 
 def as_messages(prompt: str | Conversation) -> list[dict[str, str]]:
-    """Chat messages: a text is one user turn."""
+    """Chat messages: a text is one user turn.
+
+    :param prompt: a text, or a conversation of (role, content) turns."""
     if isinstance(prompt, str):
         return [{"role": "user", "content": prompt}]
     return [{"role": role, "content": content} for role, content in prompt]
 
 
 def as_text(prompt: str | Conversation) -> str:
-    """One text for a model without a chat format: the turns one after another, a blank line apart."""
+    """One text for a model without a chat format: the turns one after another, a blank line apart.
+
+    :param prompt: a text, or a conversation of (role, content) turns."""
     if isinstance(prompt, str):
         return prompt
     return "\n\n".join(content for _, content in prompt)
