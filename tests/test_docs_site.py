@@ -152,3 +152,12 @@ def test_the_own_track_checklist_is_in_the_nav_and_its_commands_parse():
         known = {name for param in command.params for name in (*param.opts, *param.secondary_opts)}
         unknown = [w for w in args if w.startswith("-") and w.split("=")[0] not in known | {"-h", "--help"}]
         assert not unknown, f"{line}: no such option {unknown}"
+
+
+def test_the_reference_shows_sphinx_roles_as_code_without_their_names(site):
+    """``:class:`~exampp.errors.InputError``` reads as ``InputError``, ``:func:`read_run``` as ``read_run``
+    (docs/hooks/rst_roles.py), as Sphinx shows them."""
+    pages = "".join(path.read_text(encoding="utf-8") for path in (site / "reference" / "api").rglob("*.html"))
+    assert "<code>InputError</code>" in pages
+    assert not re.findall(r"<code>~[\w.]+</code>", pages)
+    assert not re.findall(r":(?:py:)?(?:func|class|meth|data|mod|attr|exc|obj|const|ref):<code>", pages)
