@@ -20,3 +20,19 @@ def kill_when(process: subprocess.Popen, ready: Callable[[], bool], what: str, t
         process.kill()
         process.wait()
     assert process.returncode == -signal.SIGKILL
+
+
+def ctrl_c_at_chunk(monkeypatch, chunk: int) -> None:
+    """Generation (bank or exam) stopped by a Ctrl-C as it asks its ``chunk``-th chunk (from 1): the
+    chunks before it are answered and journaled as usual."""
+    from exampp.generation import asking
+
+    asked, ask = [], asking.ask
+
+    def stopped(*args, **kwargs):
+        asked.append(1)
+        if len(asked) == chunk:
+            raise KeyboardInterrupt
+        return ask(*args, **kwargs)
+
+    monkeypatch.setattr(asking, "ask", stopped)

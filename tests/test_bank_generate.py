@@ -19,12 +19,11 @@ from exampp.api.bank_generate import NothingGenerated, generate_bank
 from exampp.cli import main
 from exampp.collection.question_bank import read_question_bank
 from exampp.errors import InputError
-from exampp.generation import asking
 from exampp.generation.journal import journal_path
 from exampp.generation.prompts import QUESTIONS_FACET
 from exampp.generation.questions import Settings
 from exampp.llm.backend import BackendSpec
-from killing import kill_when
+from killing import ctrl_c_at_chunk, kill_when
 from openai_server import Fault, OpenAIServer, Seen
 
 DATE = "2026-01-02T03:04:05Z"
@@ -427,15 +426,7 @@ def test_ctrl_c_says_how_many_items_are_kept_where_and_the_same_command_resumes(
     output = tmp_path / "bank.jsonl"
     command = ["bank", "generate", str(topics_file(tmp_path)), "--backend", "openai", "--base-url", server.url,
                "--model", "gen", "-o", str(output), "--chunk-size", "1", "--no-progress"]
-    chunks, ask = [], asking.ask
-
-    def stopped_at_the_third_chunk(*args, **kwargs):
-        chunks.append(1)
-        if len(chunks) == 3:
-            raise KeyboardInterrupt
-        return ask(*args, **kwargs)
-
-    monkeypatch.setattr("exampp.generation.asking.ask", stopped_at_the_third_chunk)
+    ctrl_c_at_chunk(monkeypatch, 3)
     stopped = CliRunner().invoke(main, command)
     assert stopped.exit_code == 130 and "Aborted!" not in stopped.output, stopped.output
     assert stopped.stderr == (f"interrupted: 2 of 3 items answered and kept in {output}.journal.jsonl; run the same "

@@ -28,7 +28,6 @@ from exampp.collection.corpus import MemoryCorpus
 from exampp.collection.question_bank import question_id_for, read_question_bank
 from exampp.collection.runs import RankedDoc, Run
 from exampp.errors import InputError
-from exampp.generation import asking
 from exampp.generation.exam import (
     CLOSE_TO_KEY,
     CLOSER_TO_DOCUMENT,
@@ -52,7 +51,7 @@ from exampp.generation.exam import (
 )
 from exampp.generation.journal import journal_path
 from exampp.llm.backend import Backend, BackendError, BackendSpec, Capability, Usage
-from killing import kill_when
+from killing import ctrl_c_at_chunk, kill_when
 from openai_server import Fault, OpenAIServer, canned_replies
 
 REPO = Path(__file__).resolve().parents[1]
@@ -662,20 +661,13 @@ def test_killed_run_resumes_without_asking_a_finished_document_again(tmp_path):
 def test_ctrl_c_says_how_many_documents_are_kept_where_and_the_same_command_resumes(tmp_path, monkeypatch):
     corpus = write_corpus(tmp_path / "docs.jsonl", DOCS)
     output = tmp_path / "exam.jsonl"
-    chunks, ask = [], asking.ask
-
-    def stopped_at_the_fourth_chunk(*args, **kwargs):
-        chunks.append(1)
-        if len(chunks) == 4:
-            raise KeyboardInterrupt
-        return ask(*args, **kwargs)
 
     def answer(seen) -> str:
         document = next(d for d, text in DOCS.items() if text in seen.messages[0]["content"])
         return REPLIES[document] if len(seen.messages) == 1 else RETRIES[document]
 
     with OpenAIServer(name="canned", reply=answer) as server:
-        monkeypatch.setattr("exampp.generation.asking.ask", stopped_at_the_fourth_chunk)
+        ctrl_c_at_chunk(monkeypatch, 4)
         stopped = CliRunner().invoke(main, cli_args(corpus, output, server.url))
         assert stopped.exit_code == 130 and "Aborted!" not in stopped.output, stopped.output
         assert stopped.stderr == (f"interrupted: 3 of 5 docs answered and kept in {answers_path(output)}; run the "

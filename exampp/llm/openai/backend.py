@@ -556,7 +556,7 @@ class OpenAIBackend(Backend):
             return BackendError(f"{self.url} did not answer for model {self.model} within --timeout {self.timeout:g} s "
                                 f"({_attempts(self.max_retries + 1)}; --max-retries sets how many)")
         if isinstance(exc, openai.APIConnectionError):
-            if isinstance(exc.__cause__, (HTTP.RemoteProtocolError, HTTP.ReadError)):  # reached, then dropped
+            if _dropped(exc):
                 return BackendError(f"{self.url} closed the connection for model {self.model} before its answer was "
                                     f"whole{_cause(exc)} ({_attempts(self.max_retries + 1)}; --max-retries sets how "
                                     "many)")
@@ -615,13 +615,17 @@ def _cause(exc: openai.APIError) -> str:
     return f": {one_line(str(exc.__cause__))}" if exc.__cause__ is not None and str(exc.__cause__) else ""
 
 
+def _dropped(exc: openai.APIConnectionError) -> bool:
+    """Whether the server was reached, then dropped the connection before its answer was whole."""
+    return isinstance(exc.__cause__, (HTTP.RemoteProtocolError, HTTP.ReadError))
+
+
 def _reason(exc: openai.APIError) -> str:
     """Why an attempt is made again, in a few words: timed out, connection dropped or failed, HTTP 500."""
     if isinstance(exc, openai.APITimeoutError):
         return "timed out"
     if isinstance(exc, openai.APIConnectionError):
-        dropped = isinstance(exc.__cause__, (HTTP.RemoteProtocolError, HTTP.ReadError))
-        return "connection dropped" if dropped else "connection failed"
+        return "connection dropped" if _dropped(exc) else "connection failed"
     status = getattr(exc, "status_code", None)
     return f"HTTP {status}" if status is not None else type(exc).__name__
 

@@ -224,8 +224,7 @@ class BatchClient:
                 metadata={"exampp_model": self.backend.model[:512], "exampp_method": self.method_id[:512]}),
                 f"the batch of file {file_id}")
             batch_id = self._text(created, "id", f"the batch of file {file_id}")
-            self.journal.add(batch_id, self.backend.url, self.backend.model, self.method_id,
-                                 [key for key, _ in lines])
+            self.journal.add(batch_id, self.backend.url, self.backend.model, self.method_id, [key for key, _ in lines])
             self.report(f"Batch API: submitted batch {batch_id} ({len(lines)} requests) to {self.backend.url}")
             ids.append(batch_id)
         return ids
