@@ -239,22 +239,23 @@ def backend_class(name: str) -> type[Backend]:
 
     :param name: the backend's name (:func:`backend_names`).
     :raises BackendError: for an unknown name, a package it needs that is missing, or a broken entry point."""
-    if name not in backend_names():
-        raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(backend_names())}")
-    if name not in _built_in():
+    if name in _installed():
         return _load(_installed()[name])
+    if name not in _built_in():
+        raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(backend_names())}")
     try:
         return importlib.import_module(f"{BUILT_IN}.{name}").BACKEND
     except ImportError as exc:
         raise _missing_package(name, exc) from None
 
 
-def _built_in() -> list[str]:
+@cache
+def _built_in() -> tuple[str, ...]:
     """The built-in backends: the modules of :data:`BUILT_IN`, listed where the package lies, not imported
     (each imports this module: the registry imports a backend only once it is chosen)."""
     spec = importlib.util.find_spec(BUILT_IN)
     folders = spec.submodule_search_locations if spec is not None else None
-    return sorted(m.name for m in pkgutil.iter_modules(folders or []) if not m.name.startswith("_"))
+    return tuple(sorted(m.name for m in pkgutil.iter_modules(folders or []) if not m.name.startswith("_")))
 
 
 @cache
