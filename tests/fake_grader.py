@@ -92,16 +92,16 @@ class FakeMethod(GradingMethod):
 
 def use_method(monkeypatch, cls: type[GradingMethod] = FakeMethod) -> None:
     """Make ``cls`` a known grading method for one test (``monkeypatch`` removes it afterwards)."""
-    from exampp.grading import registry
+    from exampp.grading import method, registry
 
     registry.methods()  # discovered first, so that the test's entry is the one removed afterwards
-    monkeypatch.setitem(registry._REGISTRY, cls.name, cls)
+    monkeypatch.setitem(method.registered(), cls.name, cls)
 
 
 def register() -> None:
-    from exampp.grading import registry
+    from exampp.grading import method
 
-    registry.register(FakeMethod)
+    method.register(FakeMethod)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from exampp.collection.question_bank import Question
 from exampp.errors import ExamppError
@@ -82,7 +82,7 @@ def show_value(spec: dataclasses.Field, value: Any) -> str:
 @dataclass(frozen=True)
 class GradingMethod(ABC):
     """One grading method with its parameters. Subclasses are frozen dataclasses registered with
-    :func:`exampp.grading.registry.register`."""
+    :func:`register`."""
 
     name: ClassVar[str]
     description: ClassVar[str]
@@ -186,6 +186,33 @@ class GradingMethod(ABC):
             elif value != spec.default:
                 arguments.append(f"{spec.name}={show_value(spec, value)}")
         return head + (f"({','.join(arguments)})" if arguments else "")
+
+
+M = TypeVar("M", bound=type[GradingMethod])
+
+# Filled by the method modules as they are imported. It lives here, beside the base class, rather than
+# in the registry, so that a method module imports only this module and the registry's import of the
+# method modules closes no circle.
+_REGISTERED: dict[str, type[GradingMethod]] = {}
+
+
+def register(cls: M) -> M:
+    """Class decorator: make the method ``cls.name`` known to
+    :func:`exampp.grading.registry.parse_method`.
+
+    :param cls: A :class:`GradingMethod` subclass.
+    :raises ValueError: Another class is registered under the same name.
+    """
+    if cls.name in _REGISTERED and _REGISTERED[cls.name] is not cls:
+        raise ValueError(f"grading method {cls.name!r} is registered twice")
+    _REGISTERED[cls.name] = cls
+    return cls
+
+
+def registered() -> dict[str, type[GradingMethod]]:
+    """The methods registered so far, by name: the registry itself, not a copy (the registry module
+    imports the method modules first)."""
+    return _REGISTERED
 
 
 def split_name(text: str) -> tuple[str, str | None, dict[str, str]]:

@@ -1,5 +1,5 @@
 """The grading methods by name: each module of :mod:`exampp.grading.methods` registers its methods
-with :func:`register`, so adding a method is adding one file there. Installed packages add theirs
+with :func:`exampp.grading.method.register`, so adding a method is adding one file there. Installed packages add theirs
 through the entry-point group ``exampp.grading_methods`` (each entry a module to import).
 
 Method modules import no model libraries (methods talk to backends), so discovering them all is
@@ -12,33 +12,22 @@ import importlib
 import pkgutil
 from functools import cache, lru_cache
 from importlib.metadata import entry_points
-from typing import Any, TypeVar
+from typing import Any
 
 from exampp.grades import SELF_RATING, Method
 from exampp.grading.method import (
     BoundGrader,
     GradingMethod,
     MethodError,
+    registered,
     show_value,
     split_name,
 )
 from exampp.llm.backend import Backend, BackendSpec, backend_class, require
 
-M = TypeVar("M", bound=type[GradingMethod])
 ENTRY_POINTS = "exampp.grading_methods"
 # Names the command line accepted before methods took parameters.
 ALIASES = {"qa-llm": "qa(verify=llm)"}
-
-_REGISTRY: dict[str, type[GradingMethod]] = {}
-
-
-def register(cls: M) -> M:
-    """Class decorator: make the method ``cls.name`` known to :func:`parse_method`."""
-    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
-        raise ValueError(f"grading method {cls.name!r} is registered twice")
-    _REGISTRY[cls.name] = cls
-    return cls
-
 
 @cache
 def _discover() -> None:
@@ -53,7 +42,7 @@ def _discover() -> None:
 def methods() -> dict[str, type[GradingMethod]]:
     """Every registered method class by name, sorted."""
     _discover()
-    return dict(sorted(_REGISTRY.items()))
+    return dict(sorted(registered().items()))
 
 
 def method_names() -> list[str]:

@@ -25,8 +25,7 @@ from dataclasses import dataclass
 
 from exampp.generation.asking import Asking, Unusable, ask
 from exampp.grading.base import Judgment, Pair
-from exampp.grading.method import GradingMethod
-from exampp.grading.registry import register
+from exampp.grading.method import GradingMethod, register
 from exampp.llm.backend import Backend
 from exampp.llm.prompt import Prompt
 

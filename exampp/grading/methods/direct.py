@@ -20,9 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from exampp.grading.base import Judgment, Pair
-from exampp.grading.method import GradingMethod, param
+from exampp.grading.method import GradingMethod, param, register
 from exampp.grading.prompts import DIRECT_PROMPTS
-from exampp.grading.registry import register
 from exampp.llm.backend import Backend
 
 __all__ = ["Direct", "MAX_NEW_TOKENS", "first_word", "parse_thomas", "parse_yes_no"]

@@ -20,8 +20,7 @@ import numpy as np
 
 from exampp.grading.base import Judgment, Pair
 from exampp.grading.calibration import apply_thresholds, check_thresholds
-from exampp.grading.method import GradingMethod, param
-from exampp.grading.registry import register
+from exampp.grading.method import GradingMethod, param, register
 from exampp.llm.backend import Backend, Capability
 
 PROMPT_VERSION = "cosine@v1"

@@ -22,10 +22,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from exampp.grading.base import Judgment, Pair
-from exampp.grading.method import GradingMethod
+from exampp.grading.method import GradingMethod, register
 from exampp.grading.methods.direct import MAX_NEW_TOKENS, first_word, parse_yes_no
 from exampp.grading.prompts import INJECTION_CHECK, INJECTION_CHECK_SYSTEM, fence
-from exampp.grading.registry import register
 from exampp.llm.backend import Backend
 from exampp.llm.prompt import Conversation
 

@@ -16,9 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from exampp.grading.base import Judgment, Pair
-from exampp.grading.method import GradingMethod
+from exampp.grading.method import GradingMethod, register
 from exampp.grading.prompts import MULTIPLE_CHOICE
-from exampp.grading.registry import register
 from exampp.llm.backend import Backend, Capability
 
 __all__ = ["MultipleChoice", "choose"]

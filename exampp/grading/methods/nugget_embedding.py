@@ -38,9 +38,8 @@ import numpy as np
 
 from exampp.grading.base import Judgment, Pair
 from exampp.grading.calibration import apply_thresholds, check_thresholds
-from exampp.grading.method import param
+from exampp.grading.method import param, register
 from exampp.grading.methods.embedding import EmbeddingMethod, parse_floats, show_floats
-from exampp.grading.registry import register
 from exampp.grading.verify import normalize
 from exampp.llm.backend import Backend
 

@@ -36,8 +36,7 @@ from exampp.collection.ids import valid_text
 from exampp.collection.nugget_assignments import ASSIGNMENTS
 from exampp.collection.question_bank import Question
 from exampp.grading.base import Judgment, Pair
-from exampp.grading.method import GradingMethod, MethodError, param
-from exampp.grading.registry import register
+from exampp.grading.method import GradingMethod, MethodError, param, register
 from exampp.llm.backend import Backend
 from exampp.llm.prompt import Conversation, Prompt
 

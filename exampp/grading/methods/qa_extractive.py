@@ -9,9 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from exampp.grading.base import Judgment, Pair
-from exampp.grading.method import GradingMethod
+from exampp.grading.method import GradingMethod, register
 from exampp.grading.methods.qa import STRING_VERIFIER, require_answers
-from exampp.grading.registry import register
 from exampp.grading.verify import is_correct
 from exampp.llm.backend import Backend, Capability
 

@@ -20,10 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from exampp.grading.base import Judgment, Pair
-from exampp.grading.method import GradingMethod, param
+from exampp.grading.method import GradingMethod, param, register
 from exampp.grading.parsing import GRADE_DIGITS, leading_grade, parse_self_rating
 from exampp.grading.prompts import SELF_RATING_PROMPTS, SELF_RATING_SYSTEM, fence
-from exampp.grading.registry import register
 from exampp.llm.backend import Backend, Capability, Labels
 from exampp.llm.prompt import Conversation
 
