@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,16 @@ def test_the_contracts_hold_on_the_package():
     status, output = lint(REPO)
     assert status == 0, output
     assert "Contracts: 2 kept, 0 broken." in output
+
+
+def test_the_contracts_have_no_exception_lists():
+    """What is checked is the whole package: no import left out, no package's insides skipped."""
+    settings = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = settings["tool"]["importlinter"]["contracts"]
+    assert {c["id"] for c in contracts} == {"layers", "acyclic"}
+    for contract in contracts:
+        exceptions = {"ignore_imports", "skip_descendants", "unmatched_ignore_imports_alerting"}
+        assert not exceptions & set(contract), contract["id"]
 
 
 def test_a_lazy_import_of_a_higher_layer_breaks_the_layers(tmp_path):
