@@ -24,12 +24,12 @@ pytest.importorskip("openai")
 
 from click.testing import CliRunner
 
-from batch_server import BatchServer
 from exampp.cli import main
 from exampp.grading.prompts import SELF_RATING
 from exampp.llm.backend import open_backend
 from exampp.llm.openai.batch import Book, Deferred, request_key
 from exampp.store import GradeStore
+from exampp.testing.batch_server import BatchServer
 from robustness.hostile_server import within
 
 REPO = Path(__file__).resolve().parents[1]

@@ -18,7 +18,7 @@ from exampp.cli import main
 from exampp.generation.asking import Unusable
 from exampp.grading.methods.citation_support import CITATION_SUPPORT, CORRECTIVE, UNREAD, parse_support
 from exampp.store import GradeStore
-from openai_server import OpenAIServer, Seen
+from exampp.testing.openai_server import OpenAIServer, Seen
 
 NAME = "judge"
 SEGMENTS = {
