@@ -1,5 +1,5 @@
 """``exampp grade --backend openai --batch-api`` against a loopback stub of the OpenAI Batch API
-(tests/batch_server.py) on the example collection of this repository: the grades (probabilities
+(exampp/testing/batch_server.py) on the example collection of this repository: the grades (probabilities
 included) and the judge's usage are the direct path's; a job killed between submitting and downloading
 resumes its batch without submitting another; failed, malformed and expired lines are asked directly;
 the cost estimate; the store's batch tables and an old store without them. A hostile or broken Batch API: a

@@ -1,4 +1,4 @@
-"""The simulated continuous-batching server (tests/batching_server.py): its capacity formula, its rate
+"""The simulated continuous-batching server (exampp/testing/batching_server.py): its capacity formula, its rate
 limit, its prefix cache, and exampp's ``openai`` backend grading against it."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``openai`` backend against a real OpenAI-compatible HTTP server (tests/openai_server.py) that serves
+"""The ``openai`` backend against a real OpenAI-compatible HTTP server (exampp/testing/openai_server.py) that serves
 the tiny FLAN-T5-shaped model the ``hf`` backend loads: the same grades and grade probabilities through
 both endpoints, retries, one-line errors, the request budget and resuming without asking twice."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Cache-friendly order for served judges: which prompts wait for another (exampp.llm.prefix), the
 passage-first self-rating prompt, and the openai backend sending a passage's prompts after the first of
-them, against the simulated continuous-batching server (tests/batching_server.py)."""
+them, against the simulated continuous-batching server (exampp/testing/batching_server.py)."""
 from __future__ import annotations
 
 import math
