@@ -35,10 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from exampp.trec_eval.engine import available_cpus  # noqa: E402
-from scoring import EXAMPP, PYTREC, Table, check_pytrec, measure, measure_each, write_runs  # noqa: E402
-from trec_eval_diff import build  # noqa: E402
+from exampp.trec_eval.engine import available_cpus
+from scoring import EXAMPP, PYTREC, Table, check_pytrec, measure, measure_each, write_runs
+from trec_eval_diff import build
 
 DEPTH = 1000
 JUDGED = 100  # judgments per query

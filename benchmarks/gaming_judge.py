@@ -1,7 +1,7 @@
 """A simulated weak LLM judge behind a real OpenAI-compatible HTTP server, for benchmarks/gaming.py.
 
 It answers the self-rating prompts of exampp's ``openai`` backend (the chat endpoint, the rating
-as the first token with its top log-probabilities, as tests/batching_server.py does) from a
+as the first token with its top log-probabilities, as exampp/testing/batching_server.py does) from a
 table, not a model: an untouched passage gets, for a question of its own query, the grade a real
 judge gave it (the DL19 workspace's FLAN-T5-large self-ratings), so that the untouched
 leaderboard is the real EXAM one; for a question of another query (a canary, or a passage copied
@@ -35,7 +35,6 @@ import json
 import math
 import re
 import sqlite3
-import sys
 import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -44,14 +43,11 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))  # the HTTP side of the test servers lives with the tests
-
-from exampp.grades import text_hash  # noqa: E402
-from exampp.grading.prompts import FENCE_TAG  # noqa: E402
-from exampp.grading.verify import normalize  # noqa: E402
-from openai_server import Loopback, _envelope, _error, _handler  # noqa: E402
-from server_process import ServerProcess, answer_until_stopped  # noqa: E402
+from exampp.grades import text_hash
+from exampp.grading.prompts import FENCE_TAG
+from exampp.grading.verify import normalize
+from exampp.testing.loopback import Loopback, envelope, error_body, json_handler
+from exampp.testing.server_process import ServerProcess, answer_until_stopped
 
 MODEL = "weak-judge"
 FOLLOW = {"plain": 0.9, "zero-width": 0.7, "homoglyph": 0.6, "leet": 0.5, "spaced": 0.4}
@@ -129,19 +125,19 @@ class JudgeServer(Loopback):
 
     def __init__(self, judge: WeakJudge) -> None:
         self.judge = judge
-        super().__init__(_handler)
+        super().__init__(json_handler)
 
     def answer(self, method: str, path: str, headers: Any, body: dict[str, Any]) -> tuple[int, dict[str, str], dict]:
         if method == "GET" and path.endswith("/models"):
             return 200, {}, {"object": "list", "data": [{"id": MODEL, "object": "model", "created": 0,
                                                          "owned_by": "exampp-benchmarks"}]}
         if method != "POST" or not path.endswith("/chat/completions"):
-            return 404, {}, _error(f"no route {method} {path}", "NotFoundError", 404)
+            return 404, {}, error_body(f"no route {method} {path}", "NotFoundError", 404)
         prompt = "\n".join(m["content"] for m in body["messages"])
         fenced = f"<{FENCE_TAG}>" in prompt
         found = (_FENCED if fenced else _PLAIN).search(prompt)
         if found is None:  # a prompt this judge was not built for: say so rather than guess
-            return 400, {}, _error("not a self-rating prompt", "BadRequestError", 400)
+            return 400, {}, error_body("not a self-rating prompt", "BadRequestError", 400)
         digit = str(self.judge.grade(found["context"], found["question"], fenced))
         choice: dict[str, Any] = {"index": 0, "finish_reason": "stop", "logprobs": None}
         if body.get("logprobs"):
@@ -151,7 +147,7 @@ class JudgeServer(Loopback):
                                                "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())}
                                                                 for t, lp in top]}]}
         usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": 1, "total_tokens": len(prompt.split()) + 1}
-        return 200, {}, _envelope(MODEL, digit, True, choice, usage)
+        return 200, {}, envelope(MODEL, digit, True, choice, usage)
 
 
 def stored_grades(store: Path, method_id: str) -> dict[tuple[str, str], float]:

@@ -11,7 +11,7 @@ of FLAN-T5-base (d_model 768, 12+12 layers, 12 heads, d_kv 64, d_ff 2048) and FL
 (d_model 1024, 24+24 layers, 16 heads, d_kv 64, d_ff 2816), gated-gelu, untied head, vocab 32128.
 Compute does not depend on weight values, but decoding length does: random weights would babble up
 to the length limit, so each model is first made to answer like FLAN-T5 (one of "0".."5" or "no",
-chosen by the prompt, then end-of-sequence; ``tests/tiny_models.make_rater``, fitted on the first
+chosen by the prompt, then end-of-sequence; ``exampp.testing.tiny_models.make_rater``, fitted on the first
 question of 32 passages of the same draw, so that answers vary between passages and between
 questions, with sharpness 32 so that fp32 rounding, batched or not, does not decide an answer), then saved; both ways
 load the saved model, so they grade with the same weights.
@@ -108,17 +108,15 @@ from pathlib import Path
 import torch
 import transformers
 
+from exampp.collection.question_bank import Question, read_question_bank
+from exampp.collection.reference_grades import read_reference_grades
+from exampp.grading.base import Pair
+from exampp.grading.parsing import parse_self_rating
+from exampp.grading.prompts import SELF_RATING
+from exampp.llm.backends.hf import HFBackend, resolve_dtype
+from exampp.testing.tiny_models import FLAN_T5_BASE_SHAPE, FLAN_T5_LARGE_SHAPE, make_rater, save_t5, t5_model
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))  # the random-model builders live with the tests
-
-from exampp.collection.question_bank import Question, read_question_bank  # noqa: E402
-from exampp.collection.reference_grades import read_reference_grades  # noqa: E402
-from exampp.grading.base import Pair  # noqa: E402
-from exampp.grading.parsing import parse_self_rating  # noqa: E402
-from exampp.grading.prompts import SELF_RATING  # noqa: E402
-from exampp.llm.backends.hf import HFBackend, resolve_dtype  # noqa: E402
-from tiny_models import FLAN_T5_BASE_SHAPE, FLAN_T5_LARGE_SHAPE, make_rater, save_t5, t5_model  # noqa: E402
-
 SHARED = Path(os.environ.get("EXAMPP_SHARED", REPO.parent / "shared"))
 TOKENIZER = SHARED / "models" / "t5-tokenizer"
 GRADED = "DL19-graded-t5-rating-genq-exam-qrels-runs-with-text.jsonl.gz"

@@ -3,14 +3,14 @@ continuous-batching server's capacity the client uses.
 
 The same self-rating pairs of the example collection are graded (a) by the local ``hf`` backend
 and (b) by the ``openai`` backend against a real OpenAI-compatible HTTP server on loopback
-(tests/openai_server.py) serving the same random-weight tiny FLAN-T5-shaped model, which answers
+(exampp/testing/openai_server.py) serving the same random-weight tiny FLAN-T5-shaped model, which answers
 each request after ``--latency`` seconds (a stand-in for the network and the server's queue; its
 model runs one request at a time). For (b) the requests go ``--concurrency`` at a time, for each
 value given. It prints pairs/s, the ratio to one request at a time, and whether the grades and
 grade probabilities equal the local backend's.
 
 With ``--quick`` it grades self-rating prompts instead against the simulated continuous-batching
-server (tests/batching_server.py, in a process of its own as a real server is: max batch 256, a step of
+server (exampp/testing/batching_server.py, in a process of its own as a real server is: max batch 256, a step of
 0.04 s + 1 ms a request in it, 16 prompt words prefilled a step, a prefix cache), ``--prompts`` of them
 for each size given, through exampp's runner (:func:`exampp.grading.runner.grade_pairs` into a
 temporary store: its chunks of :data:`~exampp.defaults.CHUNK` pairs, each committed as it is graded,
@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -43,24 +44,24 @@ from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+from exampp.collection.corpus import read_passages
+from exampp.collection.question_bank import read_question_bank
+from exampp.collection.runs import read_run
+from exampp.defaults import CHUNK
+from exampp.grading.base import Pair
+from exampp.grading.engine import LocalEngine
+from exampp.grading.registry import make_grader
+from exampp.grading.runner import grade_pairs
+from exampp.llm.backend import open_backend
+from exampp.store import GradeStore
+from exampp.testing.batching_server import BatchingServer
+from exampp.testing.openai_server import OpenAIServer
+from exampp.testing.server_process import ServerProcess, answer_until_stopped
+from exampp.testing.tiny_models import build_t5
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))  # the tiny model and the test server live with the tests
-
-from batching_server import BatchingServer  # noqa: E402
-from exampp.collection.corpus import read_passages  # noqa: E402
-from exampp.collection.question_bank import read_question_bank  # noqa: E402
-from exampp.collection.runs import read_run  # noqa: E402
-from exampp.defaults import CHUNK  # noqa: E402
-from exampp.grading.base import Pair  # noqa: E402
-from exampp.grading.engine import LocalEngine  # noqa: E402
-from exampp.grading.registry import make_grader  # noqa: E402
-from exampp.grading.runner import grade_pairs  # noqa: E402
-from exampp.llm.backend import open_backend  # noqa: E402
-from exampp.store import GradeStore  # noqa: E402
-from openai_server import OpenAIServer  # noqa: E402
-from server_process import ServerProcess, answer_until_stopped  # noqa: E402
-from tiny_models import build_t5, t5_tokenizer_dir  # noqa: E402
-
+# the tiny model is given the real T5 tokenizer, from the reference data beside the project
+TOKENIZER = Path(os.environ.get("EXAMPP_SHARED", REPO.parent / "shared")) / "models" / "t5-tokenizer"
 BASELINE = 8  # today's client: 8 requests in flight, one chunk of the runner's at a time
 # The simulated server of --quick: steps twice the server's defaults, so that its capacity (about 140
 # self-rating prompts/s) stays well inside what client and server, one Python process on loopback,
@@ -211,9 +212,11 @@ def main() -> None:
     if args.prefix:
         prefix([int(n) for n in args.prompts.split(",")])
         return
+    if not TOKENIZER.exists():
+        sys.exit(f"error: the T5 tokenizer {TOKENIZER} is not found (set EXAMPP_SHARED to the shared/ folder)")
     pairs = example_pairs(args.pairs, depth=5)
     with tempfile.TemporaryDirectory() as tmp:
-        model = str(build_t5(Path(tmp) / "tiny", t5_tokenizer_dir()))
+        model = str(build_t5(Path(tmp) / "tiny", TOKENIZER))
         local, t_local = timed_grades(open_backend("hf", model, device="cpu", batch_size=1), pairs)
         print(f"{len(pairs)} self-rating pairs, tiny FLAN-T5-shaped model, server latency {args.latency:g} s")
         print(f"{'backend':<28} {'pairs/s':>8} {'x conc. 1':>9}  same grades and probabilities")

@@ -17,7 +17,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
         os.environ.setdefault(_variable, "1")
 
 # Fixtures tiny_t5_dir / tiny_causal_dir: tiny random-weight models saved like real ones; browser: headless Chromium.
-pytest_plugins = ["tiny_models", "chromium"]
+pytest_plugins = ["tiny_model_dirs", "chromium"]
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("EXAMPP_SHARED", REPO.parent / "shared"))

@@ -33,7 +33,7 @@ What this machine may lack is stood in for:
   ``.venv``, run once; the set-up-and-test command beside it is what CI itself runs (.ci/run), so it
   is only checked to be the same command with the same extras.
 - FLAN-T5-large. HOME is a scratch folder whose ``models/flan-t5-large`` is a tiny random-weight
-  FLAN-T5-shaped model (tests/tiny_models.py), so ``--model ~/models/flan-t5-large`` loads offline;
+  FLAN-T5-shaped model (exampp/testing/tiny_models.py), so ``--model ~/models/flan-t5-large`` loads offline;
   HF_HUB_OFFLINE=1 keeps the hub from being tried. It answers as FLAN-T5 answers a grading prompt,
   one short token (a grade, yes or no) and end-of-sequence (``make_rater``): a random model would
   decode to the length limit every time.
@@ -239,7 +239,7 @@ class Sandbox:
         home.mkdir()
         self.has_model = TOKENIZER.is_dir() and _importable("transformers")
         if self.has_model:
-            from tiny_models import build_t5, save_rater
+            from exampp.testing.tiny_models import build_t5, save_rater
 
             save_rater(build_t5(root / "tiny-t5", TOKENIZER), home / "models" / "flan-t5-large", RATER_PROMPTS,
                        RATER_ANSWERS)

@@ -23,8 +23,8 @@ from exampp.generation.journal import journal_path
 from exampp.generation.prompts import QUESTIONS_FACET
 from exampp.generation.questions import Settings
 from exampp.llm.backend import BackendSpec
+from exampp.testing.openai_server import Fault, OpenAIServer, Seen
 from killing import ctrl_c_at_chunk, kill_when
-from openai_server import Fault, OpenAIServer, Seen
 
 DATE = "2026-01-02T03:04:05Z"
 TOPICS = [
@@ -541,7 +541,7 @@ def test_a_killed_run_resumes_without_asking_a_finished_item_again(tmp_path):
 def test_a_local_model_generates_retries_and_fails(tmp_path, tiny_t5_dir):
     from exampp.llm.backends.hf import HFBackend
     from exampp.llm.prompt import as_text
-    from tiny_models import steer
+    from exampp.testing.tiny_models import steer
 
     model = HFBackend.load(str(tiny_t5_dir), device="cpu", batch_size=4)
     vaccines, flu = "how vaccines train the immune system", "flu season"

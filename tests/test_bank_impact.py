@@ -282,7 +282,7 @@ def test_through_an_openai_server_only_the_new_pairs_are_requested(ws, tmp_path)
     """Self-ratings from a real OpenAI-compatible server on loopback: 5 when the question's keyword is
     in the passage, else 1; the impact of one added question sends one request per pooled passage
     of its query."""
-    from openai_server import OpenAIServer
+    from exampp.testing.openai_server import OpenAIServer
 
     def asked(prompt: str) -> tuple[str, str]:
         """(question, passage) of a self-rating prompt ("...Question: {question}\\nContext: {context}")."""

@@ -1,5 +1,5 @@
 """``exampp grade --backend openai --batch-api`` against a loopback stub of the OpenAI Batch API
-(tests/batch_server.py) on the example collection of this repository: the grades (probabilities
+(exampp/testing/batch_server.py) on the example collection of this repository: the grades (probabilities
 included) and the judge's usage are the direct path's; a job killed between submitting and downloading
 resumes its batch without submitting another; failed, malformed and expired lines are asked directly;
 the cost estimate; the store's batch tables and an old store without them. A hostile or broken Batch API: a
@@ -24,12 +24,12 @@ pytest.importorskip("openai")
 
 from click.testing import CliRunner
 
-from batch_server import BatchServer
 from exampp.cli import main
 from exampp.grading.prompts import SELF_RATING
 from exampp.llm.backend import open_backend
 from exampp.llm.openai.batch import Book, Deferred, request_key
 from exampp.store import GradeStore
+from exampp.testing.batch_server import BatchServer
 from robustness.hostile_server import within
 
 REPO = Path(__file__).resolve().parents[1]

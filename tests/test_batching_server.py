@@ -1,4 +1,4 @@
-"""The simulated continuous-batching server (tests/batching_server.py): its capacity formula, its rate
+"""The simulated continuous-batching server (exampp/testing/batching_server.py): its capacity formula, its rate
 limit, its prefix cache, and exampp's ``openai`` backend grading against it."""
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import time
 import openai
 import pytest
 
-from batching_server import BatchingServer, PrefixCache, Simulation, ideal_seconds
 from exampp.collection.question_bank import Question
 from exampp.grading.base import Pair
 from exampp.grading.registry import make_grader
 from exampp.llm.backend import open_backend
+from exampp.testing.batching_server import BatchingServer, PrefixCache, Simulation, ideal_seconds
 
 
 def test_capacity_of_512_one_step_requests_at_batch_256_is_two_full_steps():

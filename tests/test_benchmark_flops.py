@@ -10,7 +10,8 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from conftest import load_benchmark, shared_path
 from exampp.llm.backends.hf import HFBackend
-from tiny_models import save_t5, t5_model, t5_tokenizer_dir
+from exampp.testing.tiny_models import save_t5, t5_model
+from tiny_model_dirs import t5_tokenizer_dir
 
 bench = load_benchmark("grading")
 # d_model, d_ff, heads · d_kv and vocab all different, so that a swapped factor shows.

@@ -12,7 +12,7 @@ from exampp.grading.methods.direct import Direct, parse_thomas, parse_yes_no
 from exampp.grading.prompts import DIRECT_PROMPTS
 from exampp.grading.registry import default_tau, parse_method
 from exampp.llm.backends.hf import HFBackend
-from tiny_models import steer
+from exampp.testing.tiny_models import steer
 
 
 @pytest.mark.parametrize("text, label", [

@@ -16,7 +16,8 @@ from exampp.grading.prompts import SELF_RATING
 from exampp.llm.backends.hf import HFBackend
 from exampp.llm.batching import Batcher, token_budget_size
 from exampp.llm.fused import SDPA_SHARED_BIAS
-from tiny_models import build_t5, t5_tokenizer_dir
+from exampp.testing.tiny_models import build_t5
+from tiny_model_dirs import t5_tokenizer_dir
 
 # --- batches by token budget ------------------------------------------------------------------
 

@@ -51,8 +51,8 @@ from exampp.generation.exam import (
 )
 from exampp.generation.journal import journal_path
 from exampp.llm.backend import Backend, BackendError, BackendSpec, Capability, Usage
+from exampp.testing.openai_server import Fault, OpenAIServer, canned_replies
 from killing import ctrl_c_at_chunk, kill_when
-from openai_server import Fault, OpenAIServer, canned_replies
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED_CORPUS = REPO / "exam_corpus" / "documents.jsonl"

@@ -305,8 +305,10 @@ def test_bad_config_is_a_cli_error(write, tmp_path):
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> str:
-    tiny_models = pytest.importorskip("tiny_models")
-    return str(tiny_models.build_t5(tmp_path_factory.mktemp("tiny-t5"), tiny_models.t5_tokenizer_dir()))
+    tiny_models = pytest.importorskip("exampp.testing.tiny_models")
+    from tiny_model_dirs import t5_tokenizer_dir
+
+    return str(tiny_models.build_t5(tmp_path_factory.mktemp("tiny-t5"), t5_tokenizer_dir()))
 
 
 @pytest.mark.parametrize("name, cls", [

@@ -138,7 +138,7 @@ def run(*args):
 @pytest.fixture(scope="module")
 def server():
     pytest.importorskip("openai")
-    from openai_server import OpenAIServer
+    from exampp.testing.openai_server import OpenAIServer
 
     unsure = next(json.loads(line)["text"] for line in (REPO / "corpus" / "passages.jsonl").read_text().splitlines()
                   if json.loads(line)["docid"] == UNSURE)

@@ -10,7 +10,7 @@ from exampp.grading.prompts import SELF_RATING
 from exampp.llm.backends.hf import HFBackend
 from exampp.llm.batching import CPU_BATCH_SIZE, CPU_BATCH_TOKENS, CPU_MAX_BATCH, Batcher, auto_batch_size, length_order
 from exampp.llm.device import DeviceError
-from tiny_models import steer
+from exampp.testing.tiny_models import steer
 
 # --- batching ------------------------------------------------------------------------------
 

@@ -9,8 +9,8 @@ import urllib.request
 
 import pytest
 
-from batch_server import BatchServer
-from openai_server import OpenAIServer
+from exampp.testing.batch_server import BatchServer
+from exampp.testing.openai_server import OpenAIServer
 
 BODY = json.dumps({"model": "canned", "prompt": "Is this read whole?", "max_tokens": 4}).encode()
 

@@ -36,7 +36,7 @@ from exampp.grading.methods.nugget_support import (
 from exampp.grading.registry import parse_method
 from exampp.llm.backend import BackendSpec
 from exampp.store import GradeStore
-from openai_server import OpenAIServer, Seen
+from exampp.testing.openai_server import OpenAIServer, Seen
 
 NAME = "judge"
 BEES = "what do bees make"

@@ -1,4 +1,4 @@
-"""The ``openai`` backend against a real OpenAI-compatible HTTP server (tests/openai_server.py) that serves
+"""The ``openai`` backend against a real OpenAI-compatible HTTP server (exampp/testing/openai_server.py) that serves
 the tiny FLAN-T5-shaped model the ``hf`` backend loads: the same grades and grade probabilities through
 both endpoints, retries, one-line errors, the request budget and resuming without asking twice."""
 from __future__ import annotations
@@ -28,9 +28,9 @@ from exampp.llm.backend import BackendError, NextToken, open_backend
 from exampp.llm.backends.hf import HFBackend
 from exampp.llm.openai.wire import label_scores, token_text
 from exampp.store import GradeStore
-from openai_server import Fault, OpenAIServer
+from exampp.testing.openai_server import Fault, OpenAIServer
+from exampp.testing.tiny_models import save_rater
 from small_collection import write_collection
-from tiny_models import save_rater
 
 REPO = Path(__file__).resolve().parents[1]
 NAME = "tiny"  # the served model's name

@@ -1,6 +1,6 @@
 """Cache-friendly order for served judges: which prompts wait for another (exampp.llm.prefix), the
 passage-first self-rating prompt, and the openai backend sending a passage's prompts after the first of
-them, against the simulated continuous-batching server (tests/batching_server.py)."""
+them, against the simulated continuous-batching server (exampp/testing/batching_server.py)."""
 from __future__ import annotations
 
 import math
@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from batching_server import DIGITS, BatchingServer, PrefixCache, Simulation
 from exampp.collection.question_bank import Question
 from exampp.grading.base import Pair
 from exampp.grading.prompts import SELF_RATING, SELF_RATING_PASSAGE_FIRST, SELF_RATING_PROMPTS
@@ -20,7 +19,8 @@ from exampp.grading.runner import grade_pairs
 from exampp.llm.backend import BackendError, open_backend
 from exampp.llm.prefix import PREFIX_MIN, leaders
 from exampp.store import GradeStore
-from openai_server import OpenAIServer, Seen
+from exampp.testing.batching_server import DIGITS, BatchingServer, PrefixCache, Simulation
+from exampp.testing.openai_server import OpenAIServer, Seen
 
 INSTRUCTION = SELF_RATING.template.split("Question: ")[0]
 BLOCK = 16  # words a block of the simulated server's prefix cache holds (its default)

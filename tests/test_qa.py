@@ -17,7 +17,8 @@ from exampp.grading.prompts import ANSWER_VERIFICATION, QUESTION_ANSWERING
 from exampp.grading.registry import parse_method
 from exampp.llm.backends.extractive import ExtractiveReader, chunk_candidates
 from exampp.llm.backends.hf import HFBackend
-from tiny_models import steer, t5_tokenizer_dir
+from exampp.testing.tiny_models import steer
+from tiny_model_dirs import t5_tokenizer_dir
 
 LONG = "The sea level keeps changing along the coast. " * 120  # far beyond 512 tokens: cut by fit
 

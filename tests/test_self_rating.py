@@ -13,7 +13,7 @@ from exampp.grading.parsing import UNANSWERABLE, is_unanswerable, leading_grade,
 from exampp.grading.prompts import SELF_RATING
 from exampp.llm.backends.hf import HFBackend
 from exampp.llm.batching import Batcher
-from tiny_models import steer
+from exampp.testing.tiny_models import steer
 
 
 def self_rating_prompt(model: HFBackend, pair: Pair) -> str:

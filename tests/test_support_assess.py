@@ -1,5 +1,5 @@
 """``exampp support assess`` end to end: the real ``openai`` backend against a loopback OpenAI-compatible
-server (tests/openai_server.py) with canned, partly hostile replies; the grades kept in the store, so
+server (exampp/testing/openai_server.py) with canned, partly hostile replies; the grades kept in the store, so
 that a second run sends nothing; segments the corpus lacks and sentences without text left unjudged."""
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from exampp.cli import main
 from exampp.generation.asking import Unusable
 from exampp.grading.methods.citation_support import CITATION_SUPPORT, CORRECTIVE, UNREAD, parse_support
 from exampp.store import GradeStore
-from openai_server import OpenAIServer, Seen
+from exampp.testing.openai_server import OpenAIServer, Seen
 
 NAME = "judge"
 SEGMENTS = {

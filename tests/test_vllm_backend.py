@@ -23,8 +23,9 @@ from exampp.grading.prompts import SELF_RATING
 from exampp.llm.backend import BackendError, open_backend
 from exampp.llm.backends.hf import HFBackend
 from exampp.store import GradeStore
+from exampp.testing.tiny_models import build_causal, steer
 from small_collection import write_collection
-from tiny_models import build_causal, steer, t5_tokenizer_dir
+from tiny_model_dirs import t5_tokenizer_dir
 
 STAND_INS = Path(__file__).resolve().parent / "stand_ins"
 CHAT_TEMPLATE = "{% for m in messages %}<user>{{ m['content'] }}</user>{% endfor %}<assistant>"

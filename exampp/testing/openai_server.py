@@ -9,8 +9,8 @@ token's log-probabilities are the local backend's own (:meth:`HFBackend.first_to
 tokens' come from generation.
 
 Without a model it answers from canned replies instead: ``reply(seen)`` gives the text of the
-answer to a request (tests use it to send malformed, truncated or empty answers). Run as a script,
-``python tests/openai_server.py --replies FILE``, it serves the canned replies of a JSONL file
+answer to a request (tests use it to send malformed, truncated or empty answers). Run as a module,
+``python -m exampp.testing.openai_server --replies FILE``, it serves the canned replies of a JSONL file
 (``{"match": text?, "reply": text}``: the first rule whose ``match`` occurs in the request's last
 user message answers; a rule without ``match`` answers anything) until it is stopped, for the
 README's demonstration of ``exampp bank generate`` and ``exampp exam generate``.
@@ -30,8 +30,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
+
+from exampp.testing.loopback import Loopback, envelope, error_body, json_handler
 
 if TYPE_CHECKING:
     import torch
@@ -71,39 +72,6 @@ class Seen:
         return self.body.get("messages", [])
 
 
-class Loopback:
-    """An HTTP server on 127.0.0.1 (``port`` 0: a free one) whose requests ``handler(self)`` answers,
-    in a thread of its own while the ``with`` block runs: the test servers' common part."""
-
-    def __init__(self, handler: Callable[[Any], type[BaseHTTPRequestHandler]], port: int = 0) -> None:
-        self._http = _QuietServer(("127.0.0.1", port), handler(self))
-        self._http.daemon_threads = True
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._http.shutdown()
-        self._http.server_close()
-
-
-def read_body(handler: BaseHTTPRequestHandler) -> bytes | None:
-    """The request's whole body (``Content-Length`` bytes), or None when the client went before all of
-    it came (a killed process): such a request was never made, so a server neither records nor answers it."""
-    length = int(handler.headers.get("Content-Length") or 0)
-    data = handler.rfile.read(length)
-    if len(data) < length:
-        handler.close_connection = True
-        return None
-    return data
-
-
 class OpenAIServer(Loopback):
     """Serve the model in ``model_dir`` (or the canned ``reply``) as ``name`` on 127.0.0.1; use as a
     context manager. ``port`` 0 takes a free one."""
@@ -130,7 +98,7 @@ class OpenAIServer(Loopback):
         self._lock = threading.Lock()  # the record and the fault counter
         self._model_lock = threading.Lock()  # one inference at a time
         self._completions = 0
-        super().__init__(_handler, port)
+        super().__init__(json_handler, port)
 
     def completions(self) -> list[Seen]:
         """The completion requests received so far (chat or not; answered, refused or in progress)."""
@@ -139,7 +107,7 @@ class OpenAIServer(Loopback):
 
     def prompts(self) -> list[str]:
         """The prompts of the completion requests answered with 200."""
-        return [seen.prompt for seen in self.completions() if seen.status == 200]
+        return [seen.prompt for seen in self.completions() if seen.status == 200 and seen.prompt is not None]
 
     def reset(self) -> None:
         with self._lock:
@@ -167,17 +135,18 @@ class OpenAIServer(Loopback):
 
     def _answer(self, method, path, headers, body, fault: Fault | None) -> tuple[int, dict[str, str], dict]:
         if self.api_key is not None and headers.get("Authorization") != f"Bearer {self.api_key}":
-            return 401, {}, _error("Incorrect API key provided.", "invalid_request_error", 401)
+            return 401, {}, error_body("Incorrect API key provided.", "invalid_request_error", 401)
         if method == "GET" and path.endswith("/models") and self.list_models:
             return 200, {}, {"object": "list", "data": [
                 {"id": self.name, "object": "model", "created": 0, "owned_by": "exampp-tests"}]}
         if method != "POST" or not path.endswith(("/chat/completions", "/completions")):
-            return 404, {}, _error(f"no route {method} {path}", "NotFoundError", 404)
+            return 404, {}, error_body(f"no route {method} {path}", "NotFoundError", 404)
         if fault is not None and fault.status is not None:
-            return fault.status, fault.headers, _error(f"injected HTTP {fault.status}", "InjectedError", fault.status)
+            injected = error_body(f"injected HTTP {fault.status}", "InjectedError", fault.status)
+            return fault.status, fault.headers, injected
         time.sleep(self.delay + (fault.sleep if fault is not None else 0.0))
         if body.get("model") != self.name:
-            return 404, {}, _error(f"The model `{body.get('model')}` does not exist.", "NotFoundError", 404)
+            return 404, {}, error_body(f"The model `{body.get('model')}` does not exist.", "NotFoundError", 404)
         chat = path.endswith("/chat/completions")
         if self.reply is not None:
             return 200, {}, _payload(self.name, self.reply(Seen(method, path, body, 0)), chat, body)
@@ -198,7 +167,9 @@ class OpenAIServer(Loopback):
     def _completion(self, prompt, max_tokens: int, top: int | None, chat: bool) -> dict:
         import torch
 
-        backend, tokenizer = self.backend, self.backend.tokenizer
+        backend = self.backend
+        assert backend is not None  # without a model it answers from canned replies, never here
+        tokenizer = backend.tokenizer
         with self._model_lock:
             first_row = backend.first_token_logprobs([prompt])[0]
             ids = backend._encode([prompt])[0]
@@ -231,7 +202,7 @@ class OpenAIServer(Loopback):
                                       "token_logprobs": [logprob for _, logprob, _ in entries],
                                       "top_logprobs": [dict(alternatives) for _, _, alternatives in entries],
                                       "text_offset": offsets}
-        return _envelope(self.name, text, chat, choice, usage)
+        return envelope(self.name, text, chat, choice, usage)
 
 
 def _payload(name: str, text: str, chat: bool, body: dict[str, Any]) -> dict:
@@ -239,16 +210,7 @@ def _payload(name: str, text: str, chat: bool, body: dict[str, Any]) -> dict:
     prompt = " ".join(m["content"] for m in body["messages"]) if chat else body["prompt"]
     usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split()),
              "total_tokens": len(prompt.split()) + len(text.split())}
-    return _envelope(name, text, chat, {"index": 0, "finish_reason": "stop", "logprobs": None}, usage)
-
-
-def _envelope(name: str, text: str, chat: bool, choice: dict[str, Any], usage: dict[str, int]) -> dict:
-    """The response body of a chat completion (the text as the assistant's message) or a completion."""
-    if chat:
-        return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": name,
-                "choices": [{**choice, "message": {"role": "assistant", "content": text}}], "usage": usage}
-    return {"id": "cmpl-test", "object": "text_completion", "created": 0, "model": name,
-            "choices": [{**choice, "text": text}], "usage": usage}
+    return envelope(name, text, chat, {"index": 0, "finish_reason": "stop", "logprobs": None}, usage)
 
 
 def canned_replies(path: str) -> Callable[[Seen], str]:
@@ -278,54 +240,6 @@ def _top(tokenizer, row: torch.Tensor, n: int) -> list[tuple[str, float]]:
             for value, token in zip(best.values.tolist(), best.indices.tolist())]
 
 
-def _error(message: str, kind: str, code: int) -> dict:
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
-
-
-class _QuietServer(ThreadingHTTPServer):
-    """A client that hangs up (exampp closes its connections at once on an error) is no server error.
-    Hundreds of connections may wait to be accepted (a client opens one per request in flight; 5, the
-    default, would refuse them)."""
-
-    request_queue_size = 1024
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
-def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's connection pool expects
-
-        def do_GET(self) -> None:
-            self._serve("GET", {})
-
-        def do_POST(self) -> None:
-            data = read_body(self)
-            if data is not None:
-                self._serve("POST", json.loads(data or b"{}"))
-
-        def _serve(self, method: str, body: dict) -> None:
-            status, headers, payload = server.answer(method, self.path, self.headers, body)
-            data = json.dumps(payload).encode()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):  # the client gave up on a slow answer
-                self.close_connection = True
-
-        def log_message(self, *args: Any) -> None:  # quiet
-            pass
-
-    return Handler
-
-
 def main() -> None:
     import argparse
     import signal
@@ -340,7 +254,7 @@ def main() -> None:
     with server:
         if args.port_file:
             with open(args.port_file + ".tmp", "w") as fh:
-                fh.write(str(server._http.server_address[1]))
+                fh.write(str(server.port))
             os.replace(args.port_file + ".tmp", args.port_file)
         print(f"serving {args.model} at {server.url}", flush=True)
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

@@ -13,7 +13,11 @@ from multiprocessing.connection import Connection
 
 
 class ServerProcess:
-    """``serve(pipe, *args)`` in a spawned process: ``url`` and :meth:`ask` while the block runs."""
+    """``serve(pipe, *args)`` in a spawned process: ``url`` and :meth:`ask` while the block runs.
+
+    :param serve: the server's side, a function of a module (a spawned process imports it by name)
+    :param args: what ``serve`` is given after the pipe
+    """
 
     def __init__(self, serve: Callable[..., None], *args: object) -> None:
         context = multiprocessing.get_context("spawn")
@@ -36,7 +40,12 @@ class ServerProcess:
 
 
 def answer_until_stopped(pipe: Connection, url: str, figures: Callable[[], object]) -> None:
-    """The server side: send ``url``, then ``figures()`` for each ask, until told to stop."""
+    """The server side: send ``url``, then ``figures()`` for each ask, until told to stop.
+
+    :param pipe: the child's end of :class:`ServerProcess`'s pipe
+    :param url: the server's URL
+    :param figures: the server's figures now
+    """
     pipe.send(url)
     while pipe.recv() == "ask":
         pipe.send(figures())

@@ -2,7 +2,7 @@
 
 :class:`BatchingServer` speaks what exampp's ``openai`` backend uses (``GET /v1/models``, ``POST
 /v1/chat/completions`` and ``/v1/completions``, with ``logprobs``/``top_logprobs``; the HTTP side is
-tests/openai_server.py's) and answers every prompt with a grade digit, chosen by the prompt's CRC-32,
+:mod:`exampp.testing.loopback`'s) and answers every prompt with a grade digit, chosen by the prompt's CRC-32,
 at log-probability ln 0.6, the other five digits at ln 0.08 each as its top alternatives.
 
 The time an answer takes is that of a continuous-batching server (vLLM, SGLang), simulated by one
@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from openai_server import Loopback, _envelope, _error, _handler
+from exampp.testing.loopback import Loopback, envelope, error_body, json_handler
 
 LAG = 0.05  # seconds the scheduler may run behind simulated time and still catch up
 DIGITS = "012345"
@@ -213,7 +213,7 @@ class BatchingServer(Loopback):
         self._stopping = False
         self._work = threading.Condition()  # guards the simulation and the figures
         self._scheduler = threading.Thread(target=self._schedule, name="batching-scheduler", daemon=True)
-        super().__init__(_handler, port)
+        super().__init__(json_handler, port)
 
     def __enter__(self) -> "BatchingServer":
         self._scheduler.start()
@@ -273,16 +273,16 @@ class BatchingServer(Loopback):
             for job in finished:
                 job.done.set()
 
-    # --- answering (called by openai_server's handler, a thread per connection) -------------------
+    # --- answering (called by loopback's handler, a thread per connection) -------------------
 
     def answer(self, method: str, path: str, headers: Any, body: dict[str, Any]) -> tuple[int, dict[str, str], dict]:
         if method == "GET" and path.endswith("/models"):
             return 200, {}, {"object": "list", "data": [
                 {"id": self.name, "object": "model", "created": 0, "owned_by": "exampp-tests"}]}
         if method != "POST" or not path.endswith(("/chat/completions", "/completions")):
-            return 404, {}, _error(f"no route {method} {path}", "NotFoundError", 404)
+            return 404, {}, error_body(f"no route {method} {path}", "NotFoundError", 404)
         if body.get("model") != self.name:
-            return 404, {}, _error(f"The model `{body.get('model')}` does not exist.", "NotFoundError", 404)
+            return 404, {}, error_body(f"The model `{body.get('model')}` does not exist.", "NotFoundError", 404)
         chat = path.endswith("/chat/completions")
         prompt = "\n".join(m["content"] for m in body["messages"]) if chat else body["prompt"]
         with self._work:
@@ -291,19 +291,26 @@ class BatchingServer(Loopback):
             if self.max_in_flight is not None and self.sim.in_flight >= self.max_in_flight:
                 self.refused += 1
                 return 429, {"Retry-After": str(math.ceil(self.retry_after)),
-                             "retry-after-ms": str(round(self.retry_after * 1000))}, _error(
+                             "retry-after-ms": str(round(self.retry_after * 1000))}, error_body(
                     f"more than {self.max_in_flight} requests in flight", "rate_limit_exceeded", 429)
             job = self.sim.submit(prompt.split())
             self._work.notify()
         job.done.wait()
         if job.done_steps < job.steps:  # stopped meanwhile
-            return 503, {}, _error("the server is shutting down", "ServiceUnavailable", 503)
+            return 503, {}, error_body("the server is shutting down", "ServiceUnavailable", 503)
         top = (body.get("top_logprobs") if body.get("logprobs") else None) if chat else body.get("logprobs")
-        return 200, {}, _completion(self.name, prompt, len(job.words), chat, top)
+        return 200, {}, digit_completion(self.name, prompt, len(job.words), chat, top)
 
 
-def _completion(name: str, prompt: str, prompt_tokens: int, chat: bool, top: int | None) -> dict:
-    """The answer to ``prompt``: a digit, with ``top`` alternatives (the digits) where asked."""
+def digit_completion(name: str, prompt: str, prompt_tokens: int, chat: bool, top: int | None) -> dict:
+    """The answer to ``prompt``: a digit, with ``top`` alternatives (the digits) where asked.
+
+    :param name: the model's name
+    :param prompt: the prompt, whose CRC-32 chooses the digit
+    :param prompt_tokens: the prompt's length in tokens, for the usage
+    :param chat: a chat completion, else a completion
+    :param top: how many alternatives to give (None or 0: none)
+    """
     digit = DIGITS[zlib.crc32(prompt.encode()) % len(DIGITS)]
     alternatives = [(digit, _CHOSEN)] + [(d, _OTHER) for d in DIGITS if d != digit]
     alternatives = alternatives[:top] if top else []
@@ -316,4 +323,4 @@ def _completion(name: str, prompt: str, prompt_tokens: int, chat: bool, top: int
         choice["logprobs"] = {"tokens": [digit], "token_logprobs": [_CHOSEN], "top_logprobs": [dict(alternatives)],
                               "text_offset": [0]}
     usage = {"prompt_tokens": prompt_tokens, "completion_tokens": 1, "total_tokens": prompt_tokens + 1}
-    return _envelope(name, digit, chat, choice, usage)
+    return envelope(name, digit, chat, choice, usage)

@@ -1,11 +1,12 @@
 """A loopback stub of the OpenAI Batch API (``/v1/files``, ``/v1/batches``) for tests, without a model.
 
-:class:`BatchServer` listens on 127.0.0.1 and answers, on tests/openai_server.py's HTTP side, what
-exampp's ``openai`` backend and its Batch API client use: ``GET /v1/models``, ``POST /v1/chat/completions``
-and ``/v1/completions`` (direct requests), ``POST /v1/files`` (the SDK's multipart upload, parsed as
-multipart), ``GET /v1/files/{id}/content``, ``POST /v1/batches`` and ``GET /v1/batches/{id}``. Each request
-(direct, or a line of a batch) is answered as tests/batching_server.py answers one: a grade digit chosen by
-the prompt's CRC-32, with the digits as its top alternatives; or by ``reply(body)``, a text.
+:class:`BatchServer` listens on 127.0.0.1 and answers, on the HTTP side of :mod:`exampp.testing.loopback`,
+what exampp's ``openai`` backend and its Batch API client use: ``GET /v1/models``, ``POST
+/v1/chat/completions`` and ``/v1/completions`` (direct requests), ``POST /v1/files`` (the SDK's multipart
+upload, parsed as multipart), ``GET /v1/files/{id}/content``, ``POST /v1/batches`` and ``GET
+/v1/batches/{id}``. Each request (direct, or a line of a batch) is answered as
+:mod:`exampp.testing.batching_server` answers one: a grade digit chosen by the prompt's CRC-32, with the
+digits as its top alternatives; or by ``reply(body)``, a text.
 
 A batch stays ``in_progress`` while :attr:`hold` is set; the first look at it after that ends it:
 ``completed`` with every line answered, but for the lines ``fail(body)`` gives a status (those go to the
@@ -24,12 +25,11 @@ import email.policy
 import json
 import threading
 import time
-import zlib
 from collections.abc import Callable
 from typing import Any
 
-from batching_server import DIGITS, _completion
-from openai_server import Loopback, _envelope, _error, _handler, read_body
+from exampp.testing.batching_server import digit_completion
+from exampp.testing.loopback import Loopback, envelope, error_body, json_handler, read_body
 
 
 class BatchServer(Loopback):
@@ -71,17 +71,17 @@ class BatchServer(Loopback):
     def complete(self, path: str, body: dict[str, Any]) -> tuple[int, dict]:
         """The answer to one completion request, direct or a batch's line."""
         if body.get("model") != self.name:
-            return 404, _error(f"The model `{body.get('model')}` does not exist.", "NotFoundError", 404)
+            return 404, error_body(f"The model `{body.get('model')}` does not exist.", "NotFoundError", 404)
         chat = path.endswith("/chat/completions")
         prompt = "\n".join(m["content"] for m in body["messages"]) if chat else body["prompt"]
         if self.reply is not None:
             text = self.reply(body)
             usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": 1, "total_tokens": 0}
-            return 200, _envelope(self.name, text, chat, {"index": 0, "finish_reason": "stop", "logprobs": None}, usage)
+            return 200, envelope(self.name, text, chat, {"index": 0, "finish_reason": "stop", "logprobs": None}, usage)
         top = (body.get("top_logprobs") if body.get("logprobs") else None) if chat else body.get("logprobs")
-        return 200, _completion(self.name, prompt, len(prompt.split()), chat, top)
+        return 200, digit_completion(self.name, prompt, len(prompt.split()), chat, top)
 
-    def answer(self, method: str, path: str, headers: Any, body: Any) -> tuple[int, dict[str, str], dict]:
+    def answer(self, method: str, path: str, headers: Any, body: Any) -> tuple[int, dict[str, str], dict | bytes]:
         path = path.split("?")[0]
         if method == "GET" and path == "/v1/models":
             return 200, {}, {"object": "list", "data": [{"id": self.name, "object": "model", "created": 0,
@@ -100,9 +100,9 @@ class BatchServer(Loopback):
         if method == "GET" and path.startswith("/v1/files/") and path.endswith("/content"):
             file_id = path.split("/")[3]
             if file_id not in self.files:
-                return 404, {}, _error(f"no file {file_id}", "NotFoundError", 404)
+                return 404, {}, error_body(f"no file {file_id}", "NotFoundError", 404)
             return 200, {"Content-Type": "application/octet-stream"}, self.files[file_id]
-        return 404, {}, _error(f"no route {method} {path}", "NotFoundError", 404)
+        return 404, {}, error_body(f"no route {method} {path}", "NotFoundError", 404)
 
     def _upload(self, headers: Any, data: bytes) -> dict:
         # The SDK's multipart/form-data body, read as a MIME message: the part named "file" is the file.
@@ -112,13 +112,15 @@ class BatchServer(Loopback):
         assert parts["purpose"].get_content() == "batch", parts["purpose"].get_content()
         with self._lock:
             file_id = f"file-{len(self.files)}"
-            self.files[file_id] = parts["file"].get_payload(decode=True)
+            payload = parts["file"].get_payload(decode=True)
+            assert isinstance(payload, bytes), payload  # a single part: its bytes
+            self.files[file_id] = payload
         return {"id": file_id, "object": "file", "bytes": len(self.files[file_id]), "created_at": 0,
                 "filename": parts["file"].get_filename(), "purpose": "batch", "status": "processed"}
 
     def _create(self, body: dict[str, Any]) -> tuple[int, dict[str, str], dict]:
         if body.get("input_file_id") not in self.files or body.get("completion_window") != "24h":
-            return 400, {}, _error("bad batch", "invalid_request_error", 400)
+            return 400, {}, error_body("bad batch", "invalid_request_error", 400)
         with self._lock:
             batch_id = f"batch_{len(self.batches)}"
             now = int(time.time())
@@ -134,7 +136,7 @@ class BatchServer(Loopback):
         with self._lock:
             batch = self.batches.get(batch_id)
             if batch is None:
-                return 404, {}, _error(f"no batch {batch_id}", "NotFoundError", 404)
+                return 404, {}, error_body(f"no batch {batch_id}", "NotFoundError", 404)
             if batch["status"] in ("validating", "in_progress"):
                 if self.hold.is_set():
                     batch["status"] = "in_progress"
@@ -154,7 +156,8 @@ class BatchServer(Loopback):
             return
         lines = [json.loads(line) for line in self.files[batch["input_file_id"]].splitlines()]
         answered = lines[:len(lines) // 2] if self.expire else lines
-        output, errors = [], []
+        output: list[dict[str, Any]] = []
+        errors: list[dict[str, Any]] = []
         for n, line in enumerate(answered):
             status = self.fail(line["body"])
             if status == 0:
@@ -164,7 +167,7 @@ class BatchServer(Loopback):
             if status is None:
                 status, payload = self.complete(line["url"], line["body"])
             else:
-                payload = _error("injected", "InjectedError", status)
+                payload = error_body("injected", "InjectedError", status)
             record = {"id": f"req_{n}", "custom_id": line["custom_id"],
                       "response": {"status_code": status, "request_id": f"r{n}", "body": payload}, "error": None}
             (output if status == 200 else errors).append(record)
@@ -181,13 +184,8 @@ class BatchServer(Loopback):
         batch["request_counts"] = {"total": len(lines), "completed": len(output), "failed": len(errors)}
 
 
-def digit(prompt: str) -> str:
-    """The digit the stub answers to ``prompt`` (batching_server's choice)."""
-    return DIGITS[zlib.crc32(prompt.encode()) % len(DIGITS)]
-
-
 def _batch_handler(server: BatchServer) -> type:
-    base = _handler(server)
+    base = json_handler(server)
 
     class Handler(base):  # type: ignore[misc, valid-type]
         def do_POST(self) -> None:

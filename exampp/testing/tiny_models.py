@@ -2,36 +2,27 @@
 :meth:`exampp.llm.backends.hf.HFBackend.load`.
 
 - :func:`build_t5`: a FLAN-T5-shaped seq2seq model (gated-gelu, untied head, vocab 32128) with the
-  real T5 tokenizer from ``../shared/models/t5-tokenizer`` (:func:`save_t5` saves one built and
-  edited in memory, e.g. with FLAN-T5-base's or -large's shape).
+  real T5 tokenizer (the tests' and benchmarks' is ``../shared/models/t5-tokenizer``; :func:`save_t5`
+  saves one built and edited in memory, e.g. with FLAN-T5-base's or -large's shape).
 - :func:`build_causal`: a tiny GPT-2-config causal LM with the same tokenizer.
 - :func:`steer`: edits the output-embedding rows of chosen tokens so that greedy decoding of chosen
   prompts yields chosen token sequences (random weights otherwise decide nothing useful).
 - :func:`make_rater`: edits a seq2seq model so that on any prompt it answers one token of a given set
   and stops, as FLAN-T5 answers a self-rating prompt (for throughput measurements and engine tests);
   :func:`save_rater` saves one so made.
-- Fixtures ``tiny_t5_dir`` / ``tiny_causal_dir`` (session-scoped, skipped without the tokenizer),
-  available to every test through ``pytest_plugins`` in conftest.py.
+
+The tests' fixtures that build them are in tests/tiny_model_dirs.py.
 """
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-import pytest
 import torch
 
-from conftest import shared_path
-
 T5_VOCAB = 32128  # FLAN-T5's embedding size (the tokenizer has 32100 tokens; the rest are padding rows)
-
-
-def t5_tokenizer_dir() -> Path:
-    """The real T5 tokenizer beside the project (skips the test when absent)."""
-    return shared_path("models", "t5-tokenizer")
-
-
 FLAN_T5_BASE_SHAPE = {"d_model": 768, "d_ff": 2048, "d_kv": 64, "num_layers": 12, "num_heads": 12}
 FLAN_T5_LARGE_SHAPE = {"d_model": 1024, "d_ff": 2816, "d_kv": 64, "num_layers": 24, "num_heads": 16}
 
@@ -43,10 +34,12 @@ def t5_model(*, d_model: int = 64, d_ff: int = 128, d_kv: int = 32, num_layers: 
     :data:`FLAN_T5_BASE_SHAPE` and :data:`FLAN_T5_LARGE_SHAPE`."""
     from transformers import T5Config, T5ForConditionalGeneration
 
+    # not fields that transformers 5's T5Config declares; it keeps them as attributes all the same
+    undeclared: dict[str, Any] = {"tie_word_embeddings": False, "decoder_start_token_id": 0}
     config = T5Config(
         vocab_size=T5_VOCAB, d_model=d_model, d_ff=d_ff, d_kv=d_kv, num_layers=num_layers,
         num_decoder_layers=num_layers, num_heads=num_heads, feed_forward_proj="gated-gelu",
-        tie_word_embeddings=False, dropout_rate=0.0, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1,
+        dropout_rate=0.0, pad_token_id=0, eos_token_id=1, **undeclared,
     )
     with torch.random.fork_rng():
         torch.manual_seed(seed)
@@ -114,7 +107,8 @@ def steer(hf_model, prompts: Sequence[str], targets: Sequence[Sequence[int]], *,
     head = model.get_output_embeddings()
     captured: list[torch.Tensor] = []
     hook = head.register_forward_pre_hook(lambda _module, args: captured.append(args[0].detach().clone()))
-    states, wanted = [], []
+    states: list[torch.Tensor] = []
+    wanted: list[int] = []
     try:
         with torch.no_grad():
             for prompt, target in zip(prompts, targets, strict=True):
@@ -218,15 +212,3 @@ def _first_step_states(hf_model, prompts: Sequence[str]) -> torch.Tensor:
     finally:
         hook.remove()
     return torch.cat(seen)
-
-
-@pytest.fixture(scope="session")
-def tiny_t5_dir(tmp_path_factory) -> Path:
-    """A saved tiny FLAN-T5-shaped model (d_model 64, 1+1 layers) with the real T5 tokenizer."""
-    return build_t5(tmp_path_factory.mktemp("tiny-t5"), t5_tokenizer_dir())
-
-
-@pytest.fixture(scope="session")
-def tiny_causal_dir(tmp_path_factory) -> Path:
-    """A saved tiny GPT-2-config causal LM (hidden 64, 1 layer) with the real T5 tokenizer."""
-    return build_causal(tmp_path_factory.mktemp("tiny-causal"), t5_tokenizer_dir())
