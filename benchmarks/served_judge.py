@@ -44,6 +44,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 sys.path.insert(0, str(REPO / "tests"))  # the tiny model and the test server live with the tests
 
 from batching_server import BatchingServer  # noqa: E402
@@ -70,9 +71,9 @@ SERVER = {"base": 0.04, "per_seq": 0.001}
 
 def example_pairs(n: int, depth: int = 10) -> list[Pair]:
     """``n`` pairs spread evenly over all (top-``depth`` bm25 passage, question of its query) pairs."""
-    passages = read_passages(REPO / "corpus" / "passages.jsonl")
-    questions = read_question_bank(REPO / "question_banks" / "questions.jsonl").by_query()
-    run = read_run(REPO / "runs" / "bm25.run")
+    passages = read_passages(EXAMPLES / "corpus" / "passages.jsonl")
+    questions = read_question_bank(EXAMPLES / "question_banks" / "questions.jsonl").by_query()
+    run = read_run(EXAMPLES / "runs" / "bm25.run")
     every = [Pair(qid, doc.docid, passages[doc.docid], question)
              for qid, ranking in run.rankings.items() for doc in ranking[:depth] if doc.docid in passages
              for question in questions.get(qid, [])]
