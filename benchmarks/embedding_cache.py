@@ -20,6 +20,7 @@ from pathlib import Path
 from exampp.api.grade import GradeJob
 
 REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 
 
 def grade(settings: dict, cache_size: int | None) -> tuple[float, int, object]:
@@ -40,8 +41,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rag", type=Path, help="the TREC 2024 RAG data folder (../shared/data/rag24)")
     args = parser.parse_args()
-    cases = {"example collection": {"config": REPO / "exampp.toml", "runs": (str(REPO / "runs"),),
-                                    "corpus": str(REPO / "corpus" / "passages.jsonl")}}
+    cases = {"example collection": {"config": EXAMPLES / "exampp.toml", "runs": (str(EXAMPLES / "runs"),),
+                                    "corpus": str(EXAMPLES / "corpus" / "passages.jsonl")}}
     if args.rag is not None:
         answers = str(args.rag / "nugget-assignments.dev.jsonl.gz")
         cases["RAG 2024 answers"] = {"responses": answers, "bank": answers}

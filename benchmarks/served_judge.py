@@ -62,6 +62,7 @@ from exampp.testing.tiny_models import build_t5
 REPO = Path(__file__).resolve().parents[1]
 # the tiny model is given the real T5 tokenizer, from the reference data beside the project
 TOKENIZER = Path(os.environ.get("EXAMPP_SHARED", REPO.parent / "shared")) / "models" / "t5-tokenizer"
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 BASELINE = 8  # today's client: 8 requests in flight, one chunk of the runner's at a time
 # The simulated server of --quick: steps twice the server's defaults, so that its capacity (about 140
 # self-rating prompts/s) stays well inside what client and server, one Python process on loopback,
@@ -71,9 +72,9 @@ SERVER = {"base": 0.04, "per_seq": 0.001}
 
 def example_pairs(n: int, depth: int = 10) -> list[Pair]:
     """``n`` pairs spread evenly over all (top-``depth`` bm25 passage, question of its query) pairs."""
-    passages = read_passages(REPO / "corpus" / "passages.jsonl")
-    questions = read_question_bank(REPO / "question_banks" / "questions.jsonl").by_query()
-    run = read_run(REPO / "runs" / "bm25.run")
+    passages = read_passages(EXAMPLES / "corpus" / "passages.jsonl")
+    questions = read_question_bank(EXAMPLES / "question_banks" / "questions.jsonl").by_query()
+    run = read_run(EXAMPLES / "runs" / "bm25.run")
     every = [Pair(qid, doc.docid, passages[doc.docid], question)
              for qid, ranking in run.rankings.items() for doc in ranking[:depth] if doc.docid in passages
              for question in questions.get(qid, [])]

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Set up (see setup.sh) and run the main job on the example collection shipped in this repository:
-# grade the pooled passages of runs/ against question_banks/questions.jsonl with the offline
-# embedding grader (settings in exampp.toml), write qrels/exam.qrels and the EXAM-Cover
-# leaderboard, evaluate the runs on the EXAM-Qrels with trec_eval measures, and correlate the
-# EXAM leaderboards with the official one. Outputs also go to out/example/.
+# Set up (see setup.sh) and run the main job on the example collection shipped in this repository,
+# in its workspace examples/: grade the pooled passages of runs/ against
+# question_banks/questions.jsonl with the offline embedding grader (settings in exampp.toml),
+# write qrels/exam.qrels and the EXAM-Cover leaderboard, evaluate the runs on the EXAM-Qrels with
+# trec_eval measures, and correlate the EXAM leaderboards with the official one. Outputs also go
+# to examples/out/.
 # EXAMPP_SKIP_SETUP=1 leaves .venv as it is (tests/docs_blocks.py runs the steps so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +12,8 @@ if [ -z "${EXAMPP_SKIP_SETUP:-}" ]; then
     bash scripts/setup.sh embed
 fi
 . .venv/bin/activate
-out=out/example
+cd examples
+out=out
 mkdir -p "$out"
 
 echo "== grade the pool of runs/ (grades.sqlite, qrels/exam.qrels, EXAM-Cover@20 leaderboard)"

@@ -1,6 +1,6 @@
-"""Build the example runs in runs/ from the example collection (deterministic, stdlib only).
+"""Build the example runs in examples/runs/ from the example collection (deterministic, stdlib only).
 
-    python scripts/make_example_runs.py             # rewrite runs/*.run of this repository
+    python scripts/make_example_runs.py             # rewrite examples/runs/*.run of this repository
     python scripts/make_example_runs.py --out DIR   # write them elsewhere (the tests compare)
 
 Each run ranks, per query, the 40 passages judged for that query in qrels/official.qrels and
@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1] / "examples"  # the example collection's workspace
 DEPTH = 20
 STOPWORDS = frozenset("a an and are as at be by for from how in is it of on or the to what with".split())
 WEAK_MISSING_QUERY = "Q4"

@@ -9,6 +9,8 @@ from exampp.collection.assessment_sample import SamplePair, write_sample
 from exampp.collection.corpus import Passage, read_passages, write_corpus
 from exampp.collection.topics import Topic, read_topics, write_topics
 
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
+
 # Texts are input nobody vetted: each of these must be shown as text, never run or rendered as HTML.
 HOSTILE = "<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\"> & <b>bold</b>"
 DESCRIPTION = "What makes coral reefs turn white, and do they recover?"
@@ -26,9 +28,9 @@ def make_workspace(ws: Path, docs: list[tuple[str, str]] = SAMPLE_DOCS) -> tuple
     narrative, a hostile passage ``d-evil``) and a sample of ``docs`` in that order: (ws, sample)."""
     (ws / "corpus").mkdir(parents=True)
     (ws / "topics").mkdir()
-    passages = {**read_passages(REPO / "corpus" / "passages.jsonl"), "d-evil": f"Coral bleaching. {HOSTILE}"}
+    passages = {**read_passages(EXAMPLES / "corpus" / "passages.jsonl"), "d-evil": f"Coral bleaching. {HOSTILE}"}
     write_corpus([Passage(docid, text) for docid, text in passages.items()], ws / "corpus" / "passages.jsonl")
-    topics = read_topics(REPO / "topics" / "topics.jsonl")
+    topics = read_topics(EXAMPLES / "topics" / "topics.jsonl")
     topics["Q1"] = Topic("Q1", topics["Q1"].text, topics["Q1"].subtopics, DESCRIPTION, NARRATIVE)
     write_topics(topics, ws / "topics" / "topics.jsonl")
     sample = ws / "sample.tsv"

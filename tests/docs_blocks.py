@@ -14,7 +14,10 @@ runs them side by side.
 The blocks run in a scratch copy of the repository (its git-tracked files under ``tmp/repo``, with
 ``tmp/shared`` linking to the reference data when there is any, so that ``../shared`` works) with
 this virtualenv's bin first on PATH: bash blocks with ``bash -euo pipefail -c``, python blocks with
-this virtualenv's python. A block passes when it exits 0, prints no Python traceback and prints what
+this virtualenv's python. A page's blocks are one terminal session: each starts in the folder the
+page's earlier blocks left it in, the repository root at first, and a command ``cd DIR`` alone on its
+line moves it for the rest of the page (the pages on the example collection begin with ``cd examples``,
+its workspace). A block passes when it exits 0, prints no Python traceback and prints what
 the page shows it printing: a bare (or ```text) block right after a ```bash block, with nothing but
 blank lines between, is that block's output as shown (:func:`shown_mismatch` says how it is compared:
 each line shown must be printed, in order; timings, rates and times of day are normalised; a line ``...`` or
@@ -81,6 +84,7 @@ class Block:
     code: str
     page: str = ""  # the file it comes from, relative to the repository
     shown: str | None = None  # the output the page shows right after the block, when it shows one
+    cwd: str = "."  # the folder it starts in, relative to the repository: see :func:`markdown_blocks`
 
     def uses_shared(self) -> bool:
         return "../shared" in self.code or DL19_WORKSPACE in self.code
@@ -101,8 +105,10 @@ class Block:
 
 def markdown_blocks(text: str, page: str = "") -> list[Block]:
     """The ```bash and ```python blocks of a Markdown text (indented ones in list items too), each
-    bash block with the output shown right after it (a bare or ```text block, blank lines between)."""
-    blocks, heading, fence, lines = [], "", None, []
+    bash block with the output shown right after it (a bare or ```text block, blank lines between),
+    each block with the folder it starts in: where the commands ``cd DIR`` of the blocks before it
+    moved, from the repository root."""
+    blocks, heading, fence, lines, cwd = [], "", None, [], "."
     after_bash = False  # nothing but blank lines since a bash block ended
     for line in text.splitlines():
         stripped = line.strip()
@@ -117,7 +123,8 @@ def markdown_blocks(text: str, page: str = "") -> list[Block]:
             lang, indent = fence
             code = "\n".join(line[indent:] for line in lines) + "\n"
             if lang in ("bash", "python"):
-                blocks.append(Block(lang, heading, code, page))
+                blocks.append(Block(lang, heading, code, page, cwd=cwd))
+                cwd = moved(cwd, code) if lang == "bash" else cwd
             elif lang in ("", "text") and after_bash:
                 blocks[-1] = replace(blocks[-1], shown=code)
             after_bash = lang == "bash"
@@ -170,6 +177,15 @@ def nav_pages(mkdocs_yml: str) -> list[str]:
     return pages
 
 
+def moved(cwd: str, script: str) -> str:
+    """The folder a bash script started in ``cwd`` ends in, for its commands ``cd DIR`` (relative
+    folders, one command alone on its line)."""
+    for command in commands(script):
+        if match := re.fullmatch(r"cd (\S+)", command.split("#")[0].strip()):
+            cwd = os.path.normpath(os.path.join(cwd, match.group(1)))
+    return cwd
+
+
 def commands(script: str) -> list[str]:
     """The commands of a bash script: lines joined at trailing backslashes, blank and comment lines
     dropped (a multi-line compound command would come out as one command per line)."""
@@ -189,10 +205,10 @@ PAGES = [README] + [f"docs/{page}" for page in nav_pages((REPO / "mkdocs.yml").r
 
 
 def distinct(blocks: list[Block]) -> list[Block]:
-    """Each block once: a block that repeats an earlier one (the README's tour, a page's) is run where it first
-    comes."""
-    seen: set[tuple[str, str]] = set()
-    return [b for b in blocks if (b.lang, b.code) not in seen and not seen.add((b.lang, b.code))]
+    """Each block once: a block that repeats an earlier one (the README's tour, a page's), in the same folder,
+    is run where it first comes."""
+    seen: set[tuple[str, str, str]] = set()
+    return [b for b in blocks if (b.lang, b.code, b.cwd) not in seen and not seen.add((b.lang, b.code, b.cwd))]
 
 
 ALL_BLOCKS = [block for page in PAGES for block in markdown_blocks((REPO / page).read_text(encoding="utf-8"), page)]
@@ -265,11 +281,11 @@ class Sandbox:
         if target is not None:  # a file the docs add to the package: write it, then check it imports
             (self.repo / target).write_text(block.code)
             module = target.removesuffix(".py").replace("/", ".")
-            block = Block("python", block.heading, f"import {module}\n", block.page)
+            block = replace(block, code=f"import {module}\n")
         script = self.adapt(block.code) if block.lang == "bash" else block.code
         argv = ["bash", "-euo", "pipefail", "-c", script] if block.lang == "bash" else [sys.executable, "-c", script]
-        done = subprocess.run(argv, cwd=self.repo, env={**self.env, **(extra_env or {})}, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT)
+        done = subprocess.run(argv, cwd=self.repo / block.cwd, env={**self.env, **(extra_env or {})},
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT)
         return Ran(script, done.returncode, done.stdout)
 
 
@@ -296,7 +312,7 @@ def sandbox(tmp_path_factory) -> Sandbox:
 def example(sandbox) -> Ran:
     """The first step, `bash scripts/example.sh`, with the set-up skipped."""
     first = next(b for b in BLOCKS if b.sets_up())
-    return sandbox.run(Block("bash", first.heading, commands(first.code)[0], first.page), {"EXAMPP_SKIP_SETUP": "1"})
+    return sandbox.run(replace(first, code=commands(first.code)[0]), {"EXAMPP_SKIP_SETUP": "1"})
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ It records every pair it sees, can sleep per call (so that a subprocess can be k
 mid-run), and registers itself in the method registry as "fake" (a method without a backend). Run as a script it is the
 ``exampp`` command with that grader available::
 
-    FAKE_GRADER_SLEEP=0.2 python tests/fake_grader.py grade runs/ --grader fake ...
+    FAKE_GRADER_SLEEP=0.2 python tests/fake_grader.py grade examples/runs/ --grader fake ...
 
 With ``FAKE_GRADER_LOG=FILE`` it appends a line ``<md5 of passage>\t<md5 of question>`` per pair
 it grades to FILE, so that tests can see which process graded what.

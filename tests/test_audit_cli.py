@@ -18,12 +18,14 @@ from exampp.collection.runs import RankedDoc, Run
 from exampp.grades import Grade, Method
 from exampp.store import GradeStore
 
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
+
 RATED = Method("self-rating", "tiny", "v1").method_id  # 0-5 grades: tau 4
 
 
 def q1_questions() -> list[str]:
     """The example bank's question ids of Q1, in bank order."""
-    lines = (REPO / "question_banks" / "questions.jsonl").read_text().splitlines()
+    lines = (EXAMPLES / "question_banks" / "questions.jsonl").read_text().splitlines()
     return [r["question_id"] for r in map(json.loads, lines) if r["query_id"] == "Q1"]
 
 
@@ -32,7 +34,7 @@ def ws(tmp_path):
     """A copy of the example collection (runs, corpus, topics, bank; no grades)."""
     root = tmp_path / "ws"
     for folder in ("runs", "corpus", "topics", "question_banks"):
-        shutil.copytree(REPO / folder, root / folder)
+        shutil.copytree(EXAMPLES / folder, root / folder)
     return root
 
 

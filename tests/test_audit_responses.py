@@ -18,6 +18,8 @@ from exampp.errors import ExamppError
 from exampp.segment import load_responses
 from test_audit_cli import RATED, grade, q1_questions
 
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
+
 ANSWERS = "responses/rag-answers.jsonl"
 COLUMNS = ["run", "injection", "leakage", "stuffing", "duplicate", "canary", "flagged", "pooled", "share"]
 
@@ -39,7 +41,7 @@ def ws(tmp_path):
     """A copy of the example workspace with its responses (no grades)."""
     root = tmp_path / "ws"
     for folder in ("runs", "corpus", "topics", "question_banks", "responses"):
-        shutil.copytree(REPO / folder, root / folder)
+        shutil.copytree(EXAMPLES / folder, root / folder)
     return root
 
 

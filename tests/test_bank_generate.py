@@ -26,6 +26,8 @@ from exampp.llm.backend import BackendSpec
 from exampp.testing.openai_server import Fault, OpenAIServer, Seen
 from killing import ctrl_c_at_chunk, kill_when
 
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
+
 DATE = "2026-01-02T03:04:05Z"
 TOPICS = [
     {"query_id": "Q1", "text": "coral reef bleaching", "subtopics": [
@@ -497,7 +499,7 @@ def example_reply(seen: Seen) -> str:
 
 
 def test_a_killed_run_resumes_without_asking_a_finished_item_again(tmp_path):
-    topics = REPO / "topics" / "topics.jsonl"  # 6 queries, 4 subtopics each
+    topics = EXAMPLES / "topics" / "topics.jsonl"  # 6 queries, 4 subtopics each
     command = ["bank", "generate", str(topics), "--backend", "openai", "--model", "gen", "--concurrency", "1",
                "--no-progress"]
     with OpenAIServer(name="gen", reply=example_reply) as server:

@@ -20,7 +20,8 @@ from exampp.collection.bank_history import BankHistory, history_path
 from exampp.collection.question_bank import read_question_bank, write_question_bank
 
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "question_banks" / "questions.jsonl"
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
+EXAMPLE = EXAMPLES / "question_banks" / "questions.jsonl"
 LINES = EXAMPLE.read_text(encoding="utf-8").splitlines()
 RECORDS = [json.loads(line) for line in LINES]
 TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")

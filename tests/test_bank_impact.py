@@ -24,6 +24,7 @@ from exampp.store import GradeStore
 from test_grade_cli import use_method
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 
 SEEN: list[tuple[str, str]] = []  # (passage text, question text) of every pair the keyword grader grades
 
@@ -173,8 +174,9 @@ def test_the_workspace_outputs_are_left_as_they_are(ws, tmp_path):
 def test_correlation_is_scipys_on_the_score_columns(tmp_path):
     """On the example collection with the md5 grader (ties in P(rel=4)@20: Kendall's tau-b)."""
     ws = tmp_path / "ws"
-    GradeJob.configure(REPO / "exampp.toml", ws, runs=(str(REPO / "runs"),), grader="fake", progress=False).run()
-    impact = bank_impact(without_q3(tmp_path), config=REPO / "exampp.toml", workspace=ws, runs=REPO / "runs",
+    GradeJob.configure(EXAMPLES / "exampp.toml", ws, runs=(str(EXAMPLES / "runs"),), grader="fake",
+                       progress=False).run()
+    impact = bank_impact(without_q3(tmp_path), config=EXAMPLES / "exampp.toml", workspace=ws, runs=EXAMPLES / "runs",
                          grader="fake")
     for score, table in impact.leaderboards.groupby("score"):
         kendall = stats.kendalltau(table["before"], table["after"]).statistic
@@ -192,7 +194,7 @@ def test_correlation_is_scipys_on_the_score_columns(tmp_path):
 def without_q3(tmp_path: Path) -> Path:
     """The example collection's bank without Q3's questions."""
     new = tmp_path / "no-q3.jsonl"
-    new.write_text("".join(line for line in (REPO / "question_banks/questions.jsonl").read_text().splitlines(True)
+    new.write_text("".join(line for line in (EXAMPLES / "question_banks/questions.jsonl").read_text().splitlines(True)
                            if json.loads(line)["query_id"] != "Q3"))
     return new
 
@@ -202,18 +204,19 @@ def test_agrees_with_grade_cover_and_leaderboard_on_each_bank(tmp_path):
     workspaces, one graded with each bank."""
     new = without_q3(tmp_path)
     sides = {}
-    for side, bank in (("before", REPO / "question_banks/questions.jsonl"), ("after", new)):
+    for side, bank in (("before", EXAMPLES / "question_banks/questions.jsonl"), ("after", new)):
         ws = tmp_path / side
-        common = ["--config", str(REPO / "exampp.toml"), "-w", str(ws), "--grader", "fake", "--no-progress"]
-        assert CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--bank", str(bank), *common]).exit_code == 0
-        cover = CliRunner().invoke(main, ["cover", str(REPO / "runs"), "-w", str(ws), "--bank", str(bank),
+        common = ["--config", str(EXAMPLES / "exampp.toml"), "-w", str(ws), "--grader", "fake", "--no-progress"]
+        assert CliRunner().invoke(main, ["grade", str(EXAMPLES / "runs"), "--bank", str(bank), *common]).exit_code == 0
+        cover = CliRunner().invoke(main, ["cover", str(EXAMPLES / "runs"), "-w", str(ws), "--bank", str(bank),
                                           "--format", "json"])
-        measures = CliRunner().invoke(main, ["leaderboard", str(REPO / "runs"), "--qrels", str(ws / "qrels/exam.qrels"),
-                                             "-m", "nDCG@20", "-m", "P(rel=4)@20", "--format", "json"])
+        measures = CliRunner().invoke(main, ["leaderboard", str(EXAMPLES / "runs"), "--qrels",
+                                             str(ws / "qrels/exam.qrels"), "-m", "nDCG@20", "-m", "P(rel=4)@20",
+                                             "--format", "json"])
         sides[side] = (read_qrels(ws / "qrels/exam.qrels"),
                        {r["run"]: r["mean"] for r in json.loads(cover.stdout)},
                        {r["run"]: (r["nDCG@20"], r["P(rel=4)@20"]) for r in json.loads(measures.stdout)})
-    impact = bank_impact(new, config=REPO / "exampp.toml", workspace=tmp_path / "before", runs=REPO / "runs",
+    impact = bank_impact(new, config=EXAMPLES / "exampp.toml", workspace=tmp_path / "before", runs=EXAMPLES / "runs",
                          grader="fake")
     assert impact.before.labels == sides["before"][0] and impact.after.labels == sides["after"][0]
     changed = {(q, d) for q in sides["before"][0] for d in sides["before"][0][q]

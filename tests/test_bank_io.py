@@ -24,8 +24,9 @@ from exampp.collection.topics import read_topics
 from exampp.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 TQA_SAMPLE = REPO / "tests" / "data" / "banks" / "tqa_sample.json"
-TOPICS = REPO / "topics" / "topics.jsonl"
+TOPICS = EXAMPLES / "topics" / "topics.jsonl"
 LAYOUT = "expected query_id<TAB>question[<TAB>answer...]"
 
 
@@ -384,13 +385,13 @@ def test_query_prefix_lines_tqa_lessons_up_with_car_y3_queries(write, tmp_path):
 
 def test_export_warns_of_what_the_format_leaves_out(tmp_path):
     out = tmp_path / "q.tsv"
-    result = bank_cli("export", REPO / "question_banks" / "questions.jsonl", "--format", "tsv", "-o", out)
+    result = bank_cli("export", EXAMPLES / "question_banks" / "questions.jsonl", "--format", "tsv", "-o", out)
     assert result.exit_code == 0, result.output
     assert result.stderr == ("warning: the tsv format leaves out facet_id (60 questions), facet_text (60 questions), "
                              "source (60 questions)\n"
                              f"wrote 60 questions for 6 queries to {out} (tsv)\n")
     source = [json.loads(line)
-              for line in (REPO / "question_banks" / "questions.jsonl").read_text("utf-8").splitlines()]
+              for line in (EXAMPLES / "question_banks" / "questions.jsonl").read_text("utf-8").splitlines()]
     assert out.read_text("utf-8").splitlines() == [f"{r['query_id']}\t{r['text']}" for r in source]
     # read back with the topics, the same questions under the same ids
     back = import_banks([(out, "auto")], TOPICS).bank
@@ -400,7 +401,7 @@ def test_export_warns_of_what_the_format_leaves_out(tmp_path):
 
 def test_export_refusal_writes_nothing_and_names_the_question(tmp_path):
     out = tmp_path / "ak.tsv"
-    result = bank_cli("export", REPO / "question_banks" / "answer_key.jsonl", "--format", "tsv", "-o", out)
+    result = bank_cli("export", EXAMPLES / "question_banks" / "answer_key.jsonl", "--format", "tsv", "-o", out)
     assert result.exit_code == 1 and not out.exists()
     assert result.stderr == (f"Error: {out}: question 'Q1/fa109e04df2202d701a7a1fdb3380686' has choices, which the "
                              "tsv format cannot hold; write the 'choices' or 'exampp' format\n")
@@ -421,7 +422,7 @@ def test_export_leaves_disabled_questions_out_where_the_format_cannot_mark_them(
 
 
 def test_example_answer_key_through_the_choice_form(tmp_path):
-    source = REPO / "question_banks" / "answer_key.jsonl"
+    source = EXAMPLES / "question_banks" / "answer_key.jsonl"
     out = tmp_path / "ak.jsonl"
     assert bank_cli("export", source, "--format", "choices", "-o", out).exit_code == 0
     again = tmp_path / "again.jsonl"

@@ -33,11 +33,13 @@ from exampp.testing.batch_server import BatchServer
 from robustness.hostile_server import within
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 NAME = "judge"
 PAIRS = 1120  # the example collection's pool at depth 5 (112 passages) x its questions (10 a query)
-INPUTS = ["--bank", str(REPO / "question_banks/questions.jsonl"), "--corpus", str(REPO / "corpus/passages.jsonl"),
-          "--topics", str(REPO / "topics/topics.jsonl"), "--depth", "5"]
-QA_BANK = ["--bank", str(REPO / "question_banks/answer_key.jsonl")]  # questions with answers, for qa
+INPUTS = ["--bank", str(EXAMPLES / "question_banks/questions.jsonl"),
+          "--corpus", str(EXAMPLES / "corpus/passages.jsonl"),
+          "--topics", str(EXAMPLES / "topics/topics.jsonl"), "--depth", "5"]
+QA_BANK = ["--bank", str(EXAMPLES / "question_banks/answer_key.jsonl")]  # questions with answers, for qa
 FAST = ["--batch-api", "--batch-poll", "0.02"]
 PASSAGE_FIRST = "self-rating(prompt=passage-first)"
 
@@ -56,7 +58,7 @@ def stub(server):
 
 
 def argv(server: BatchServer, folder: Path, *args: str) -> list[str]:
-    return ["grade", str(REPO / "runs"), *INPUTS, "-w", str(folder), "--no-progress", "--backend", "openai",
+    return ["grade", str(EXAMPLES / "runs"), *INPUTS, "-w", str(folder), "--no-progress", "--backend", "openai",
             "--base-url", server.url, "--model", NAME, *args]
 
 
@@ -250,7 +252,7 @@ def test_the_config_file_sets_the_batch_api(stub, direct, tmp_path):
     (tmp_path / "exampp.toml").write_text(f'grader = "self-rating"\nbackend = "openai"\nmodel = "{NAME}"\n'
                                           f'base_url = "{stub.url}"\nbatch_api = true\nbatch_poll = 0.02\n'
                                           'batch_price = "2,8"\n', encoding="utf-8")
-    result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), *INPUTS, "-w", str(tmp_path), "--no-progress"])
+    result = CliRunner().invoke(main, ["grade", str(EXAMPLES / "runs"), *INPUTS, "-w", str(tmp_path), "--no-progress"])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0].endswith(" per million tokens") and " at $2 and $8 " in result.output
     assert list(stub.batches) == ["batch_0"] and not stub.direct

@@ -29,6 +29,8 @@ from exampp.grading.canaries import (
 )
 from exampp.store import GradeStore
 
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
+
 N = 4
 
 
@@ -39,7 +41,7 @@ def question(query_id: str, question_id: str, text: str | None = None) -> Questi
 # -- which questions -----------------------------------------------------------------------------
 
 def example_exam() -> dict[str, list[Question]]:
-    return read_question_bank(REPO / "question_banks" / "questions.jsonl").by_query()
+    return read_question_bank(EXAMPLES / "question_banks" / "questions.jsonl").by_query()
 
 
 def test_the_order_is_by_a_stable_hash_of_query_and_question_ids():
@@ -126,14 +128,14 @@ def test_a_text_answering_far_beyond_the_pools_rate_is_flagged():
 
 def copy_example(root):
     for folder in ("runs", "corpus", "topics", "question_banks"):
-        shutil.copytree(REPO / folder, root / folder)
+        shutil.copytree(EXAMPLES / folder, root / folder)
     return root
 
 
 def grade(root, canaries: int = 0):
     """The example collection's pool graded by the embedding grader (the repository's config), the
     corpus and runs those under ``root``."""
-    return GradeJob.configure(REPO / "exampp.toml", root, runs=(str(root / "runs"),),
+    return GradeJob.configure(EXAMPLES / "exampp.toml", root, runs=(str(root / "runs"),),
                               corpus=str(root / "corpus" / "passages.jsonl"), canaries=canaries,
                               progress=False).run()
 

@@ -39,6 +39,7 @@ from exampp.store import CascadeMark, GradeStore, HashedGrade
 from fake_grader import FakeGrader, fake_grade
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 
 
 # --- the threshold for a target recall ----------------------------------------------------------
@@ -369,7 +370,7 @@ def example(tmp_path):
     ws.mkdir()
 
     def run(*args):
-        return CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(REPO / "exampp.toml"),
+        return CliRunner().invoke(main, ["grade", str(EXAMPLES / "runs"), "--config", str(EXAMPLES / "exampp.toml"),
                                          "-w", str(ws), "--depth", "3", "--no-progress", *args])
     return ws, run
 

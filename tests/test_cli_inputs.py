@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from exampp.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 
 
 @pytest.mark.parametrize("args, missing, what", [
@@ -26,7 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 ])
 def test_a_missing_input_is_one_line_and_exit_1(tmp_path, monkeypatch, args, missing, what):
     (tmp_path / "qrels").mkdir()
-    (tmp_path / "qrels" / "official.qrels").write_text((REPO / "qrels" / "official.qrels").read_text())
+    (tmp_path / "qrels" / "official.qrels").write_text((EXAMPLES / "qrels" / "official.qrels").read_text())
     (tmp_path / "leaderboard.tsv").write_text("run\tscore\na\t1\nb\t2\n")
     monkeypatch.chdir(tmp_path)
     missing_path = str(tmp_path / "no" / missing)

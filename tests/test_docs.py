@@ -43,6 +43,17 @@ def test_parsing():
         twice, Block("python", "B", "x\n", "q")]
 
 
+def test_a_page_is_one_terminal_session():
+    """A block starts in the folder the page's earlier ``cd DIR`` commands left it in, from the repository
+    root; the same block in another folder is another block."""
+    page = ("```bash\nbash scripts/example.sh\ncd examples   # the workspace\n```\n```python\nx = 1\n```\n"
+            "```bash\nexampp x\ncd ..\n```\n```bash\nexampp x\ncd out/dl19 && ls\n```\n")
+    blocks = markdown_blocks(page)
+    assert [b.cwd for b in blocks] == [".", "examples", "examples", "."]  # `cd out/dl19 && ls` moves only itself
+    assert distinct(blocks) == blocks
+    assert {b.cwd for b in BLOCKS} == {".", "examples"}  # the repository root, and the example collection's workspace
+
+
 def test_a_bash_block_takes_the_output_shown_right_after_it():
     page = "```bash\nexampp x\n```\n\n```\nout 1\n```\n```bash\ny\n```\nIt prints:\n```text\nnot taken\n```\n"
     assert markdown_blocks(page) == [Block("bash", "", "exampp x\n", shown="out 1\n"), Block("bash", "", "y\n")]

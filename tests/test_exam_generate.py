@@ -55,8 +55,9 @@ from exampp.testing.openai_server import Fault, OpenAIServer, canned_replies
 from killing import ctrl_c_at_chunk, kill_when
 
 REPO = Path(__file__).resolve().parents[1]
-SHIPPED_CORPUS = REPO / "exam_corpus" / "documents.jsonl"
-SHIPPED_REPLIES = REPO / "exam_corpus" / "canned-replies.jsonl"
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
+SHIPPED_CORPUS = EXAMPLES / "exam_corpus" / "documents.jsonl"
+SHIPPED_REPLIES = EXAMPLES / "exam_corpus" / "canned-replies.jsonl"
 DOMAIN = "the Larkspur Home Hub manual"
 
 

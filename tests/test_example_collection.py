@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 RUN_NAMES = ("oracle-ish", "dense-like", "bm25", "random", "weak", "keyword-stuffed")
 
 
@@ -23,7 +24,7 @@ def jsonl(path: Path) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def topics() -> dict[str, dict]:
-    return {t["query_id"]: t for t in jsonl(REPO / "topics" / "topics.jsonl")}
+    return {t["query_id"]: t for t in jsonl(EXAMPLES / "topics" / "topics.jsonl")}
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +34,7 @@ def facets(topics) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def corpus() -> dict[str, str]:
-    docs = jsonl(REPO / "corpus" / "passages.jsonl")
+    docs = jsonl(EXAMPLES / "corpus" / "passages.jsonl")
     texts = {d["docid"]: d["text"] for d in docs}
     assert len(texts) == len(docs), "duplicate docid in corpus"
     return texts
@@ -41,7 +42,7 @@ def corpus() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def qrels_lines() -> list[tuple[str, str, str, int]]:
-    lines = (REPO / "qrels" / "official.qrels").read_text(encoding="utf-8").splitlines()
+    lines = (EXAMPLES / "qrels" / "official.qrels").read_text(encoding="utf-8").splitlines()
     return [(q, it, d, int(r)) for q, it, d, r in (line.split() for line in lines)]
 
 
@@ -58,7 +59,7 @@ def qrels(qrels_lines) -> dict[str, dict[str, int]]:
 def runs() -> dict[str, dict[str, list[tuple[str, int, float]]]]:
     """``{run: {qid: [(docid, rank, score), ...]}}`` in file order."""
     out: dict[str, dict[str, list[tuple[str, int, float]]]] = {}
-    for path in sorted((REPO / "runs").glob("*.run")):
+    for path in sorted((EXAMPLES / "runs").glob("*.run")):
         per_query: dict[str, list[tuple[str, int, float]]] = {}
         for line in path.read_text(encoding="utf-8").splitlines():
             qid, q0, docid, rank, score, runid = line.split()
@@ -141,7 +142,7 @@ def test_run_quality_order_on_official_qrels(runs, qrels):
 
 def test_question_ids_follow_the_md5_scheme_and_facets_exist(topics, facets):
     for bank in ("questions.jsonl", "answer_key.jsonl"):
-        questions = jsonl(REPO / "question_banks" / bank)
+        questions = jsonl(EXAMPLES / "question_banks" / bank)
         ids = [q["question_id"] for q in questions]
         assert len(ids) == len(set(ids)), bank
         for q in questions:
@@ -158,7 +159,7 @@ def test_question_ids_follow_the_md5_scheme_and_facets_exist(topics, facets):
 
 
 def test_answer_key_choices_are_valid():
-    questions = jsonl(REPO / "question_banks" / "answer_key.jsonl")
+    questions = jsonl(EXAMPLES / "question_banks" / "answer_key.jsonl")
     with_choices = [q for q in questions if "choices" in q]
     for q in questions:
         assert q["answers"] and all(isinstance(a, str) and a.strip() for a in q["answers"])
@@ -175,15 +176,15 @@ def test_answer_key_choices_are_valid():
 def test_highly_relevant_passages_contain_the_gold_answers(corpus, qrels):
     # Each answer-key question is answered (some gold answer appears verbatim) by a passage
     # judged 2 or 3 for its query: the exam and the judgments agree.
-    for q in jsonl(REPO / "question_banks" / "answer_key.jsonl"):
+    for q in jsonl(EXAMPLES / "question_banks" / "answer_key.jsonl"):
         relevant = [corpus[d].lower() for d, rel in qrels[q["query_id"]].items() if rel >= 2]
         assert any(a.lower() in text for a in q["answers"] for text in relevant), q["text"]
 
 
 def test_script_regenerates_the_committed_runs(tmp_path):
     script = REPO / "scripts" / "make_example_runs.py"
-    subprocess.run([sys.executable, str(script), "--root", str(REPO), "--out", str(tmp_path)], check=True)
-    committed = {p.name: p.read_bytes() for p in (REPO / "runs").glob("*.run")}
+    subprocess.run([sys.executable, str(script), "--root", str(EXAMPLES), "--out", str(tmp_path)], check=True)
+    committed = {p.name: p.read_bytes() for p in (EXAMPLES / "runs").glob("*.run")}
     regenerated = {p.name: p.read_bytes() for p in tmp_path.glob("*.run")}
     assert sorted(regenerated) == sorted(committed)
     for name, data in committed.items():

@@ -24,6 +24,7 @@ from exampp.store import GradeStore
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 INJECT = TESTS / "fault_injection.py"
 FAKE = TESTS / "fake_grader.py"
 
@@ -56,7 +57,7 @@ def grades(store: Path):
 
 
 def grade_args(ws: Path, *extra: str) -> list[str]:
-    return ["grade", str(REPO / "runs"), "--config", str(REPO / "exampp.toml"), "--grader", "fake",
+    return ["grade", str(EXAMPLES / "runs"), "--config", str(EXAMPLES / "exampp.toml"), "--grader", "fake",
             "-w", str(ws), "--chunk-size", "40", "--no-progress", *extra]
 
 
@@ -95,7 +96,7 @@ def test_kill_9_while_qrels_writes_leaves_the_old_file_or_the_new_one(reference:
 
 def test_kill_9_during_import_then_the_same_import_gives_the_same_workspace(reference: Path, tmp_path: Path):
     graded = reference / "graded.jsonl.gz"
-    bank = REPO / "question_banks" / "questions.jsonl"
+    bank = EXAMPLES / "question_banks" / "questions.jsonl"
     command = ("import", str(graded), "--questions", str(bank), "-w")
     whole = tmp_path / "whole"
     assert exampp(*command, str(whole)).returncode == 0

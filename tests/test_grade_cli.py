@@ -21,7 +21,8 @@ from exampp.store import GradeStore
 from fake_grader import fake_grade, use_method
 
 REPO = Path(__file__).resolve().parents[1]
-CONFIG = REPO / "exampp.toml"
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
+CONFIG = EXAMPLES / "exampp.toml"
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +35,7 @@ def fake(monkeypatch):
 def top_k(depth: int) -> dict[str, dict[str, list[str]]]:
     """run -> query -> top-depth docids, in trec_eval order (score desc, then docid desc)."""
     runs: dict[str, dict[str, list[tuple[float, str]]]] = {}
-    for path in sorted((REPO / "runs").iterdir()):
+    for path in sorted((EXAMPLES / "runs").iterdir()):
         for line in path.read_text().splitlines():
             qid, _, docid, _, score, name = line.split()
             runs.setdefault(name, {}).setdefault(qid, []).append((float(score), docid))
@@ -43,9 +44,10 @@ def top_k(depth: int) -> dict[str, dict[str, list[str]]]:
 
 
 def collection():
-    texts = {r["docid"]: r["text"] for r in map(json.loads, (REPO / "corpus/passages.jsonl").read_text().splitlines())}
+    texts = {r["docid"]: r["text"]
+             for r in map(json.loads, (EXAMPLES / "corpus/passages.jsonl").read_text().splitlines())}
     questions: dict[str, list[str]] = {}
-    for record in map(json.loads, (REPO / "question_banks/questions.jsonl").read_text().splitlines()):
+    for record in map(json.loads, (EXAMPLES / "question_banks/questions.jsonl").read_text().splitlines()):
         questions.setdefault(record["query_id"], []).append(record["text"])
     return texts, questions
 
@@ -88,7 +90,7 @@ def check_board(rows, board):
 
 def test_grade_example_collection_end_to_end(tmp_path):
     ws = tmp_path / "ws"
-    result = grade(str(REPO / "runs"), "-w", str(ws), "--depth", "3", "--tau", "5",
+    result = grade(str(EXAMPLES / "runs"), "-w", str(ws), "--depth", "3", "--tau", "5",
                    "--format", "json", "-o", str(tmp_path / "board.json"))
     assert result.exit_code == 0, result.output
     qrels, board = expected(depth=3, tau=5)
@@ -97,7 +99,7 @@ def test_grade_example_collection_end_to_end(tmp_path):
     pairs = sum(10 for _ in qrels)  # every example query has 10 questions
     assert f"{pairs} pairs: {pairs} new pairs graded" in result.output
 
-    again = grade(str(REPO / "runs"), "-w", str(ws), "--depth", "3", "--tau", "5", "--format", "tsv")
+    again = grade(str(EXAMPLES / "runs"), "-w", str(ws), "--depth", "3", "--tau", "5", "--format", "tsv")
     assert again.exit_code == 0, again.output
     assert f"{pairs} pairs: 0 new pairs graded" in again.output
     assert f"{pairs} reused from the store" in again.output
@@ -107,7 +109,7 @@ def test_grade_example_collection_end_to_end(tmp_path):
 def test_config_settings_apply_and_flags_override(tmp_path):
     # depth 20 comes from exampp.toml, tau 4 is the grader's own; binary qrels from --min-grade
     ws = tmp_path / "ws"
-    result = grade(str(REPO / "runs"), "-w", str(ws), "--min-grade", "4", "--format", "json",
+    result = grade(str(EXAMPLES / "runs"), "-w", str(ws), "--min-grade", "4", "--format", "json",
                    "-o", str(tmp_path / "board.json"))
     assert result.exit_code == 0, result.output
     qrels, board = expected(depth=20, tau=4)
@@ -124,7 +126,7 @@ def test_responses_are_segmented_and_graded_as_a_run(tmp_path):
                             + "\n" for q, t in answers.items()))
     texts = {f"rag:{q}:1:{hashlib.md5(t.strip().encode()).hexdigest()[:8]}": t.strip() for q, t in answers.items()}
     ws = tmp_path / "ws"
-    result = grade(str(REPO / "runs"), "-w", str(ws), "--depth", "3", "--tau", "5", "--responses", str(path),
+    result = grade(str(EXAMPLES / "runs"), "-w", str(ws), "--depth", "3", "--tau", "5", "--responses", str(path),
                    "--format", "json", "-o", str(tmp_path / "board.json"))
     assert result.exit_code == 0, result.output
     rag = {pid.split(":")[1]: [pid] for pid in texts}
@@ -143,11 +145,11 @@ def test_direct_grader_grades_passages_against_the_topic_titles(tmp_path, monkey
 
     use_method(monkeypatch, FakeDirect)
     titles = {r["query_id"]: r["text"]
-              for r in map(json.loads, (REPO / "topics/topics.jsonl").read_text().splitlines())}
+              for r in map(json.loads, (EXAMPLES / "topics/topics.jsonl").read_text().splitlines())}
     texts, _ = collection()
     ws = tmp_path / "ws"
-    result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(CONFIG), "--grader", "fake-direct",
-                                       "-w", str(ws), "--depth", "2", "--tau", "3"])
+    result = CliRunner().invoke(main, ["grade", str(EXAMPLES / "runs"), "--config", str(CONFIG),
+                                       "--grader", "fake-direct", "-w", str(ws), "--depth", "2", "--tau", "3"])
     assert result.exit_code == 0, result.output
     pooled = sorted({(q, d) for docs in top_k(2).values() for q, ids in docs.items() for d in ids})
     assert (ws / "qrels" / "exam.qrels").read_text() == "".join(
@@ -161,7 +163,7 @@ def test_export_reference_round_trips_the_grades(tmp_path):
 
     ws = tmp_path / "ws"
     out = tmp_path / "graded.jsonl.gz"
-    result = grade(str(REPO / "runs"), "-w", str(ws), "--depth", "2", "--export-reference", str(out))
+    result = grade(str(EXAMPLES / "runs"), "-w", str(ws), "--depth", "2", "--export-reference", str(out))
     assert result.exit_code == 0, result.output
     exported = {(g.query_id, g.passage_id, g.question_id, g.grade)
                 for line in read_reference_grades(out) for p in line.paragraphs
@@ -193,7 +195,7 @@ def test_model_that_cannot_load_is_one_message_and_exit_1(tmp_path, monkeypatch)
             raise ModelLoadError(message)
 
     use_method(monkeypatch, Broken)
-    result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(CONFIG), "--grader", "broken",
+    result = CliRunner().invoke(main, ["grade", str(EXAMPLES / "runs"), "--config", str(CONFIG), "--grader", "broken",
                                        "-w", str(tmp_path)])
     assert result.exit_code == 1
     assert result.output == f"Error: {message}\n"
@@ -203,9 +205,9 @@ def test_model_that_cannot_load_is_one_message_and_exit_1(tmp_path, monkeypatch)
 
 def test_repo_config_names_the_example_collection():
     config = read_config(CONFIG)
-    assert config.values == {"topics": str(REPO / "topics/topics.jsonl"),
-                              "bank": str(REPO / "question_banks/questions.jsonl"),
-                              "corpus": str(REPO / "corpus/passages.jsonl"),
+    assert config.values == {"topics": str(EXAMPLES / "topics/topics.jsonl"),
+                              "bank": str(EXAMPLES / "question_banks/questions.jsonl"),
+                              "corpus": str(EXAMPLES / "corpus/passages.jsonl"),
                               "grader": "embedding", "depth": 20}  # tau: the grader's own (4 for embedding)
     assert config.pick("depth", 5) == 5 and config.pick("depth", None) == 20 and config.pick("model", None, "m") == "m"
 
@@ -270,7 +272,7 @@ def test_backend_options_from_the_config_apply_only_where_the_backend_takes_them
     (["--grader", "qa", "--tau", "4"], "tau must be a grade of qa in (0, 1], found 4"),  # 0/1 grades
 ])
 def test_a_tau_outside_the_methods_grades_is_refused_before_anything_is_read(tmp_path, args, message):
-    result = grade(str(REPO / "runs"), "-w", str(tmp_path), *args)
+    result = grade(str(EXAMPLES / "runs"), "-w", str(tmp_path), *args)
     assert (result.exit_code, result.output) == (1, f"Error: {message}\n")
     assert not any(tmp_path.iterdir())
 
@@ -337,10 +339,10 @@ def test_registry_defaults_and_unknown_direct_key():
 
 
 def test_grade_with_the_multiple_choice_grader_on_a_tiny_model(tiny_model, tmp_path):
-    bank = REPO / "question_banks" / "answer_key.jsonl"
+    bank = EXAMPLES / "question_banks" / "answer_key.jsonl"
     with_choices = sum('"choices"' in line for line in bank.read_text().splitlines())
     queries = {json.loads(line)["query_id"] for line in bank.read_text().splitlines() if '"choices"' in line}
-    args = ["grade", str(REPO / "runs" / "bm25.run"), "--config", str(CONFIG), "--grader", "multiple-choice",
+    args = ["grade", str(EXAMPLES / "runs" / "bm25.run"), "--config", str(CONFIG), "--grader", "multiple-choice",
             "--bank", str(bank), "--model", tiny_model, "--device", "cpu", "--depth", "1", "-w", str(tmp_path)]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
@@ -360,7 +362,7 @@ def example_workspace(path: Path, config: str | None = None) -> Path:
     import shutil
 
     for folder in ("runs", "corpus", "question_banks"):
-        shutil.copytree(REPO / folder, path / folder)
+        shutil.copytree(EXAMPLES / folder, path / folder)
     if config is not None:
         (path / "exampp.toml").write_text(config, encoding="utf-8")
     return path
@@ -415,7 +417,7 @@ def test_runs_without_exam_questions_are_refused_in_one_line_not_a_traceback(tmp
 def test_wrong_device_is_named_before_inputs_are_read(tmp_path, monkeypatch, grader, device, message):
     torch = pytest.importorskip("torch")
     monkeypatch.setattr(torch.version, "cuda", None)  # a CPU build, whatever this machine has
-    result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(CONFIG), "--grader", grader,
+    result = CliRunner().invoke(main, ["grade", str(EXAMPLES / "runs"), "--config", str(CONFIG), "--grader", grader,
                                        "--device", device, "--bank", str(tmp_path / "missing.jsonl"),
                                        "-w", str(tmp_path)])
     assert result.exit_code == 1 and "Traceback" not in result.output
@@ -437,7 +439,7 @@ def test_graders_check_the_device_before_loading_a_model(tmp_path, grader):
 def test_missing_model_folder_is_named(tmp_path, monkeypatch, grader):
     pytest.importorskip("transformers")
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(CONFIG), "--grader", grader,
+    result = CliRunner().invoke(main, ["grade", str(EXAMPLES / "runs"), "--config", str(CONFIG), "--grader", grader,
                                        "--model", "./nope", "--no-progress", "-w", str(tmp_path)])
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.output == "Error: no such model folder ./nope\n"
@@ -446,7 +448,7 @@ def test_missing_model_folder_is_named(tmp_path, monkeypatch, grader):
 def test_uncached_default_model_fails_at_once_without_the_hub(tmp_path, unreachable_hub):
     pytest.importorskip("exampp.llm.backends.hf")  # transformers imported before the clock starts
     start = time.perf_counter()
-    result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(CONFIG),
+    result = CliRunner().invoke(main, ["grade", str(EXAMPLES / "runs"), "--config", str(CONFIG),
                                        "--grader", "self-rating", "--no-progress", "-w", str(tmp_path)])
     elapsed = time.perf_counter() - start
     assert result.exit_code == 1 and "Traceback" not in result.output
@@ -461,7 +463,7 @@ def test_a_cached_hub_model_grades_without_the_hub(tmp_path, unreachable_hub, ti
     from conftest import cache_model
 
     cache_model(unreachable_hub, "exampp-test/tiny-t5", Path(tiny_model))
-    result = CliRunner().invoke(main, ["grade", str(REPO / "runs" / "bm25.run"), "--config", str(CONFIG),
+    result = CliRunner().invoke(main, ["grade", str(EXAMPLES / "runs" / "bm25.run"), "--config", str(CONFIG),
                                        "--grader", "self-rating", "--model", "exampp-test/tiny-t5", "--depth", "1",
                                        "--no-progress", "-w", str(tmp_path)])
     assert result.exit_code == 0, result.output
@@ -475,7 +477,7 @@ def test_a_failed_first_grade_leaves_no_empty_store_and_a_failed_later_one_keeps
     failed = grade(str(stray), "-w", str(ws))
     assert failed.exit_code == 1 and "nothing to grade" in failed.output
     assert not (ws / "grades.sqlite").exists() and not list(ws.glob("grades.sqlite*"))
-    assert grade(str(REPO / "runs"), "-w", str(ws), "--depth", "2").exit_code == 0
+    assert grade(str(EXAMPLES / "runs"), "-w", str(ws), "--depth", "2").exit_code == 0
     with GradeStore(ws / "grades.sqlite", read_only=True) as store:
         kept = len(store.grades())
     assert grade(str(stray), "-w", str(ws)).exit_code == 1

@@ -21,6 +21,7 @@ from exampp.scoring import MeasureError, leaderboard, per_query_measures
 from exampp.trec_eval.irm import IntentQrelsNeeded
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 
 # q1's exam: u1, u2, u3 (subtopics 1, 2, 3); grades at tau 4 make
 #   subtopic 1 (u1): a, c relevant; subtopic 2 (u2): b; subtopic 3 (u3): c; d answers nothing.
@@ -168,7 +169,7 @@ def test_ir_measures_on_the_qrels_exampp_writes(tmp_path):
 def graded(tmp_path, monkeypatch):
     fake_grader.use_method(monkeypatch)
     ws = tmp_path / "ws"
-    result = CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(REPO / "exampp.toml"),
+    result = CliRunner().invoke(main, ["grade", str(EXAMPLES / "runs"), "--config", str(EXAMPLES / "exampp.toml"),
                                        "--grader", "fake", "-w", str(ws), "--depth", "5", "--label", "count",
                                        "--no-progress"])
     assert result.exit_code == 0, result.output
@@ -177,7 +178,7 @@ def graded(tmp_path, monkeypatch):
 
 def bank_order() -> dict[str, list[tuple[str, str]]]:
     order: dict[str, list[tuple[str, str]]] = {}
-    for record in map(json.loads, (REPO / "question_banks/questions.jsonl").read_text().splitlines()):
+    for record in map(json.loads, (EXAMPLES / "question_banks/questions.jsonl").read_text().splitlines()):
         order.setdefault(record["query_id"], []).append((record["question_id"], record["text"]))
     return order
 
@@ -186,7 +187,7 @@ def test_commands_end_to_end(graded, tmp_path):
     from exampp.api.workspace import exam_questions, stored_grades
 
     stored = stored_grades(graded)
-    exam = exam_questions(graded, stored, REPO / "question_banks/questions.jsonl")
+    exam = exam_questions(graded, stored, EXAMPLES / "question_banks/questions.jsonl")
     # grade --label count: at the config's tau 4, a passage's label is how many questions it answers
     assert read_qrels(graded / "qrels/exam.qrels") == exam_labels(stored.grades, exam, label="count", tau=4)
     counts = {(q, d): sum(g >= 4 for g in group) for (q, d), group in
@@ -196,7 +197,7 @@ def test_commands_end_to_end(graded, tmp_path):
 
     out = tmp_path / "questions.qrels"
     result = CliRunner().invoke(main, ["qrels", "-w", str(graded), "--per-question", "--tau", "4",
-                                       "--bank", str(REPO / "question_banks/questions.jsonl"), "-o", str(out)])
+                                       "--bank", str(EXAMPLES / "question_banks/questions.jsonl"), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert f"questions of 6 queries to {out} (key: {out}.questions.tsv)" in result.stderr
     intent = read_intent_qrels(out)
@@ -211,7 +212,7 @@ def test_commands_end_to_end(graded, tmp_path):
             assert docs == {d: int(grade_of[q, d, question] >= 4)
                             for (qq, d, u) in grade_of if qq == q and u == question}
 
-    board = CliRunner().invoke(main, ["leaderboard", str(REPO / "runs"), "--qrels", str(out), "-m", "alpha_nDCG@10",
+    board = CliRunner().invoke(main, ["leaderboard", str(EXAMPLES / "runs"), "--qrels", str(out), "-m", "alpha_nDCG@10",
                                       "-m", "ERR_IA@10", "-m", "P@5", "--format", "json"])
     assert board.exit_code == 0, board.output
     rows = {r["run"]: r for r in json.loads(board.stdout)}
@@ -219,7 +220,7 @@ def test_commands_end_to_end(graded, tmp_path):
     assert list(expected.columns) == ["alpha_nDCG@10"]
     from exampp.collection.runs import read_runs
 
-    runs = read_runs([REPO / "runs"])
+    runs = read_runs([EXAMPLES / "runs"])
     direct = leaderboard(runs, intent, ["alpha_nDCG@10", "ERR_IA@10", "P@5"])
     assert {name: [rows[name][m] for m in direct.columns] for name in rows} == \
         {name: pytest.approx(direct.loc[name].tolist()) for name in direct.index}

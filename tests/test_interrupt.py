@@ -11,6 +11,7 @@ import fake_grader
 from exampp.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 KEPT = re.compile(r"interrupted: ([\d,]+) of ([\d,]+) pairs graded and kept in (\S+); run the same command to resume")
 REUSED = re.compile(r"(\d+) reused from the store")
 
@@ -30,8 +31,8 @@ calls: list[int] = []
 
 
 def grade(ws: Path):
-    return CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(REPO / "exampp.toml"), "--grader",
-                                     "fake", "-w", str(ws), "--chunk-size", "20", "--no-progress"])
+    return CliRunner().invoke(main, ["grade", str(EXAMPLES / "runs"), "--config", str(EXAMPLES / "exampp.toml"),
+                                     "--grader", "fake", "-w", str(ws), "--chunk-size", "20", "--no-progress"])
 
 
 def test_ctrl_c_in_grade_says_how_many_pairs_are_kept_where_and_that_the_same_command_resumes(tmp_path, monkeypatch):

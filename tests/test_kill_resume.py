@@ -21,13 +21,14 @@ from killing import kill_when
 from test_import import LINES, workspace_files, write_gz_lines
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 SCRIPT = Path(fake_grader.__file__)
 CHUNK = 20
 SUMMARY = re.compile(r"(\d+) pairs: (\d+) new pairs graded")
 
 
 def command(ws: Path) -> list[str]:
-    return ["grade", str(REPO / "runs"), "--config", str(REPO / "exampp.toml"), "--grader", "fake",
+    return ["grade", str(EXAMPLES / "runs"), "--config", str(EXAMPLES / "exampp.toml"), "--grader", "fake",
             "-w", str(ws), "--chunk-size", str(CHUNK), "--no-progress"]
 
 

@@ -11,7 +11,8 @@ import fake_grader
 from exampp.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
-RUN, QRELS = REPO / "runs" / "bm25.run", REPO / "qrels" / "official.qrels"
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
+RUN, QRELS = EXAMPLES / "runs" / "bm25.run", EXAMPLES / "qrels" / "official.qrels"
 
 
 def exampp(*args: str):
@@ -49,8 +50,8 @@ def test_a_relevance_level_above_every_grade_is_warned_of():
 
 def test_the_grade_table_names_its_measure_and_tau(tmp_path, monkeypatch):
     fake_grader.use_method(monkeypatch)
-    result = exampp("grade", REPO / "runs", "--config", REPO / "exampp.toml", "--grader", "fake", "-w", tmp_path,
-                    "--depth", 10, "--tau", 3, "--no-progress")
+    result = exampp("grade", EXAMPLES / "runs", "--config", EXAMPLES / "exampp.toml", "--grader", "fake",
+                    "-w", tmp_path, "--depth", 10, "--tau", 3, "--no-progress")
     assert result.exit_code == 0, result.output
     assert ("EXAM-Cover@10, tau 3: per run, the mean over queries of the share of the query's questions a top-10 "
             "passage answers at grade >= 3\n") in result.stderr
@@ -63,7 +64,7 @@ def test_labels_of_answers_name_what_they_leave_out_and_speak_of_no_runs_where_t
     from exampp.collection.runs import ranked_pairs
     from exampp.segment import load_responses
 
-    answers = REPO / "responses" / "rag-answers.jsonl"
+    answers = EXAMPLES / "responses" / "rag-answers.jsonl"
     ours = sorted(ranked_pairs(load_responses(answers).runs))[:3]
     other_answer = ("Q1", "other-rag:Q1:1:0123abcd")  # another answers file's passage, graded in the same store
     runs_passage = ("Q1", "d-Q1-023")

@@ -184,17 +184,17 @@ def test_a_store_written_before_the_change_is_read_and_reused(tmp_path):
     from pathlib import Path
 
     data = Path(__file__).parent / "data"
-    repo = Path(__file__).resolve().parents[1]
+    examples = Path(__file__).resolve().parents[1] / "examples"  # the example collection
     ws = tmp_path / "ws"
     ws.mkdir()
     shutil.copy(data / "grades-e1d8380-embedding-depth2.sqlite", ws / "grades.sqlite")
-    result = CliRunner().invoke(main, ["grade", str(repo / "runs"), "--config", str(repo / "exampp.toml"),
+    result = CliRunner().invoke(main, ["grade", str(examples / "runs"), "--config", str(examples / "exampp.toml"),
                                        "-w", str(ws), "--depth", "2", "--no-progress"])
     assert result.exit_code == 0, result.output
     assert "0 new pairs graded" in result.output and ", 0 reused" not in result.output
     assert (ws / "qrels" / "exam.qrels").read_text() == (data / "exam-e1d8380-embedding-depth2.qrels").read_text()
-    cover = [CliRunner().invoke(main, ["cover", str(repo / "runs"), "-w", str(ws), "--depth", "2", "--format", "tsv",
-                                       *tau]) for tau in ([], ["--tau", "4"], ["--tau", "1"])]
+    cover = [CliRunner().invoke(main, ["cover", str(examples / "runs"), "-w", str(ws), "--depth", "2",
+                                       "--format", "tsv", *tau]) for tau in ([], ["--tau", "4"], ["--tau", "1"])]
     assert [c.exit_code for c in cover] == [0, 0, 0]
     assert cover[0].output == cover[1].output != cover[2].output  # the stored method's tau: 4, embedding grades 0-5
     assert cover[0].output.splitlines()[1].startswith("dense-like\t0.4833")

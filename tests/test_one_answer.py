@@ -13,6 +13,7 @@ from exampp.cli import main
 from exampp.segment import is_segment_id
 
 REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 ANSWERS = "responses/rag-answers.jsonl"
 
 
@@ -42,8 +43,9 @@ def figures(ws: Path) -> dict[str, str]:
 def workspace(tmp_path_factory) -> Path:
     ws = tmp_path_factory.mktemp("one") / "ws"
     for folder in ("runs", "corpus", "topics", "question_banks", "qrels", "responses"):
-        shutil.copytree(REPO / folder, ws / folder, ignore=shutil.ignore_patterns("exam*.qrels", "questions.qrels*"))
-    shutil.copy(REPO / "exampp.toml", ws / "exampp.toml")
+        shutil.copytree(EXAMPLES / folder, ws / folder,
+                        ignore=shutil.ignore_patterns("exam*.qrels", "questions.qrels*"))
+    shutil.copy(EXAMPLES / "exampp.toml", ws / "exampp.toml")
     return ws
 
 

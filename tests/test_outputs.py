@@ -21,14 +21,15 @@ from exampp.errors import OutputError
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 FAKE = TESTS / "fake_grader.py"
 
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory) -> Path:
     ws = tmp_path_factory.mktemp("ws")
-    done = subprocess.run([sys.executable, str(FAKE), "grade", str(REPO / "runs"),
-                           "--config", str(REPO / "exampp.toml"),
+    done = subprocess.run([sys.executable, str(FAKE), "grade", str(EXAMPLES / "runs"),
+                           "--config", str(EXAMPLES / "exampp.toml"),
                            "--grader", "fake", "-w", str(ws), "--no-progress"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return ws
@@ -171,8 +172,8 @@ def test_a_job_with_nothing_to_write_leaves_a_good_output_as_it_was(workspace: P
     elsewhere = tmp_path / "elsewhere.jsonl"  # a corpus holding none of the pooled passages
     elsewhere.write_text('{"docid": "zzz", "text": "nothing"}\n')
     board = tmp_path / "board.txt"
-    done = subprocess.run([sys.executable, str(FAKE), "grade", str(REPO / "runs"),
-                           "--config", str(REPO / "exampp.toml"),
+    done = subprocess.run([sys.executable, str(FAKE), "grade", str(EXAMPLES / "runs"),
+                           "--config", str(EXAMPLES / "exampp.toml"),
                            "--grader", "fake", "-w", str(workspace), "--no-progress", "--corpus", str(elsewhere),
                            "-o", str(board)], capture_output=True, text=True)
     assert (done.returncode, done.stderr) == (1, "Error: nothing to grade: none of the 218 pooled passages has a text "
@@ -181,7 +182,7 @@ def test_a_job_with_nothing_to_write_leaves_a_good_output_as_it_was(workspace: P
 
     banks = tmp_path / "banks"
     banks.mkdir()
-    lines = (REPO / "question_banks" / "questions.jsonl").read_text().splitlines()
+    lines = (EXAMPLES / "question_banks" / "questions.jsonl").read_text().splitlines()
     facetless = banks / "facetless.jsonl"
     facetless.write_text("".join(json.dumps({k: v for k, v in json.loads(line).items() if not k.startswith("facet")})
                                  + "\n" for line in lines))

@@ -14,13 +14,14 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 FAKE = TESTS / "fake_grader.py"
 
 
 def grade(workspace: Path, *args: str) -> subprocess.CompletedProcess:
     # PYTHONPATH: the script's folder comes first on its path, and this checkout's exampp must come next
-    return subprocess.run([sys.executable, str(FAKE), "grade", str(REPO / "runs"),
-                           "--config", str(REPO / "exampp.toml"), "--grader", "fake", "-w", str(workspace),
+    return subprocess.run([sys.executable, str(FAKE), "grade", str(EXAMPLES / "runs"),
+                           "--config", str(EXAMPLES / "exampp.toml"), "--grader", "fake", "-w", str(workspace),
                            "--no-progress", "-o", str(workspace / "board.txt"),
                            *args], capture_output=True, text=True, check=False,
                            env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -36,7 +37,7 @@ def graded(tmp_path_factory) -> Path:
 
 
 def one_passage_corpus(folder: Path) -> Path:
-    with open(REPO / "corpus" / "passages.jsonl") as fh:
+    with open(EXAMPLES / "corpus" / "passages.jsonl") as fh:
         first = json.loads(fh.readline())
     assert first["docid"] == "d-Q1-001"
     corpus = folder / "one.jsonl"

@@ -15,6 +15,7 @@ from exampp.cli import main
 from exampp.progress import ProgressLines, Tally, duration, progress_bar
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 LINE = re.compile(r"^grading: [\d,]+/[\d,]+ pairs \(\d+%\), [\d.e+]+ pairs/s, ETA (\d+[smh]|unknown)", re.MULTILINE)
 
 
@@ -77,8 +78,8 @@ def fake(monkeypatch):
 
 
 def grade(ws: Path, *flags: str):
-    return CliRunner().invoke(main, ["grade", str(REPO / "runs"), "--config", str(REPO / "exampp.toml"), "--grader",
-                                     "fake", "-w", str(ws), "--chunk-size", "50", *flags])
+    return CliRunner().invoke(main, ["grade", str(EXAMPLES / "runs"), "--config", str(EXAMPLES / "exampp.toml"),
+                                     "--grader", "fake", "-w", str(ws), "--chunk-size", "50", *flags])
 
 
 def test_grade_under_a_log_prints_progress_lines_and_none_with_no_progress(tmp_path, fake, monkeypatch):

@@ -38,6 +38,7 @@ ray = pytest.importorskip("ray")
 from exampp.grading.ray_engine import RayEngine, RayEngineError  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 TESTS = Path(__file__).resolve().parent
 EXAMPLE = ("runs", "corpus", "question_banks", "topics", "exampp.toml")
 
@@ -91,7 +92,7 @@ def example(tmp_path: Path) -> Path:
     """A copy of the example collection (its exampp.toml: embedding grader, depth 20, tau 4)."""
     root = tmp_path / "example"
     for name in EXAMPLE:
-        source = REPO / name
+        source = EXAMPLES / name
         (shutil.copytree if source.is_dir() else shutil.copy)(source, root / name)
     return root
 
@@ -226,8 +227,8 @@ def test_a_killed_driver_loses_no_committed_chunk_and_the_same_command_grades_on
     fake_grader.use_method(monkeypatch)
 
     def command(ws: Path) -> list[str]:
-        return ["grade", str(REPO / "runs"), "--config", str(REPO / "exampp.toml"), "--grader", "fake", "-w", str(ws),
-                "--chunk-size", "20", "--no-progress", "--engine", "ray", "--workers", "2"]
+        return ["grade", str(EXAMPLES / "runs"), "--config", str(EXAMPLES / "exampp.toml"), "--grader", "fake",
+                "-w", str(ws), "--chunk-size", "20", "--no-progress", "--engine", "ray", "--workers", "2"]
 
     def committed(ws: Path) -> int:
         if not (ws / "grades.sqlite").exists():
