@@ -82,8 +82,8 @@ def unwrapped_paragraphs(lines: list[str]) -> Iterator[str]:
             if block and block[0].rstrip().endswith(":") and not block[0].startswith(" "):
                 yield from (block.pop(0), "")
             if block:
-                indent = min(len(l) - len(l.lstrip()) for l in block if l.strip())
-                yield from ("```text", *fitted_commands([l[indent:] for l in block]), "```", "")
+                indent = min(len(line) - len(line.lstrip()) for line in block if line.strip())
+                yield from ("```text", *fitted_commands([line[indent:] for line in block]), "```", "")
             block = None
 
 
