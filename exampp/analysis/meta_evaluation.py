@@ -209,7 +209,8 @@ def meta_evaluation(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping
     queries = _common_queries(official_per_query, evaluations, exam if irt else None, warn)
     if official_per_query is not None:
         official_per_query = official_per_query.loc[:, queries]
-        official = official_per_query.mean(axis=1).rename(official.name)
+        name, official = official.name, official_per_query.mean(axis=1)
+        official.name = name
     draws = bootstrap_samples(len(queries), bootstrap, seed) if bootstrap else None
 
     reference = official if official_per_query is None else official_per_query  # a leaderboard is held fixed

@@ -1,9 +1,10 @@
 """The assess jobs: a human sample that checks the judge.
 
 - :func:`draw_sample` chooses the pool pairs people should judge (``exampp assess sample``);
-- :func:`estimate_runs` corrects every run's measures with their labels (``exampp assess estimate``);
+- :class:`EstimateJob` corrects every run's measures with their labels (``exampp assess estimate``);
 - :func:`judge_agreement` compares the judge with them on the sample (``exampp assess agree``);
-- :func:`plan_budget` says how many labels a target interval width needs (``exampp assess plan``).
+- :class:`PlanJob` says how many labels a target interval width needs (``exampp assess plan``);
+- :class:`HumanCheckJob` checks the judge's leaderboard with them (the report's *Human check*).
 
 The judge is a workspace's stored grades (one method): a pair's judge grade is its EXAM label (the
 best grade over its query's questions), relevant from the method's τ. The pool is the top-k of the
@@ -55,7 +56,6 @@ from exampp.collection.assessment_sample import (
 from exampp.collection.citations import CitedAnswer, read_citations
 from exampp.collection.io import PathLike, display_name
 from exampp.errors import ExamppError, InputError
-from exampp.settings import check_settings
 from exampp.workspace import Workspace
 
 
@@ -452,7 +452,6 @@ class EstimateJob:
         sentences' citations.
     :param replicates: The bootstrap's replicates, for the intervals.
     :param seed: The seed of the bootstrap.
-    :raises SettingError: A setting that breaks its rule (:mod:`exampp.settings`).
     """
 
     workspace: Workspace | PathLike
@@ -469,9 +468,6 @@ class EstimateJob:
     support: PathLike | None = None
     replicates: int = REPLICATES
     seed: int = 0
-
-    def __post_init__(self) -> None:
-        check_settings(vars(self))
 
     def run(self, warn: Warn = python_warning) -> Estimates:
         """Do the job.
@@ -509,7 +505,7 @@ def _estimate(data: Labelled, measures: Sequence[AssessMeasure], estimator: str,
 def estimates_json(result: Estimates) -> dict[str, dict[str, dict[str, float | None]]]:
     """``{run: {measure: {"estimate", "low", "high"}}}`` (NaN as null).
 
-    :param result: The estimates (:func:`estimate_runs`).
+    :param result: The estimates (:class:`EstimateJob`).
     """
     out: dict[str, dict[str, dict[str, float | None]]] = {}
     row: Any  # a row of the table (pandas-stubs types its fields as any scalar)
@@ -640,7 +636,6 @@ class PlanJob:
     :param strategy: The design: one of :data:`exampp.assess.design.STRATEGIES`.
     :param method: The store's grading method, the judge (None: the only one there).
     :param runs: The runs (default: the workspace's ``runs/``).
-    :raises SettingError: A setting that breaks its rule (:mod:`exampp.settings`).
     """
 
     workspace: Workspace | PathLike
@@ -654,9 +649,6 @@ class PlanJob:
     strategy: str = design.DEFAULT_STRATEGY
     method: str | None = None
     runs: RunsSource | None = None
-
-    def __post_init__(self) -> None:
-        check_settings(vars(self))
 
     def run(self, warn: Warn = python_warning) -> BudgetPlan:
         """Do the job.
@@ -727,7 +719,6 @@ class HumanCheckJob:
     :param exclude: Runs to leave out; the sample's pairs of the other runs' pool only are used (see
         ``domain`` in :func:`labelled_sample`).
     :param seed: The seed of the bootstrap.
-    :raises SettingError: A setting that breaks its rule (:mod:`exampp.settings`).
     """
 
     workspace: Workspace | PathLike
@@ -741,9 +732,6 @@ class HumanCheckJob:
     method: str | None = None
     exclude: Sequence[str] = ()
     seed: int = 0
-
-    def __post_init__(self) -> None:
-        check_settings(vars(self))
 
     def run(self, warn: Warn = python_warning) -> HumanCheck:
         """Do the job.

@@ -1,8 +1,9 @@
 """The `exampp exam generate` job as Python calls: a multiple-choice exam from a document corpus
 (Guinet et al., 2024), one question per document.
 
-    result = generate_exam("exam_corpus/documents.jsonl", "out/exam.jsonl", task_domain="the Larkspur Home Hub manual",
-                           backend=BackendSpec("openai", "my-model", {"base_url": "http://localhost:8000/v1"}))
+    result = ExamGenerateJob("exam_corpus/documents.jsonl", "out/exam.jsonl",
+                             backend=BackendSpec("openai", "my-model", {"base_url": "http://localhost:8000/v1"}),
+                             task_domain="the Larkspur Home Hub manual").run()
     result.filters, result.baselines, result.keys      # DataFrames
     result.bank                                         # the exam written
 
@@ -97,7 +98,7 @@ def answers_path(output: PathLike) -> Path:
 
 @dataclass(frozen=True)
 class ExamResult:
-    """What :func:`generate_exam` did and produced."""
+    """What :class:`ExamGenerateJob` did and produced."""
 
     bank: QuestionBank
     """The exam: the questions kept, choices shuffled (empty when none was kept)."""

@@ -2,13 +2,13 @@
 as respondents and questions as items.
 
     graded = responses_from_workspace("out/dl19")      # who answers what, at the method's τ
-    result = irt_analysis(graded.responses, texts=graded.texts, cover=graded.cover)
+    result = IRTJob(graded.responses, texts=graded.texts, cover=graded.cover).run()
     result.items, result.systems                        # DataFrames
     write_irt_outputs(result, "out/dl19/irt", bank=graded.bank)
 
-:func:`irt_analysis` takes any :class:`~exampp.collection.response_matrix.Responses` (from grades,
+:class:`IRTJob` takes any :class:`~exampp.collection.response_matrix.Responses` (from grades,
 or read from a 0/1 matrix file with :func:`~exampp.collection.response_matrix.read_response_matrix`)
-and returns an :class:`IRTResult`; it reads and writes nothing. Errors users can act on are
+and its :meth:`~IRTJob.run` returns an :class:`IRTResult`, reading and writing nothing. Errors users can act on are
 :class:`~exampp.errors.ExamppError`.
 """
 from __future__ import annotations
@@ -32,7 +32,6 @@ from exampp.collection.response_matrix import Responses
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
 from exampp.errors import ExamppError
 from exampp.report.records import json_value, records as table_records, write_tsv
-from exampp.settings import check_settings
 from exampp.workspace import Workspace
 
 
@@ -101,7 +100,7 @@ def responses_from_workspace(workspace: Workspace | PathLike, method: str | None
 
 @dataclass(frozen=True)
 class IRTResult:
-    """What :func:`irt_analysis` found.
+    """What :class:`IRTJob` found.
 
     :param responses: The responses fitted (the excluded systems left out).
     :param model: The fitted estimator.
@@ -189,7 +188,7 @@ class IRTJob:
     :param prune_steps: The number of pruning steps (each refits the model).
     :param components: The systems' components table (:func:`~exampp.collection.systems.read_systems`):
         abilities as sums of component effects.
-    :raises SettingError: A setting that breaks its rule (:mod:`exampp.settings`).
+    :raises IRTOptionsError: Settings that do not go together, or systems to exclude the responses lack.
     """
 
     responses: Responses
@@ -207,16 +206,15 @@ class IRTJob:
     components: pd.DataFrame | None = None
 
     def __post_init__(self) -> None:
-        check_settings(vars(self))
+        _check_options(self.responses, self.irt_model, self.guessing, self.exclude, self.prune_fraction,
+                       self.prune_steps)
 
     def run(self) -> IRTResult:
-        """Do the job."""
-        responses = self.responses
+        """Do the job: fit the model and tabulate; reads and writes nothing."""
         from exampp.analysis.irt.tables import item_table, system_table
 
-        _check_options(responses, self.irt_model, self.guessing, self.exclude, self.prune_fraction, self.prune_steps)
         started = time.perf_counter()
-        responses = responses.without(self.exclude)
+        responses = self.responses.without(self.exclude)
         model = IRTModel(model=self.irt_model, method=self.estimator, guessing=self.guessing, prior_a=self.prior_a)
         model.fit(responses.values, sample_weight=responses.weights)
         items = item_table(model, responses, dict(self.texts or {}))

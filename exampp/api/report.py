@@ -222,7 +222,7 @@ class ReportJob:
 def human_summary(check: HumanCheck) -> HumanSummary:
     """The section's figures of a human check.
 
-    :param check: The human check (:func:`~exampp.api.assess.human_check`).
+    :param check: The human check (:class:`~exampp.api.assess.HumanCheckJob`).
     """
     return HumanSummary(check.n_pairs, check.kappa, check.estimator, check.level, len(check.orderings),
                         check.n_compared)

@@ -113,17 +113,15 @@ class CoverJob:
 
         :param warn: Takes each warning line (default: a Python warning).
         """
-        tau = self.tau
         from exampp.collection.runs import check_judged
         from exampp.labels import expected_cover
         from exampp.scoring import exam_cover, summarize
 
         if self.expected and self.normalized:
             raise ExamppError("expected cover has no normalized (n-EXAM) variant: give one of them")
-        check_settings({"tau": tau, "depth": self.depth})
         ws = as_workspace(self.workspace)
         stored = stored_grades(ws, self.method, probabilities=self.expected)
-        tau = stored.default_tau if tau is None else tau
+        tau = stored.default_tau if self.tau is None else self.tau
         exam = exam_questions(ws, stored, self.bank)
         read = workspace_runs(ws, self.runs)
         for line in check_judged(read, exam, EXAM_SOURCE, self.strict):
@@ -214,7 +212,7 @@ def export_question_qrels(
     warn: Warn = python_warning,
 ) -> IntentQrels:
     """Per-question (intent-aware) qrels of the workspace's grades, for alpha-nDCG and ERR-IA
-    (:func:`measure_leaderboard`): every exam question is a subtopic of its query, numbered 1, 2, ...
+    (:class:`LeaderboardJob`): every exam question is a subtopic of its query, numbered 1, 2, ...
     in the exam's order; a passage is relevant (1) to a subtopic when its grade on that question is
     >= ``tau``, else 0.
 
