@@ -140,8 +140,8 @@ class LeaderboardCorrelation:
 
 @dataclass(frozen=True)
 class CorrelateJob:
-    """Spearman, Kendall τ-b, Pearson and τ_AP (A the reference) of A and B on the runs both hold (``exampp
-    correlate``). :meth:`run` does the job.
+    """Spearman, Kendall τ-b, Pearson and τ_AP (A the reference) of A and B on the runs both hold
+    (``exampp correlate``). :meth:`run` does the job.
 
     :param a: Leaderboard A, the reference: a :class:`LeaderboardFile` or a :class:`QrelsMeasure`.
     :param b: Leaderboard B, likewise.
