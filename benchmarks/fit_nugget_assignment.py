@@ -36,7 +36,8 @@ from pathlib import Path
 import numpy as np
 from scipy import optimize
 
-from exampp.api.nugget_agreement import NuggetAgreement, assignment_agreement
+from exampp.analysis.nugget_agreement import NuggetAgreement
+from exampp.api.nugget_agreement import assignment_agreement
 from exampp.collection.nugget_assignments import ASSIGNMENTS, Answer, AssignedNugget, read_assignments
 from exampp.collection.question_bank import Question, question_id_for
 from exampp.grading.base import Pair

@@ -23,7 +23,7 @@ passage). Every planted workspace is graded by two judges:
 Printed per judge and attack class (and rate): the planted texts, ``audit``'s precision and
 recall by the class's detector, by any text detector, by the canary detector and by any flag at
 all; Kendall τ-b of EXAM-Cover@20 against the untouched leaderboard, as attacked, after the
-audit's correction (flagged texts graded 0, :func:`exampp.api.audit.corrected_cover`; text
+audit's correction (flagged texts graded 0, :func:`exampp.audit.tables.corrected_cover`; text
 detectors), with the fenced prompt, and with canaries and the correction (all flags); for
 duplicates also τ of nDCG@20 on the EXAM qrels (each passage's best grade), which Cover cannot
 reward. Then the false-positive rates on the untouched pool (all runs) and on the RAG answers,
@@ -56,10 +56,12 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from audit_data import Answers, exam_of, rag_answers
-from exampp.api.audit import AuditResult, audit, corrected_cover, pooled_rankings, run_pairs
+from exampp.api.audit import audit
 from exampp.api.grade import GradeJob
 from exampp.api.workspace import stored_grades as workspace_grades
 from exampp.audit import CLASSES as FLAG_CLASSES, NUGGET_EXAM, Flag, audit_texts
+from exampp.audit.tables import AuditResult, corrected_cover, run_pairs
+from exampp.audit.texts import pooled_rankings
 from exampp.collection.corpus import Passage, open_corpus, read_passages, write_corpus
 from exampp.collection.qrels import read_qrels
 from exampp.collection.question_bank import read_question_bank

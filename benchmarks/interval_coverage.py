@@ -46,6 +46,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from exampp.analysis.nugget_agreement import NUGGET_STATISTICS, nugget_statistics
+
 # The replicates exactly as the commands compute them (tests/test_interval_coverage.py checks the
 # intervals below against correlation_intervals, bootstrap_means and nuggets agree's).
 from exampp.analysis.statistics import (
@@ -56,7 +58,6 @@ from exampp.analysis.statistics import (
     bootstrap_interval,
     bootstrap_samples,
 )
-from exampp.api.nugget_agreement import NUGGET_STATISTICS, nugget_statistics
 
 CONFIDENCE = 0.95
 POPULATION = 4000  # topics

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 import pandas as pd
 
 import exampp.analysis.irt.models as models
-from exampp.api.meta_evaluate import meta_evaluate
-from exampp.api.report import build_report
+from exampp.api.meta_evaluate import MetaEvaluateJob
+from exampp.api.report import ReportJob
 
 LATE = "UNH_exDL_bm25"  # submitted after the track: not on the official leaderboard
 
@@ -53,7 +53,7 @@ def main() -> None:
     args = parser.parse_args()
 
     def meta():
-        return meta_evaluate(args.workspace, exclude=[LATE], progress=False, warn=lambda line: None)
+        return MetaEvaluateJob(args.workspace, exclude=[LATE], progress=False).run(warn=lambda line: None)
 
     now, result = timed(meta)
     with refits_with_standard_errors():
@@ -64,8 +64,8 @@ def main() -> None:
     if args.report:
         with tempfile.TemporaryDirectory() as out:
             def report():
-                return build_report(args.workspace, out, exclude=[LATE], date="2026-01-01", progress=False,
-                                    warn=lambda line: None)
+                return ReportJob(args.workspace, out, exclude=[LATE], date="2026-01-01",
+                                 progress=False).run(warn=lambda line: None)
 
             now, _ = timed(report)
             with refits_with_standard_errors():

@@ -49,7 +49,7 @@ _EXPORTS = {
     "stored_grades": "exampp.api.workspace", "StoredGrades": "exampp.api.workspace",
     "WorkspaceError": "exampp.api.workspace",
     # question banks
-    "generate_bank": "exampp.api.bank_generate", "generate_exam": "exampp.api.exam_generate",
+    "generate_bank": "exampp.api.bank_generate", "ExamGenerateJob": "exampp.api.exam_generate",
     "import_banks": "exampp.api.bank_io", "export_bank": "exampp.api.bank_io",
     "load_question_bank": "exampp.collection.question_bank",
     "review_bank": "exampp.api.bank_review", "write_bank_review": "exampp.api.bank_review",
@@ -59,18 +59,18 @@ _EXPORTS = {
     "restore_bank": "exampp.api.bank_history:restore", "bank_at_version": "exampp.api.bank_history",
     "bank_log": "exampp.api.bank_history",
     # score jobs
-    "cover": "exampp.api.scores", "CoverResult": "exampp.api.scores", "export_qrels": "exampp.api.scores",
+    "CoverJob": "exampp.api.scores", "CoverResult": "exampp.api.scores", "export_qrels": "exampp.api.scores",
     "export_question_qrels": "exampp.api.scores",
-    "measure_leaderboard": "exampp.api.scores", "NoRunLeft": "exampp.api.scores",
+    "LeaderboardJob": "exampp.api.scores", "NoRunLeft": "exampp.api.scores",
     "LeaderboardFile": "exampp.api.leaderboards", "QrelsMeasure": "exampp.api.leaderboards",
-    "LeaderboardCorrelation": "exampp.api.leaderboards", "correlate_leaderboards": "exampp.api.leaderboards",
+    "LeaderboardCorrelation": "exampp.api.leaderboards", "CorrelateJob": "exampp.api.leaderboards",
     "CorrelationError": "exampp.api.leaderboards", "UnknownExcluded": "exampp.api.leaderboards",
     "label_agreement": "exampp.api.agreement", "LabelAgreement": "exampp.api.agreement",
     "NoCommonJudgments": "exampp.api.agreement",
-    "significance": "exampp.api.significance", "Significance": "exampp.api.significance",
+    "SignificanceJob": "exampp.api.significance", "Significance": "exampp.api.significance",
     "PairedTests": "exampp.api.significance", "read_leaderboard_file": "exampp.collection.leaderboard",
-    "meta_evaluate": "exampp.api.meta_evaluate", "MetaEvaluation": "exampp.api.meta_evaluate",
-    "MetaEvaluationError": "exampp.api.meta_evaluate", "build_report": "exampp.api.report",
+    "MetaEvaluateJob": "exampp.api.meta_evaluate", "MetaEvaluation": "exampp.analysis.meta_evaluation",
+    "MetaEvaluationError": "exampp.analysis.meta_evaluation", "ReportJob": "exampp.api.report",
     "Report": "exampp.api.report",
     # scores
     "exam_cover": "exampp.scoring", "summarize": "exampp.scoring", "exam_labels": "exampp.labels",
@@ -79,7 +79,7 @@ _EXPORTS = {
     "per_query_measures": "exampp.scoring", "parse_measures": "exampp.scoring", "MeasureError": "exampp.scoring",
     "evaluate": "exampp.trec_eval", "evaluate_runs": "exampp.trec_eval", "format_trec": "exampp.trec_eval",
     # item response theory
-    "irt_analysis": "exampp.api.irt", "responses_from_workspace": "exampp.api.irt",
+    "IRTJob": "exampp.api.irt", "responses_from_workspace": "exampp.api.irt",
     "write_irt_outputs": "exampp.api.irt", "IRTResult": "exampp.api.irt", "GradedResponses": "exampp.api.irt",
     "IRTModel": "exampp.analysis.irt.models", "HierarchicalAbility": "exampp.analysis.irt.hierarchical",
     "responses_from_grades": "exampp.analysis.irt.responses",
@@ -96,8 +96,8 @@ _EXPORTS = {
     "AssessmentStore": "exampp.assessments", "read_labels": "exampp.assessments", "write_labels": "exampp.assessments",
     "store_labels": "exampp.api.assess_labels",
     # a human sample that checks the judge (exampp assess sample, estimate, agree, plan)
-    "SampleJob": "exampp.api.assess", "draw_sample": "exampp.api.assess", "estimate_runs": "exampp.api.assess",
-    "judge_agreement": "exampp.api.assess", "plan_budget": "exampp.api.assess", "human_check": "exampp.api.assess",
+    "SampleJob": "exampp.api.assess", "draw_sample": "exampp.api.assess", "EstimateJob": "exampp.api.assess",
+    "judge_agreement": "exampp.api.assess", "PlanJob": "exampp.api.assess", "HumanCheckJob": "exampp.api.assess",
 }
 __all__ = sorted(_EXPORTS)
 
@@ -107,6 +107,7 @@ if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers and editors (
     from exampp.analysis.irt.hierarchical import HierarchicalAbility
     from exampp.analysis.irt.models import IRTModel
     from exampp.analysis.irt.responses import responses_from_grades
+    from exampp.analysis.meta_evaluation import MetaEvaluation, MetaEvaluationError
     from exampp.analysis.statistics import (
         bootstrap_means,
         correlation_intervals,
@@ -115,7 +116,7 @@ if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers and editors (
         scores_table,
     )
     from exampp.api.agreement import LabelAgreement, NoCommonJudgments, label_agreement
-    from exampp.api.assess import SampleJob, draw_sample, estimate_runs, human_check, judge_agreement, plan_budget
+    from exampp.api.assess import EstimateJob, HumanCheckJob, PlanJob, SampleJob, draw_sample, judge_agreement
     from exampp.api.assess_labels import store_labels
     from exampp.api.bank_generate import generate_bank
     from exampp.api.bank_history import (
@@ -130,28 +131,28 @@ if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers and editors (
     from exampp.api.bank_impact import bank_impact
     from exampp.api.bank_io import export_bank, import_banks
     from exampp.api.bank_review import review_bank, write_bank_review
-    from exampp.api.exam_generate import generate_exam
+    from exampp.api.exam_generate import ExamGenerateJob
     from exampp.api.grade import GradeJob, GradeResult, grade_collection
-    from exampp.api.irt import GradedResponses, IRTResult, irt_analysis, responses_from_workspace, write_irt_outputs
+    from exampp.api.irt import GradedResponses, IRTJob, IRTResult, responses_from_workspace, write_irt_outputs
     from exampp.api.leaderboards import (
+        CorrelateJob,
         CorrelationError,
         LeaderboardCorrelation,
         LeaderboardFile,
         QrelsMeasure,
         UnknownExcluded,
-        correlate_leaderboards,
     )
-    from exampp.api.meta_evaluate import MetaEvaluation, MetaEvaluationError, meta_evaluate
-    from exampp.api.report import Report, build_report
+    from exampp.api.meta_evaluate import MetaEvaluateJob
+    from exampp.api.report import Report, ReportJob
     from exampp.api.scores import (
+        CoverJob,
         CoverResult,
+        LeaderboardJob,
         NoRunLeft,
-        cover,
         export_qrels,
         export_question_qrels,
-        measure_leaderboard,
     )
-    from exampp.api.significance import PairedTests, Significance, significance
+    from exampp.api.significance import PairedTests, Significance, SignificanceJob
     from exampp.api.workspace import StoredGrades, WorkspaceError, stored_grades
     from exampp.assessments import AssessmentStore, read_labels, write_labels
     from exampp.collection.corpus import Passage, open_corpus, write_corpus

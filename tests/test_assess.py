@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from scipy import stats
 
 from assess_workspace import truth, write_workspace
-from exampp.api.assess import AssessError, SampleJob, draw_sample, estimate_runs, judge_agreement, plan_budget
+from exampp.api.assess import AssessError, EstimateJob, PlanJob, SampleJob, draw_sample, judge_agreement
 from exampp.assess import design
 from exampp.assess.estimators import Evidence, estimate
 from exampp.assess.measures import AssessMeasure, Layout
@@ -235,7 +235,7 @@ def test_estimate_json_and_agreement_on_the_synthetic_workspace(tmp_path):
     po = np.mean(j == h)
     pe = j.mean() * h.mean() + (1 - j.mean()) * (1 - h.mean())
     assert agreement.kappa == pytest.approx((po - pe) / (1 - pe))
-    plan = plan_budget(ws, sample=sample, labels=labels, target_width=0.2, rel_level=2)
+    plan = PlanJob(ws, sample=sample, labels=labels, target_width=0.2, rel_level=2).run()
     row = plan.table.iloc[0]
     assert row["labels"] == 40 and 1 <= row["labels_needed"] <= row["pool"]
 
@@ -249,7 +249,7 @@ def test_unlabelled_pairs_are_non_response_and_stray_labels_are_left_out(tmp_pat
     kept = labels.read_text().splitlines()[:20] + ["q0 0 nowhere 1"]
     labels.write_text("\n".join(kept) + "\n")
     warnings: list[str] = []
-    result = estimate_runs(ws, sample=sample, labels=labels, rel_level=2, warn=warnings.append)
+    result = EstimateJob(ws, sample=sample, labels=labels, rel_level=2).run(warn=warnings.append)
     assert len(result.table) == 8
     assert any("10 of 30 sampled pairs have no label" in w for w in warnings)
     assert any("1 labelled pair(s) are not in the sample" in w for w in warnings)
@@ -287,10 +287,10 @@ def test_sample_files_round_trip(tmp_path):
 def test_ppi_needs_a_mean_and_the_judge_has_no_interval(tmp_path):
     ws, sample, labels = _labelled(tmp_path, 30)
     with pytest.raises(AssessError, match="fits means of pair labels"):
-        estimate_runs(ws, sample=sample, labels=labels, measures=["nDCG@10"], estimator="ppi")
-    judged = estimate_runs(ws, sample=sample, labels=labels, estimator="judge", rel_level=2).table
+        EstimateJob(ws, sample=sample, labels=labels, measures=["nDCG@10"], estimator="ppi").run()
+    judged = EstimateJob(ws, sample=sample, labels=labels, estimator="judge", rel_level=2).run().table
     assert judged["low"].isna().all()
-    ppi = estimate_runs(ws, sample=sample, labels=labels, estimator="ppi++", rel_level=2).table
+    ppi = EstimateJob(ws, sample=sample, labels=labels, estimator="ppi++", rel_level=2).run().table
     assert ((ppi["low"] <= ppi["estimate"]) & (ppi["estimate"] <= ppi["high"])).all()
 
 
@@ -299,8 +299,8 @@ def test_labels_imported_into_the_store_estimate_as_the_file_does(tmp_path):
 
     ws, sample, labels = _labelled(tmp_path, 30)
     import_labels(ws, labels, assessor="ann")
-    from_file = estimate_runs(ws, sample=sample, labels=labels, rel_level=2).table
-    from_store = estimate_runs(ws, sample=sample, rel_level=2).table
+    from_file = EstimateJob(ws, sample=sample, labels=labels, rel_level=2).run().table
+    from_store = EstimateJob(ws, sample=sample, rel_level=2).run().table
     assert from_store.equals(from_file)
 
 
@@ -354,15 +354,15 @@ def test_a_nugget_sample_estimates_from_the_assessors_file(tmp_path):
     full = draw_sample(SampleJob(tmp_path, 1000, measures=("V_strict",), nuggets=ours, output=tmp_path / "all.tsv"),
                        quiet.append)
     assert len(full.pairs) == 56  # every (answer, nugget) pair: 14 answers x 4 nuggets
-    table = estimate_runs(tmp_path, sample=tmp_path / "all.tsv", labels=people, measures=["V_strict", "A"],
-                          nuggets=ours, estimator="calibrated", warn=quiet.append).table
+    table = EstimateJob(tmp_path, sample=tmp_path / "all.tsv", labels=people, measures=["V_strict", "A"],
+                        nuggets=ours, estimator="calibrated").run(warn=quiet.append).table
     from exampp.analysis.nuggets import per_answer, run_scores
 
     board = run_scores(per_answer(_answers(0))).set_index("run")
     for row in table.itertuples():
         assert row.estimate == pytest.approx(board.at[row.run, row.measure], abs=1e-12)
-    some = estimate_runs(tmp_path, sample=sample, labels=people, measures=["V_strict"], nuggets=ours,
-                         warn=quiet.append).table
+    some = EstimateJob(tmp_path, sample=sample, labels=people, measures=["V_strict"],
+                       nuggets=ours).run(warn=quiet.append).table
     assert ((some["low"] <= some["estimate"]) & (some["estimate"] <= some["high"])).all()
     with pytest.raises(AssessError, match="need the judge's assignment"):
         draw_sample(SampleJob(tmp_path, 20, measures=("V_strict",)))
@@ -432,8 +432,8 @@ def test_a_support_sample_estimates_from_the_assessors_file(tmp_path):
     full = draw_sample(SampleJob(tmp_path, 1000, measures=measures, support=ours, output=tmp_path / "all.tsv"),
                        quiet.append)
     assert len(full.pairs) == 22 and all(p.kind == "sentence" for p in read_sample(tmp_path / "all.tsv"))
-    table = estimate_runs(tmp_path, sample=tmp_path / "all.tsv", labels=people, measures=measures, support=ours,
-                          estimator="calibrated", warn=quiet.append).table
+    table = EstimateJob(tmp_path, sample=tmp_path / "all.tsv", labels=people, measures=measures, support=ours,
+                        estimator="calibrated").run(warn=quiet.append).table
     board = run_scores(per_answer(_cited(0))).set_index("run")
     assert len(table) == 8
     for row in table.itertuples():
@@ -457,32 +457,32 @@ def test_a_support_sample_estimates_from_the_assessors_file(tmp_path):
         draw_sample(SampleJob(tmp_path, 5, measures=("weighted_recall",)))
     write_assignments(_answers(0, judge=True), tmp_path / "nuggets.jsonl")
     with pytest.raises(AssessError, match="a sample of sentences"):
-        estimate_runs(tmp_path, sample=tmp_path / "all.tsv", labels=people, measures=["V_strict"],
-                      nuggets=tmp_path / "nuggets.jsonl")
+        EstimateJob(tmp_path, sample=tmp_path / "all.tsv", labels=people, measures=["V_strict"],
+                    nuggets=tmp_path / "nuggets.jsonl").run()
     stray = _cited(0)
     stray[0] = replace(stray[0], run_id="run9")
     write_citations(stray, tmp_path / "stray.jsonl")
     with pytest.raises(InputError, match="stray.jsonl:1: .*run run9: the judge's support file has no such sentence"):
-        estimate_runs(tmp_path, sample=tmp_path / "all.tsv", labels=tmp_path / "stray.jsonl",
-                      measures=["weighted_recall"], support=ours, warn=quiet.append)
+        EstimateJob(tmp_path, sample=tmp_path / "all.tsv", labels=tmp_path / "stray.jsonl",
+                    measures=["weighted_recall"], support=ours).run(warn=quiet.append)
 
 
 def test_the_reports_human_check_shows_the_corrected_leaderboard(tmp_path):
     import pandas as pd
 
     from exampp.api.leaderboards import QrelsMeasure
-    from exampp.api.meta_evaluate import meta_evaluate
-    from exampp.api.report import build_report
+    from exampp.api.meta_evaluate import MetaEvaluateJob
+    from exampp.api.report import ReportJob
 
     ws, sample, labels = _labelled(tmp_path, 40)
     quiet: list[str] = []
     official = ws / "qrels" / "truth.qrels"
-    meta = meta_evaluate(ws, official=QrelsMeasure(str(official), "P@10"), families=("qrels",), bootstrap=20,
-                         progress=False, warn=quiet.append)  # the synthetic exam gives IRT nothing to fit
-    report = build_report(ws, tmp_path / "report", meta=meta, official_qrels=official, progress=False,
-                          assess_sample=sample, assess_labels=labels, assess_rel_level=2, warn=quiet.append)
+    meta = MetaEvaluateJob(ws, official=QrelsMeasure(str(official), "P@10"), families=("qrels",), bootstrap=20,
+                           progress=False).run(warn=quiet.append)  # the synthetic exam gives IRT nothing to fit
+    report = ReportJob(ws, tmp_path / "report", meta=meta, official_qrels=official, progress=False,
+                       assess_sample=sample, assess_labels=labels, assess_rel_level=2).run(warn=quiet.append)
     board = pd.read_csv(tmp_path / "report" / "human-check.tsv", sep="\t")
-    expected = estimate_runs(ws, sample=sample, labels=labels, rel_level=2, warn=quiet.append).table.set_index("run")
+    expected = EstimateJob(ws, sample=sample, labels=labels, rel_level=2).run(warn=quiet.append).table.set_index("run")
     assert list(board["P@10"]) == sorted(board["P@10"], reverse=True)
     for _, row in board.iterrows():
         assert row["P@10"] == pytest.approx(expected.at[row["run"], "estimate"], abs=1e-9)
@@ -494,7 +494,7 @@ def test_the_reports_human_check_shows_the_corrected_leaderboard(tmp_path):
 def test_the_human_check_leaves_out_the_excluded_runs_and_their_pairs(tmp_path):
     # every pooled pair labelled: the humans' estimate over the other runs is their exact P@10 (by
     # ir_measures), from the pairs of their own pool; the sample's pairs only the left-out run ranks are dropped
-    from exampp.api.assess import human_check, labelled_sample
+    from exampp.api.assess import HumanCheckJob, labelled_sample
     from exampp.collection.runs import read_runs
 
     ws, sample, labels = _labelled(tmp_path, 10_000)
@@ -506,8 +506,8 @@ def test_the_human_check_leaves_out_the_excluded_runs_and_their_pairs(tmp_path):
     every = read_runs(ws / "runs")
     left_out = next(name for name in sorted(every)  # a run with pairs of its own
                     if pool({name: every[name]}) - pool({n: r for n, r in every.items() if n != name}))
-    check = human_check(ws, sample=sample, labels=labels, rel_level=2, estimator="humans", exclude=(left_out,),
-                        warn=quiet.append)
+    check = HumanCheckJob(ws, sample=sample, labels=labels, rel_level=2, estimator="humans",
+                          exclude=(left_out,)).run(warn=quiet.append)
     runs = {name: run for name, run in every.items() if name != left_out}
     assert set(check.leaderboard["run"]) == set(runs) and check.n_pairs == len(pool(runs)) < len(read_sample(sample))
     human, _ = truth()

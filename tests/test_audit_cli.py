@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 import exampp.api.audit as audit_job
 from conftest import REPO, jsonl
-from exampp.api.audit import corrected_cover, flag_table, zero_flagged
 from exampp.audit import Flag
+from exampp.audit.tables import corrected_cover, flag_table, zero_flagged
 from exampp.cli import main
 from exampp.collection.runs import RankedDoc, Run
 from exampp.grades import Grade, Method

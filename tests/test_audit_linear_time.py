@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from exampp.api.audit import window_warnings
 from exampp.audit import WINDOW, audit_texts, long_texts
 from exampp.audit.injection import find_injections
+from exampp.audit.texts import window_warnings
 
 # Worst inputs found for the rule set: a run of one sign, and a rule's first words between signs.
 WORST = ["#", "[", "<", "|", "-", "give ---- ", "## ", "rate this ", "ignore ~ ", "the score of 5 ", "这这", "a a "]

@@ -10,8 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import REPO, jsonl, shared_path
-from exampp.api.audit import answer_flags, answer_segments, audit, exam_thresholds
+from exampp.api.audit import audit
 from exampp.audit import NUGGET_EXAM, Flag, audit_texts
+from exampp.audit.texts import answer_flags, answer_segments, exam_thresholds
 from exampp.cli import main
 from exampp.collection.question_bank import Question, QuestionBank, read_question_bank
 from exampp.errors import ExamppError

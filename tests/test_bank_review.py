@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import shared_path
-from exampp.api.bank_review import ANSWER_COLUMNS, NO_ANSWER, review_bank, write_bank_review
+from exampp.api.bank_review import review_bank, write_bank_review
 from exampp.api.workspace import WorkspaceError
 from exampp.cli import main
 from exampp.collection.corpus import Passage, write_corpus
@@ -22,6 +22,7 @@ from exampp.collection.qrels import write_qrels
 from exampp.collection.question_bank import Question, QuestionBank, write_question_bank
 from exampp.grades import Grade
 from exampp.report.bank_review import review_html
+from exampp.report.bank_tables import ANSWER_COLUMNS, NO_ANSWER
 from exampp.store import GradeStore
 from exampp.workspace import Workspace
 

@@ -7,14 +7,14 @@ import pytest
 from click.testing import CliRunner
 
 from exampp.analysis.statistics import bootstrap_samples
-from exampp.api.scores import cover
+from exampp.api.scores import CoverJob
 from exampp.cli import main
 from irt_workspace import COVER, PASSAGES, QUESTIONS, graded_workspace
 
 
 def test_cover_intervals_equal_a_plain_loop_over_the_same_draws(tmp_path):
     ws = graded_workspace(tmp_path / "ws", "qa|m|p", 1.0)
-    result = cover(ws, bootstrap=500, seed=4, confidence=0.9)
+    result = CoverJob(ws, bootstrap=500, seed=4, confidence=0.9).run()
     board = result.leaderboard.set_index("run")
     assert list(result.leaderboard.columns) == ["run", "mean", "low", "high", "stderr", "n_queries"]
     assert board["mean"].to_dict() == pytest.approx(COVER)

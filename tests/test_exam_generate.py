@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 from scipy import stats
 
-from exampp.api.exam_generate import answers_path, generate_exam
+from exampp.api.exam_generate import ExamGenerateJob, answers_path
 from exampp.cli import main
 from exampp.collection.corpus import MemoryCorpus
 from exampp.collection.question_bank import question_id_for, read_question_bank
@@ -388,8 +388,8 @@ def test_generate_exam_end_to_end_with_a_malformed_reply_and_a_429(tmp_path):
     with OpenAIServer(name="canned", reply=reply) as server:
         server.faults[1] = Fault(status=429, headers={"Retry-After": "0"})
         spec = BackendSpec("openai", "canned", {"base_url": server.url, "concurrency": 1})
-        result = generate_exam(corpus, output, backend=spec, task_domain="the hub manual", embedding=None,
-                               report=report, progress=False)
+        result = ExamGenerateJob(corpus, output, backend=spec, task_domain="the hub manual", embedding=None,
+                                 report=report, progress=False).run()
         requests = server.completions()
 
     # the wire: each document asked once with the verbatim prompt, the 429 retried by the SDK, the two
@@ -443,9 +443,9 @@ def test_bloom_levels_and_question_word_are_stored(tmp_path):
     answer = ("Question: How would you configure and troubleshoot Zigbee pairing when it fails?\n"
               "A) Open the window again\nB) Unplug the hub\nC) Reset the account\nD) Call support\nCorrect Answer: A")
     with OpenAIServer(name="canned", reply=lambda seen: answer) as server:
-        result = generate_exam(write_corpus(tmp_path / "c.jsonl", docs), tmp_path / "exam.jsonl",
-                               backend=BackendSpec("openai", "canned", {"base_url": server.url}), task_domain="x",
-                               embedding=None, progress=False)
+        result = ExamGenerateJob(write_corpus(tmp_path / "c.jsonl", docs), tmp_path / "exam.jsonl",
+                                 backend=BackendSpec("openai", "canned", {"base_url": server.url}), task_domain="x",
+                                 embedding=None, progress=False).run()
     [question] = result.bank
     assert question.info["bloom"] == ["Analyzing", "Applying"]  # troubleshoot; configure
     assert question.info["question_word"] == "how"
@@ -454,9 +454,9 @@ def test_bloom_levels_and_question_word_are_stored(tmp_path):
 def test_an_empty_document_is_a_failure_not_a_request(tmp_path):
     docs = {"empty": "  ", "good": DOCS["good"]}
     with OpenAIServer(name="canned", reply=reply) as server:
-        result = generate_exam(write_corpus(tmp_path / "c.jsonl", docs), tmp_path / "exam.jsonl",
-                               backend=BackendSpec("openai", "canned", {"base_url": server.url}), task_domain="x",
-                               embedding=None, progress=False)
+        result = ExamGenerateJob(write_corpus(tmp_path / "c.jsonl", docs), tmp_path / "exam.jsonl",
+                                 backend=BackendSpec("openai", "canned", {"base_url": server.url}), task_domain="x",
+                                 embedding=None, progress=False).run()
         assert len(server.completions()) == 1
     assert result.failures.to_dict("records") == [{"document_id": "empty", "problem": "the document is empty",
                                                    "answer": ""}]
@@ -492,8 +492,8 @@ def test_an_embedding_backend_that_cannot_embed_is_refused_before_any_request(tm
         for embedding, named in ((BackendSpec("hf"), "hf"), (KeyReader({}), r"KeyReader \(key-reader\)")):
             with pytest.raises(BackendError, match=f"^the cosine filters needs a backend that can embed; "
                                                    f"backend {named} offers: "):
-                generate_exam(corpus, tmp_path / "exam.jsonl", backend=generator, task_domain="x",
-                              embedding=embedding, progress=False)
+                ExamGenerateJob(corpus, tmp_path / "exam.jsonl", backend=generator, task_domain="x",
+                                embedding=embedding, progress=False).run()
         assert server.completions() == []
     assert list(tmp_path.iterdir()) == [corpus]
 
@@ -526,8 +526,8 @@ def test_a_rerun_asks_nothing_refilters_the_kept_answers_and_retries_failures_on
         return replies[document] if len(seen.messages) == 1 else retries[document]
 
     def run(server, **kwargs):
-        return generate_exam(corpus, output, backend=BackendSpec("openai", "canned", {"base_url": server.url}),
-                             task_domain="the hub manual", embedding=None, progress=False, **kwargs)
+        return ExamGenerateJob(corpus, output, backend=BackendSpec("openai", "canned", {"base_url": server.url}),
+                               task_domain="the hub manual", embedding=None, progress=False, **kwargs).run()
 
     with OpenAIServer(name="canned", reply=answer) as server:
         first = run(server)
@@ -769,8 +769,8 @@ def test_the_exam_is_graded_by_the_multiple_choice_grader_and_fitted_by_irt(tmp_
     corpus = write_corpus(tmp_path / "docs.jsonl", DOCS)
     output = tmp_path / "exam.jsonl"
     with OpenAIServer(name="canned", reply=reply) as server:
-        generate_exam(corpus, output, backend=BackendSpec("openai", "canned", {"base_url": server.url}),
-                      task_domain="the hub manual", embedding=None, progress=False, seed=3)
+        ExamGenerateJob(corpus, output, backend=BackendSpec("openai", "canned", {"base_url": server.url}),
+                        task_domain="the hub manual", embedding=None, progress=False, seed=3).run()
     bank = read_question_bank(output)
     keys = {"good": "25 months", "fixed": "Press the button for one second", "letters": "300 m"}
     judge = KeyReader({DOCS[d]: k for d, k in keys.items()})

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from conftest import load_benchmark
+from exampp.analysis.nugget_agreement import _nugget_statistics
 from exampp.analysis.statistics import bootstrap_interval, bootstrap_means, correlation_intervals
-from exampp.api.nugget_agreement import _nugget_statistics
 
 bench = load_benchmark("interval_coverage")
 SIMS, DRAWS = 200, 200

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import shared_path
-from exampp.api.irt import IRTOptionsError, irt_analysis, responses_from_workspace, write_irt_outputs
+from exampp.api.irt import IRTJob, IRTOptionsError, responses_from_workspace, write_irt_outputs
 from exampp.cli import main
 from exampp.collection.leaderboard import read_leaderboard
 from exampp.collection.response_matrix import read_response_matrix
@@ -54,7 +54,7 @@ def printed_as(report: dict) -> dict:
 def test_lsat7_from_the_api_is_what_the_command_prints(flags, options):
     path = shared_path("data", "irt", "lsat7.tsv")
     printed, _ = cli("--responses", path, "--weight-column", "frequency", *flags)
-    result = irt_analysis(read_response_matrix(path, weight_column="frequency"), **options)
+    result = IRTJob(read_response_matrix(path, weight_column="frequency"), **options).run()
     assert without_seconds(printed) == printed_as(result.as_dict())
     # ...and the printed rows are the result's tables, value for value (to 12 significant digits)
     assert [row["a"] for row in printed["items"]] == pytest.approx(result.items["a"].tolist(), rel=1e-11)
@@ -63,7 +63,7 @@ def test_lsat7_from_the_api_is_what_the_command_prints(flags, options):
 
 
 def test_lsat7_2pl_is_mirts_fit():
-    result = irt_analysis(read_response_matrix(shared_path("data", "irt", "lsat7.tsv"), weight_column="frequency"))
+    result = IRTJob(read_response_matrix(shared_path("data", "irt", "lsat7.tsv"), weight_column="frequency")).run()
     # mirt(expand.table(LSAT7), 1): log-likelihood −2658.805, a1 = 0.988 1.081 1.706 0.765 0.736
     # (tests/test_irt_lsat.py)
     assert result.summary["loglik"] == pytest.approx(-2658.805, abs=0.01)
@@ -80,9 +80,9 @@ def test_workspace_from_the_api_is_what_the_command_prints_and_writes(tmp_path):
                           "--prune-fraction", "0.3", "--prune-steps", "1", "--out", tmp_path / "cli")
 
     graded = responses_from_workspace(ws)
-    result = irt_analysis(graded.responses, irt_model="rasch", texts=graded.texts, cover=graded.cover,
-                          official=read_leaderboard(ws / "official.tsv"), prune_fraction=0.3, prune_steps=1,
-                          components=read_systems(meta))
+    result = IRTJob(graded.responses, irt_model="rasch", texts=graded.texts, cover=graded.cover,
+                    official=read_leaderboard(ws / "official.tsv"), prune_fraction=0.3, prune_steps=1,
+                    components=read_systems(meta)).run()
     assert without_seconds(printed) == printed_as(result.as_dict())
     assert {row["system"]: row["cover"] for row in printed["systems"]} == pytest.approx(COVER)
     assert set(printed["components"][0]) == {"component", "level", "effect", "se"}
@@ -129,11 +129,11 @@ def test_0_1_grades_at_the_rating_tau_answer_nothing(tmp_path):
 def test_the_automatic_prior_is_reported(tmp_path):
     ws = graded_workspace(tmp_path, QA, 1.0)
     graded = responses_from_workspace(ws)
-    auto = irt_analysis(graded.responses)
+    auto = IRTJob(graded.responses).run()
     assert auto.auto_prior_a == (0.0, 0.5) and auto.summary["prior_a"] == [0.0, 0.5]
     _, stderr = cli("-w", ws)
     assert "6 respondents: lognormal(0.0, 0.5) prior on a (--no-prior for plain ML)\n" in stderr
-    explicit = irt_analysis(graded.responses, prior_a=(0.0, 0.5))
+    explicit = IRTJob(graded.responses, prior_a=(0.0, 0.5)).run()
     assert explicit.auto_prior_a is None and explicit.summary["prior_a"] == [0.0, 0.5]
     assert explicit.summary["loglik"] == auto.summary["loglik"]
     _, stderr = cli("-w", ws, "--prior-a", "0", "0.5")
@@ -149,13 +149,13 @@ def test_the_automatic_prior_is_reported(tmp_path):
 def test_settings_that_do_not_go_together(tmp_path, options, message):
     responses = responses_from_workspace(graded_workspace(tmp_path, QA, 1.0)).responses
     with pytest.raises(IRTOptionsError) as error:
-        irt_analysis(responses, **options)
+        IRTJob(responses, **options).run()
     assert str(error.value) == message
 
 
 def test_exclude_leaves_systems_out(tmp_path):
     graded = responses_from_workspace(graded_workspace(tmp_path, QA, 1.0))
-    result = irt_analysis(graded.responses, irt_model="rasch", exclude=["r0", "r5"], cover=graded.cover)
+    result = IRTJob(graded.responses, irt_model="rasch", exclude=["r0", "r5"], cover=graded.cover).run()
     assert sorted(result.systems["system"]) == ["r1", "r2", "r3", "r4"]
     assert result.responses.respondents == ["r1", "r2", "r3", "r4"]
     # r1..r4 all answer q1/u0 and none answers q1/u2 or q2/u5: those tell them apart no more

@@ -17,8 +17,9 @@ from click.testing import CliRunner
 from scipy import stats
 
 from exampp.analysis.correlation import correlate, tau_ap
+from exampp.analysis.meta_evaluation import MetaEvaluationError, grade_levels
 from exampp.api.leaderboards import LeaderboardFile
-from exampp.api.meta_evaluate import MetaEvaluationError, grade_levels, meta_evaluate
+from exampp.api.meta_evaluate import MetaEvaluateJob
 from exampp.cli import main
 from irt_workspace import COVER, graded_workspace
 
@@ -45,8 +46,8 @@ def small(tmp_path) -> Path:
 
 
 def test_cover_and_max_label_rows_equal_scipy_on_leaderboards_made_here(small):
-    result = meta_evaluate(small, official=LeaderboardFile(small / "official.tsv"), bootstrap=0,
-                           families=("cover", "qrels"), labels=("max", "sum"))
+    result = MetaEvaluateJob(small, official=LeaderboardFile(small / "official.tsv"), bootstrap=0,
+                             families=("cover", "qrels"), labels=("max", "sum")).run()
     row = result.table.set_index("evaluation").loc["EXAM-Cover@20, tau 5"]
     official = {f"r{k}": k / 10 for k in range(6)}
     expected = correlate(official, COVER)
@@ -67,7 +68,7 @@ def test_grade_levels_are_the_positive_grades_seen():
 
 def test_bootstrap_is_reproducible_under_a_seed_and_moves_with_it(small):
     def run(seed: int):
-        return meta_evaluate(small, bootstrap=200, irt_bootstrap=5, seed=seed, families=("cover", "irt"))
+        return MetaEvaluateJob(small, bootstrap=200, irt_bootstrap=5, seed=seed, families=("cover", "irt")).run()
 
     first, again, other = run(1), run(1), run(2)
     pd.testing.assert_frame_equal(first.table, again.table)
@@ -77,14 +78,14 @@ def test_bootstrap_is_reproducible_under_a_seed_and_moves_with_it(small):
 
 def test_refused_inputs(small):
     with pytest.raises(MetaEvaluationError, match="names no run read: nope"):
-        meta_evaluate(small, exclude=["nope"], bootstrap=0)
+        MetaEvaluateJob(small, exclude=["nope"], bootstrap=0).run()
     with pytest.raises(MetaEvaluationError, match="run\\(s\\) left"):
-        meta_evaluate(small, exclude=["r0", "r1", "r2", "r3"], bootstrap=0)
+        MetaEvaluateJob(small, exclude=["r0", "r1", "r2", "r3"], bootstrap=0).run()
     with pytest.raises(MetaEvaluationError, match="unknown evaluation families bogus"):
-        meta_evaluate(small, families=("bogus",), bootstrap=0)
+        MetaEvaluateJob(small, families=("bogus",), bootstrap=0).run()
     (small / "qrels" / "official.qrels").unlink()
     with pytest.raises(MetaEvaluationError, match="no official qrels"):
-        meta_evaluate(small, bootstrap=0)
+        MetaEvaluateJob(small, bootstrap=0).run()
 
 
 def test_cli_formats_agree(small):
@@ -109,7 +110,7 @@ def dl19(dl19_workspace) -> Path:
 
 @pytest.fixture(scope="module")
 def dl19_meta(dl19):
-    return meta_evaluate(dl19, exclude=[LATE_RUN], bootstrap=300, irt_bootstrap=0, seed=7)
+    return MetaEvaluateJob(dl19, exclude=[LATE_RUN], bootstrap=300, irt_bootstrap=0, seed=7).run()
 
 
 # The README's DL19 correlations with the official nDCG@10 (P@20 on EXAM-Qrels at tau, EXAM-Cover@20).
@@ -175,16 +176,16 @@ def test_dl19_irt_row_equals_a_model_fitted_here(dl19, dl19_meta):
 
 @pytest.mark.shared
 def test_dl19_official_leaderboard_is_ndcg10_on_the_official_qrels(dl19, dl19_meta):
-    from exampp.api.scores import measure_leaderboard
+    from exampp.api.scores import LeaderboardJob
 
-    board = measure_leaderboard(dl19 / "runs", dl19 / "qrels" / "official.qrels", ["nDCG@10"], exclude=[LATE_RUN])
+    board = LeaderboardJob(dl19 / "runs", dl19 / "qrels" / "official.qrels", ["nDCG@10"], exclude=[LATE_RUN]).run()
     assert dl19_meta.official.to_dict() == pytest.approx(dict(zip(board["run"], board["nDCG@10"])))
     assert dl19_meta.official.name == f"nDCG@10 on {dl19 / 'qrels' / 'official.qrels'}"
 
 
 def test_deeper_runs_take_intent_measures_at_ndeval_s_cutoff(small):
     seen = []
-    result = meta_evaluate(small, bootstrap=0, depth=30, families=("intent",), warn=seen.append)
+    result = MetaEvaluateJob(small, bootstrap=0, depth=30, families=("intent",)).run(warn=seen.append)
     assert set(result.table["measure"]) == {"alpha_nDCG@20", "ERR_IA@20"}
     assert any("intent-aware measures at a cutoff of 20, not 30" in line for line in seen)
 
@@ -193,7 +194,7 @@ def test_every_score_is_taken_on_the_queries_all_evaluations_hold(small):
     # the official qrels judge q1 only: cover, official and intervals are all on q1
     (small / "qrels" / "official.qrels").write_text("q1 0 p0 1\nq1 0 p1 1\n")
     seen = []
-    result = meta_evaluate(small, bootstrap=100, seed=2, families=("cover",), warn=seen.append)
+    result = MetaEvaluateJob(small, bootstrap=100, seed=2, families=("cover",)).run(warn=seen.append)
     assert any("every score and correlation is taken on the 1 in common" in line for line in seen)
     cover_q1 = {"r0": 0.0, "r1": 1 / 3, "r2": 1 / 3, "r3": 2 / 3, "r4": 2 / 3, "r5": 1.0}  # of q1's 3 questions
     assert result.scores["EXAM-Cover@20, tau 5"].to_dict() == pytest.approx(cover_q1)
@@ -204,13 +205,13 @@ def test_every_score_is_taken_on_the_queries_all_evaluations_hold(small):
 
 
 def test_an_official_per_query_file_is_resampled_like_the_official_qrels(small, tmp_path):
-    from exampp.api.scores import measure_leaderboard
+    from exampp.api.scores import LeaderboardJob
 
-    per_query = measure_leaderboard(small / "runs", small / "qrels" / "official.qrels", ["nDCG@10"], per_query=True)
+    per_query = LeaderboardJob(small / "runs", small / "qrels" / "official.qrels", ["nDCG@10"], per_query=True).run()
     per_query.to_csv(tmp_path / "official.tsv", sep="\t", index=False)
-    from_qrels = meta_evaluate(small, bootstrap=200, seed=5, families=("cover",))
-    from_file = meta_evaluate(small, official=LeaderboardFile(tmp_path / "official.tsv"), bootstrap=200, seed=5,
-                              families=("cover",))
+    from_qrels = MetaEvaluateJob(small, bootstrap=200, seed=5, families=("cover",)).run()
+    from_file = MetaEvaluateJob(small, official=LeaderboardFile(tmp_path / "official.tsv"), bootstrap=200, seed=5,
+                                families=("cover",)).run()
     pd.testing.assert_frame_equal(from_qrels.table, from_file.table)
     assert from_file.official_per_query is not None
 
@@ -239,11 +240,11 @@ def test_progress_counts_each_evaluation_and_each_irt_fit_on_a_terminal_only(sma
     monkeypatch.setattr(sys, "stderr", terminal)
     args = dict(official=LeaderboardFile(small / "official.tsv"), families=("cover", "irt"), bootstrap=4,
                 irt_bootstrap=2)
-    shown = meta_evaluate(small, **args)
+    shown = MetaEvaluateJob(small, **args).run()
     # one cover row (tau 5, the only grade level) and, at tau 5, the IRT fit and its 2 refits
     assert "meta-evaluating" in terminal.text and " 4/4 " in terminal.text and "5/4" not in terminal.text
     terminal.text = ""
-    quiet = meta_evaluate(small, progress=False, **args)
+    quiet = MetaEvaluateJob(small, progress=False, **args).run()
     assert terminal.text == ""
     pd.testing.assert_frame_equal(shown.table, quiet.table)
 
@@ -257,6 +258,6 @@ def test_progress_in_a_log_is_a_line_per_interval_not_silence(small, monkeypatch
     log = io.StringIO()  # stderr under nohup or CI: not a terminal
     monkeypatch.setattr(sys, "stderr", log)
     monkeypatch.setattr(progress, "LOG_EVERY", 0.0)
-    meta_evaluate(small, official=LeaderboardFile(small / "official.tsv"), families=("cover", "irt"), bootstrap=4,
-                  irt_bootstrap=2)
+    MetaEvaluateJob(small, official=LeaderboardFile(small / "official.tsv"), families=("cover", "irt"), bootstrap=4,
+                    irt_bootstrap=2).run()
     assert "meta-evaluating: 4/4 steps (100%)" in log.getvalue() and "ETA" in log.getvalue()

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from exampp.analysis.agreement import cohen_kappa_counts
-from exampp.api.nugget_agreement import NoCommonNuggets, assignment_agreement
+from exampp.analysis.nugget_agreement import NoCommonNuggets
+from exampp.api.nugget_agreement import assignment_agreement
 from exampp.cli import main
 from exampp.collection.nugget_assignments import ASSIGNMENTS, Answer, AssignedNugget, write_assignments
 from exampp.errors import ExamppError

@@ -17,7 +17,7 @@ from nuggetizer.core.types import NuggetAssignMode, ScoredNugget
 from nuggetizer.models.nuggetizer import Nuggetizer
 
 import cli_results
-from exampp.api.nugget_assign import assign_nuggets
+from exampp.api.nugget_assign import NuggetAssignJob
 from exampp.cli import main
 from exampp.collection.nugget_assignments import read_assignments
 from exampp.collection.question_bank import Question
@@ -173,8 +173,8 @@ def truth() -> dict[tuple[str, str], list[str]]:
     ("nugget-support(labels=2)", 10, NuggetAssignMode.SUPPORT_GRADE_2),
 ])
 def test_requests_are_the_nuggetizers_own_prompts(tmp_path, server, method, window, mode):
-    result = assign_nuggets(track_file(tmp_path / "in.jsonl.gz"), tmp_path / "out.jsonl", method=method,
-                            backend=served(server), workspace=tmp_path, progress=False)
+    result = NuggetAssignJob(track_file(tmp_path / "in.jsonl.gz"), tmp_path / "out.jsonl", method=method,
+                             backend=served(server), workspace=tmp_path, progress=False).run()
     assert sent(server) == expected_requests(window, mode)
     bodies = [seen.body for seen in server.completions()]
     assert {(b["temperature"], b["max_tokens"]) for b in bodies} == {(0.0, max_new_tokens(window))}
@@ -210,8 +210,8 @@ def test_chunks_smaller_than_an_answer_keep_its_nuggets_together_in_the_packages
         tmp_path, server, method, window):
     """Chunks of 4 pairs: the runner still hands an answer's nuggets over together, so each request is
     one of the windows nuggetizer itself would send (the topic's nuggets, ``window`` at a time, in order)."""
-    result = assign_nuggets(track_file(tmp_path / "in.jsonl.gz"), tmp_path / "out.jsonl", backend=served(server),
-                            workspace=tmp_path, chunk_size=4, progress=False, method=method)
+    result = NuggetAssignJob(track_file(tmp_path / "in.jsonl.gz"), tmp_path / "out.jsonl", backend=served(server),
+                             workspace=tmp_path, chunk_size=4, progress=False, method=method).run()
     sent = sorted((passage, tuple(nuggets)) for passage, nuggets in map(asked, server.completions()))
     texts = {qid: [n["text"] for n in nuggets_of(qid)] for qid in QUERIES}
     package = sorted((text, tuple(texts[qid][start:start + window]))
@@ -234,7 +234,8 @@ def test_a_stopped_run_keeps_its_grades_and_the_next_asks_only_the_rest(tmp_path
     assert 0 < len(kept) < 30
     first = {json.dumps(asked(seen)) for seen in server.completions()}
     server.reset()
-    result = assign_nuggets(source, out, backend=served(server), workspace=tmp_path, chunk_size=4, progress=False)
+    result = NuggetAssignJob(source, out, backend=served(server), workspace=tmp_path, chunk_size=4,
+                             progress=False).run()
     assert (result.summary.reused, result.summary.graded) == (len(kept), 30 - len(kept))
     assert not first & {json.dumps(asked(seen)) for seen in server.completions()}
     assert assigned(out) == truth()
@@ -258,15 +259,15 @@ def test_labels_are_read_in_order_without_evaluating_the_reply(reply, count, lab
 
 def test_fenced_title_case_replies_are_read(tmp_path, server, judge):
     judge.style = "fenced"
-    assign_nuggets(track_file(tmp_path / "in.jsonl.gz"), tmp_path / "out.jsonl", backend=served(server),
-                   workspace=tmp_path, progress=False)
+    NuggetAssignJob(track_file(tmp_path / "in.jsonl.gz"), tmp_path / "out.jsonl", backend=served(server),
+                    workspace=tmp_path, progress=False).run()
     assert assigned(tmp_path / "out.jsonl") == truth()
 
 
 def test_a_reply_without_every_label_is_asked_again_at_temperature_0_2(tmp_path, server, judge):
     judge.bad = {ANSWERS["runA", "T2"]: 2}  # two unreadable replies, then the labels
-    result = assign_nuggets(track_file(tmp_path / "in.jsonl.gz"), tmp_path / "out.jsonl", backend=served(server),
-                            workspace=tmp_path, progress=False)
+    result = NuggetAssignJob(track_file(tmp_path / "in.jsonl.gz"), tmp_path / "out.jsonl", backend=served(server),
+                             workspace=tmp_path, progress=False).run()
     everest = [seen.body["temperature"] for seen in server.completions() if asked(seen)[0] == ANSWERS["runA", "T2"]]
     assert everest == [0.0, 0.2, 0.2]
     assert result.unparsed == 0 and result.usage.requests == 5 + 2
@@ -275,9 +276,9 @@ def test_a_reply_without_every_label_is_asked_again_at_temperature_0_2(tmp_path,
 
 def test_what_stays_unread_is_not_support_counted_and_kept_for_inspection(tmp_path, server, judge):
     judge.style = "short"
-    result = assign_nuggets(track_file(tmp_path / "in.jsonl.gz"), tmp_path / "out.jsonl",
-                            method="nugget-support(attempts=2)", backend=served(server), workspace=tmp_path,
-                            progress=False)
+    result = NuggetAssignJob(track_file(tmp_path / "in.jsonl.gz"), tmp_path / "out.jsonl",
+                             method="nugget-support(attempts=2)", backend=served(server), workspace=tmp_path,
+                             progress=False).run()
     assert result.usage.requests == 2 * 5  # every window asked twice
     assert result.unparsed == 27  # the empty answer's 3 nuggets are not_support without a request
     assert all(labels == ["not_support"] * len(labels) for labels in assigned(tmp_path / "out.jsonl").values())
@@ -289,9 +290,9 @@ def test_what_stays_unread_is_not_support_counted_and_kept_for_inspection(tmp_pa
 
 def test_a_huge_garbage_reply_is_kept_cut(tmp_path, server, judge):
     judge.style = "garbage"
-    result = assign_nuggets(track_file(tmp_path / "in.jsonl.gz"), tmp_path / "out.jsonl",
-                            method="nugget-support(attempts=1)", backend=served(server), workspace=tmp_path,
-                            progress=False)
+    result = NuggetAssignJob(track_file(tmp_path / "in.jsonl.gz"), tmp_path / "out.jsonl",
+                             method="nugget-support(attempts=1)", backend=served(server), workspace=tmp_path,
+                             progress=False).run()
     assert result.unparsed == 27 and result.usage.requests == 5
     with GradeStore(tmp_path / "grades.sqlite") as store:
         kept = {a for a in store.grades(result.method_id)["answer"] if a.startswith(UNPARSED)}
@@ -301,9 +302,9 @@ def test_a_huge_garbage_reply_is_kept_cut(tmp_path, server, judge):
 
 def test_a_reply_with_a_lone_surrogate_is_kept_readable(tmp_path, server, judge):
     judge.style = "surrogate"
-    result = assign_nuggets(track_file(tmp_path / "in.jsonl.gz"), tmp_path / "out.jsonl",
-                            method="nugget-support(attempts=1)", backend=served(server), workspace=tmp_path,
-                            progress=False)
+    result = NuggetAssignJob(track_file(tmp_path / "in.jsonl.gz"), tmp_path / "out.jsonl",
+                             method="nugget-support(attempts=1)", backend=served(server), workspace=tmp_path,
+                             progress=False).run()
     assert result.unparsed == 27  # one label, and no window of one nugget
     with GradeStore(tmp_path / "grades.sqlite") as store:
         kept = {a for a in store.grades(result.method_id)["answer"] if a.startswith(UNPARSED)}
@@ -346,12 +347,13 @@ def test_a_folder_of_answer_files_is_read_whole(tmp_path, server):
     folder.mkdir()
     track_file(folder / "a.jsonl.gz", {key: text for key, text in ANSWERS.items() if key[0] == "runA"})
     track_file(folder / "b.jsonl.gz", {key: text for key, text in ANSWERS.items() if key[0] == "runB"})
-    assign_nuggets(folder, tmp_path / "out.jsonl", backend=served(server), workspace=tmp_path, progress=False)
+    NuggetAssignJob(folder, tmp_path / "out.jsonl", backend=served(server), workspace=tmp_path, progress=False).run()
     assert assigned(tmp_path / "out.jsonl") == truth()
     track_file(folder / "c.jsonl.gz", {("runA", "T2"): "again"})
     repeated = r"c\.jsonl\.gz:1: run 'runA' already answered topic 'T2' \(in .*a\.jsonl\.gz\)"
     with pytest.raises(InputError, match=repeated):
-        assign_nuggets(folder, tmp_path / "out.jsonl", backend=served(server), workspace=tmp_path, progress=False)
+        NuggetAssignJob(folder, tmp_path / "out.jsonl", backend=served(server), workspace=tmp_path,
+                        progress=False).run()
 
 
 # --- bad input: one line, nothing written ---------------------------------------------------------------

@@ -14,8 +14,11 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from exampp.api.meta_evaluate import MetaEvaluation
-from exampp.api.report import (
+from exampp.analysis.meta_evaluation import MetaEvaluation
+from exampp.api.report import ReportJob
+from exampp.cli import main
+from exampp.errors import ExamppError
+from exampp.report.content import (
     ALPHA,
     BANK,
     COMPARISON,
@@ -28,13 +31,8 @@ from exampp.api.report import (
     PER_QUERY,
     SCORES,
     TOO_BROAD,
-    build_report,
-    comparison_table,
-    official_order,
-    scores_table,
 )
-from exampp.cli import main
-from exampp.errors import ExamppError
+from exampp.report.tables import comparison_table, official_order, scores_table
 from exampp.workspace import Workspace
 from test_bank_review import BANK as QUESTIONS, OFFICIAL, RATED, RATING, make_workspace
 
@@ -87,7 +85,7 @@ def workspace(tmp_path) -> Path:
 
 @pytest.fixture
 def report(workspace, tmp_path):
-    return build_report(workspace, tmp_path / "out", meta=hand_meta(), rel_level=2, date=DATE)
+    return ReportJob(workspace, tmp_path / "out", meta=hand_meta(), rel_level=2, date=DATE).run()
 
 
 def read_tsv(path: Path) -> pd.DataFrame:
@@ -258,8 +256,8 @@ def test_text_from_the_data_is_escaped(report):
 
 
 def test_same_inputs_give_the_same_bytes(workspace, tmp_path):
-    first = build_report(workspace, tmp_path / "one", meta=hand_meta(), date=DATE)
-    second = build_report(workspace, tmp_path / "two", meta=hand_meta(), date=DATE)
+    first = ReportJob(workspace, tmp_path / "one", meta=hand_meta(), date=DATE).run()
+    second = ReportJob(workspace, tmp_path / "two", meta=hand_meta(), date=DATE).run()
     files = sorted(p.relative_to(first.folder) for p in first.folder.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(second.folder) for p in second.folder.rglob("*") if p.is_file())
     assert len(files) == 16  # 12 tables, 3 figures, the page
@@ -269,7 +267,7 @@ def test_same_inputs_give_the_same_bytes(workspace, tmp_path):
 
 def test_the_date_comes_from_source_date_epoch(workspace, tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # 2023-11-14T22:13:20Z
-    report = build_report(workspace, tmp_path / "out", meta=hand_meta())
+    report = ReportJob(workspace, tmp_path / "out", meta=hand_meta()).run()
     assert "<dd>2023-11-14</dd>" in report.html.read_text(encoding="utf-8")
 
 
@@ -277,14 +275,14 @@ def test_an_unwritable_output_is_one_line_error_and_leaves_no_page(workspace, tm
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     with pytest.raises(ExamppError) as info:
-        build_report(workspace, blocker / "out", meta=hand_meta(), date=DATE)
+        ReportJob(workspace, blocker / "out", meta=hand_meta(), date=DATE).run()
     message = str(info.value)
     assert "\n" not in message and str(blocker) in message
 
 
 def test_a_failed_write_leaves_the_last_report_whole(workspace, tmp_path, monkeypatch):
     out = tmp_path / "out"
-    build_report(workspace, out, meta=hand_meta(), date=DATE)
+    ReportJob(workspace, out, meta=hand_meta(), date=DATE).run()
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     import exampp.report.html as page
 
@@ -293,7 +291,7 @@ def test_a_failed_write_leaves_the_last_report_whole(workspace, tmp_path, monkey
 
     monkeypatch.setattr(page, "report_html", broken)
     with pytest.raises(RuntimeError):
-        build_report(workspace, out, meta=hand_meta(), date="2030-01-01")
+        ReportJob(workspace, out, meta=hand_meta(), date="2030-01-01").run()
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before  # no temporary files either
 
 
@@ -303,7 +301,7 @@ def test_without_judgments_or_bank_the_sections_say_so(tmp_path):
     meta = hand_meta()
     meta = MetaEvaluation(meta.table, meta.scores, meta.low, meta.high, meta.per_query, meta.official, None,
                           bootstrap=0, seed=0, top=10, confidence=0.95)
-    report = build_report(ws, tmp_path / "out", meta=meta, date=DATE)
+    report = ReportJob(ws, tmp_path / "out", meta=meta, date=DATE).run()
     page = parse(report.html)
     text = " ".join(page.text)
     assert "No official judgments" in text and "No question bank" in text and "no scatter plots" in text
@@ -313,7 +311,7 @@ def test_without_judgments_or_bank_the_sections_say_so(tmp_path):
 
 def test_official_intervals_use_the_meta_evaluations_bootstrap(workspace, tmp_path):
     statistics = pytest.importorskip("exampp.analysis.statistics")
-    report = build_report(workspace, tmp_path / "out", meta=hand_meta(bootstrap=200), date=DATE)
+    report = ReportJob(workspace, tmp_path / "out", meta=hand_meta(bootstrap=200), date=DATE).run()
     expected = statistics.bootstrap_means(OFFICIAL_PQ, n=200, seed=0, confidence=0.95)
     board = report.tables[LEADERBOARD].set_index("run")
     assert board[f"{OFFICIAL_NAME} low"].tolist() == pytest.approx(expected["low"].reindex(board.index).tolist())
@@ -350,6 +348,6 @@ def test_dollars_and_backslashes_in_names_are_drawn_as_text(workspace, tmp_path)
                       high=meta.high.rename(index=odd), official=meta.official.rename(index=odd),
                       per_query={k: v.rename(index=odd) for k, v in meta.per_query.items()},
                       official_per_query=meta.official_per_query.rename(index=odd))
-    report = build_report(workspace, tmp_path / "out", meta=renamed, date=DATE)
+    report = ReportJob(workspace, tmp_path / "out", meta=renamed, date=DATE).run()
     assert "w$\\x$" in report.html.read_text(encoding="utf-8")
     assert set(report.figures) == {"comparison.png", "per-query.png", "grades.png"}

@@ -12,7 +12,9 @@ import pytest
 
 import exampp.api.report as report_job
 from exampp.api.audit import audit
-from exampp.api.report import AUDIT, AUDIT_FLAGS, audit_tables, build_report
+from exampp.api.report import ReportJob
+from exampp.report.content import AUDIT, AUDIT_FLAGS
+from exampp.report.tables import audit_tables
 from test_audit_cli import RATED, graded_ws, plant  # noqa: F401 (a fixture)
 from test_audit_responses import graded, ws  # noqa: F401 (fixtures: the example workspace with its responses)
 from test_report import DATE, hand_meta, parse, read_tsv
@@ -26,7 +28,7 @@ def section(page) -> str:
 
 def test_flagged_texts_and_the_per_run_table(graded_ws, tmp_path):  # noqa: F811
     plant(graded_ws)  # an injection in bm25's ranking of Q1, a passage three times in weak's of Q2
-    report = build_report(graded_ws, tmp_path / "out", meta=hand_meta(), date=DATE)
+    report = ReportJob(graded_ws, tmp_path / "out", meta=hand_meta(), date=DATE).run()
     page = parse(report.html)
     assert page.sections[-1] == "audit"
     assert '<a href="#audit">Judge integrity</a>' in report.html.read_text(encoding="utf-8")
@@ -53,7 +55,7 @@ def test_nothing_flagged_is_one_sentence(graded_ws, tmp_path):  # noqa: F811
     lines = bank.read_text().splitlines()
     bank.write_text("".join(line + "\n" for line in lines if json.loads(line)["query_id"] == "Q1"))
     warned = []  # the runs' other queries are not in the exam
-    report = build_report(graded_ws, tmp_path / "out", meta=hand_meta(), date=DATE, warn=warned.append)
+    report = ReportJob(graded_ws, tmp_path / "out", meta=hand_meta(), date=DATE).run(warn=warned.append)
     assert len(warned) == 6
     page = parse(report.html)
     assert page.sections[-1] == "audit"
@@ -65,7 +67,7 @@ def test_nothing_flagged_is_one_sentence(graded_ws, tmp_path):  # noqa: F811
 def test_long_tables_are_cut_short_and_say_so(graded_ws, tmp_path, monkeypatch):  # noqa: F811
     plant(graded_ws)
     monkeypatch.setattr(report_job, "audit_tables", functools.partial(audit_tables, runs_shown=5, flags_shown=2))
-    report = build_report(graded_ws, tmp_path / "out", meta=hand_meta(), date=DATE)
+    report = ReportJob(graded_ws, tmp_path / "out", meta=hand_meta(), date=DATE).run()
     page = parse(report.html)
     # 6 runs, more than 5: the one without a flagged text (random) is named instead of listed
     full = audit(graded_ws, method=RATED).table
@@ -101,7 +103,7 @@ def test_the_summary_by_hand():
 
 
 def test_with_responses_the_answers_are_audited(ws, graded, tmp_path):  # noqa: F811
-    report = build_report(ws, tmp_path / "out", meta=hand_meta(), date=DATE, responses=graded)
+    report = ReportJob(ws, tmp_path / "out", meta=hand_meta(), date=DATE, responses=graded).run()
     page = parse(report.html)
     text = section(page)
     assert "Every answer (18), each whole as submitted," in text and "2 of the 18 texts are flagged" in text
@@ -116,5 +118,5 @@ def test_no_runs_no_section(tmp_path):
     from test_bank_review import BANK as QUESTIONS, OFFICIAL, RATED as RATINGS, RATING, make_workspace
 
     root = make_workspace(tmp_path / "ws", RATING, QUESTIONS, RATINGS, OFFICIAL)  # a corpus, no runs/
-    report = build_report(root, tmp_path / "out", meta=hand_meta(), date=DATE)
+    report = ReportJob(root, tmp_path / "out", meta=hand_meta(), date=DATE).run()
     assert "audit" not in parse(report.html).sections and not {AUDIT, AUDIT_FLAGS} & set(report.tables)

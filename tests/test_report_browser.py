@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from chromium import WIDTH
-from exampp.api.meta_evaluate import MetaEvaluation
-from exampp.api.report import build_report
+from exampp.analysis.meta_evaluation import MetaEvaluation
+from exampp.api.report import ReportJob
 from test_report import DATE, hand_meta
 
 
@@ -69,7 +69,7 @@ def test_the_report_renders_whole_in_chromium(browser, size, tmp_path, request):
 
     workspace = make_workspace(tmp_path / "ws", RATING, BANK, RATED, OFFICIAL)
     meta = hand_meta() if size == "small" else large_meta()
-    report = build_report(workspace, tmp_path / "report", meta=meta, rel_level=2, date=DATE)
+    report = ReportJob(workspace, tmp_path / "report", meta=meta, rel_level=2, date=DATE).run()
     browser.get(report.html.resolve().as_uri())
     assert browser.execute_script("return document.readyState") == "complete"
 

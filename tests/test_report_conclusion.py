@@ -12,22 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from exampp.api.meta_evaluate import MetaEvaluation
-from exampp.api.report import (
-    KAPPA,
-    META,
-    TOO_BROAD,
-    VS_BEST,
-    Conclusion,
-    build_report,
-    comparison_table,
-    conclusion,
-    marked_meta,
-    official_order,
-    scores_table,
-)
+from exampp.analysis.meta_evaluation import MetaEvaluation
+from exampp.api.report import ReportJob
+from exampp.report.content import KAPPA, META, TOO_BROAD, VS_BEST, Conclusion
 from exampp.report.figures import NAMED_RUNS, comparison_figure
 from exampp.report.html import conclusion_html
+from exampp.report.tables import comparison_table, conclusion, marked_meta, official_order, scores_table
 from test_bank_review import BANK as QUESTIONS, RATED, RATING, make_workspace
 from test_report import DATE, OFFICIAL, OFFICIAL_NAME, hand_meta, parse
 
@@ -99,7 +89,7 @@ def workspace(tmp_path):
 
 
 def test_the_page_opens_with_the_conclusion_and_marks_one_best_row(workspace, tmp_path):
-    report = build_report(workspace, tmp_path / "out", meta=interval_meta(), date=DATE)
+    report = ReportJob(workspace, tmp_path / "out", meta=interval_meta(), date=DATE).run()
     html = report.html.read_text(encoding="utf-8")
     summary = html[html.index('<section id="summary">'):html.index("</section>")]
     assert '<p class="conclusion">The best evaluation is <b>A</b>: Kendall τ-b 0.800 [0.700, 0.900]' in summary
@@ -120,12 +110,12 @@ def test_the_page_opens_with_the_conclusion_and_marks_one_best_row(workspace, tm
 
 def test_the_header_names_the_excluded_runs_and_the_real_workspace(workspace, tmp_path, monkeypatch):
     monkeypatch.chdir(workspace)
-    report = build_report(".", tmp_path / "out", meta=hand_meta(), exclude=["zeta", "alpha"], date=DATE)
+    report = ReportJob(".", tmp_path / "out", meta=hand_meta(), exclude=["zeta", "alpha"], date=DATE).run()
     html = report.html.read_text(encoding="utf-8")
     assert "<dt>systems</dt><dd>4 (alpha, zeta left out)</dd>" in html
     assert f"<dt>workspace</dt><dd>{workspace.resolve()}</dd>" in html
     assert "<title>EXAM++ evaluation report: ws</title>" in html
-    plain = build_report(".", tmp_path / "plain", meta=hand_meta(), date=DATE).html.read_text(encoding="utf-8")
+    plain = ReportJob(".", tmp_path / "plain", meta=hand_meta(), date=DATE).run().html.read_text(encoding="utf-8")
     assert "<dt>systems</dt><dd>4</dd>" in plain
 
 
@@ -133,7 +123,7 @@ def test_an_empty_table_is_left_out_with_the_reason(tmp_path):
     # every graded passage officially relevant: no question is answered by more non-relevant passages
     relevant = {query: {doc: 2 for (q, _), docs in RATED.items() if q == query for doc in docs} for query in "AB"}
     ws = make_workspace(tmp_path / "ws", RATING, QUESTIONS, RATED, relevant)
-    report = build_report(ws, tmp_path / "out", meta=hand_meta(), rel_level=2, date=DATE)
+    report = ReportJob(ws, tmp_path / "out", meta=hand_meta(), rel_level=2, date=DATE).run()
     assert TOO_BROAD not in report.tables and not (report.folder / TOO_BROAD).exists()
     assert KAPPA in report.tables and all(len(table) for table in report.tables.values())
     page = parse(report.html)

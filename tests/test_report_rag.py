@@ -15,11 +15,12 @@ from chromium import WIDTH
 from conftest import shared_path
 from exampp.api.nugget_agreement import assignment_agreement
 from exampp.api.nuggets import score_nuggets
-from exampp.api.report import KAPPA, LEADERBOARD, NUGGET_AGREEMENT, NUGGETS, SUPPORT, build_report, rag_tables
+from exampp.api.report import ReportJob, rag_tables
 from exampp.api.support import support_scores
 from exampp.cli import main
 from exampp.collection.nugget_assignments import Answer, AssignedNugget, read_assignments, write_assignments
 from exampp.errors import ExamppError
+from exampp.report.content import KAPPA, LEADERBOARD, NUGGET_AGREEMENT, NUGGETS, SUPPORT
 from exampp.segment import load_responses
 from test_bank_review import RATING, make_workspace
 from test_report import DATE, hand_meta, parse, read_tsv, workspace  # noqa: F401 (a fixture)
@@ -113,9 +114,9 @@ def test_only_the_tables_given_and_an_assignment_needs_the_official_one(files):
 
 
 def test_the_section_is_on_the_page_with_its_tables_and_only_when_given(workspace, files, tmp_path):  # noqa: F811
-    report = build_report(workspace, tmp_path / "out", meta=hand_meta(), date=DATE, bootstrap=40, seed=1,
-                          nuggets=files["official"], nuggets_assigned=[files["ours"], files["official"]],
-                          support=files["support"])
+    report = ReportJob(workspace, tmp_path / "out", meta=hand_meta(), date=DATE, bootstrap=40, seed=1,
+                       nuggets=files["official"], nuggets_assigned=[files["ours"], files["official"]],
+                       support=files["support"]).run()
     for name in (NUGGETS, NUGGET_AGREEMENT, SUPPORT):
         pd.testing.assert_frame_equal(read_tsv(report.folder / name), report.tables[name], check_dtype=False)
     own = report.tables[NUGGET_AGREEMENT].iloc[1]  # the official assignment against itself agrees fully
@@ -128,7 +129,7 @@ def test_the_section_is_on_the_page_with_its_tables_and_only_when_given(workspac
     assert "arXiv:2411.09607" in html and "arXiv:2504.15205" in html and "trec-rag.github.io" in html
     assert f"<dt>nugget assignments</dt><dd>{files['official']}</dd>" in html
 
-    plain = build_report(workspace, tmp_path / "plain", meta=hand_meta(), date=DATE)
+    plain = ReportJob(workspace, tmp_path / "plain", meta=hand_meta(), date=DATE).run()
     assert "rag" not in parse(plain.html).sections and "#rag" not in plain.html.read_text(encoding="utf-8")
     assert not {NUGGETS, NUGGET_AGREEMENT, SUPPORT} & set(plain.tables)
     assert not (tmp_path / "plain" / NUGGETS).exists()
@@ -198,10 +199,10 @@ def test_the_rag_section_fits_the_screen_and_the_printed_page(browser, workspace
     """The track's files (45 runs, long run names and paths) in Chromium: every RAG table has its TSV's
     rows, and nothing is wider than a 1280 px screen or, printed, the A4 text column."""
     rag24 = shared_path("data", "rag24")
-    report = build_report(workspace, tmp_path / "out", meta=hand_meta(), date=DATE, bootstrap=20,
-                          nuggets=rag24 / "nugget-assignments.dev.jsonl.gz",
-                          nuggets_assigned=[rag24 / "nugget-assignments.dev.jsonl.gz"],
-                          support=rag24 / "final.citation_judgments_Webassess.20241031.jsonl.gz")
+    report = ReportJob(workspace, tmp_path / "out", meta=hand_meta(), date=DATE, bootstrap=20,
+                       nuggets=rag24 / "nugget-assignments.dev.jsonl.gz",
+                       nuggets_assigned=[rag24 / "nugget-assignments.dev.jsonl.gz"],
+                       support=rag24 / "final.citation_judgments_Webassess.20241031.jsonl.gz").run()
     browser.get(report.html.resolve().as_uri())
     tables = dict(browser.execute_script(
         "return [...document.querySelectorAll('#rag table')].map(t => [t.dataset.tsv, t.tBodies[0].rows.length])"))

@@ -16,7 +16,7 @@ from scipy import stats
 
 from exampp.analysis.statistics import bootstrap_means, bootstrap_samples, correlation_intervals, paired_tests
 from exampp.api.leaderboards import LeaderboardFile, QrelsMeasure
-from exampp.api.significance import significance
+from exampp.api.significance import SignificanceJob
 from exampp.cli import main
 from exampp.collection.leaderboard import read_leaderboard, read_leaderboard_file
 from exampp.errors import ExamppError, InputError
@@ -169,8 +169,9 @@ def test_significance_t_test_by_hand(collection):
 def test_significance_versus_finds_the_swapped_pairs(collection, tmp_path):
     # B swaps middle and poor: poor [1,1,1,0] > middle [1,0,0,0]
     versus = per_query_tsv(tmp_path / "b.tsv", {"good": [1, 1, 1, 1], "middle": [1, 0, 0, 0], "poor": [1, 1, 1, 0]})
-    result = significance(QrelsMeasure(collection / "qrels", "P@1"), LeaderboardFile(versus), runs=collection / "runs",
-                          test="randomization", permutations=2000, seed=3, correction="none")
+    result = SignificanceJob(QrelsMeasure(collection / "qrels", "P@1"), LeaderboardFile(versus),
+                             runs=collection / "runs", test="randomization", permutations=2000, seed=3,
+                             correction="none").run()
     table = result.disagreements
     assert table[["a", "b"]].values.tolist() == [["middle", "poor"]]
     assert tuple(table.iloc[0][["mean_a_in_A", "mean_b_in_A", "mean_a_in_B", "mean_b_in_B"]]) == (0.5, 0.25, 0.25, 0.75)
@@ -196,15 +197,15 @@ def test_significance_errors(collection, write):
     result = CliRunner().invoke(main, ["significance", "--qrels", str(collection / "qrels"), "-m", "P@1"])
     assert result.exit_code == 2 and "--qrels needs --runs DIR" in result.output
     with pytest.raises(ExamppError, match="unknown test"):
-        significance(LeaderboardFile(board), test="wilcoxon")
+        SignificanceJob(LeaderboardFile(board), test="wilcoxon").run()
     table = per_query_tsv(collection / "p1.tsv", P_AT_1)
     with pytest.raises(ExamppError, match="--exclude names no run read: nosuch"):
-        significance(LeaderboardFile(table), exclude=["nosuch"])
+        SignificanceJob(LeaderboardFile(table), exclude=["nosuch"]).run()
     one_query = write("one.tsv", "run\tquery_id\tvalue\ngood\tq1\t1\nmiddle\tq1\t1\npoor\tq1\t0\n")
     with pytest.raises(ExamppError, match="1 query, a paired t-test needs 2"):
-        significance(LeaderboardFile(one_query))
+        SignificanceJob(LeaderboardFile(one_query)).run()
     # the randomisation test takes one query: a single sign flip decides nothing, p = 1 with n flips
-    assert significance(LeaderboardFile(one_query), test="randomization", permutations=99).a.n_significant == 0
+    assert SignificanceJob(LeaderboardFile(one_query), test="randomization", permutations=99).run().a.n_significant == 0
 
 
 def test_agree_alpha_by_hand(write):

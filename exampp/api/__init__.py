@@ -1,5 +1,9 @@
 """The application layer: whole jobs (grade, cover, qrels, irt, correlate) as Python calls that
-return result objects. The command line parses flags, calls these and prints what they return."""
+return result objects. A job with many settings is a frozen spec (:class:`~exampp.api.grade.GradeJob`,
+:class:`~exampp.api.scores.CoverJob`, :class:`~exampp.api.report.ReportJob`...): its fields are the
+settings, checked when it is made, and its ``run()`` reads the inputs, calls the computations of the
+layers below and writes the outputs. The command line parses flags, builds and runs these and prints
+what they return."""
 from __future__ import annotations
 
 import warnings

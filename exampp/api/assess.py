@@ -1,9 +1,10 @@
 """The assess jobs: a human sample that checks the judge.
 
 - :func:`draw_sample` chooses the pool pairs people should judge (``exampp assess sample``);
-- :func:`estimate_runs` corrects every run's measures with their labels (``exampp assess estimate``);
+- :class:`EstimateJob` corrects every run's measures with their labels (``exampp assess estimate``);
 - :func:`judge_agreement` compares the judge with them on the sample (``exampp assess agree``);
-- :func:`plan_budget` says how many labels a target interval width needs (``exampp assess plan``).
+- :class:`PlanJob` says how many labels a target interval width needs (``exampp assess plan``);
+- :class:`HumanCheckJob` checks the judge's leaderboard with them (the report's *Human check*).
 
 The judge is a workspace's stored grades (one method): a pair's judge grade is its EXAM label (the
 best grade over its query's questions), relevant from the method's τ. The pool is the top-k of the
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -30,6 +31,7 @@ from exampp.api.workspace import (
     workspace_runs,
 )
 from exampp.assess import design
+from exampp.assess.agreement import JudgeAgreement, agreement_of
 from exampp.assess.estimators import (
     DEFAULT_ESTIMATOR,
     REPLICATES,
@@ -429,12 +431,10 @@ def _response_rates(pairs: Sequence[SamplePair], responded: Sequence[SamplePair]
 
 # --- estimate -------------------------------------------------------------------------------------
 
-def estimate_runs(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike | None = None,
-                  measures: Sequence[str] = ("P@10",), rel_level: float = 1.0, level: float = 0.9,
-                  estimator: str = DEFAULT_ESTIMATOR, method: str | None = None, runs: RunsSource | None = None,
-                  nuggets: PathLike | None = None, support: PathLike | None = None, replicates: int = REPLICATES,
-                  seed: int = 0, warn: Warn = python_warning) -> Estimates:
-    """Every run's measures from the judge and the labelled sample (``exampp assess estimate``).
+@dataclass(frozen=True)
+class EstimateJob:
+    """Every run's measures from the judge and the labelled sample (``exampp assess estimate``). :meth:`run` does the
+    job.
 
     :param workspace: The workspace: its runs and the judge's grades.
     :param sample: The sample file (:func:`draw_sample`).
@@ -453,18 +453,39 @@ def estimate_runs(workspace: Workspace | PathLike, *, sample: PathLike, labels: 
         sentences' citations.
     :param replicates: The bootstrap's replicates, for the intervals.
     :param seed: The seed of the bootstrap.
-    :param warn: Takes each warning line (default: a Python warning).
     """
-    parsed = parse_measures(measures, rel_level)
-    parts: list[Estimates] = []
-    for group in _measure_groups(parsed, support):
-        data = labelled_sample(workspace, sample, labels, group, runs=runs, method=method, nuggets=nuggets,
-                               support=support, warn=warn if not parts else lambda line: None)  # said once
-        parts.append(_estimate(data, group, estimator, level, seed, warn, replicates))
-    if len(parts) == 1:
-        return parts[0]
-    return Estimates(pd.concat([p.table for p in parts], ignore_index=True),
-                     pd.concat([p.differences for p in parts], ignore_index=True), estimator, level)
+
+    workspace: Workspace | PathLike
+    _: KW_ONLY
+    sample: PathLike
+    labels: PathLike | None = None
+    measures: Sequence[str] = ("P@10",)
+    rel_level: float = 1.0
+    level: float = 0.9
+    estimator: str = DEFAULT_ESTIMATOR
+    method: str | None = None
+    runs: RunsSource | None = None
+    nuggets: PathLike | None = None
+    support: PathLike | None = None
+    replicates: int = REPLICATES
+    seed: int = 0
+
+    def run(self, warn: Warn = python_warning) -> Estimates:
+        """Do the job.
+
+        :param warn: Takes each warning line (default: a Python warning).
+        """
+        parsed = parse_measures(self.measures, self.rel_level)
+        parts: list[Estimates] = []
+        for group in _measure_groups(parsed, self.support):
+            data = labelled_sample(self.workspace, self.sample, self.labels, group, runs=self.runs, method=self.method,
+                                   nuggets=self.nuggets, support=self.support,
+                                   warn=warn if not parts else lambda line: None)  # said once
+            parts.append(_estimate(data, group, self.estimator, self.level, self.seed, warn, self.replicates))
+        if len(parts) == 1:
+            return parts[0]
+        return Estimates(pd.concat([p.table for p in parts], ignore_index=True),
+                         pd.concat([p.differences for p in parts], ignore_index=True), self.estimator, self.level)
 
 
 def _estimate(data: Labelled, measures: Sequence[AssessMeasure], estimator: str, level: float, seed: int,
@@ -485,7 +506,7 @@ def _estimate(data: Labelled, measures: Sequence[AssessMeasure], estimator: str,
 def estimates_json(result: Estimates) -> dict[str, dict[str, dict[str, float | None]]]:
     """``{run: {measure: {"estimate", "low", "high"}}}`` (NaN as null).
 
-    :param result: The estimates (:func:`estimate_runs`).
+    :param result: The estimates (:class:`EstimateJob`).
     """
     out: dict[str, dict[str, dict[str, float | None]]] = {}
     row: Any  # a row of the table (pandas-stubs types its fields as any scalar)
@@ -497,23 +518,6 @@ def estimates_json(result: Estimates) -> dict[str, dict[str, dict[str, float | N
 
 
 # --- agree ----------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class JudgeAgreement:
-    """The judge against people on the labelled sample."""
-
-    kappa: float
-    """Cohen's κ of judge relevant (grade ≥ τ) and human relevant (grade ≥ rel_level)."""
-    confusion: pd.DataFrame
-    """Judge grade x human grade: how many labelled pairs."""
-    calibration: pd.DataFrame
-    """Per judge grade: pairs labelled, P(human relevant) over the pool (each pair weighted 1/π), and its
-    interval (Wilson, on the labelled count)."""
-    disagreements: pd.DataFrame
-    """The labelled pairs where judge and people differ most: query_id, doc_id, judge, human, gap."""
-    n_pairs: int
-    relevant_grade: float
-    rel_level: float
 
 
 def judge_agreement(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike | None = None,
@@ -536,57 +540,7 @@ def judge_agreement(workspace: Workspace | PathLike, *, sample: PathLike, labels
     """
     measures = [AssessMeasure("P@depth", "P", depth, rel_level)]
     data = labelled_sample(workspace, sample, labels, measures, runs=runs, method=method, warn=warn)
-    return agreement_of(data, rel_level, top=top, level=level)
-
-
-def agreement_of(data: Labelled, rel_level: float, *, top: int = 20, level: float = 0.9) -> JudgeAgreement:
-    """:func:`judge_agreement` of a sample already joined with its labels.
-
-    :param data: The sample joined with its labels (:func:`labelled_sample`).
-    :param rel_level: The human grade from which a pair is relevant.
-    :param top: How many of the largest disagreements to list.
-    :param level: The calibration curve's confidence level.
-    """
-
-    from scipy import stats
-
-    from exampp.analysis.agreement import cohen_kappa_counts
-
-    ev = data.evidence
-    judge = ev.judge[ev.sampled]
-    human = np.nanmean(ev.labels, axis=1)
-    judge_rel, human_rel = judge >= ev.relevant_grade, human >= rel_level
-    counts = np.array([[np.sum(judge_rel & human_rel), np.sum(judge_rel & ~human_rel)],
-                       [np.sum(~judge_rel & human_rel), np.sum(~judge_rel & ~human_rel)]], dtype=float)
-    kappa = float(cohen_kappa_counts(counts[None])[0])
-    confusion = pd.crosstab(pd.Series(judge, name="judge"), pd.Series(human, name="human"))
-    weights = 1 / ev.probabilities
-    z = stats.norm.ppf((1 + level) / 2)
-    rows = []
-    for grade in np.unique(judge):
-        at = judge == grade
-        n, share = int(at.sum()), float(np.average(human_rel[at], weights=weights[at]))
-        low, high = _wilson(share, n, z)
-        rows.append((grade, n, share, low, high))
-    calibration = pd.DataFrame(rows, columns=["judge", "n", "p_relevant", "low", "high"])
-    top_judge, top_human = max(float(ev.judge.max(initial=1.0)), 1.0), max(float(np.nanmax(ev.labels)), 1.0)
-    gap = judge / top_judge - human / top_human
-    pop = data.judge.population
-    order = np.argsort(-np.abs(gap), kind="stable")[:top]
-    disagreements = pd.DataFrame({
-        "query_id": [pop.query_ids[ev.sampled[i]] for i in order], "doc_id": [pop.keys[ev.sampled[i]] for i in order],
-        "judge": judge[order], "human": human[order], "gap": gap[order]})
-    differing = disagreements[disagreements["gap"] != 0].reset_index(drop=True)
-    return JudgeAgreement(kappa, confusion, calibration, differing,
-                          len(judge), ev.relevant_grade, rel_level)
-
-
-def _wilson(share: float, n: int, z: float) -> tuple[float, float]:
-    if n == 0:
-        return math.nan, math.nan
-    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return agreement_of(data.evidence, data.judge.population, rel_level, top=top, level=level)
 
 
 # --- plan -----------------------------------------------------------------------------------------
@@ -600,13 +554,11 @@ class BudgetPlan:
     target_width: float
 
 
-def plan_budget(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike | None = None,
-                target_width: float,
-                measures: Sequence[str] = ("P@10",), rel_level: float = 1.0, level: float = 0.9,
-                strategy: str = design.DEFAULT_STRATEGY, method: str | None = None, runs: RunsSource | None = None,
-                warn: Warn = python_warning) -> BudgetPlan:
-    """How many labels a design needs for a target interval width, with the direct (calibrated)
-    estimator and the labelled sample as the pilot (:mod:`exampp.assess.planning`; ``exampp assess plan``).
+@dataclass(frozen=True)
+class PlanJob:
+    """How many labels a design needs for a target interval width, with the direct (calibrated) estimator and the
+    labelled sample as the pilot (:mod:`exampp.assess.planning`; ``exampp assess plan``). :meth:`run` does the
+    job.
 
     :param workspace: The workspace: its runs and the judge's grades.
     :param sample: The pilot sample file (:func:`draw_sample`).
@@ -618,34 +570,52 @@ def plan_budget(workspace: Workspace | PathLike, *, sample: PathLike, labels: Pa
     :param strategy: The design: one of :data:`exampp.assess.design.STRATEGIES`.
     :param method: The store's grading method, the judge (None: the only one there).
     :param runs: The runs (default: the workspace's ``runs/``).
-    :param warn: Takes each warning line (default: a Python warning).
     """
-    from scipy import stats
 
-    from exampp.assess.estimators import calibrated_predictions, target_values
-    from exampp.assess.measures import Target, measure_totals
-    from exampp.assess.planning import grade_variances, labels_needed, mean_width
+    workspace: Workspace | PathLike
+    _: KW_ONLY
+    sample: PathLike
+    labels: PathLike | None = None
+    target_width: float
+    measures: Sequence[str] = ("P@10",)
+    rel_level: float = 1.0
+    level: float = 0.9
+    strategy: str = design.DEFAULT_STRATEGY
+    method: str | None = None
+    runs: RunsSource | None = None
 
-    if not target_width > 0:
-        raise AssessError(f"--target-width must be positive, got {target_width}")
-    parsed = parse_measures(measures, rel_level)
-    data = labelled_sample(workspace, sample, labels, parsed, runs=runs, method=method, warn=warn)
-    ev, pop = data.evidence, data.judge.population
-    z = stats.norm.ppf((1 + level) / 2)
-    top = float(max(pop.judge.max(initial=0.0), 1.0))
-    squares, spread = design.run_weight_sums({m.name: run_weights(m, pop.layout).toarray() for m in parsed})
-    sizes = design.sizes_for(strategy, design.prior_sd(pop.judge, top), squares, spread)
-    rows = []
-    for m in parsed:
-        target = Target("gain") if m.kind == "nDCG" else measure_totals(m, pop.layout, np.ones(0)).targets[0]
-        _, held_out = calibrated_predictions(ev, target)
-        errors = (target_values(ev.labels, target) - held_out) ** 2
-        variances = grade_variances(pop.judge, ev.judge[ev.sampled], errors)
-        weights = run_weights(m, pop.layout).toarray()
-        rows.append((m.name, len(ev.sampled), mean_width(weights, sizes, variances, len(ev.sampled), z),
-                     labels_needed(weights, sizes, variances, target_width, z), pop.layout.n_pairs))
-    table = pd.DataFrame(rows, columns=["measure", "labels", "width", "labels_needed", "pool"])
-    return BudgetPlan(table, target_width)
+    def run(self, warn: Warn = python_warning) -> BudgetPlan:
+        """Do the job.
+
+        :param warn: Takes each warning line (default: a Python warning).
+        """
+        from scipy import stats
+
+        from exampp.assess.estimators import calibrated_predictions, target_values
+        from exampp.assess.measures import Target, measure_totals
+        from exampp.assess.planning import grade_variances, labels_needed, mean_width
+
+        if not self.target_width > 0:
+            raise AssessError(f"--target-width must be positive, got {self.target_width}")
+        parsed = parse_measures(self.measures, self.rel_level)
+        data = labelled_sample(self.workspace, self.sample, self.labels, parsed, runs=self.runs, method=self.method,
+                               warn=warn)
+        ev, pop = data.evidence, data.judge.population
+        z = stats.norm.ppf((1 + self.level) / 2)
+        top = float(max(pop.judge.max(initial=0.0), 1.0))
+        squares, spread = design.run_weight_sums({m.name: run_weights(m, pop.layout).toarray() for m in parsed})
+        sizes = design.sizes_for(self.strategy, design.prior_sd(pop.judge, top), squares, spread)
+        rows = []
+        for m in parsed:
+            target = Target("gain") if m.kind == "nDCG" else measure_totals(m, pop.layout, np.ones(0)).targets[0]
+            _, held_out = calibrated_predictions(ev, target)
+            errors = (target_values(ev.labels, target) - held_out) ** 2
+            variances = grade_variances(pop.judge, ev.judge[ev.sampled], errors)
+            weights = run_weights(m, pop.layout).toarray()
+            rows.append((m.name, len(ev.sampled), mean_width(weights, sizes, variances, len(ev.sampled), z),
+                         labels_needed(weights, sizes, variances, self.target_width, z), pop.layout.n_pairs))
+        table = pd.DataFrame(rows, columns=["measure", "labels", "width", "labels_needed", "pool"])
+        return BudgetPlan(table, self.target_width)
 
 
 # --- the report's human check ---------------------------------------------------------------------
@@ -667,12 +637,10 @@ class HumanCheck:
     level: float
 
 
-def human_check(workspace: Workspace | PathLike, *, sample: PathLike, labels: PathLike | None = None,
-                measures: Sequence[str] = ("P@10",), rel_level: float = 1.0, level: float = 0.9,
-                estimator: str = DEFAULT_ESTIMATOR, method: str | None = None, exclude: Sequence[str] = (),
-                seed: int = 0, warn: Warn = python_warning) -> HumanCheck:
-    """The corrected leaderboard beside the judge's, the confirmed orderings and the agreement: the sample
-    joined with its labels once, for all three.
+@dataclass(frozen=True)
+class HumanCheckJob:
+    """The corrected leaderboard beside the judge's, the confirmed orderings and the agreement: the sample joined
+    with its labels once, for all three. :meth:`run` does the job.
 
     :param workspace: The workspace: its runs and the judge's grades.
     :param sample: The sample file (:func:`draw_sample`).
@@ -685,28 +653,44 @@ def human_check(workspace: Workspace | PathLike, *, sample: PathLike, labels: Pa
     :param exclude: Runs to leave out; the sample's pairs of the other runs' pool only are used (see
         ``domain`` in :func:`labelled_sample`).
     :param seed: The seed of the bootstrap.
-    :param warn: Takes each warning line (default: a Python warning).
     """
 
-    parsed = parse_measures(measures, rel_level)
-    left_out = set(exclude)
-    runs = {name: run for name, run in workspace_runs(workspace).items() if name not in left_out}
-    data = labelled_sample(workspace, sample, labels, parsed, runs=runs, method=method, domain=bool(exclude),
-                           warn=warn)
-    corrected = _estimate(data, parsed, estimator, level, seed, warn)
-    board: pd.DataFrame | None = None
-    for measure in parsed:
-        name = measure.name
-        part = corrected.table[corrected.table["measure"] == name].set_index("run")
-        own = pd.Series(judge_values(measure, data.evidence), index=data.evidence.layout.runs)
-        columns = pd.DataFrame({f"{name} judge": own, name: part["estimate"], f"{name} low": part["low"],
-                                f"{name} high": part["high"]})
-        board = columns if board is None else board.join(columns)
-    assert board is not None  # one measure at least (the default: P@10)
-    board = board.sort_values(measures[0], ascending=False, kind="stable").rename_axis("run").reset_index()
-    differences = corrected.differences
-    confirmed = differences[differences["confirmed"]].drop(columns=["confirmed"]).reset_index(drop=True)
-    agreement = agreement_of(data, rel_level, level=level)
-    n_runs = len(data.evidence.layout.runs)
-    return HumanCheck(board, confirmed, agreement.calibration, agreement.kappa, agreement.n_pairs,
-                      n_runs * (n_runs - 1) // 2, estimator, level)
+    workspace: Workspace | PathLike
+    _: KW_ONLY
+    sample: PathLike
+    labels: PathLike | None = None
+    measures: Sequence[str] = ("P@10",)
+    rel_level: float = 1.0
+    level: float = 0.9
+    estimator: str = DEFAULT_ESTIMATOR
+    method: str | None = None
+    exclude: Sequence[str] = ()
+    seed: int = 0
+
+    def run(self, warn: Warn = python_warning) -> HumanCheck:
+        """Do the job.
+
+        :param warn: Takes each warning line (default: a Python warning).
+        """
+        parsed = parse_measures(self.measures, self.rel_level)
+        left_out = set(self.exclude)
+        runs = {name: run for name, run in workspace_runs(self.workspace).items() if name not in left_out}
+        data = labelled_sample(self.workspace, self.sample, self.labels, parsed, runs=runs, method=self.method,
+                               domain=bool(self.exclude), warn=warn)
+        corrected = _estimate(data, parsed, self.estimator, self.level, self.seed, warn)
+        board: pd.DataFrame | None = None
+        for measure in parsed:
+            name = measure.name
+            part = corrected.table[corrected.table["measure"] == name].set_index("run")
+            own = pd.Series(judge_values(measure, data.evidence), index=data.evidence.layout.runs)
+            columns = pd.DataFrame({f"{name} judge": own, name: part["estimate"], f"{name} low": part["low"],
+                                    f"{name} high": part["high"]})
+            board = columns if board is None else board.join(columns)
+        assert board is not None  # one measure at least (the default: P@10)
+        board = board.sort_values(self.measures[0], ascending=False, kind="stable").rename_axis("run").reset_index()
+        differences = corrected.differences
+        confirmed = differences[differences["confirmed"]].drop(columns=["confirmed"]).reset_index(drop=True)
+        agreement = agreement_of(data.evidence, data.judge.population, self.rel_level, level=self.level)
+        n_runs = len(data.evidence.layout.runs)
+        return HumanCheck(board, confirmed, agreement.calibration, agreement.kappa, agreement.n_pairs,
+                          n_runs * (n_runs - 1) // 2, self.estimator, self.level)

@@ -25,15 +25,20 @@ from typing import Any, cast
 
 import pandas as pd
 
+from exampp.analysis.bank_changes import (
+    SIDES,
+    differs,
+    label_changes,
+    leaderboard_changes,
+    measure_scores,
+    paired_scores,
+    question_changes,
+)
 from exampp.api.grade import GradeResult
 from exampp.collection.io import PathLike
-from exampp.collection.qrels import Qrels
 from exampp.collection.question_bank import QuestionBank
 from exampp.collection.runs import Run
 from exampp.errors import ExamppError
-from exampp.means import SCORE_DECIMALS
-
-SIDES = ("before", "after")
 
 
 class NoImpact(ExamppError, ValueError):
@@ -78,7 +83,7 @@ class BankImpact:
 
     def changed_scores(self) -> pd.DataFrame:
         """The rows of :attr:`scores` that change (a value differs, or exists on one side only)."""
-        return self.scores.loc[_differs(self.scores["before"], self.scores["after"])].reset_index(drop=True)
+        return self.scores.loc[differs(self.scores["before"], self.scores["after"])].reset_index(drop=True)
 
     def summary(self) -> list[str]:
         """What changed, in a few lines: questions, grading, labels (per query where they change)."""
@@ -192,7 +197,7 @@ def compare(before: GradeResult, after: GradeResult, old: QuestionBank, new: Que
     :param new_bank: The new bank's name in the report.
     """
     labels, counts = label_changes(before.labels, after.labels)
-    scores = pd.concat([_cover_scores(before, after), _measure_scores(before.qrels, after.qrels, runs, measures)],
+    scores = pd.concat([_cover_scores(before, after), measure_scores(before.qrels, after.qrels, runs, measures)],
                        ignore_index=True)
     boards, correlations = leaderboard_changes(scores)
     warnings = tuple(dict.fromkeys(before.warnings + after.warnings))
@@ -200,101 +205,11 @@ def compare(before: GradeResult, after: GradeResult, old: QuestionBank, new: Que
                       correlations, warnings, min_grade)
 
 
-def question_changes(old: QuestionBank, new: QuestionBank) -> pd.DataFrame:
-    """Per query: questions before and after, added, removed, changed (same id, other text), unchanged.
-
-    :param old: The old bank.
-    :param new: The new bank.
-    """
-    was = {(q.query_id, q.question_id): q.text for q in old}
-    now = {(q.query_id, q.question_id): q.text for q in new}
-    rows = []
-    for qid in sorted({key[0] for key in was.keys() | now.keys()}):
-        a = {key: text for key, text in was.items() if key[0] == qid}
-        b = {key: text for key, text in now.items() if key[0] == qid}
-        both = a.keys() & b.keys()
-        changed = sum(a[key] != b[key] for key in both)
-        rows.append((qid, len(a), len(b), len(b.keys() - a.keys()), len(a.keys() - b.keys()), changed,
-                     len(both) - changed))
-    return pd.DataFrame(rows, columns=["query_id", "before", "after", "added", "removed", "changed", "unchanged"])
-
-
-def label_changes(before: Qrels, after: Qrels) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(the labels that change: ``query_id, passage_id, before, after``; per query ``query_id,
-    passages, changed``). A passage labelled on one side only changes (NaN on the other).
-
-    :param before: The labels with the old bank.
-    :param after: The labels with the new bank.
-    """
-    rows, counts = [], []
-    for qid in sorted(before.keys() | after.keys()):
-        a, b = before.get(qid, {}), after.get(qid, {})
-        docs = sorted(a.keys() | b.keys())
-        changed = [(qid, pid, a.get(pid, math.nan), b.get(pid, math.nan)) for pid in docs
-                   if pid not in a or pid not in b or a[pid] != b[pid]]
-        rows += changed
-        counts.append((qid, len(docs), len(changed)))
-    table = pd.DataFrame(rows, columns=["query_id", "passage_id", "before", "after"]).astype(
-        {"before": float, "after": float})
-    return table, pd.DataFrame(counts, columns=["query_id", "passages", "changed"])
-
-
-def leaderboard_changes(scores: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per score: the leaderboards before and after, means over each side's queries as ``exampp cover``
-    and ``exampp leaderboard`` take them, with ranks; and their rank correlations.
-
-    :param scores: A long per-query table: ``score, run, query_id, before, after``.
-    """
-    from exampp.analysis.correlation import correlate, side_by_side
-    from exampp.scoring import summarize
-
-    boards, correlations = [], []
-    for name, group in scores.groupby("score", sort=False):
-        means = {side: cast("dict[str, float]", summarize(group.dropna(subset=[side]), side).set_index("run")["mean"]
-                                                      .to_dict()) for side in SIDES}
-        ranks = side_by_side(means["before"], means["after"], names=SIDES)
-        board = pd.DataFrame({
-            "score": name, "run": ranks.index,
-            "before": [means["before"][r] for r in ranks.index], "after": [means["after"][r] for r in ranks.index],
-            "rank_before": ranks["before rank"].to_numpy(), "rank_after": ranks["after rank"].to_numpy()})
-        board.insert(4, "delta", (board["after"] - board["before"]).round(SCORE_DECIMALS))
-        board["rank_change"] = board["rank_before"] - board["rank_after"]
-        boards.append(board)
-        result = correlate(means["before"], means["after"])
-        correlations.append((name, result.kendall, result.spearman, result.tau_ap, result.n_systems))
-    return (pd.concat(boards, ignore_index=True),
-            pd.DataFrame(correlations, columns=["score", "kendall", "spearman", "tau_ap", "n_systems"]))
-
-
 def _cover_scores(before: GradeResult, after: GradeResult) -> pd.DataFrame:
     """EXAM-Cover per run and query on both sides, as grade (and ``exampp cover``) compute it."""
     as_values = {"cover": "value"}
-    return _sides(before.cover.rename(columns=as_values), after.cover.rename(columns=as_values),
+    return paired_scores(before.cover.rename(columns=as_values), after.cover.rename(columns=as_values),
                   f"EXAM-Cover@{before.pool.depth}")
-
-
-def _measure_scores(before: Qrels, after: Qrels, runs: Mapping[str, Run], measures: Sequence[str]) -> pd.DataFrame:
-    """The measures per run and query on the EXAM-Qrels of both sides."""
-    from exampp.scoring import per_query_measures
-
-    values = [per_query_measures(runs, qrels, measures) for qrels in (before, after)]
-    return pd.concat([_sides(values[0][values[0]["measure"] == m], values[1][values[1]["measure"] == m], m)
-                      for m in dict.fromkeys(values[0]["measure"])], ignore_index=True)
-
-
-def _sides(before: pd.DataFrame, after: pd.DataFrame, name: str) -> pd.DataFrame:
-    """Two per-query tables (``run, query_id, value``) side by side: ``score, run, query_id, before, after, delta``."""
-    keys = ["run", "query_id"]
-    table = before[keys + ["value"]].merge(after[keys + ["value"]], on=keys, how="outer", suffixes=("", "_after"))
-    table = table.rename(columns={"value": "before", "value_after": "after"}).sort_values(keys)
-    table.insert(0, "score", name)
-    table["delta"] = (table["after"] - table["before"]).round(SCORE_DECIMALS)
-    return table.astype({"before": float, "after": float, "delta": float}).reset_index(drop=True)
-
-
-def _differs(a: pd.Series, b: pd.Series) -> pd.Series:
-    """Element-wise: the values differ, or one is NaN and the other is not."""
-    return (a != b) & ~(a.isna() & b.isna())
 
 
 def write_impact_tables(impact: BankImpact, folder: PathLike) -> list[str]:

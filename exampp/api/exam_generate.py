@@ -1,8 +1,9 @@
 """The `exampp exam generate` job as Python calls: a multiple-choice exam from a document corpus
 (Guinet et al., 2024), one question per document.
 
-    result = generate_exam("exam_corpus/documents.jsonl", "out/exam.jsonl", task_domain="the Larkspur Home Hub manual",
-                           backend=BackendSpec("openai", "my-model", {"base_url": "http://localhost:8000/v1"}))
+    result = ExamGenerateJob("exam_corpus/documents.jsonl", "out/exam.jsonl",
+                             backend=BackendSpec("openai", "my-model", {"base_url": "http://localhost:8000/v1"}),
+                             task_domain="the Larkspur Home Hub manual").run()
     result.filters, result.baselines, result.keys      # DataFrames
     result.bank                                         # the exam written
 
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import KW_ONLY, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,7 @@ from exampp.generation.exam import (
 from exampp.generation.journal import Journal, journal_path
 from exampp.llm.backend import Backend, BackendSpec, Capability, Usage, opened
 from exampp.report.records import json_value, records
+from exampp.settings import check_settings
 
 DEFAULT_MAX_NEW_TOKENS = 512  # a question, four choices and the explanations the prompt asks for
 DEFAULT_MAX_ATTEMPTS = 2  # the first request, and one more after an unreadable answer
@@ -96,7 +98,7 @@ def answers_path(output: PathLike) -> Path:
 
 @dataclass(frozen=True)
 class ExamResult:
-    """What :func:`generate_exam` did and produced."""
+    """What :class:`ExamGenerateJob` did and produced."""
 
     bank: QuestionBank
     """The exam: the questions kept, choices shuffled (empty when none was kept)."""
@@ -133,28 +135,10 @@ class ExamResult:
                 "written": [str(path) for path in self.written]}
 
 
-def generate_exam(
-    corpus: PathLike,
-    output: PathLike,
-    *,
-    backend: Backend | BackendSpec,
-    task_domain: str,
-    seed: int = 0,
-    temperature: float = 0.0,
-    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-    chunk_size: int | None = None,
-    retry_failed: bool = False,
-    query_prefix: str = "",
-    embedding: Backend | BackendSpec | None = BackendSpec("embedding"),
-    drop_fraction: float = DEFAULT_DROP_FRACTION,
-    thresholds: Thresholds = Thresholds(),
-    report: PathLike | None = None,
-    progress: bool = True,
-    now: Callable[[], str] = utc_now,
-) -> ExamResult:
-    """Ask for one question per document that ``OUTPUT.answers.jsonl`` lacks, filter them all,
-    shuffle their choices and write the exam (see the module docstring).
+@dataclass(frozen=True)
+class ExamGenerateJob:
+    """Ask for one question per document that ``OUTPUT.answers.jsonl`` lacks, filter them all, shuffle their choices
+    and write the exam (see the module docstring). :meth:`run` does the job.
 
     :param corpus: The documents: a JSONL/TSV file, ``irds:`` or ``pyserini:`` source.
     :param output: The exam to write (an exampp bank; not written when no question is kept).
@@ -173,35 +157,65 @@ def generate_exam(
     :param thresholds: Fixed thresholds of the distractor filters.
     :param report: Write the result there as JSON.
     :param progress: Show a progress bar.
-    :param now: Gives the provenance date (UTC ISO).
+    :raises SettingError: A setting that breaks its rule (:mod:`exampp.settings`).
     """
 
-    with interrupted_keeps(answers_path(output)):
-        if not task_domain.strip():
-            raise ValueError("the task domain (what the corpus documents) must not be empty")
-        asking = Asking(max_new_tokens, temperature, max_attempts)
-        documents = _read_documents(corpus, query_prefix)
-        if embedding is not None:  # before any request
-            require_capability(embedding, Capability.EMBED, "the cosine filters")
-        settings = {**generator_identity(backend, "exam generation"), "prompt": EXAM_GENERATION.prompt_id,
-                    "correction": EXAM_CORRECTION.prompt_id, "task_domain": task_domain, **asking.settings()}
-        answers = Journal(output, settings, name=ANSWERS)  # checks the output's name, and the settings of kept answers
-        run = ask_all(backend, answers, [Task(d.docid, d.text) for d in documents if d.text.strip()], read_exam_answer,
-                      corrective, asking, retry_failed=retry_failed, chunk_size=chunk_size, progress=progress,
-                      unit="doc", desc="exam", now=now,
-                      render=lambda generator, text: generator.fit(EXAM_GENERATION, context=text,
-                                                                   task_domain=task_domain))
-        with opened(embedding) as embedder:
-            result = _build_exam(documents, run, temperature, embedder, seed=seed, query_prefix=query_prefix,
-                                 drop_fraction=drop_fraction, thresholds=thresholds)
-        written = ([Path(output)] if len(result.bank) else []) + ([Path(report)] if report is not None else [])
-        result = replace(result, written=tuple(written))
-        if len(result.bank):
-            write_question_bank(result.bank, output)
-        if report is not None:
-            with atomic_write(report) as fh:
-                fh.write(json.dumps(result.as_dict(), indent=2, ensure_ascii=False) + "\n")
-        return result
+    corpus: PathLike
+    output: PathLike
+    _: KW_ONLY
+    backend: Backend | BackendSpec
+    task_domain: str
+    seed: int = 0
+    temperature: float = 0.0
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    chunk_size: int | None = None
+    retry_failed: bool = False
+    query_prefix: str = ""
+    embedding: Backend | BackendSpec | None = BackendSpec("embedding")
+    drop_fraction: float = DEFAULT_DROP_FRACTION
+    thresholds: Thresholds = Thresholds()
+    report: PathLike | None = None
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        check_settings(vars(self))
+
+    def run(self, now: Callable[[], str] = utc_now) -> ExamResult:
+        """Do the job.
+
+        :param now: Gives the provenance date (UTC ISO).
+        """
+        with interrupted_keeps(answers_path(self.output)):
+            if not self.task_domain.strip():
+                raise ValueError("the task domain (what the corpus documents) must not be empty")
+            asking = Asking(self.max_new_tokens, self.temperature, self.max_attempts)
+            documents = _read_documents(self.corpus, self.query_prefix)
+            if self.embedding is not None:  # before any request
+                require_capability(self.embedding, Capability.EMBED, "the cosine filters")
+            settings = {**generator_identity(self.backend, "exam generation"), "prompt": EXAM_GENERATION.prompt_id,
+                        "correction": EXAM_CORRECTION.prompt_id, "task_domain": self.task_domain, **asking.settings()}
+            # checks the output's name, and the settings of kept answers
+            answers = Journal(self.output, settings, name=ANSWERS)
+            run = ask_all(self.backend, answers, [Task(d.docid, d.text) for d in documents if d.text.strip()],
+                          read_exam_answer, corrective, asking, retry_failed=self.retry_failed,
+                          chunk_size=self.chunk_size, progress=self.progress,
+                          unit="doc", desc="exam", now=now,
+                          render=lambda generator, text: generator.fit(EXAM_GENERATION, context=text,
+                                                                       task_domain=self.task_domain))
+            with opened(self.embedding) as embedder:
+                result = _build_exam(documents, run, self.temperature, embedder, seed=self.seed,
+                                     query_prefix=self.query_prefix, drop_fraction=self.drop_fraction,
+                                     thresholds=self.thresholds)
+            written = (([Path(self.output)] if len(result.bank) else [])
+                       + ([Path(self.report)] if self.report is not None else []))
+            result = replace(result, written=tuple(written))
+            if len(result.bank):
+                write_question_bank(result.bank, self.output)
+            if self.report is not None:
+                with atomic_write(self.report) as fh:
+                    fh.write(json.dumps(result.as_dict(), indent=2, ensure_ascii=False) + "\n")
+            return result
 
 
 def _read_documents(corpus: PathLike, query_prefix: str) -> list[Passage]:

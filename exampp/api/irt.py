@@ -2,20 +2,20 @@
 as respondents and questions as items.
 
     graded = responses_from_workspace("out/dl19")      # who answers what, at the method's τ
-    result = irt_analysis(graded.responses, texts=graded.texts, cover=graded.cover)
+    result = IRTJob(graded.responses, texts=graded.texts, cover=graded.cover).run()
     result.items, result.systems                        # DataFrames
     write_irt_outputs(result, "out/dl19/irt", bank=graded.bank)
 
-:func:`irt_analysis` takes any :class:`~exampp.collection.response_matrix.Responses` (from grades,
+:class:`IRTJob` takes any :class:`~exampp.collection.response_matrix.Responses` (from grades,
 or read from a 0/1 matrix file with :func:`~exampp.collection.response_matrix.read_response_matrix`)
-and returns an :class:`IRTResult`; it reads and writes nothing. Errors users can act on are
+and its :meth:`~IRTJob.run` returns an :class:`IRTResult`, reading and writing nothing. Errors users can act on are
 :class:`~exampp.errors.ExamppError`.
 """
 from __future__ import annotations
 
 import time
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -100,7 +100,7 @@ def responses_from_workspace(workspace: Workspace | PathLike, method: str | None
 
 @dataclass(frozen=True)
 class IRTResult:
-    """What :func:`irt_analysis` found.
+    """What :class:`IRTJob` found.
 
     :param responses: The responses fitted (the excluded systems left out).
     :param model: The fitted estimator.
@@ -170,22 +170,9 @@ class IRTResult:
         return report
 
 
-def irt_analysis(
-    responses: Responses,
-    *,
-    irt_model: str = "2pl",
-    estimator: str = "mml",
-    guessing: float | None = None,
-    prior_a: PriorSetting = "auto",
-    exclude: Collection[str] = (),
-    texts: Mapping[str, str] | None = None,
-    cover: Mapping[str, float] | None = None,
-    official: Mapping[str, float] | None = None,
-    prune_fraction: float | None = None,
-    prune_steps: int | None = None,
-    components: pd.DataFrame | None = None,
-) -> IRTResult:
-    """Fit an IRT model to ``responses`` and tabulate items and systems (``exampp irt``).
+@dataclass(frozen=True)
+class IRTJob:
+    """Fit an IRT model to ``responses`` and tabulate items and systems (``exampp irt``). :meth:`run` does the job.
 
     :param responses: The response matrix.
     :param irt_model: ``rasch`` (a = 1), ``1pl`` (one common a), ``2pl`` or ``3pl`` (with guessing).
@@ -199,27 +186,48 @@ def irt_analysis(
     :param prune_fraction: With ``prune_steps``, iterative pruning of the least discriminating
         items: the share of the remaining items each step drops, in (0, 1).
     :param prune_steps: The number of pruning steps (each refits the model).
-
     :param components: The systems' components table (:func:`~exampp.collection.systems.read_systems`):
         abilities as sums of component effects.
+    :raises IRTOptionsError: Settings that do not go together, or systems to exclude the responses lack.
     """
-    from exampp.analysis.irt.tables import item_table, system_table
 
-    _check_options(responses, irt_model, guessing, exclude, prune_fraction, prune_steps)
-    started = time.perf_counter()
-    responses = responses.without(exclude)
-    model = IRTModel(model=irt_model, method=estimator, guessing=guessing, prior_a=prior_a)
-    model.fit(responses.values, sample_weight=responses.weights)
-    items = item_table(model, responses, dict(texts or {}))
-    systems = system_table(model, responses, dict(cover or {}))
-    correlations = _correlations(official, systems) if official is not None else {}
-    pruning = None
-    if prune_fraction is not None and prune_steps is not None:
-        from exampp.analysis.irt.pruning import prune
+    responses: Responses
+    _: KW_ONLY
+    irt_model: str = "2pl"
+    estimator: str = "mml"
+    guessing: float | None = None
+    prior_a: PriorSetting = "auto"
+    exclude: Collection[str] = ()
+    texts: Mapping[str, str] | None = None
+    cover: Mapping[str, float] | None = None
+    official: Mapping[str, float] | None = None
+    prune_fraction: float | None = None
+    prune_steps: int | None = None
+    components: pd.DataFrame | None = None
 
-        pruning = prune(responses, fraction=prune_fraction, steps=prune_steps, fitted=model)
-    effects = _component_effects(responses, model, components) if components is not None else None
-    return IRTResult(responses, model, items, systems, correlations, pruning, effects, time.perf_counter() - started)
+    def __post_init__(self) -> None:
+        _check_options(self.responses, self.irt_model, self.guessing, self.exclude, self.prune_fraction,
+                       self.prune_steps)
+
+    def run(self) -> IRTResult:
+        """Do the job: fit the model and tabulate; reads and writes nothing."""
+        from exampp.analysis.irt.tables import item_table, system_table
+
+        started = time.perf_counter()
+        responses = self.responses.without(self.exclude)
+        model = IRTModel(model=self.irt_model, method=self.estimator, guessing=self.guessing, prior_a=self.prior_a)
+        model.fit(responses.values, sample_weight=responses.weights)
+        items = item_table(model, responses, dict(self.texts or {}))
+        systems = system_table(model, responses, dict(self.cover or {}))
+        correlations = _correlations(self.official, systems) if self.official is not None else {}
+        pruning = None
+        if self.prune_fraction is not None and self.prune_steps is not None:
+            from exampp.analysis.irt.pruning import prune
+
+            pruning = prune(responses, fraction=self.prune_fraction, steps=self.prune_steps, fitted=model)
+        effects = _component_effects(responses, model, self.components) if self.components is not None else None
+        return IRTResult(responses, model, items, systems, correlations, pruning, effects,
+                         time.perf_counter() - started)
 
 
 def _check_options(responses: Responses, irt_model: str, guessing: float | None, exclude: Collection[str],

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import cast
 
 import pandas as pd
@@ -19,6 +19,7 @@ from exampp.collection.io import PathLike
 from exampp.collection.qrels import IntentQrels, Qrels
 from exampp.collection.runs import Run
 from exampp.errors import ExamppError
+from exampp.settings import check_settings
 
 
 class CorrelationError(ExamppError, ValueError):
@@ -137,24 +138,10 @@ class LeaderboardCorrelation:
                             decimals=self.decimals)
 
 
-def correlate_leaderboards(
-    a: LeaderboardSource,
-    b: LeaderboardSource,
-    *,
-    runs: RunsSource | None = None,
-    depth: int | None = None,
-    exclude: Collection[str] = (),
-    decimals: int | None = DEFAULT_DECIMALS,
-    per_query: bool = False,
-    bootstrap: int = 0,
-    seed: int = 0,
-    confidence: float = 0.95,
-    top: int = 10,
-    strict: bool = False,
-    warn: Warn = python_warning,
-) -> LeaderboardCorrelation:
+@dataclass(frozen=True)
+class CorrelateJob:
     """Spearman, Kendall τ-b, Pearson and τ_AP (A the reference) of A and B on the runs both hold
-    (``exampp correlate``).
+    (``exampp correlate``). :meth:`run` does the job.
 
     :param a: Leaderboard A, the reference: a :class:`LeaderboardFile` or a :class:`QrelsMeasure`.
     :param b: Leaderboard B, likewise.
@@ -172,35 +159,58 @@ def correlate_leaderboards(
     :param confidence: The intervals' confidence level.
     :param top: How many of A's top runs ``kendall_top`` takes.
     :param strict: A run query the qrels lack is an error, not a warning.
-    :param warn: Takes each warning line (default: a Python warning).
-    :raises CorrelationError: The leaderboards cannot be correlated as asked.
-    :raises UnknownExcluded: ``exclude`` names a run in neither leaderboard.
+    :raises SettingError: A setting that breaks its rule (:mod:`exampp.settings`).
     """
 
-    from exampp.analysis.correlation import correlate, per_query_correlation
+    a: LeaderboardSource
+    b: LeaderboardSource
+    _: KW_ONLY
+    runs: RunsSource | None = None
+    depth: int | None = None
+    exclude: Collection[str] = ()
+    decimals: int | None = DEFAULT_DECIMALS
+    per_query: bool = False
+    bootstrap: int = 0
+    seed: int = 0
+    confidence: float = 0.95
+    top: int = 10
+    strict: bool = False
 
-    for name, source in (("A", a), ("B", b)):
-        _check_source(name, source, runs)
-    boards = _Boards(runs, depth, strict, warn)
-    board_a, board_b = boards.board(a), boards.board(b)
-    if per_query or bootstrap:
-        for name, source in (("A", a), ("B", b)):
-            _check_per_query(boards, name, source, "per-query correlation" if per_query else "the bootstrap")
-    try:
-        result = correlate(board_a, board_b, exclude=exclude, decimals=decimals)
-    except ValueError as exc:  # an excluded run in neither leaderboard
-        raise UnknownExcluded(str(exc)) from None
-    if result.n_systems < 2:
-        raise CorrelationError(f"{result.n_systems} run(s) in common, need at least 2; only in A: "
-                               f"{short_list(result.only_in_first)}; only in B: {short_list(result.only_in_second)}")
-    queries = per_query_correlation(boards.per_query(a), boards.per_query(b), exclude=exclude,
-                                    decimals=decimals) if per_query else None
-    intervals = settings = None
-    if bootstrap:
-        intervals, settings = _intervals(boards.per_query(a), boards.per_query(b), exclude, decimals,
-                                         bootstrap, seed, confidence, top, warn)
-    return LeaderboardCorrelation(a, b, board_a, board_b, result, queries, tuple(exclude), decimals,
-                                  intervals, settings)
+    def __post_init__(self) -> None:
+        check_settings(vars(self))
+
+    def run(self, warn: Warn = python_warning) -> LeaderboardCorrelation:
+        """Do the job.
+
+        :param warn: Takes each warning line (default: a Python warning).
+        :raises CorrelationError: The leaderboards cannot be correlated as asked.
+        :raises UnknownExcluded: ``exclude`` names a run in neither leaderboard.
+        """
+        from exampp.analysis.correlation import correlate, per_query_correlation
+
+        for name, source in (("A", self.a), ("B", self.b)):
+            _check_source(name, source, self.runs)
+        boards = _Boards(self.runs, self.depth, self.strict, warn)
+        board_a, board_b = boards.board(self.a), boards.board(self.b)
+        if self.per_query or self.bootstrap:
+            for name, source in (("A", self.a), ("B", self.b)):
+                _check_per_query(boards, name, source, "per-query correlation" if self.per_query else "the bootstrap")
+        try:
+            result = correlate(board_a, board_b, exclude=self.exclude, decimals=self.decimals)
+        except ValueError as exc:  # an excluded run in neither leaderboard
+            raise UnknownExcluded(str(exc)) from None
+        if result.n_systems < 2:
+            raise CorrelationError(f"{result.n_systems} run(s) in common, need at least 2; only in A: "
+                                   f"{short_list(result.only_in_first)}; "
+                                   f"only in B: {short_list(result.only_in_second)}")
+        queries = per_query_correlation(boards.per_query(self.a), boards.per_query(self.b), exclude=self.exclude,
+                                        decimals=self.decimals) if self.per_query else None
+        intervals = settings = None
+        if self.bootstrap:
+            intervals, settings = _intervals(boards.per_query(self.a), boards.per_query(self.b), self.exclude,
+                                             self.decimals, self.bootstrap, self.seed, self.confidence, self.top, warn)
+        return LeaderboardCorrelation(self.a, self.b, board_a, board_b, result, queries, tuple(self.exclude),
+                                      self.decimals, intervals, settings)
 
 
 def _intervals(table_a: pd.DataFrame, table_b: pd.DataFrame, exclude: Collection[str], decimals: int | None,

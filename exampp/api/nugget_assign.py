@@ -19,7 +19,7 @@ offline one with the embedding backend): the method's default backend is opened 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import KW_ONLY, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from exampp.grading.method import GradingMethod, MethodError
 from exampp.grading.methods.nugget_support import POSITION_KEY, QUERY_KEY, UNPARSED
 from exampp.grading.runner import GradingSummary, grade_pairs
 from exampp.llm.backend import Backend, BackendSpec, Usage
+from exampp.settings import check_settings
 from exampp.store import GradeStore
 from exampp.workspace import Workspace
 
@@ -206,22 +207,10 @@ def _check_usable(method: GradingMethod, pairs: Sequence[Pair]) -> None:
                               "for it (the assignment file's 'query', or the bank's query texts, give it)")
 
 
-def assign_nuggets(
-    answers: PathLike,
-    output: PathLike,
-    *,
-    bank: PathLike | None = None,
-    method: str | GradingMethod = DEFAULT_METHOD,
-    backend: Backend | BackendSpec | str | None = None,
-    model: str | None = None,
-    backend_options: Mapping[str, Any] | None = None,
-    workspace: PathLike = ".",
-    store: PathLike | None = None,
-    chunk_size: int = CHUNK,
-    progress: bool = True,
-) -> AssignResult:
-    """Assign the topic nuggets of every answer and write them in the track's format, atomically
-    (see the module docstring).
+@dataclass(frozen=True)
+class NuggetAssignJob:
+    """Assign the topic nuggets of every answer and write them in the track's format, atomically (see the module
+    docstring). :meth:`run` does the job.
 
     :param answers: A track assignment file, a RAG responses file, or a folder of such files.
     :param output: The assignment file to write; gzipped when it ends in .gz.
@@ -236,38 +225,59 @@ def assign_nuggets(
         asked again.
     :param chunk_size: Pairs graded between two commits to the store.
     :param progress: Show a progress bar.
+    :raises SettingError: A setting that breaks its rule (:mod:`exampp.settings`).
     """
 
-    from exampp.grading.registry import as_method, check_backend, make_grader
+    answers: PathLike
+    output: PathLike
+    _: KW_ONLY
+    bank: PathLike | None = None
+    method: str | GradingMethod = DEFAULT_METHOD
+    backend: Backend | BackendSpec | str | None = None
+    model: str | None = None
+    backend_options: Mapping[str, Any] | None = None
+    workspace: PathLike = "."
+    store: PathLike | None = None
+    chunk_size: int = CHUNK
+    progress: bool = True
 
-    grading_method = as_method(method)
-    check_method(grading_method)
-    name = backend if isinstance(backend, str) else grading_method.default_backend
-    if not isinstance(backend, (Backend, BackendSpec)) and name is not None:
-        check_backend(grading_method, name)  # before anything is read or opened
-    found, left_out = read_answers(answers, bank)
-    if not found:
-        raise InputError(display_name(answers), None, "no answer has nuggets to assign"
-                         + (f": none of the {left_out} answers' topics is in the bank" if left_out else ""))
-    pairs = nugget_pairs(found)
-    _check_usable(grading_method, pairs)
-    with make_grader(grading_method, backend, model, **dict(backend_options or {})) as grader, \
-            GradeStore(store if store is not None else Workspace.at(workspace).store) as opened_store:
-        used = replace(grader.usage or Usage())
-        summary = grade_pairs(pairs, grader, opened_store, chunk_size=chunk_size, progress=progress)
-        usage = grader.usage - used if grader.usage is not None else None
-        grades = opened_store.grades(summary.method_id, query_ids={a.query_id for a in found})
-    stored = {(qid, pid, question_id): (grade, answer) for qid, pid, question_id, grade, answer in
-              zip(grades["query_id"], grades["passage_id"], grades["question_id"], grades["grade"], grades["answer"])}
-    assigned, unparsed = [], 0
-    for answer in found:
-        nuggets = []
-        for nugget in answer.nuggets:
-            grade, said = stored[answer.query_id, answer.run_id, question_id_for(answer.query_id, nugget.text)]
-            if grade not in (0, 1, 2):
-                raise ExamppError(f"method {grading_method} gave grade {grade:g}, not 0, 1 or 2")
-            unparsed += isinstance(said, str) and said.startswith(UNPARSED)
-            nuggets.append(replace(nugget, assignment=ASSIGNMENTS[int(grade)]))
-        assigned.append(replace(answer, nuggets=tuple(nuggets)))
-    write_assignments(assigned, output)
-    return AssignResult(assigned, summary.method_id, summary, unparsed, left_out, usage, Path(output))
+    def __post_init__(self) -> None:
+        check_settings(vars(self))
+
+    def run(self) -> AssignResult:
+        """Do the job."""
+        from exampp.grading.registry import as_method, check_backend, make_grader
+
+        grading_method = as_method(self.method)
+        check_method(grading_method)
+        name = self.backend if isinstance(self.backend, str) else grading_method.default_backend
+        if not isinstance(self.backend, (Backend, BackendSpec)) and name is not None:
+            check_backend(grading_method, name)  # before anything is read or opened
+        found, left_out = read_answers(self.answers, self.bank)
+        if not found:
+            raise InputError(display_name(self.answers), None, "no answer has nuggets to assign"
+                             + (f": none of the {left_out} answers' topics is in the bank" if left_out else ""))
+        pairs = nugget_pairs(found)
+        _check_usable(grading_method, pairs)
+        store = self.store if self.store is not None else Workspace.at(self.workspace).store
+        with make_grader(grading_method, self.backend, self.model, **dict(self.backend_options or {})) as grader, \
+                GradeStore(store) as opened_store:
+            used = replace(grader.usage or Usage())
+            summary = grade_pairs(pairs, grader, opened_store, chunk_size=self.chunk_size, progress=self.progress)
+            usage = grader.usage - used if grader.usage is not None else None
+            grades = opened_store.grades(summary.method_id, query_ids={a.query_id for a in found})
+        stored = {(qid, pid, question_id): (grade, answer) for qid, pid, question_id, grade, answer in
+                  zip(grades["query_id"], grades["passage_id"], grades["question_id"], grades["grade"],
+                      grades["answer"])}
+        assigned, unparsed = [], 0
+        for answer in found:
+            nuggets = []
+            for nugget in answer.nuggets:
+                grade, said = stored[answer.query_id, answer.run_id, question_id_for(answer.query_id, nugget.text)]
+                if grade not in (0, 1, 2):
+                    raise ExamppError(f"method {grading_method} gave grade {grade:g}, not 0, 1 or 2")
+                unparsed += isinstance(said, str) and said.startswith(UNPARSED)
+                nuggets.append(replace(nugget, assignment=ASSIGNMENTS[int(grade)]))
+            assigned.append(replace(answer, nuggets=tuple(nuggets)))
+        write_assignments(assigned, self.output)
+        return AssignResult(assigned, summary.method_id, summary, unparsed, left_out, usage, Path(self.output))

@@ -6,7 +6,7 @@ Errors are :class:`~exampp.errors.ExamppError` (the command line prints them as 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 import pandas as pd
 
@@ -67,23 +67,9 @@ class CoverResult:
     expected: bool = False
 
 
-def cover(
-    workspace: Workspace | PathLike = ".",
-    runs: RunsSource | None = None,
-    *,
-    method: str | None = None,
-    bank: PathLike | None = None,
-    tau: float | None = None,
-    depth: int = DEFAULT_DEPTH,
-    normalized: bool = False,
-    expected: bool = False,
-    bootstrap: int = 0,
-    seed: int = 0,
-    confidence: float = 0.95,
-    strict: bool = False,
-    warn: Warn = python_warning,
-) -> CoverResult:
-    """EXAM-Cover@``depth`` of the runs on the workspace's grades (``exampp cover``).
+@dataclass(frozen=True)
+class CoverJob:
+    """EXAM-Cover@``depth`` of the runs on the workspace's grades (``exampp cover``). :meth:`run` does the job.
 
     :param workspace: The workspace.
     :param runs: Run files or folders, or runs already read (default: the workspace's ``runs/``).
@@ -102,35 +88,57 @@ def cover(
     :param seed: The seed of the bootstrap's draws.
     :param confidence: The bootstrap interval's confidence level.
     :param strict: A run query the exam lacks is an :class:`~exampp.errors.InputError`, not a warning.
-    :param warn: Takes each warning line (default: a Python warning).
+    :raises SettingError: A setting that breaks its rule (:mod:`exampp.settings`).
     """
 
-    from exampp.collection.runs import check_judged
-    from exampp.labels import expected_cover
-    from exampp.scoring import exam_cover, summarize
+    workspace: Workspace | PathLike = "."
+    runs: RunsSource | None = None
+    _: KW_ONLY
+    method: str | None = None
+    bank: PathLike | None = None
+    tau: float | None = None
+    depth: int = DEFAULT_DEPTH
+    normalized: bool = False
+    expected: bool = False
+    bootstrap: int = 0
+    seed: int = 0
+    confidence: float = 0.95
+    strict: bool = False
 
-    if expected and normalized:
-        raise ExamppError("expected cover has no normalized (n-EXAM) variant: give one of them")
-    check_settings({"tau": tau, "depth": depth})
-    ws = as_workspace(workspace)
-    stored = stored_grades(ws, method, probabilities=expected)
-    tau = stored.default_tau if tau is None else tau
-    exam = exam_questions(ws, stored, bank)
-    read = workspace_runs(ws, runs)
-    for line in check_judged(read, exam, EXAM_SOURCE, strict):
-        warn(line)
-    if expected:
-        per_query = expected_cover(read, stored.grades, exam, tau=tau, depth=depth)
-    else:
-        per_query = exam_cover(read, stored.grades, exam, tau=tau, depth=depth, normalized=normalized)
-    board = summarize(per_query)
-    if bootstrap:
-        from exampp.analysis.statistics import bootstrap_means, scores_table
+    def __post_init__(self) -> None:
+        check_settings(vars(self))
 
-        interval = bootstrap_means(scores_table(per_query, "cover"), n=bootstrap, seed=seed, confidence=confidence)
-        board.insert(2, "low", board["run"].map(interval["low"]))
-        board.insert(3, "high", board["run"].map(interval["high"]))
-    return CoverResult(per_query, board, tau, depth, stored.method_id, expected)
+    def run(self, warn: Warn = python_warning) -> CoverResult:
+        """Do the job.
+
+        :param warn: Takes each warning line (default: a Python warning).
+        """
+        from exampp.collection.runs import check_judged
+        from exampp.labels import expected_cover
+        from exampp.scoring import exam_cover, summarize
+
+        if self.expected and self.normalized:
+            raise ExamppError("expected cover has no normalized (n-EXAM) variant: give one of them")
+        ws = as_workspace(self.workspace)
+        stored = stored_grades(ws, self.method, probabilities=self.expected)
+        tau = stored.default_tau if self.tau is None else self.tau
+        exam = exam_questions(ws, stored, self.bank)
+        read = workspace_runs(ws, self.runs)
+        for line in check_judged(read, exam, EXAM_SOURCE, self.strict):
+            warn(line)
+        if self.expected:
+            per_query = expected_cover(read, stored.grades, exam, tau=tau, depth=self.depth)
+        else:
+            per_query = exam_cover(read, stored.grades, exam, tau=tau, depth=self.depth, normalized=self.normalized)
+        board = summarize(per_query)
+        if self.bootstrap:
+            from exampp.analysis.statistics import bootstrap_means, scores_table
+
+            interval = bootstrap_means(scores_table(per_query, "cover"), n=self.bootstrap, seed=self.seed,
+                                       confidence=self.confidence)
+            board.insert(2, "low", board["run"].map(interval["low"]))
+            board.insert(3, "high", board["run"].map(interval["high"]))
+        return CoverResult(per_query, board, tau, self.depth, stored.method_id, self.expected)
 
 
 def export_qrels(
@@ -204,7 +212,7 @@ def export_question_qrels(
     warn: Warn = python_warning,
 ) -> IntentQrels:
     """Per-question (intent-aware) qrels of the workspace's grades, for alpha-nDCG and ERR-IA
-    (:func:`measure_leaderboard`): every exam question is a subtopic of its query, numbered 1, 2, ...
+    (:class:`LeaderboardJob`): every exam question is a subtopic of its query, numbered 1, 2, ...
     in the exam's order; a passage is relevant (1) to a subtopic when its grade on that question is
     >= ``tau``, else 0.
 
@@ -271,22 +279,11 @@ def uses_intent_qrels(measures: Sequence[str]) -> bool:
     return any(is_intent_aware(measure) for _, measure in parse_measures(measures))
 
 
-def measure_leaderboard(
-    runs: RunsSource,
-    qrels: PathLike | Qrels | IntentQrels,
-    measures: Sequence[str] = LEADERBOARD_MEASURES,
-    *,
-    depth: int | None = None,
-    exclude: Collection[str] = (),
-    per_query: bool = False,
-    bootstrap: int = 0,
-    seed: int = 0,
-    confidence: float = 0.95,
-    strict: bool = False,
-    warn: Warn = python_warning,
-) -> pd.DataFrame:
-    """Runs under ir_measures or trec_eval measures (``exampp leaderboard``): columns ``run`` and one
-    per measure, the mean over the qrels' queries, best first. Run files are read one query at a time.
+@dataclass(frozen=True)
+class LeaderboardJob:
+    """Runs under ir_measures or trec_eval measures (``exampp leaderboard``): columns ``run`` and one per measure,
+    the mean over the qrels' queries, best first. Run files are read one query at a time. :meth:`run` does the
+    job.
 
     :param runs: Run files or folders, or runs already read.
     :param qrels: A qrels file, ``irds:<dataset-id>``, or qrels already read. With an intent-aware
@@ -302,30 +299,51 @@ def measure_leaderboard(
     :param seed: The seed of the bootstrap's draws.
     :param confidence: The bootstrap interval's confidence level.
     :param strict: A run query the qrels lack is an :class:`~exampp.errors.InputError`, not a warning.
-    :param warn: Takes each warning line (default: a Python warning).
-    :raises NoRunLeft: ``exclude`` names every run.
+    :raises SettingError: A setting that breaks its rule (:mod:`exampp.settings`).
     """
 
-    from exampp.collection.runs import check_judged
-    from exampp.scoring import leaderboard, per_query_measures
+    runs: RunsSource
+    qrels: PathLike | Qrels | IntentQrels
+    measures: Sequence[str] = LEADERBOARD_MEASURES
+    _: KW_ONLY
+    depth: int | None = None
+    exclude: Collection[str] = ()
+    per_query: bool = False
+    bootstrap: int = 0
+    seed: int = 0
+    confidence: float = 0.95
+    strict: bool = False
 
-    if bootstrap and per_query:
-        raise ExamppError("bootstrap intervals are for the leaderboard's means, not for per-query values")
-    judged = qrels if isinstance(qrels, Mapping) else read_judgments(qrels, measures)
-    ranked = _ranked(runs)
-    if per_query:
-        table = per_query_measures(ranked, judged, measures, depth, exclude=exclude)
-    elif bootstrap:
-        table = _bootstrap_leaderboard(per_query_measures(ranked, judged, measures, depth, exclude=exclude),
-                                       measures, bootstrap, seed, confidence)
-    else:
-        table = leaderboard(ranked, judged, measures, depth, exclude=exclude).reset_index()
-    kept = [run for run in ranked if run.name not in exclude]  # a run file's name is known once read
-    if not kept:
-        raise NoRunLeft([str(run.name) for run in ranked])
-    for line in check_judged(kept, judged, "the qrels" if isinstance(qrels, Mapping) else qrels, strict):
-        warn(line)
-    return table
+    def __post_init__(self) -> None:
+        check_settings(vars(self))
+
+    def run(self, warn: Warn = python_warning) -> pd.DataFrame:
+        """Do the job.
+
+        :param warn: Takes each warning line (default: a Python warning).
+        :raises NoRunLeft: ``exclude`` names every run.
+        """
+        from exampp.collection.runs import check_judged
+        from exampp.scoring import leaderboard, per_query_measures
+
+        if self.bootstrap and self.per_query:
+            raise ExamppError("bootstrap intervals are for the leaderboard's means, not for per-query values")
+        judged = self.qrels if isinstance(self.qrels, Mapping) else read_judgments(self.qrels, self.measures)
+        ranked = _ranked(self.runs)
+        if self.per_query:
+            table = per_query_measures(ranked, judged, self.measures, self.depth, exclude=self.exclude)
+        elif self.bootstrap:
+            per_query = per_query_measures(ranked, judged, self.measures, self.depth, exclude=self.exclude)
+            table = _bootstrap_leaderboard(per_query, self.measures, self.bootstrap, self.seed, self.confidence)
+        else:
+            table = leaderboard(ranked, judged, self.measures, self.depth, exclude=self.exclude).reset_index()
+        kept = [run for run in ranked if run.name not in self.exclude]  # a run file's name is known once read
+        if not kept:
+            raise NoRunLeft([str(run.name) for run in ranked])
+        judged_by = "the qrels" if isinstance(self.qrels, Mapping) else self.qrels
+        for line in check_judged(kept, judged, judged_by, self.strict):
+            warn(line)
+        return table
 
 
 def _bootstrap_leaderboard(per_query: pd.DataFrame, measures: Sequence[str], n: int, seed: int,

@@ -9,7 +9,7 @@ Errors are :class:`~exampp.errors.ExamppError` (the command line prints them as 
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 import pandas as pd
 
@@ -17,6 +17,7 @@ from exampp.api import Warn, python_warning
 from exampp.api.leaderboards import CorrelationError, LeaderboardSource, UnknownExcluded, per_query_scores
 from exampp.api.workspace import RunsSource
 from exampp.errors import ExamppError
+from exampp.settings import check_settings
 
 
 @dataclass(frozen=True)
@@ -84,22 +85,10 @@ class Significance:
                 "significant_in_both": int((in_a & in_b).sum())}
 
 
-def significance(
-    a: LeaderboardSource,
-    versus: LeaderboardSource | None = None,
-    *,
-    runs: RunsSource | None = None,
-    depth: int | None = None,
-    exclude: Collection[str] = (),
-    test: str = "t",
-    permutations: int = 10000,
-    seed: int = 0,
-    correction: str = "holm",
-    alpha: float = 0.05,
-    strict: bool = False,
-    warn: Warn = python_warning,
-) -> Significance:
+@dataclass(frozen=True)
+class SignificanceJob:
     """Paired tests between every two runs of a leaderboard on its per-query scores (``exampp significance``).
+    :meth:`run` does the job.
 
     :param a: The leaderboard: a :class:`~exampp.api.leaderboards.QrelsMeasure` over ``runs``, or a
         per-query table file.
@@ -114,33 +103,57 @@ def significance(
     :param correction: How p-values are adjusted: ``holm``, ``bh`` (Benjamini-Hochberg) or ``none``.
     :param alpha: A pair is significant when its adjusted p-value is below this.
     :param strict: A run query the qrels lack is an error, not a warning.
-    :param warn: Takes each warning line (default: a Python warning).
+    :raises SettingError: A setting that breaks its rule (:mod:`exampp.settings`).
     """
 
-    from exampp.analysis.statistics import CORRECTIONS, TESTS, disagreements, discriminative_power, paired_tests
+    a: LeaderboardSource
+    versus: LeaderboardSource | None = None
+    _: KW_ONLY
+    runs: RunsSource | None = None
+    depth: int | None = None
+    exclude: Collection[str] = ()
+    test: str = "t"
+    permutations: int = 10000
+    seed: int = 0
+    correction: str = "holm"
+    alpha: float = 0.05
+    strict: bool = False
 
-    if test not in TESTS:
-        raise ExamppError(f"unknown test {test!r}; one of {', '.join(TESTS)}")
-    if correction not in CORRECTIONS:
-        raise ExamppError(f"unknown correction {correction!r}; one of {', '.join(CORRECTIONS)}")
-    sources = [a] if versus is None else [a, versus]
-    tables = per_query_scores(sources, runs=runs, depth=depth, strict=strict, warn=warn,
-                              what="paired tests")
-    unknown = sorted(set(exclude) - {run for scores in tables for run in scores.index})
-    if unknown:
-        raise UnknownExcluded(f"--exclude names no run read: {', '.join(unknown)}")
-    sides = []
-    for name, source, scores in zip("AB", sources, tables):
-        scores = scores.drop(index=[run for run in exclude if run in scores.index])
-        if len(scores) < 2:
-            raise CorrelationError(f"leaderboard {name} ({source.label}): {len(scores)} run(s), paired tests need 2")
-        if test == "t" and scores.shape[1] < 2:
-            raise CorrelationError(f"leaderboard {name} ({source.label}): {scores.shape[1]} query, a paired t-test "
-                                   "needs 2 (or use --test randomization)")
-        tests = paired_tests(scores, test=test, n=permutations, seed=seed, correction=correction, alpha=alpha)
-        sides.append(PairedTests(source, scores, tests, discriminative_power(tests)))
-    first, second = sides[0], sides[1] if len(sides) > 1 else None
-    disagree = None
-    if second is not None:
-        disagree = disagreements(first.scores, second.scores, first.tests, second.tests)
-    return Significance(first, second, disagree, test, correction, alpha, permutations, seed)
+    def __post_init__(self) -> None:
+        check_settings(vars(self))
+
+    def run(self, warn: Warn = python_warning) -> Significance:
+        """Do the job.
+
+        :param warn: Takes each warning line (default: a Python warning).
+        """
+        from exampp.analysis.statistics import CORRECTIONS, TESTS, disagreements, discriminative_power, paired_tests
+
+        if self.test not in TESTS:
+            raise ExamppError(f"unknown test {self.test!r}; one of {', '.join(TESTS)}")
+        if self.correction not in CORRECTIONS:
+            raise ExamppError(f"unknown correction {self.correction!r}; one of {', '.join(CORRECTIONS)}")
+        sources = [self.a] if self.versus is None else [self.a, self.versus]
+        tables = per_query_scores(sources, runs=self.runs, depth=self.depth, strict=self.strict, warn=warn,
+                                  what="paired tests")
+        unknown = sorted(set(self.exclude) - {run for scores in tables for run in scores.index})
+        if unknown:
+            raise UnknownExcluded(f"--exclude names no run read: {', '.join(unknown)}")
+        sides = []
+        for name, source, scores in zip("AB", sources, tables):
+            scores = scores.drop(index=[run for run in self.exclude if run in scores.index])
+            if len(scores) < 2:
+                raise CorrelationError(f"leaderboard {name} ({source.label}): {len(scores)} run(s), paired tests "
+                                       "need 2")
+            if self.test == "t" and scores.shape[1] < 2:
+                raise CorrelationError(f"leaderboard {name} ({source.label}): {scores.shape[1]} query, a paired t-test "
+                                       "needs 2 (or use --test randomization)")
+            tests = paired_tests(scores, test=self.test, n=self.permutations, seed=self.seed,
+                                 correction=self.correction, alpha=self.alpha)
+            sides.append(PairedTests(source, scores, tests, discriminative_power(tests)))
+        first, second = sides[0], sides[1] if len(sides) > 1 else None
+        disagree = None
+        if second is not None:
+            disagree = disagreements(first.scores, second.scores, first.tests, second.tests)
+        return Significance(first, second, disagree, self.test, self.correction, self.alpha, self.permutations,
+                            self.seed)

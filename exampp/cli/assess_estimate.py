@@ -47,12 +47,12 @@ def estimate(workspace, labels, sample_file, measures, rel_level, level, estimat
       exampp assess estimate --nuggets ours.jsonl.gz --labels assessors.jsonl.gz --sample s.tsv -m V_strict
       exampp assess estimate --support ours.jsonl.gz --labels people.jsonl.gz --sample s.tsv -m weighted_recall
     """
-    from exampp.api.assess import estimate_runs, estimates_json
+    from exampp.api.assess import EstimateJob, estimates_json
     from exampp.report.records import dumps
 
-    result = estimate_runs(workspace, sample=sample_file, labels=labels, measures=measures, rel_level=rel_level,
-                           level=level, estimator=estimator, method=method, nuggets=nuggets, support=support, seed=seed,
-                           warn=warn)
+    job = EstimateJob(workspace, sample=sample_file, labels=labels, measures=measures, rel_level=rel_level,
+                      level=level, estimator=estimator, method=method, nuggets=nuggets, support=support, seed=seed)
+    result = job.run(warn=warn)
     if differences:
         emit(result.differences, "tsv", differences)
     if fmt == "json":

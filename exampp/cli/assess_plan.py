@@ -27,8 +27,8 @@ def plan(workspace, labels, sample_file, target_width, measures, rel_level, leve
     Example:
       exampp assess plan -w out/dl19 --labels labels.qrels --sample sample.tsv --target-width 0.1
     """
-    from exampp.api.assess import plan_budget
+    from exampp.api.assess import PlanJob
 
-    result = plan_budget(workspace, sample=sample_file, labels=labels, target_width=target_width, measures=measures,
-                         rel_level=rel_level, level=level, strategy=strategy, method=method, warn=warn)
+    result = PlanJob(workspace, sample=sample_file, labels=labels, target_width=target_width, measures=measures,
+                     rel_level=rel_level, level=level, strategy=strategy, method=method).run(warn=warn)
     emit(result.table, fmt, output)

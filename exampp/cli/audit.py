@@ -24,7 +24,7 @@ from exampp.report.records import dumps
 if TYPE_CHECKING:
     import pandas as pd
 
-    from exampp.api.audit import AuditResult
+    from exampp.audit.tables import AuditResult
 
 
 @click.command()

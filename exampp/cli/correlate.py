@@ -117,15 +117,15 @@ def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, boo
       exampp correlate --runs runs/ --a-qrels qrels/official.qrels --a-measure nDCG@10 \\
                        --b cover-per-query.tsv --bootstrap 1000 --seed 1
     """
-    from exampp.api.leaderboards import UnknownExcluded, correlate_leaderboards
+    from exampp.api.leaderboards import CorrelateJob, UnknownExcluded
 
     one_stdin(sides["a_file"], sides["b_file"], sides["a_qrels"], sides["b_qrels"], runs_dir)
     a, b = (_source(side, sides, runs_dir) for side in ("a", "b"))
     rounding = None if no_round else decimals
     try:
-        report = correlate_leaderboards(a, b, runs=runs_dir, depth=depth, exclude=exclude, decimals=rounding,
-                                        per_query=per_query, bootstrap=bootstrap, seed=seed, confidence=confidence,
-                                        top=top, strict=strict, warn=warn)
+        report = CorrelateJob(a, b, runs=runs_dir, depth=depth, exclude=exclude, decimals=rounding,
+                              per_query=per_query, bootstrap=bootstrap, seed=seed, confidence=confidence,
+                              top=top, strict=strict).run(warn=warn)
     except UnknownExcluded as exc:
         raise click.UsageError(str(exc)) from None
     _print(report, show, fmt, output)

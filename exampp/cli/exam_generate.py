@@ -71,7 +71,7 @@ def generate(corpus, output, task_domain, query_prefix, seed, temperature, max_n
           --task-domain "the Larkspur Home Hub manual" \\
           --backend openai --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-7B-Instruct
     """
-    from exampp.api.exam_generate import EMPTY_DOCUMENT, answers_path, generate_exam
+    from exampp.api.exam_generate import EMPTY_DOCUMENT, ExamGenerateJob, answers_path
     from exampp.generation.exam import Thresholds
     from exampp.llm.backend import BackendSpec
 
@@ -79,13 +79,13 @@ def generate(corpus, output, task_domain, query_prefix, seed, temperature, max_n
         raise click.BadParameter("must name what the corpus documents", param_hint="--task-domain")
     if embedding_model and not cosine:
         raise click.UsageError("--embedding-model is for the cosine filters: leave out --no-cosine")
-    result = generate_exam(
+    result = ExamGenerateJob(
         corpus, output, backend=BackendSpec(backend or "hf", model, backend_settings),
         task_domain=task_domain, seed=seed, temperature=temperature, max_new_tokens=max_new_tokens,
         max_attempts=max_attempts, chunk_size=chunk_size, retry_failed=retry_failed, query_prefix=query_prefix,
         embedding=BackendSpec("embedding", embedding_model) if cosine else None, drop_fraction=drop_fraction,
         report=report, progress=progress,
-        thresholds=Thresholds(jaccard_margin, cosine_margin, jaccard_threshold, cosine_threshold))
+        thresholds=Thresholds(jaccard_margin, cosine_margin, jaccard_threshold, cosine_threshold)).run()
     click.echo(f"{result.documents} documents: {result.asked} asked"
                + (f", {result.reused} answered before (kept in {answers_path(output)})" if result.reused else "")
                + f"; {result.asked_again} needed more than one request; generator: {result.usage}", err=True)

@@ -72,7 +72,7 @@ def irt(runs, workspace, method, tau, depth, exclude, responses_file, id_column,
       exampp irt --responses ../shared/data/irt/lsat7.tsv --weight-column frequency --irt-model rasch --format json
     """
     from exampp.analysis.irt.hierarchical import ComponentsError
-    from exampp.api.irt import irt_analysis, write_irt_outputs
+    from exampp.api.irt import IRTJob, write_irt_outputs
     from exampp.collection.leaderboard import read_leaderboard
     from exampp.collection.systems import read_systems
 
@@ -88,12 +88,12 @@ def irt(runs, workspace, method, tau, depth, exclude, responses_file, id_column,
     responses, texts, cover, bank = _responses(responses_file, id_column, weight_column, workspace, method, runs, tau,
                                                depth)
     try:
-        result = irt_analysis(
+        result = IRTJob(
             responses, irt_model=irt_model, estimator=estimator, guessing=guessing,
             prior_a=None if no_prior else prior_a or "auto", exclude=exclude, texts=texts, cover=cover,
             official=read_leaderboard(official, column=official_column) if official else None,
             prune_fraction=prune_fraction, prune_steps=prune_steps,
-            components=read_systems(systems_meta) if systems_meta else None)
+            components=read_systems(systems_meta) if systems_meta else None).run()
     except ComponentsError as error:  # the table came from this file: say so
         raise InputError(systems_meta, None, str(error)) from None
     if result.auto_prior_a:

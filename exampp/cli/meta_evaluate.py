@@ -93,7 +93,7 @@ def meta_evaluate(workspace, method, bank, runs_dir, responses, official_file, o
       exampp meta-evaluate -w out/dl19 --family qrels --label max --tau 4 --format tsv -o meta.tsv
     """
     from exampp.api.leaderboards import LeaderboardFile, QrelsMeasure
-    from exampp.api.meta_evaluate import meta_evaluate as job
+    from exampp.api.meta_evaluate import MetaEvaluateJob
 
     if runs_dir and responses:
         raise click.UsageError("give --runs or --responses, not both")
@@ -107,10 +107,11 @@ def meta_evaluate(workspace, method, bank, runs_dir, responses, official_file, o
         from exampp.workspace import Workspace
 
         official = QrelsMeasure(str(Workspace.at(workspace).official_qrels), official_measure)
-    result = job(workspace, official=official, runs=runs_dir, responses=responses, method=method, bank=bank,
-                 labels=labels or LABELS, taus=taus or None, depth=depth, families=families or FAMILIES,
-                 bootstrap=bootstrap, irt_bootstrap=irt_bootstrap, seed=seed, top=top, confidence=confidence,
-                 exclude=exclude, decimals=decimals, strict=strict, progress=progress, warn=warn)
+    job = MetaEvaluateJob(workspace, official=official, runs=runs_dir, responses=responses, method=method, bank=bank,
+                          labels=labels or LABELS, taus=taus or None, depth=depth, families=families or FAMILIES,
+                          bootstrap=bootstrap, irt_bootstrap=irt_bootstrap, seed=seed, top=top, confidence=confidence,
+                          exclude=exclude, decimals=decimals, strict=strict, progress=progress)
+    result = job.run(warn=warn)
     write_output(_render(result, fmt), output)
 
 

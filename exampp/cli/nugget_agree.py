@@ -10,7 +10,7 @@ from exampp.cli.output import FILE, bootstrap_options, format_option, one_stdin,
 from exampp.report.records import dumps, records
 
 if TYPE_CHECKING:
-    from exampp.api.nugget_agreement import NuggetAgreement
+    from exampp.analysis.nugget_agreement import NuggetAgreement
 
 
 @click.command()

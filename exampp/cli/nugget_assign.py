@@ -44,9 +44,9 @@ def assign(answers, bank, output, method, workspace, chunk_size, progress, backe
           --backend openai --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-7B-Instruct
       exampp nuggets assign responses.jsonl --bank nuggets.jsonl -o assigned.jsonl --method nugget-embedding
     """
-    from exampp.api.nugget_assign import DEFAULT_METHOD, assign_nuggets
+    from exampp.api.nugget_assign import DEFAULT_METHOD, NuggetAssignJob
 
-    result = assign_nuggets(answers, output, bank=bank, method=method or DEFAULT_METHOD, backend=backend, model=model,
-                            backend_options=backend_settings, workspace=workspace, chunk_size=chunk_size,
-                            progress=progress)
+    result = NuggetAssignJob(answers, output, bank=bank, method=method or DEFAULT_METHOD, backend=backend, model=model,
+                             backend_options=backend_settings, workspace=workspace, chunk_size=chunk_size,
+                             progress=progress).run()
     click.echo(f"{result}; wrote {result.written}", err=True)

@@ -73,17 +73,17 @@ def report(workspace, output_dir, official_qrels, official_measure, official_fil
           --nuggets-assigned ours.jsonl.gz --support citation-judgments.jsonl.gz
     """
     from exampp.api.leaderboards import LeaderboardFile
-    from exampp.api.report import build_report
+    from exampp.api.report import ReportJob
 
     if official_column and not official_file:
         raise click.UsageError("--official-column goes with --official FILE")
     if nuggets_assigned and not nuggets:
         raise click.UsageError("--nuggets-assigned is compared with the official assignment: give --nuggets")
-    result = build_report(workspace, output_dir, official_qrels=official_qrels, official_measure=official_measure,
-                          method=method, bootstrap=bootstrap, irt_bootstrap=irt_bootstrap, seed=seed, depth=depth,
-                          exclude=exclude, rel_level=rel_level,
-                          official=LeaderboardFile(official_file, official_column) if official_file else None,
-                          responses=responses, nuggets=nuggets, nuggets_assigned=nuggets_assigned, support=support,
-                          assess_sample=assess_sample, assess_labels=assess_labels, assess_measures=assess_measures,
-                          assess_rel_level=assess_rel_level, progress=progress, warn=warn)
+    result = ReportJob(workspace, output_dir, official_qrels=official_qrels, official_measure=official_measure,
+                       method=method, bootstrap=bootstrap, irt_bootstrap=irt_bootstrap, seed=seed, depth=depth,
+                       exclude=exclude, rel_level=rel_level,
+                       official=LeaderboardFile(official_file, official_column) if official_file else None,
+                       responses=responses, nuggets=nuggets, nuggets_assigned=nuggets_assigned, support=support,
+                       assess_sample=assess_sample, assess_labels=assess_labels, assess_measures=assess_measures,
+                       assess_rel_level=assess_rel_level, progress=progress).run(warn=warn)
     click.echo(f"{result.html} ({len(result.tables)} tables as TSV, {len(result.figures)} figures)")

@@ -54,15 +54,16 @@ def cover(runs, workspace, method, bank, tau, depth, normalized, expected, per_q
       exampp cover runs/ --tau 3 --per-query --format tsv
       exampp cover --workspace dl19 --expected        # grades with probabilities (self-rating)
     """
-    from exampp.api.scores import cover as job
+    from exampp.api.scores import CoverJob
 
     one_stdin(bank, *runs)
     if expected and normalized:
         raise click.UsageError("--expected has no --normalized (n-EXAM) variant: give one of them")
     if bootstrap and per_query:
         raise click.UsageError("--bootstrap gives intervals of the means: drop --per-query")
-    result = job(workspace, runs or None, method=method, bank=bank, tau=tau, depth=depth, normalized=normalized,
-                 expected=expected, bootstrap=bootstrap, seed=seed, confidence=confidence, strict=strict, warn=warn)
+    job = CoverJob(workspace, runs or None, method=method, bank=bank, tau=tau, depth=depth, normalized=normalized,
+                   expected=expected, bootstrap=bootstrap, seed=seed, confidence=confidence, strict=strict)
+    result = job.run(warn=warn)
     emit(result.per_query if per_query else result.leaderboard, fmt, output)
 
 
@@ -159,14 +160,14 @@ def leaderboard(runs, qrels_path, measures, depth, exclude, per_query, bootstrap
       exampp leaderboard runs/ --qrels qrels/questions.qrels -m alpha_nDCG@10 -m ERR_IA@10 -m nDCG@10
       exampp leaderboard runs/ --qrels qrels/official.qrels -m nDCG@10 --bootstrap 1000 --seed 1
     """
-    from exampp.api.scores import NoRunLeft, measure_leaderboard
+    from exampp.api.scores import LeaderboardJob, NoRunLeft
 
     one_stdin(qrels_path, *runs)
     if bootstrap and per_query:
         raise click.UsageError("--bootstrap gives intervals of the means: drop --per-query")
     try:
-        table = measure_leaderboard(runs, qrels_path, measures, depth=depth, exclude=exclude, per_query=per_query,
-                                    bootstrap=bootstrap, seed=seed, confidence=confidence, strict=strict, warn=warn)
+        table = LeaderboardJob(runs, qrels_path, measures, depth=depth, exclude=exclude, per_query=per_query,
+                               bootstrap=bootstrap, seed=seed, confidence=confidence, strict=strict).run(warn=warn)
     except NoRunLeft as exc:
         raise click.UsageError(f"--exclude leaves no run: it names every run read ({', '.join(exc.runs)})") from None
     emit(table, fmt, output)

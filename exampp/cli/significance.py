@@ -99,15 +99,16 @@ def significance(runs_dir, qrels, measure, table, column, versus_qrels, versus_m
       exampp significance --table cover.tsv --test randomization --correction bh \\
                           --runs dl19/runs --versus-qrels dl19/qrels/official.qrels --versus-measure nDCG@10
     """
-    from exampp.api.significance import significance as job
+    from exampp.api.significance import SignificanceJob
 
     one_stdin(table, versus_table, qrels, versus_qrels, runs_dir)
     a = _source("", table, column, qrels, measure, runs_dir)
     versus = None
     if any(v is not None for v in (versus_qrels, versus_measure, versus_table, versus_column)):
         versus = _source("versus", versus_table, versus_column, versus_qrels, versus_measure, runs_dir)
-    result = job(a, versus, runs=runs_dir, depth=depth, exclude=exclude, test=test, permutations=permutations,
-                 seed=seed, correction=correction, alpha=alpha, strict=strict, warn=warn)
+    job = SignificanceJob(a, versus, runs=runs_dir, depth=depth, exclude=exclude, test=test, permutations=permutations,
+                          seed=seed, correction=correction, alpha=alpha, strict=strict)
+    result = job.run(warn=warn)
     if fmt == "json":
         write_output(dumps(_json(result), indent=2) + "\n", output)
     elif fmt == "tsv":

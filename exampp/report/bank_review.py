@@ -47,16 +47,16 @@ class BankReview:
     """Every exam question, bank order: ``query_id, question_id, text, graded, answered, best_grade``,
     with judgments also ``relevant, non_relevant, unjudged, precision``; then ``flags``."""
     too_broad: pd.DataFrame
-    """:data:`~exampp.api.bank_review.TOO_BROAD_COLUMNS`; ``non_relevant_examples``: space-separated ids,
+    """:data:`~exampp.report.bank_tables.TOO_BROAD_COLUMNS`; ``non_relevant_examples``: space-separated ids,
     highest grade first."""
     unanswered: pd.DataFrame
-    """:data:`~exampp.api.bank_review.UNANSWERED_COLUMNS`; ``best_grade`` is NaN for a question no passage
+    """:data:`~exampp.report.bank_tables.UNANSWERED_COLUMNS`; ``best_grade`` is NaN for a question no passage
     was graded for."""
     gaps: pd.DataFrame
-    """:data:`~exampp.api.bank_review.GAP_COLUMNS`: ``best_question`` is the question the passage came
+    """:data:`~exampp.report.bank_tables.GAP_COLUMNS`: ``best_question`` is the question the passage came
     closest to answering."""
     answers: pd.DataFrame
-    """:data:`~exampp.api.bank_review.ANSWER_COLUMNS`: per question, one row per normalised answer, most
+    """:data:`~exampp.report.bank_tables.ANSWER_COLUMNS`: per question, one row per normalised answer, most
     frequent first."""
     answers_note: str | None = None
     """Why ``answers`` is empty when the method keeps no extracted answers."""

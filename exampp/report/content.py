@@ -1,8 +1,8 @@
 """What the evaluation report holds, as values: the names of its files and the content of its page.
 
-The report job (:mod:`exampp.api.report`) computes a :class:`ReportContent`; the page
-(:mod:`exampp.report.html`) renders one. Both name the report's tables by the constants here, so
-that the page lives below the job that fills it and imports nothing from it.
+The report's tables (:mod:`exampp.report.tables`) make a :class:`ReportContent` for the report job
+(:mod:`exampp.api.report`); the page (:mod:`exampp.report.html`) renders one. Both name the report's
+tables by the constants here, so that the page imports nothing from the tables or the job.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ PAGE = "report.html"
 
 @dataclass(frozen=True)
 class ReportContent:
-    """Everything the page shows, as values: :func:`~exampp.api.report.report_content` computes it,
+    """Everything the page shows, as values: :func:`~exampp.report.tables.report_content` computes it,
     :func:`~exampp.api.report.write_report` writes it."""
 
     header: dict[str, str]

@@ -42,7 +42,7 @@ def comparison_figure(data: pd.DataFrame, official: str) -> Figure:
     leaderboard's as a black line in every panel. Up to :data:`NAMED_RUNS` systems the x axis names
     them; beyond, it gives their official rank (the report's leaderboard table names them).
     ``data``: columns ``evaluation, run, position, normalised, normalised_low, normalised_high``
-    (see :func:`exampp.api.report.comparison_table`)."""
+    (see :func:`exampp.report.tables.comparison_table`)."""
     runs = data.drop_duplicates("run").sort_values("position")["run"].tolist()
     evaluations = [e for e in dict.fromkeys(data["evaluation"]) if e != official] or [official]
     columns = min(len(evaluations), PANEL_COLUMNS)
@@ -113,7 +113,7 @@ def scatter_figure(points: pd.DataFrame, official: str) -> Figure:
 
 
 def grades_figure(histogram: pd.DataFrame) -> Figure:
-    """Two bar charts of :func:`exampp.api.report.grade_histogram`'s table: how many
+    """Two bar charts of :func:`exampp.report.tables.grade_histogram`'s table: how many
     (passage, question) grades, and how many passages' EXAM labels (best grade), at each level."""
     fig = Figure(figsize=(WIDTH, 3.4), dpi=DPI, layout="constrained")
     axes = fig.subplots(1, 2)

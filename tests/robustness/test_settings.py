@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from hypothesis import example, strategies as st
 
 from exampp.api.grade import GradeJob
-from exampp.api.scores import cover, export_qrels, export_question_qrels
+from exampp.api.scores import CoverJob, export_qrels, export_question_qrels
 from exampp.cli import main
 from exampp.cli.settings import Setting
 from exampp.config import KEYS, read_config
@@ -120,8 +120,8 @@ def test_a_job_made_directly_keeps_the_rules_too(tmp_path):
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda ws: cover(ws, tau=NAN), "tau must be a finite number, found nan"),
-    (lambda ws: cover(ws, depth=0), "depth must be an integer >= 1, found 0"),
+    (lambda ws: CoverJob(ws, tau=NAN).run(), "tau must be a finite number, found nan"),
+    (lambda ws: CoverJob(ws, depth=0).run(), "depth must be an integer >= 1, found 0"),
     (lambda ws: export_qrels(ws, min_grade=INF), "min_grade must be a finite number, found inf"),
     (lambda ws: export_qrels(ws, tau=-INF, label="count"), "tau must be a finite number, found -inf"),
     (lambda ws: export_question_qrels(ws, tau=NAN), "tau must be a finite number, found nan"),
