@@ -37,8 +37,8 @@ import numpy as np
 from scipy import optimize
 
 from exampp.api.nugget_agreement import NuggetAgreement, assignment_agreement
-from exampp.collection.nugget_assignments import ASSIGNMENTS, Answer, AssignedNugget, read_assignments
-from exampp.collection.question_bank import Question, question_id_for
+from exampp.collection.questions import Question, question_id_for
+from exampp.formats.nugget_assignments import ASSIGNMENTS, Answer, AssignedNugget, read_assignments
 from exampp.grading.base import Pair
 from exampp.grading.calibration import best_cut, fit_thresholds
 from exampp.grading.methods import nugget_embedding as shipped

@@ -47,8 +47,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # the HTTP side of the test servers lives with the tests
 
-from exampp.grades import text_hash  # noqa: E402
-from exampp.grading.prompts import FENCE_TAG  # noqa: E402
+from exampp.collection.grades import text_hash  # noqa: E402
+from exampp.grading.method_prompts import FENCE_TAG  # noqa: E402
 from exampp.grading.verify import normalize  # noqa: E402
 from openai_server import Loopback, _envelope, _error, _handler  # noqa: E402
 from server_process import ServerProcess, answer_until_stopped  # noqa: E402

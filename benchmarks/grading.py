@@ -111,11 +111,12 @@ import transformers
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # the random-model builders live with the tests
 
-from exampp.collection.question_bank import Question, read_question_bank  # noqa: E402
-from exampp.collection.reference_grades import read_reference_grades  # noqa: E402
+from exampp.collection.questions import Question
+from exampp.formats.question_bank import read_question_bank  # noqa: E402
+from exampp.formats.reference_grades import read_reference_grades  # noqa: E402
 from exampp.grading.base import Pair  # noqa: E402
-from exampp.grading.parsing import parse_self_rating  # noqa: E402
-from exampp.grading.prompts import SELF_RATING  # noqa: E402
+from exampp.grading.method_prompts import SELF_RATING  # noqa: E402
+from exampp.grading.rating_parsing import parse_self_rating  # noqa: E402
 from exampp.llm.backends.hf import HFBackend, resolve_dtype  # noqa: E402
 from tiny_models import FLAN_T5_BASE_SHAPE, FLAN_T5_LARGE_SHAPE, make_rater, save_t5, t5_model  # noqa: E402
 
@@ -375,7 +376,7 @@ def run_exampp(model_dir: Path, pairs: list[Pair], device: torch.device, dtype: 
     from exampp.grading.registry import make_grader
     from exampp.grading.runner import Exam, grade_pool
     from exampp.pool import Pool
-    from exampp.store import GradeStore
+    from exampp.stores.grade_store import GradeStore
 
     passages: dict[str, dict[str, str]] = {}
     questions: dict[str, dict[str, Question]] = {}

@@ -47,16 +47,16 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # the tiny model and the test server live with the tests
 
 from batching_server import BatchingServer  # noqa: E402
-from exampp.collection.corpus import read_passages  # noqa: E402
-from exampp.collection.question_bank import read_question_bank  # noqa: E402
-from exampp.collection.runs import read_run  # noqa: E402
 from exampp.defaults import CHUNK  # noqa: E402
+from exampp.formats.corpus_sources import read_passages  # noqa: E402
+from exampp.formats.question_bank import read_question_bank  # noqa: E402
+from exampp.formats.trec_run import read_run  # noqa: E402
 from exampp.grading.base import Pair  # noqa: E402
 from exampp.grading.engine import LocalEngine  # noqa: E402
 from exampp.grading.registry import make_grader  # noqa: E402
 from exampp.grading.runner import grade_pairs  # noqa: E402
 from exampp.llm.backend import open_backend  # noqa: E402
-from exampp.store import GradeStore  # noqa: E402
+from exampp.stores.grade_store import GradeStore  # noqa: E402
 from openai_server import OpenAIServer  # noqa: E402
 from server_process import ServerProcess, answer_until_stopped  # noqa: E402
 from tiny_models import build_t5, t5_tokenizer_dir  # noqa: E402

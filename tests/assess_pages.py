@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import REPO
-from exampp.collection.assessment_sample import SamplePair, write_sample
-from exampp.collection.corpus import Passage, read_passages, write_corpus
-from exampp.collection.topics import Topic, read_topics, write_topics
+from exampp.collection.corpus import Passage
+from exampp.collection.topics import Topic
+from exampp.formats.assessment_sample import SamplePair, write_sample
+from exampp.formats.corpus_sources import read_passages, write_corpus
+from exampp.formats.topic_files import read_topics, write_topics
 
 # Texts are input nobody vetted: each of these must be shown as text, never run or rendered as HTML.
 HOSTILE = "<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\"> & <b>bold</b>"

@@ -17,10 +17,10 @@ from exampp.api.leaderboards import (
     correlate_leaderboards,
 )
 from exampp.api.scores import NoRunLeft, cover, export_qrels, measure_leaderboard
-from exampp.collection.qrels import read_qrels
+from exampp.collection.grades import Method
 from exampp.collection.runs import from_scores
 from exampp.errors import ExamppError, InputError
-from exampp.grades import Method
+from exampp.formats.trec_qrels import read_qrels
 from exampp.scoring import MeasureError
 from test_agreement import EXAM, OFFICIAL
 from test_cli_scores import GRADES, QA, QA_GRADES, RATED, tiny_workspace

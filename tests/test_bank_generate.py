@@ -17,10 +17,10 @@ from click.testing import CliRunner
 from conftest import REPO, shared_path
 from exampp.api.bank_generate import NothingGenerated, generate_bank
 from exampp.cli import main
-from exampp.collection.question_bank import read_question_bank
 from exampp.errors import InputError
+from exampp.formats.question_bank import read_question_bank
+from exampp.generation.bank_prompts import QUESTIONS_FACET
 from exampp.generation.journal import journal_path
-from exampp.generation.prompts import QUESTIONS_FACET
 from exampp.generation.questions import Settings
 from exampp.llm.backend import BackendSpec
 from killing import ctrl_c_at_chunk, kill_when

@@ -26,10 +26,10 @@ from click.testing import CliRunner
 
 from batch_server import BatchServer
 from exampp.cli import main
-from exampp.grading.prompts import SELF_RATING
+from exampp.grading.method_prompts import SELF_RATING
 from exampp.llm.backend import open_backend
 from exampp.llm.openai.batch import Book, Deferred, request_key
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 from robustness.hostile_server import within
 
 REPO = Path(__file__).resolve().parents[1]

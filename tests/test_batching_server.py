@@ -9,7 +9,7 @@ import openai
 import pytest
 
 from batching_server import BatchingServer, PrefixCache, Simulation, ideal_seconds
-from exampp.collection.question_bank import Question
+from exampp.collection.questions import Question
 from exampp.grading.base import Pair
 from exampp.grading.registry import make_grader
 from exampp.llm.backend import open_backend

@@ -37,7 +37,7 @@ def test_every_command_is_in_the_reference(site):
 
 
 def test_every_configuration_key_is_documented():
-    from exampp.config import KEYS
+    from exampp.formats.exampp_toml import KEYS
 
     page = (REPO / "docs" / "reference" / "configuration.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| `(\w+)` \|", page, flags=re.M)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from exampp.collection.qrels import read_qrels
-from exampp.collection.runs import RunFile
+from exampp.formats.trec_qrels import read_qrels
+from exampp.formats.trec_run import RunFile
 from exampp.trec_eval import evaluate_runs, format_trec
 
 

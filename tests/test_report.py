@@ -35,7 +35,7 @@ from exampp.api.report import (
 )
 from exampp.cli import main
 from exampp.errors import ExamppError
-from exampp.workspace import Workspace
+from exampp.stores.layout import Workspace
 from test_bank_review import BANK as QUESTIONS, OFFICIAL, RATED, RATING, make_workspace
 
 ODD = "<b>&x"  # a run name that must be escaped

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from exampp.collection import runs as runs_module
-from exampp.collection.runs import RunFile, _fast_lines, read_run
 from exampp.errors import InputError
+from exampp.formats.trec_run import RunFile, _fast_lines, read_run
 
 TRICKY = [
     "q1 Q0 d1 1 2.5 sysA",
@@ -155,7 +155,7 @@ def _random_line(rng) -> str:
 def test_the_fast_reader_reads_what_the_plain_reader_reads_or_declines(seed):
     import random
 
-    from exampp.collection.runs import _columns, _run_lines
+    from exampp.formats.trec_run import _columns, _run_lines
 
     rng = random.Random(seed)
     lines = [_random_line(rng) for _ in range(rng.randint(1, 12))]

@@ -16,8 +16,8 @@ definitions its description gives, written out. Unjudged citations (support -1) 
 of precision's citations, and of recall's sentences when none of a sentence's citations is
 judged (its support is unknown; a sentence that cites nothing is known to be unsupported). An
 answer with nothing to average (no judged citation, for precision) scores 0, as the nugget
-scores do (:mod:`exampp.analysis.nuggets`). A run's score is the mean over the topics it
-answered, as for the nugget scores (:func:`exampp.analysis.nuggets.run_scores`).
+scores do (:mod:`exampp.analysis.nugget_scores`). A run's score is the mean over the topics it
+answered, as for the nugget scores (:func:`exampp.analysis.nugget_scores.run_scores`).
 """
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from exampp.analysis import nuggets
-from exampp.collection.citations import CitedAnswer, Sentence
+from exampp.analysis import nugget_scores
+from exampp.formats.citations import CitedAnswer, Sentence
 
 MEASURES = ("weighted_precision", "weighted_recall", "uncited")
 WEIGHT = {2: 1.0, 1: 0.5, 0: 0.0}  # what a citation's support is worth
@@ -74,4 +74,4 @@ def run_scores(per_answer_scores: pd.DataFrame, topics: Sequence[str] | None = N
     :param topics: Average over these topics instead, an unanswered one scoring 0.
     """
 
-    return nuggets.run_scores(per_answer_scores, topics, measures=MEASURES)
+    return nugget_scores.run_scores(per_answer_scores, topics, measures=MEASURES)

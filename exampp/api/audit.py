@@ -41,15 +41,15 @@ from exampp.api.workspace import (
 from exampp.audit import CLASSES, DEFAULT, NUGGET_EXAM, WINDOW, Flag, Thresholds, audit_texts, long_texts
 from exampp.audit.canary import canary_flags
 from exampp.audit.model_check import check_flags, stored_check_grades
-from exampp.collection.io import PathLike
-from exampp.collection.question_bank import QuestionBank
-from exampp.collection.rag_responses import Response
+from exampp.collection.questions import QuestionBank
 from exampp.collection.runs import Run
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
 from exampp.errors import ExamppError
+from exampp.files.io import PathLike
+from exampp.formats.rag_responses import Response
 from exampp.pool import Pool, id_list
-from exampp.settings import check_settings
-from exampp.workspace import Workspace
+from exampp.setting_rules import check_settings
+from exampp.stores.layout import Workspace
 
 Pair = tuple[str, str]  # (query_id, text_id)
 
@@ -121,10 +121,10 @@ def audit(
     :param warn: Takes each warning line (default: a Python warning).
     """
 
-    from exampp.collection.corpus import open_corpus
-    from exampp.collection.rag_responses import read_responses
-    from exampp.collection.runs import check_judged
-    from exampp.collection.topics import read_topics
+    from exampp.formats.corpus_sources import open_corpus
+    from exampp.formats.rag_responses import read_responses
+    from exampp.formats.topic_files import read_topics
+    from exampp.formats.trec_run import check_judged
     from exampp.grading.runner import query_texts
     from exampp.pool import build_pool
     from exampp.scoring import questions_by_query
@@ -204,7 +204,7 @@ def exam_thresholds(bank: QuestionBank | None) -> str:
         (``info["importance"]`` vital or okay, as the nugget banks and the track's assignment files
         are read).
     """
-    from exampp.collection.nugget_assignments import IMPORTANCE
+    from exampp.formats.nugget_assignments import IMPORTANCE
 
     questions = list(bank.enabled()) if bank is not None else []
     nuggets = bool(questions) and all((q.info or {}).get("importance") in IMPORTANCE for q in questions)
@@ -257,7 +257,7 @@ def answer_segments(pairs: Collection[Pair], segmented: Mapping[str, Run], run: 
 
 def _grades(ws: Workspace, method: str | None, tau: float | None) -> StoredGrades | None:
     """The grades the scores come from; None when the workspace holds none and none were asked for."""
-    from exampp.store import GradeStore
+    from exampp.stores.grade_store import GradeStore
 
     if method is None and tau is None:
         if not ws.store.exists():
@@ -274,7 +274,7 @@ def _canary_grades(ws: Workspace, method_id: str, pool: Pool,
     per (query, text): canary question id -> grade. A question of the query's own exam is no canary
     (the store joins grades by content: a text pooled for two queries shows one's grades under both)."""
     from exampp.grading.canaries import canary_method_id, canary_query_id, pooled_query_id
-    from exampp.store import GradeStore
+    from exampp.stores.grade_store import GradeStore
 
     with GradeStore(ws.store, read_only=True) as store:
         frame = store.grades(canary_method_id(method_id), query_ids=[canary_query_id(q) for q in pool.passages])

@@ -26,11 +26,11 @@ from typing import Any, cast
 import pandas as pd
 
 from exampp.api.grade import GradeResult
-from exampp.collection.io import PathLike
 from exampp.collection.qrels import Qrels
-from exampp.collection.question_bank import QuestionBank
+from exampp.collection.questions import QuestionBank
 from exampp.collection.runs import Run
 from exampp.errors import ExamppError
+from exampp.files.io import PathLike
 from exampp.means import SCORE_DECIMALS
 
 SIDES = ("before", "after")
@@ -152,7 +152,7 @@ def bank_impact(
     """
 
     from exampp.api.grade import GradeJob
-    from exampp.collection.question_bank import read_question_bank
+    from exampp.formats.question_bank import read_question_bank
     from exampp.scoring import parse_measures
 
     if runs is not None:

@@ -42,11 +42,13 @@ from typing import Any
 import pandas as pd
 
 from exampp.analysis.categories import bloom_levels, question_word
-from exampp.collection.corpus import Passage, open_corpus
+from exampp.collection.corpus import Passage
 from exampp.collection.ids import check_query_id
-from exampp.collection.io import PathLike, atomic_write, display_name
-from exampp.collection.question_bank import Question, QuestionBank, question_id_for, write_question_bank
+from exampp.collection.questions import Question, QuestionBank, question_id_for
 from exampp.errors import InputError
+from exampp.files.io import PathLike, atomic_write, display_name
+from exampp.formats.corpus_sources import open_corpus
+from exampp.formats.question_bank import write_question_bank
 from exampp.generation.asking import (
     Asking,
     Outcome,

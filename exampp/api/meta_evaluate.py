@@ -28,12 +28,12 @@ from exampp.api.workspace import (
     stored_grades,
     workspace_runs,
 )
-from exampp.collection.io import PathLike
 from exampp.collection.runs import Run
 from exampp.defaults import DECIMALS, DEPTH, LABELS
 from exampp.errors import ExamppError
+from exampp.files.io import PathLike
 from exampp.progress import ticking
-from exampp.workspace import Workspace
+from exampp.stores.layout import Workspace
 
 OFFICIAL_MEASURE = "nDCG@10"  # the official leaderboard of TREC DL, and of the EXAM++ paper's tables
 FAMILIES = ("qrels", "intent", "cover", "n-exam", "irt")

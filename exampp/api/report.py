@@ -38,10 +38,10 @@ import numpy as np
 import pandas as pd
 
 from exampp.api import Warn, python_warning
-from exampp.collection.io import PathLike
 from exampp.collection.qrels import Qrels, as_label
 from exampp.defaults import DEPTH
 from exampp.errors import ExamppError
+from exampp.files.io import PathLike
 
 # The page's files and content live with the page (exampp.report.content); the job's callers import them from here.
 from exampp.report.content import (
@@ -72,7 +72,7 @@ from exampp.report.content import (
     HumanSummary,
     ReportContent,
 )
-from exampp.workspace import Workspace
+from exampp.stores.layout import Workspace
 
 if TYPE_CHECKING:
     from exampp.api.assess import HumanCheck
@@ -80,7 +80,7 @@ if TYPE_CHECKING:
     from exampp.api.bank_review import BankReview
     from exampp.api.leaderboards import LeaderboardSource
     from exampp.api.meta_evaluate import MetaEvaluation
-    from exampp.collection.nugget_assignments import Answer
+    from exampp.formats.nugget_assignments import Answer
 
 CHOSEN = 3
 """Best evaluations of the meta-evaluation table drawn in the figures, besides the official leaderboard
@@ -182,7 +182,7 @@ def build_report(
         labelled_grades,
         stored_grades,
     )
-    from exampp.collection.qrels import read_qrels
+    from exampp.formats.trec_qrels import read_qrels
     from exampp.labels import exam_labels
 
     ws = as_workspace(workspace)
@@ -290,7 +290,7 @@ def rag_tables(nuggets: PathLike | None = None, assigned: Sequence[PathLike] = (
         raise ExamppError("nugget assignments to compare need the official one (--nuggets)")
     if nuggets is not None:
         from exampp.api.nuggets import score_nuggets
-        from exampp.collection.nugget_assignments import read_assignments
+        from exampp.formats.nugget_assignments import read_assignments
 
         official = read_assignments(nuggets)
         tables[NUGGETS] = score_nuggets(official, bootstrap=bootstrap, seed=seed).leaderboard
@@ -408,7 +408,7 @@ def write_report(content: ReportContent, output_dir: PathLike) -> Report:
     :param content: The page's content (:func:`report_content`).
     :param output_dir: The folder to write to.
     """
-    from exampp.collection.io import atomic_write, replace_together
+    from exampp.files.io import atomic_write, replace_together
     from exampp.report.figures import comparison_figure, grades_figure, png_bytes, scatter_figure
     from exampp.report.html import report_html
     from exampp.report.records import write_tsv

@@ -24,13 +24,14 @@ from exampp.api.workspace import (
     workspace_exam,
     workspace_runs,
 )
-from exampp.collection.io import PathLike
 from exampp.collection.qrels import IntentQrels, Qrels
-from exampp.collection.runs import Run, RunFile, run_paths
+from exampp.collection.runs import Run
 from exampp.defaults import DEPTH as DEFAULT_DEPTH, LEADERBOARD_MEASURES
 from exampp.errors import ExamppError
-from exampp.settings import check_settings
-from exampp.workspace import Workspace
+from exampp.files.io import PathLike
+from exampp.formats.trec_run import RunFile, run_paths
+from exampp.setting_rules import check_settings
+from exampp.stores.layout import Workspace
 
 EXAM_SOURCE = "the exam (question bank)"  # what run queries are checked against, in warnings
 
@@ -105,7 +106,7 @@ def cover(
     :param warn: Takes each warning line (default: a Python warning).
     """
 
-    from exampp.collection.runs import check_judged
+    from exampp.formats.trec_run import check_judged
     from exampp.labels import expected_cover
     from exampp.scoring import exam_cover, summarize
 
@@ -164,7 +165,7 @@ def export_qrels(
         (:func:`~exampp.api.workspace.labelled_grades`).
     :param warn: Takes each warning line (default: a Python warning).
     """
-    from exampp.collection.qrels import write_qrels
+    from exampp.formats.trec_qrels import write_qrels
     from exampp.labels import check_label, exam_labels
     from exampp.scoring import exam_qrels, facet_labels
 
@@ -218,7 +219,7 @@ def export_question_qrels(
     :param responses: Label the passages of these answers instead of the runs', as :func:`export_qrels` does.
     :param warn: Takes each warning line (default: a Python warning).
     """
-    from exampp.collection.qrels import write_intent_key, write_intent_qrels
+    from exampp.formats.trec_qrels import write_intent_key, write_intent_qrels
     from exampp.labels import exam_order, question_qrels
 
     check_settings({"tau": tau})
@@ -253,7 +254,7 @@ def read_judgments(source: PathLike, measures: Sequence[str]) -> Qrels | IntentQ
     :param source: A qrels file, or ``irds:<dataset-id>`` (plain qrels only).
     :param measures: The measure names.
     """
-    from exampp.collection.qrels import read_intent_qrels, read_qrels
+    from exampp.formats.trec_qrels import read_intent_qrels, read_qrels
 
     return read_intent_qrels(source) if uses_intent_qrels(measures) else read_qrels(source)
 
@@ -306,7 +307,7 @@ def measure_leaderboard(
     :raises NoRunLeft: ``exclude`` names every run.
     """
 
-    from exampp.collection.runs import check_judged
+    from exampp.formats.trec_run import check_judged
     from exampp.scoring import leaderboard, per_query_measures
 
     if bootstrap and per_query:

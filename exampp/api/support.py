@@ -22,15 +22,15 @@ import pandas as pd
 from exampp import defaults
 from exampp.analysis.correlation import Correlation, correlate
 from exampp.analysis.support import per_answer, run_scores
-from exampp.collection.citations import CitedAnswer, read_citations, write_citations
 from exampp.collection.corpus import Corpus
-from exampp.collection.io import PathLike
-from exampp.collection.question_bank import Question, question_id_for
+from exampp.collection.questions import Question, question_id_for
 from exampp.errors import ExamppError
+from exampp.files.io import PathLike
+from exampp.formats.citations import CitedAnswer, read_citations, write_citations
 from exampp.grading.base import Pair
 from exampp.grading.runner import GradingSummary
 from exampp.llm.backend import BackendSpec, Usage
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 
 GRADES = (0, 1, 2)  # the support scale: none, partial, full
 LEADERBOARD_MEASURES = ("weighted_precision", "weighted_recall")

@@ -23,7 +23,7 @@ from scipy import sparse
 from exampp.errors import ExamppError
 
 SUPPORTED = ("P", "nDCG")
-# the TREC RAG track's nugget measures, as exampp.analysis.nuggets scores them
+# the TREC RAG track's nugget measures, as exampp.analysis.nugget_scores scores them
 NUGGET_MEASURES = ("V_strict", "A_strict", "V", "A", "W_strict", "W")
 # the track's citation-support measures, as exampp.analysis.support scores them; each sentence with a
 # citation is one unit, its label its citations' mean support (precision) or best support (recall)
@@ -158,7 +158,7 @@ def measure_totals(measure: AssessMeasure, layout: Layout, levels: np.ndarray) -
 def _nugget_totals(measure: AssessMeasure, layout: Layout) -> Totals:
     """One row per run: the mean over the topics it answered of its answer's share of the topic's
     (vital, for V) nuggets supported (strict: support only; else partial support counts half;
-    W: weighted by importance), as :func:`exampp.analysis.nuggets.answer_scores` scores an answer."""
+    W: weighted by importance), as :func:`exampp.analysis.nugget_scores.answer_scores` scores an answer."""
     if layout.importance is None:
         raise MeasureError(f"{measure.name} is a nugget measure: it needs nugget pairs")
     rows: list[int] = []

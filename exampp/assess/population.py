@@ -11,9 +11,9 @@ from typing import TypeVar
 import numpy as np
 
 from exampp.assess.measures import Layout
-from exampp.collection.citations import CitedAnswer, Sentence
-from exampp.collection.nugget_assignments import Answer
 from exampp.collection.runs import Run
+from exampp.formats.citations import CitedAnswer, Sentence
+from exampp.formats.nugget_assignments import Answer
 
 A = TypeVar("A")  # an answer, of a nugget assignment or a citation-support file
 Unit = tuple[str, float, float]  # a unit of an answer: its key, the judge's grade, its weight

@@ -3,7 +3,7 @@
 Every bank format builds on what is here: :class:`Question`, :class:`QuestionBank`, a bank read
 from one file with where each question was read (:class:`BankFile`), the reference tool's
 question ids (:func:`question_id_for`), and the reading of numbered question records into a bank
-(:func:`read_question_records`). :mod:`exampp.collection.question_bank` picks a format by its name
+(:func:`read_question_records`). :mod:`exampp.formats.question_bank` picks a format by its name
 (or recognises it) and reads or writes a bank in it; the formats' modules import this one and not
 that one, so that it can import them all at load time without a circle.
 """

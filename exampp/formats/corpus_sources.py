@@ -19,17 +19,9 @@ from typing import Any
 
 from exampp.collection.corpus import Corpus, MemoryCorpus, Passage
 from exampp.collection.ids import check_id
-from exampp.collection.io import (
-    PathLike,
-    atomic_write,
-    display_name,
-    first_nonblank,
-    is_stdio,
-    iter_lines,
-    json_lines,
-)
-from exampp.collection.irds import IRDS_PREFIX, load_ir_dataset
 from exampp.errors import InputError
+from exampp.files.io import PathLike, atomic_write, display_name, first_nonblank, is_stdio, iter_lines, json_lines
+from exampp.formats.irds import IRDS_PREFIX, load_ir_dataset
 
 PYSERINI_PREFIX = "pyserini:"
 ID_KEYS = ("docid", "doc_id", "id", "pid", "paragraph_id", "_id")

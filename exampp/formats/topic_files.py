@@ -11,7 +11,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from exampp.collection.ids import check_id, check_query_id
-from exampp.collection.io import (
+from exampp.collection.topics import Subtopic, Topic
+from exampp.errors import InputError
+from exampp.files.io import (
     PathLike,
     atomic_write,
     display_name,
@@ -21,9 +23,7 @@ from exampp.collection.io import (
     json_lines,
     parse_json,
 )
-from exampp.collection.irds import IRDS_PREFIX, load_ir_dataset
-from exampp.collection.topics import Subtopic, Topic
-from exampp.errors import InputError
+from exampp.formats.irds import IRDS_PREFIX, load_ir_dataset
 
 _ID_KEYS = ("query_id", "qid")
 _TEXT_KEYS = ("text", "title", "query_text")
@@ -35,7 +35,7 @@ def read_topics(source: str | PathLike) -> dict[str, Topic]:
     """Topics keyed by query id, in file order; the format is recognised from the content.
 
     A file is read once (JSON is held whole, within the bounds of
-    :func:`~exampp.collection.io.held_lines`; TSV is read line by line).
+    :func:`~exampp.files.io.held_lines`; TSV is read line by line).
 
     :param source: A topics file (a JSON list, JSONL or a ``{query_id: text}`` object, or TSV),
         ``-`` for standard input, or ``irds:<dataset-id>``.

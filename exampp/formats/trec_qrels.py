@@ -7,10 +7,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
 
 from exampp.collection.ids import check_id, check_query_id, line_problem
-from exampp.collection.io import PathLike, atomic_write, display_name, excerpt, iter_lines
-from exampp.collection.irds import IRDS_PREFIX, load_ir_dataset
 from exampp.collection.qrels import IntentQrels, Label, Qrels, as_label, label_problem
 from exampp.errors import InputError
+from exampp.files.io import PathLike, atomic_write, display_name, excerpt, iter_lines
+from exampp.formats.irds import IRDS_PREFIX, load_ir_dataset
 
 
 def _python_number(text: str) -> Label | None:

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import NamedTuple, TypeGuard
 
 from exampp.collection.ids import check_id, check_query_id, line_problem, some_ids
-from exampp.collection.io import InputLines, PathLike, atomic_write, decode_line, display_name, excerpt, is_stdio
 from exampp.collection.runs import RESTART, Block, Ranked, RankedDoc, Ranking, Restart, Run
 from exampp.errors import InputError
+from exampp.files.io import InputLines, PathLike, atomic_write, decode_line, display_name, excerpt, is_stdio
 
 RUN_SUFFIXES = (".gz", ".run", ".txt", ".trec", ".tsv")
 

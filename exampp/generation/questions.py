@@ -3,7 +3,7 @@
 
 An :class:`Item` is one request's worth: a query, or a query with one of its subtopics, with the
 prompt it is asked with (:func:`items_for`). :func:`reader` reads an answer
-(:func:`~exampp.generation.parsing.parse_nuggets`: fenced or bare JSON, a JSON list, numbered
+(:func:`~exampp.generation.answer_parsing.parse_nuggets`: fenced or bare JSON, a JSON list, numbered
 lines, prose around them) into its questions without near-duplicates; an answer without any is
 unusable, and asked again with the prompts' corrective turn. A question longer than
 :data:`MAX_CHARS` is no question (a paragraph, a model running on) and is left out; an answer
@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from exampp.collection.question_bank import Question, QuestionBank, question_id_for
+from exampp.collection.questions import Question, QuestionBank, question_id_for
 from exampp.collection.topics import Topic
 from exampp.errors import InputError
+from exampp.generation.answer_parsing import parse_nuggets, remove_near_duplicates
 from exampp.generation.asking import Asking, Noted, Outcome, Task, Unusable
-from exampp.generation.parsing import parse_nuggets, remove_near_duplicates
-from exampp.generation.prompts import PromptChoice
+from exampp.generation.bank_prompts import PromptChoice
 from exampp.llm.prompt import Prompt
 
 # The prompts ask for about ten short questions: far more, or far longer ones, are a model gone astray

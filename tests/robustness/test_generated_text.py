@@ -10,17 +10,12 @@ import unicodedata
 import pytest
 from hypothesis import example, strategies as st
 
-from exampp.collection.question_bank import (
-    Question,
-    QuestionBank,
-    question_id_for,
-    read_question_bank,
-    write_question_bank,
-)
+from exampp.collection.questions import Question, QuestionBank, question_id_for
+from exampp.formats.question_bank import read_question_bank, write_question_bank
 from exampp.generation import questions
+from exampp.generation.answer_parsing import parse_questions, remove_near_duplicates
 from exampp.generation.asking import Noted, Unusable
-from exampp.generation.parsing import parse_questions, remove_near_duplicates
-from exampp.generation.prompts import choose_prompts
+from exampp.generation.bank_prompts import choose_prompts
 
 from .checks import encodable, scratch, tries
 from .strategies import SPECIAL_CHARS, any_char

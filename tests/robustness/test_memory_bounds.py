@@ -14,19 +14,19 @@ from unittest import mock
 import pytest
 from hypothesis import strategies as st
 
-from exampp.collection import io as collection_io
-from exampp.collection.corpus import read_passages
-from exampp.collection.io import InputLines, excerpt, iter_lines
-from exampp.collection.leaderboard import read_leaderboard
-from exampp.collection.qrels import read_intent_qrels, read_qrels
-from exampp.collection.question_bank import read_question_bank
-from exampp.collection.rag_responses import read_responses
-from exampp.collection.reference_grades import read_reference_grades
-from exampp.collection.response_matrix import read_response_matrix
-from exampp.collection.runs import read_run
-from exampp.collection.systems import read_systems
-from exampp.collection.topics import read_topics
 from exampp.errors import InputError
+from exampp.files import io as collection_io
+from exampp.files.io import InputLines, excerpt, iter_lines
+from exampp.formats.corpus_sources import read_passages
+from exampp.formats.leaderboard import read_leaderboard
+from exampp.formats.question_bank import read_question_bank
+from exampp.formats.rag_responses import read_responses
+from exampp.formats.reference_grades import read_reference_grades
+from exampp.formats.response_matrix import read_response_matrix
+from exampp.formats.systems import read_systems
+from exampp.formats.topic_files import read_topics
+from exampp.formats.trec_qrels import read_intent_qrels, read_qrels
+from exampp.formats.trec_run import read_run
 
 from .checks import fifo, put, scratch, stdin, tries
 

@@ -11,7 +11,7 @@ the file's folder (``irds:`` and ``pyserini:`` sources are left as they are)::
     tau = 4
 
 Keys: see :data:`KEYS`. An unknown key, a value of the wrong type, or a number that breaks its
-setting's rule (:mod:`exampp.settings`: ``depth`` >= 1, a finite ``tau``...) is an :class:`InputError`
+setting's rule (:mod:`exampp.setting_rules`: ``depth`` >= 1, a finite ``tau``...) is an :class:`InputError`
 naming the file, the key's line and the key.
 """
 from __future__ import annotations
@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exampp.collection.io import PathLike
 from exampp.errors import InputError
-from exampp.settings import SettingError, check_setting
+from exampp.files.io import PathLike
+from exampp.setting_rules import SettingError, check_setting
 
 CONFIG_NAME = "exampp.toml"
 

@@ -36,10 +36,10 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from exampp.collection.choice_bank import CHOICE_KEYS, answer_key, check_choices, correct_answers
-from exampp.collection.io import held_lines, parse_json
 from exampp.collection.questions import BankFile, Question, QuestionBank
 from exampp.errors import InputError
+from exampp.files.io import held_lines, parse_json
+from exampp.formats.choice_bank import CHOICE_KEYS, answer_key, check_choices, correct_answers
 
 log = logging.getLogger(__name__)
 

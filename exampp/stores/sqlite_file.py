@@ -1,7 +1,7 @@
 """What exampp's SQLite stores share: the file opened in autocommit mode (every write is a
 transaction of ours), write transactions that take the lock up front, and SQLite's failures
-as one-line errors naming the file. :class:`~exampp.store.GradeStore` (grades) and
-:class:`~exampp.assessments.AssessmentStore` (assessors' labels) build on it."""
+as one-line errors naming the file. :class:`~exampp.stores.grade_store.GradeStore` (grades) and
+:class:`~exampp.stores.assessments.AssessmentStore` (assessors' labels) build on it."""
 from __future__ import annotations
 
 import sqlite3
@@ -11,8 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar, Self
 
-from exampp.collection.io import PathLike
 from exampp.errors import InputError, OutputError
+from exampp.files.io import PathLike
 
 
 class SQLiteFile:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from exampp.collection.io import PathLike, display_name, iter_lines
 from exampp.errors import InputError
+from exampp.files.io import PathLike, display_name, iter_lines
 
 
 def read_systems(path: PathLike) -> pd.DataFrame:

@@ -23,9 +23,9 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from exampp.collection.choice_bank import CHOICE_KEYS as _CHOICE_KEYS  # TQA's answer-choice keys
 from exampp.collection.questions import BankFile, Question, QuestionBank
 from exampp.errors import InputError
+from exampp.formats.choice_bank import CHOICE_KEYS as _CHOICE_KEYS  # TQA's answer-choice keys
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from exampp.collection.io import PathLike, display_name, excerpt, held_lines, is_stdio, iter_lines
 from exampp.errors import InputError
+from exampp.files.io import PathLike, display_name, excerpt, held_lines, is_stdio, iter_lines
 
 MISSING = frozenset({"", "na", "nan", "."})
 
@@ -96,7 +96,7 @@ def read_response_matrix(path: PathLike, *, id_column: str | None = None,
                          weight_column: str | None = None) -> Responses:
     """Read a 0/1 response matrix file (CSV/TSV, gzip-aware); see the module docstring.
 
-    The file is held whole, within the bounds of :func:`~exampp.collection.io.held_lines`.
+    The file is held whole, within the bounds of :func:`~exampp.files.io.held_lines`.
 
     :param path: The matrix file.
     :param id_column: The column of respondent ids; by default the first column when it holds

@@ -33,8 +33,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, Any, TextIO, TypeGuard, cast
 
-from exampp.collection.temps import remove_leftovers, writer_prefix
 from exampp.errors import InputError, OutputError
+from exampp.files.temps import remove_leftovers, writer_prefix
 
 PathLike = str | os.PathLike[str]
 STDIO = "-"
@@ -453,7 +453,7 @@ def atomic_write(path: PathLike, *, gzipped: bool | None = None) -> Iterator[Tex
     link's target is replaced and the link stays. What cannot be replaced is written into
     directly: ``-`` (standard output), ``/dev/stdout`` and other descriptors of this process,
     device nodes and FIFOs. ``gzipped`` defaults to ``path`` ending in ``.gz``. The temporary
-    files that killed writers left in the folder go first (:mod:`exampp.collection.temps`).
+    files that killed writers left in the folder go first (:mod:`exampp.files.temps`).
     """
     if gzipped is None:
         gzipped = not is_stdio(path) and os.fspath(path).endswith(".gz")

@@ -4,8 +4,8 @@ model, method, state, requests) and, per request key, its batch and, once downlo
 Each change is one transaction of the grade store's: a process killed between submitting and downloading
 finds its batches here and polls them instead of submitting again, and one killed after downloading loses
 no answer. The tables do not bear on grades: a store with them stays readable by older exampp.
-:class:`~exampp.store.GradeStore` creates them (:data:`SCHEMA`, added when a writer opens a store without
-them) and gives its journal as :attr:`~exampp.store.GradeStore.batches`; :mod:`exampp.llm.openai.batch`
+:class:`~exampp.stores.grade_store.GradeStore` creates them (:data:`SCHEMA`, added when a writer opens a store without
+them) and gives its journal as :attr:`~exampp.stores.grade_store.GradeStore.batches`; :mod:`exampp.llm.openai.batch`
 writes and reads it.
 """
 from __future__ import annotations

@@ -30,14 +30,10 @@ from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
 
-from exampp.collection.io import InputLines, PathLike, json_lines
-from exampp.collection.question_bank import (
-    QuestionBank,
-    detect_format,
-    exampp_record,
-    read_question_records,
-)
+from exampp.collection.questions import QuestionBank, exampp_record, read_question_records
 from exampp.errors import ExamppError, InputError
+from exampp.files.io import InputLines, PathLike, json_lines
+from exampp.formats.question_bank import detect_format
 
 SCHEMA_VERSION = 1
 HISTORY_SUFFIX = ".history.sqlite"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from exampp.collection.io import PathLike
+from exampp.files.io import PathLike
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Workspace:
 
     @property
     def assessments(self) -> Path:
-        """The assessors' label store (:class:`exampp.assessments.AssessmentStore`)."""
+        """The assessors' label store (:class:`exampp.stores.assessments.AssessmentStore`)."""
         return self.root / "assessments.sqlite"
 
     @property

@@ -29,7 +29,7 @@ stores removes the mark. Schema version 2 adds that table: a version-1 reader wo
 cascaded zeros for real grades, so a version-1 store stays version 1 (still readable by older
 exampp) until a cascaded pair is first stored in it, which upgrades it to 2 in the same transaction.
 
-The same file keeps the OpenAI Batch API's journal (:mod:`exampp.batch_journal`): its tables are created
+The same file keeps the OpenAI Batch API's journal (:mod:`exampp.stores.batch_journal`): its tables are created
 here with the others, and :attr:`GradeStore.batches` reads and writes them.
 """
 from __future__ import annotations
@@ -48,12 +48,12 @@ from typing import Literal, NamedTuple, overload
 
 import pandas as pd
 
-from exampp.batch_journal import SCHEMA as _BATCH_SCHEMA, BatchJournal
-from exampp.collection.io import PathLike
-from exampp.collection.temps import process_alive
+from exampp.collection.grades import Grade, text_hash
 from exampp.errors import InputError, OutputError
-from exampp.grades import Grade, text_hash
-from exampp.sqlite_file import SQLiteFile
+from exampp.files.io import PathLike
+from exampp.files.temps import process_alive
+from exampp.stores.batch_journal import SCHEMA as _BATCH_SCHEMA, BatchJournal
+from exampp.stores.sqlite_file import SQLiteFile
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # 1: no cascaded pairs (upgraded to 2 when the first is stored)

@@ -1,7 +1,7 @@
 """The prompts of the methods, verbatim (EXAM++ paper, Tables 1 and 2; DESIGN.md §2).
 
 They are the method: change one and its grades are no longer comparable, so every template
-has a version that goes into the grading method id (see :class:`exampp.grades.Method`).
+has a version that goes into the grading method id (see :class:`exampp.collection.grades.Method`).
 Templates use ``str.format`` fields; when a prompt must fit the model's input length, only
 the ``{context}`` field is cut (wherever it stands in the template).
 
@@ -9,7 +9,7 @@ A prompt variant is one entry: a self-rating variant in :data:`SELF_RATING_PROMP
 (``self-rating(prompt=NAME)``), a direct-grading prompt in :data:`DIRECT_PROMPTS`
 (``direct:NAME``). Its grades are filed under its own name and version. The injection check's
 prompt (:data:`INJECTION_CHECK`) asks no relevance question: whether a text addresses its grader.
-The prompts that generate question banks are in :mod:`exampp.generation.prompts`.
+The prompts that generate question banks are in :mod:`exampp.generation.bank_prompts`.
 """
 from __future__ import annotations
 

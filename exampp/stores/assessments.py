@@ -1,7 +1,7 @@
 """The assessors' label store: one SQLite file (``<workspace>/assessments.sqlite``), and the label
 files that move labels between tools (TREC qrels with an assessor column, Label Studio's export).
 
-A label is a person's grade of one pair of an assessment sample (:mod:`exampp.collection.assessment_sample`):
+A label is a person's grade of one pair of an assessment sample (:mod:`exampp.formats.assessment_sample`):
 ``query_id``, ``key`` (the pair's name within its query: a doc_id, or ``run/nugget_id``), ``assessor``,
 ``grade`` (an integer of the track's scale), an optional ``note`` and the ``time`` it was given.
 
@@ -29,7 +29,8 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from exampp.collection.ids import check_id, check_query_id, id_problem, line_problem
-from exampp.collection.io import (
+from exampp.errors import InputError
+from exampp.files.io import (
     PathLike,
     atomic_write,
     display_name,
@@ -40,9 +41,8 @@ from exampp.collection.io import (
     json_name,
     parse_json,
 )
-from exampp.collection.qrels import parse_label
-from exampp.errors import InputError
-from exampp.sqlite_file import SQLiteFile
+from exampp.formats.trec_qrels import parse_label
+from exampp.stores.sqlite_file import SQLiteFile
 
 LABEL_COLUMNS = ["query_id", "key", "assessor", "grade", "note", "time"]
 SCHEMA_VERSION = 1
@@ -117,7 +117,7 @@ class AssessmentStore(SQLiteFile):
     Safe to share between the threads of one process (calls are serialised) and between processes
     (SQLite's locks). Use as a context manager or call :meth:`close`.
 
-    :param path: The SQLite file (a workspace's is :attr:`~exampp.workspace.Workspace.assessments`).
+    :param path: The SQLite file (a workspace's is :attr:`~exampp.stores.layout.Workspace.assessments`).
     :param busy_timeout: Seconds to wait for another process's lock before giving up.
     :raises InputError: The file is not an exampp assessment store.
     """

@@ -26,8 +26,8 @@ from typing import Any, cast
 import pandas as pd
 
 from exampp.collection.ids import check_id
-from exampp.collection.io import PathLike, atomic_write, display_name, held_lines, iter_lines, parse_json
 from exampp.errors import InputError
+from exampp.files.io import PathLike, atomic_write, display_name, held_lines, iter_lines, parse_json
 from exampp.means import exact_mean
 
 Leaderboard = dict[str, float]

@@ -11,11 +11,11 @@ exampp's own format is JSONL with one question per line::
 ``prompt`` id and version, ``temperature``, ``date``), for an exam question its source document,
 Bloom levels and question word. A ``disabled`` question stays in the bank (and its history) but
 is left out when the bank is read for grading and scoring.
-The reference tool's formats are read and written by :mod:`exampp.collection.reference_bank`,
-hand-written banks by :mod:`~exampp.collection.tsv_bank` (``query_id<TAB>question[<TAB>answer...]``)
-and :mod:`~exampp.collection.choice_bank` (multiple choice with answer keys), textbook exams by
-:mod:`~exampp.collection.tqa_bank` (TQA's JSON), nugget banks with their importance by
-:mod:`~exampp.collection.nugget_bank` (the ``nuggetizer`` package's, and the TREC RAG track's
+The reference tool's formats are read and written by :mod:`exampp.formats.reference_bank`,
+hand-written banks by :mod:`~exampp.formats.tsv_bank` (``query_id<TAB>question[<TAB>answer...]``)
+and :mod:`~exampp.formats.choice_bank` (multiple choice with answer keys), textbook exams by
+:mod:`~exampp.formats.tqa_bank` (TQA's JSON), nugget banks with their importance by
+:mod:`~exampp.formats.nugget_bank` (the ``nuggetizer`` package's, and the TREC RAG track's
 assignment files).
 """
 from __future__ import annotations
@@ -26,9 +26,6 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
-
-from exampp.collection import choice_bank, nugget_bank, reference_bank, tqa_bank, tsv_bank
-from exampp.collection.io import PathLike, atomic_write, display_name, first_nonblank, iter_lines, json_lines
 
 # The types and exampp's own format live in questions.py (the formats build on them); their names
 # stay importable from here, where users and the docs import them.
@@ -42,6 +39,8 @@ from exampp.collection.questions import (
     read_question_records,
 )
 from exampp.errors import InputError
+from exampp.files.io import PathLike, atomic_write, display_name, first_nonblank, iter_lines, json_lines
+from exampp.formats import choice_bank, nugget_bank, reference_bank, tqa_bank, tsv_bank
 
 __all__ = ["READ_FORMATS", "WRITE_FORMATS", "BankFile", "Question", "QuestionBank", "detect_format",
            "exampp_question", "exampp_record", "load_question_bank", "question_id_for", "read_question_bank",

@@ -30,8 +30,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from exampp.collection.ids import check_id, id_problem
-from exampp.collection.io import PathLike, atomic_write, display_name, iter_lines
 from exampp.errors import InputError
+from exampp.files.io import PathLike, atomic_write, display_name, iter_lines
 
 PASSAGE_COLUMNS = ("query_id", "doc_id", "inclusion_probability", "stratum", "priority")
 NUGGET_COLUMNS = ("query_id", "run", "nugget_id", "inclusion_probability", "stratum", "priority")

@@ -6,7 +6,7 @@ Input (plain or gzipped), recognised from the first non-blank line:
   ``qid``, ``narrative_id``; the run id is ``run_id``; either may also sit in a ``metadata``
   object (TREC RAG 2024). The text is ``answer`` (a list of ``{"text", "citations"}`` sentences,
   joined with spaces, or a string), else ``response``, ``text`` or ``answer_text`` (a string: the
-  TREC RAG track's nugget assignment files, :mod:`exampp.collection.nugget_assignments`, read as
+  TREC RAG track's nugget assignment files, :mod:`exampp.formats.nugget_assignments`, read as
   their answers). A line without a run id takes the file's name (without suffixes) as run id.
 - TSV, ``query_id<TAB>text`` per line; the run id is the file's name without suffixes.
 
@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from exampp.collection.ids import id_problem
-from exampp.collection.io import PathLike, display_name, first_nonblank, is_stdio, iter_lines, json_lines
 from exampp.errors import InputError
+from exampp.files.io import PathLike, display_name, first_nonblank, is_stdio, iter_lines, json_lines
 
 QUERY_KEYS = ("topic_id", "query_id", "qid", "narrative_id")
 TEXT_KEYS = ("answer", "response", "text", "answer_text")

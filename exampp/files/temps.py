@@ -1,4 +1,4 @@
-"""The temporary files of atomic writes (:func:`exampp.collection.io.atomic_write`) and their leftovers.
+"""The temporary files of atomic writes (:func:`exampp.files.io.atomic_write`) and their leftovers.
 
 A temporary file is named after the file it will replace and the process that writes it,
 ``.<name>.<pid>-<host>.<random>.tmp``, so that a later write into the same folder can tell the

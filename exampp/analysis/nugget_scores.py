@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from exampp.collection.nugget_assignments import Answer, AssignedNugget
+from exampp.formats.nugget_assignments import Answer, AssignedNugget
 
 MEASURES = ("V_strict", "A_strict", "V", "A", "W_strict", "W")
 SUPPORT = {"support": 1.0, "partial_support": 0.5, "not_support": 0.0}  # what an assignment is worth

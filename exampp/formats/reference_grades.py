@@ -5,7 +5,7 @@ carries its text, official judgments, the rankings of runs that retrieved it, an
 grades (``exam_grades`` against exam questions, ``grades`` for direct grading without
 questions). The records below mirror that structure with Python names; unknown keys are
 ignored. :func:`paragraph_grades` and :func:`reference_queries` translate between these
-records and exampp :class:`~exampp.grades.Grade` records.
+records and exampp :class:`~exampp.collection.grades.Grade` records.
 """
 from __future__ import annotations
 
@@ -16,19 +16,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from exampp.collection.grades import DIRECT_PREFIX, DIRECT_QUESTION_ID, QA, SELF_RATING, Grade, Method
 from exampp.collection.ids import id_problem
-from exampp.collection.io import PathLike, atomic_write, display_name, iter_json_lines
 from exampp.collection.qrels import MAX_GRADE, Qrels, as_label
 from exampp.collection.runs import Run
 from exampp.errors import InputError
-from exampp.grades import (
-    DIRECT_PREFIX,
-    DIRECT_QUESTION_ID,
-    QA,
-    SELF_RATING,
-    Grade,
-    Method,
-)
+from exampp.files.io import PathLike, atomic_write, display_name, iter_json_lines
 
 # The reference tool's default when a grade predates prompt_info.
 DEFAULT_PROMPT_CLASS = "QuestionPromptWithChoices"

@@ -1,6 +1,6 @@
 """The rules of the numeric settings, one per key, checked wherever a value comes from.
 
-A setting comes from a key of ``exampp.toml`` (:func:`exampp.config.read_config`), a command-line
+A setting comes from a key of ``exampp.toml`` (:func:`exampp.formats.exampp_toml.read_config`), a command-line
 flag (:class:`exampp.cli.settings.Setting`, the click type of the flags that set one) or the Python
 API (:class:`~exampp.api.grade.GradeJob`, :func:`~exampp.api.grade.grade_collection`, a backend's
 options in :class:`~exampp.llm.backend.BackendSpec`). Each source asks :func:`check_setting`, so the
@@ -58,7 +58,7 @@ class Rule:
 _COUNT = Rule(integer=True, low=1)
 _FINITE = Rule(integer=False)
 
-# setting -> its rule: the numeric keys of exampp.toml (exampp.config.KEYS), and chunk_size (flag and API only)
+# setting -> its rule: the numeric keys of exampp.toml (exampp.formats.exampp_toml.KEYS), and chunk_size (flag and API only)
 RULES: dict[str, Rule] = {
     "depth": _COUNT,
     "tau": _FINITE,  # within the method's grades: check_grades

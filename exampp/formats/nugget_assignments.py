@@ -9,7 +9,7 @@ writes, is JSONL, one answer per line::
 
 A line of the ``nuggetizer``'s ``create`` output (``{"qid", "query", "nuggets": [{"text",
 "importance"}]}``) has no answer; it is a nugget bank (``bank`` format ``nuggetizer``, read by
-:func:`exampp.collection.question_bank.read_question_bank`). A nugget's grade in exampp's store is
+:func:`exampp.formats.question_bank.read_question_bank`). A nugget's grade in exampp's store is
 its assignment's index in :data:`ASSIGNMENTS`: 0 not supported, 1 partly, 2 fully.
 """
 from __future__ import annotations
@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, overload
 
 from exampp.collection.ids import check_id, check_query_id
-from exampp.collection.io import (
+from exampp.errors import InputError
+from exampp.files.io import (
     Kept,
     PathLike,
     display_name,
@@ -29,7 +30,6 @@ from exampp.collection.io import (
     json_name,
     write_json_lines,
 )
-from exampp.errors import InputError
 
 ASSIGNMENTS = ("not_support", "partial_support", "support")  # grade 0, 1, 2
 IMPORTANCE = ("vital", "okay")
@@ -176,7 +176,7 @@ def first_listing(topics: TopicLines, query_id: str, nuggets: Sequence[AssignedN
 
 def read_assignments(path: PathLike, *, assigned: bool = True, texts: bool = True) -> list[Answer]:
     """The answers of an assignment file, in file order. Each topic's nugget texts are kept once,
-    shared by its answers; what is kept is bounded (:class:`~exampp.collection.io.Kept`).
+    shared by its answers; what is kept is bounded (:class:`~exampp.files.io.Kept`).
 
     :param path: The assignment file.
     :param assigned: Every nugget must have an assignment; False also takes nuggets without one.

@@ -7,7 +7,7 @@ line when its first two columns are ``query_id`` and ``question`` (what a spread
 and a byte-order mark before the first line.
 The question text is taken verbatim (its id hashes it as it is); answer columns that are blank
 are left out (spreadsheets pad short rows with tabs). A question's id is
-``<query_id>/<md5 of the text>`` (:func:`~exampp.collection.question_bank.question_id_for`).
+``<query_id>/<md5 of the text>`` (:func:`~exampp.collection.questions.question_id_for`).
 
 TSV holds the query id, the text and the answers, nothing else: writing a question that would
 read back as another one (choices, an id other than the one its text gives, a tab or line
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from exampp.collection.io import excerpt
 from exampp.collection.questions import BankFile, Question, QuestionBank, question_id_for, read_question_records
+from exampp.files.io import excerpt
 
 HEADER = ("query_id", "question")
 _LAYOUT = "expected query_id<TAB>question[<TAB>answer...]"

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from exampp.collection.ids import check_id, check_query_id
-from exampp.collection.io import (
+from exampp.errors import InputError
+from exampp.files.io import (
     Kept,
     PathLike,
     display_name,
@@ -35,7 +36,6 @@ from exampp.collection.io import (
     json_name,
     write_json_lines,
 )
-from exampp.errors import InputError
 
 SUPPORT_LABELS = ("0", "1", "2")  # the track's support values: grade 0 none, 1 partial, 2 full
 NOT_JUDGED = "-1"
@@ -165,7 +165,7 @@ def parse_cited_answer(record: Any, name: str, line: int) -> CitedAnswer:
 
 def read_citations(path: PathLike, *, texts: bool = True) -> list[CitedAnswer]:
     """The answers of a citation-judgment file, in file order. What is kept is bounded
-    (:class:`~exampp.collection.io.Kept`).
+    (:class:`~exampp.files.io.Kept`).
 
     :param path: The judgment file.
     :param texts: Keep the sentences' texts; without, they are left out (""): the measures read only

@@ -5,9 +5,9 @@ A line of the package's ``create`` output holds one topic's nuggets::
     {"qid": id, "query": text, "nuggets": [{"text": text, "importance": "vital"|"okay"}]}
 
 A nugget is read as a question of its topic whose id is ``<qid>/<md5 of the text>``
-(:func:`~exampp.collection.question_bank.question_id_for`) and whose ``info`` holds its
+(:func:`~exampp.collection.questions.question_id_for`) and whose ``info`` holds its
 ``importance``; the topic's text goes to the bank's query texts. The track's assignment files
-(:mod:`exampp.collection.nugget_assignments`: the same keys, with ``run_id``, ``answer_text`` and
+(:mod:`exampp.formats.nugget_assignments`: the same keys, with ``run_id``, ``answer_text`` and
 an ``assignment`` per nugget) read as the bank of their nuggets: every answer of a topic lists
 the same nuggets, which are read once; a topic whose lines list other nuggets (or importance) is
 an error naming the line.
@@ -24,10 +24,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from exampp.collection.io import json_name
-from exampp.collection.nugget_assignments import IMPORTANCE, TopicLines, first_listing, parse_topic
 from exampp.collection.questions import BankFile, Question, QuestionBank, question_id_for
 from exampp.errors import InputError
+from exampp.files.io import json_name
+from exampp.formats.nugget_assignments import IMPORTANCE, TopicLines, first_listing, parse_topic
 
 _NOT_HELD = ("facet_id", "facet_text", "answers", "choices", "correct_choice", "source")  # beside info
 
