@@ -111,7 +111,7 @@ import transformers
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # the random-model builders live with the tests
 
-from exampp.collection.questions import Question
+from exampp.collection.questions import Question  # noqa: E402
 from exampp.formats.question_bank import read_question_bank  # noqa: E402
 from exampp.formats.reference_grades import read_reference_grades  # noqa: E402
 from exampp.grading.base import Pair  # noqa: E402

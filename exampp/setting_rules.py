@@ -58,7 +58,8 @@ class Rule:
 _COUNT = Rule(integer=True, low=1)
 _FINITE = Rule(integer=False)
 
-# setting -> its rule: the numeric keys of exampp.toml (exampp.formats.exampp_toml.KEYS), and chunk_size (flag and API only)
+# setting -> its rule: the numeric keys of exampp.toml (exampp.formats.exampp_toml.KEYS), and chunk_size (flag and
+# API only)
 RULES: dict[str, Rule] = {
     "depth": _COUNT,
     "tau": _FINITE,  # within the method's grades: check_grades

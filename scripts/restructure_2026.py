@@ -167,7 +167,9 @@ def rewrite_python(text: str) -> str:
         if indent.strip():
             sys.exit(f"an import after other code on line {node.lineno}: rewrite it by hand")
         tail = lines[last][node.end_col_offset:]
-        lines[first:last + 1] = ["\n".join(indent + statement for statement in new) + tail]
+        between = f"  {tail.strip()}\n" if tail.strip() else "\n"  # a noqa holds for each statement made of it
+        ends = [between] * (len(new) - 1) + [tail]
+        lines[first:last + 1] = ["".join(indent + statement + end for statement, end in zip(new, ends))]
     text = "".join(lines)
     for old, new_name in renamed.items():  # the module's uses, module.name
         text = re.sub(rf"(?<![\w.]){old}\.(?=\w)", f"{new_name}.", text)

@@ -90,7 +90,8 @@ def stored_grades(workspace: Workspace | PathLike, method: str | None = None, *,
     :param workspace: The workspace.
     :param method: A store method id, or a method name (``embedding``, ``self-rating``) that names one
         of the store's methods; None: the only method in the store.
-    :param probabilities: With the grades' ``probabilities`` column (see :meth:`exampp.stores.grade_store.GradeStore.grades`).
+    :param probabilities: With the grades' ``probabilities`` column (see
+        :meth:`exampp.stores.grade_store.GradeStore.grades`).
     :raises WorkspaceError: No store, no grades, or no single method that ``method`` names.
     """
 

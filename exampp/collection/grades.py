@@ -15,7 +15,10 @@ DIRECT_QUESTION_ID = "direct"  # the question id direct grades are filed under (
 
 
 def text_hash(text: str) -> str:
-    """Content address of a text: sha256 hex digest of its UTF-8 bytes."""
+    """Content address of a text: sha256 hex digest of its UTF-8 bytes.
+
+    :param text: The text.
+    """
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

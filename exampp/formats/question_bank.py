@@ -27,24 +27,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-# The types and exampp's own format live in questions.py (the formats build on them); their names
-# stay importable from here, where users and the docs import them.
-from exampp.collection.questions import (
-    BankFile,
-    Question,
-    QuestionBank,
-    exampp_question,
-    exampp_record,
-    question_id_for,
-    read_question_records,
-)
+from exampp.collection.questions import BankFile, QuestionBank
 from exampp.errors import InputError
 from exampp.files.io import PathLike, atomic_write, display_name, first_nonblank, iter_lines, json_lines
 from exampp.formats import choice_bank, nugget_bank, reference_bank, tqa_bank, tsv_bank
-
-__all__ = ["READ_FORMATS", "WRITE_FORMATS", "BankFile", "Question", "QuestionBank", "detect_format",
-           "exampp_question", "exampp_record", "load_question_bank", "question_id_for", "read_question_bank",
-           "read_question_records", "write_question_bank"]
+from exampp.formats.exampp_bank import exampp_record, read_question_records
 
 WRITE_FORMATS = ("exampp", "reference", "reference-nuggets", "nuggetizer", "car", "choices", "tsv", "tqa")
 READ_FORMATS = ("auto", *WRITE_FORMATS)

@@ -179,8 +179,8 @@ def _line(path: str, key: str, body: dict[str, Any]) -> bytes:
 
 class BatchClient:
     """The Batch API of ``backend``'s server, on its client and loop, with its batches and answers kept in
-    ``journal`` (the grade store's, :attr:`~exampp.stores.grade_store.GradeStore.batches`). ``report``: where progress and
-    the estimate go (a line each)."""
+    ``journal`` (the grade store's, :attr:`~exampp.stores.grade_store.GradeStore.batches`). ``report``: where
+    progress and the estimate go (a line each)."""
 
     def __init__(self, backend: OpenAIBackend, journal: BatchJournal, method_id: str, *,
                  poll_seconds: float = POLL_SECONDS, price: tuple[float, float] | None = None,
