@@ -89,9 +89,9 @@ _EXPORTS = {
     "read_systems": "exampp.formats.systems",
     # analysis
     "correlate": "exampp.analysis.correlation", "per_query_correlation": "exampp.analysis.correlation",
-    "tau_ap": "exampp.analysis.correlation", "kappa_table": "exampp.analysis.agreement",
-    "cohen_kappa": "exampp.analysis.agreement", "graded_confusion": "exampp.analysis.agreement",
-    "ordinal_alpha": "exampp.analysis.agreement", "krippendorff_alpha": "exampp.analysis.statistics",
+    "tau_ap": "exampp.analysis.correlation", "kappa_table": "exampp.analysis.label_agreement",
+    "cohen_kappa": "exampp.analysis.label_agreement", "graded_confusion": "exampp.analysis.label_agreement",
+    "ordinal_alpha": "exampp.analysis.label_agreement", "krippendorff_alpha": "exampp.analysis.statistics",
     "bootstrap_means": "exampp.analysis.statistics", "correlation_intervals": "exampp.analysis.statistics",
     "paired_tests": "exampp.analysis.statistics", "scores_table": "exampp.analysis.statistics",
     # people's labels (exampp assess serve, export, import)
@@ -105,11 +105,11 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers and editors (a test keeps them equal)
-    from exampp.analysis.agreement import cohen_kappa, graded_confusion, kappa_table, ordinal_alpha
     from exampp.analysis.correlation import correlate, per_query_correlation, tau_ap
     from exampp.analysis.irt.hierarchical import HierarchicalAbility
     from exampp.analysis.irt.models import IRTModel
     from exampp.analysis.irt.responses import responses_from_grades
+    from exampp.analysis.label_agreement import cohen_kappa, graded_confusion, kappa_table, ordinal_alpha
     from exampp.analysis.statistics import (
         bootstrap_means,
         correlation_intervals,

@@ -53,6 +53,9 @@ MOVES = [
     ("exampp/settings.py", "exampp/setting_rules.py"),
     ("exampp/report/bank_review.py", "exampp/report/bank_review_page.py"),
     ("exampp/analysis/nuggets.py", "exampp/analysis/nugget_scores.py"),
+    ("exampp/analysis/support.py", "exampp/analysis/support_scores.py"),
+    ("exampp/analysis/agreement.py", "exampp/analysis/label_agreement.py"),
+    ("exampp/generation/questions.py", "exampp/generation/question_requests.py"),
     ("exampp/generation/prompts.py", "exampp/generation/bank_prompts.py"),
     ("exampp/generation/parsing.py", "exampp/generation/answer_parsing.py"),
     ("exampp/grading/prompts.py", "exampp/grading/method_prompts.py"),
@@ -65,6 +68,7 @@ SPLITS = {
     "exampp.collection.qrels": "exampp.formats.trec_qrels",
     "exampp.collection.topics": "exampp.formats.topic_files",
     "exampp.collection.corpus": "exampp.formats.corpus_sources",
+    "exampp.collection.questions": "exampp.formats.exampp_bank",
 }
 
 SUFFIXES = {".py", ".md", ".toml", ".yml", ".yaml"}

@@ -400,7 +400,7 @@ def _cited(seed: int, judge: bool = False):
 
 @pytest.mark.parametrize("kind", ["weighted_precision", "weighted_recall"])
 def test_fully_judged_support_measures_equal_the_tracks_scores(kind):
-    from exampp.analysis.support import per_answer, run_scores
+    from exampp.analysis.support_scores import per_answer, run_scores
     from exampp.assess.population import support_labels, support_population
 
     people = _cited(0)
@@ -419,7 +419,7 @@ def test_fully_judged_support_measures_equal_the_tracks_scores(kind):
 def test_a_support_sample_estimates_from_the_assessors_file(tmp_path):
     from dataclasses import replace
 
-    from exampp.analysis.support import per_answer, run_scores
+    from exampp.analysis.support_scores import per_answer, run_scores
     from exampp.api.assess_labels import load_tasks
     from exampp.formats.citations import write_citations
     from exampp.formats.nugget_assignments import write_assignments

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import shared_path
-from exampp.analysis.support import answer_scores, per_answer, run_scores
+from exampp.analysis.support_scores import answer_scores, per_answer, run_scores
 from exampp.api.support import support_agreement
 from exampp.cli import main
 from exampp.errors import InputError

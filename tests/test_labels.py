@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from exampp.analysis.agreement import kappa_table
+from exampp.analysis.label_agreement import kappa_table
 from exampp.cli import main
 from exampp.collection.grades import Grade, Method
 from exampp.collection.qrels import FractionalLabelError

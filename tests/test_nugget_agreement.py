@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from exampp.analysis.agreement import cohen_kappa_counts
+from exampp.analysis.label_agreement import cohen_kappa_counts
 from exampp.api.nugget_agreement import NoCommonNuggets, assignment_agreement
 from exampp.cli import main
 from exampp.errors import ExamppError

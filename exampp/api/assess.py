@@ -545,7 +545,7 @@ def agreement_of(data: Labelled, rel_level: float, *, top: int = 20, level: floa
 
     from scipy import stats
 
-    from exampp.analysis.agreement import cohen_kappa_counts
+    from exampp.analysis.label_agreement import cohen_kappa_counts
 
     ev = data.evidence
     judge = ev.judge[ev.sampled]

@@ -34,7 +34,7 @@ from exampp.formats.topic_files import read_topics
 from exampp.generation.asking import Outcome, ask_all, generator_identity, interrupted_keeps, record, utc_now
 from exampp.generation.bank_prompts import choose_prompts
 from exampp.generation.journal import Journal, journal_path
-from exampp.generation.questions import Settings, assemble, done_keys, items_for, reader
+from exampp.generation.question_requests import Settings, assemble, done_keys, items_for, reader
 from exampp.llm.backend import Backend, BackendSpec, Usage
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from exampp.analysis.agreement import cohen_kappa_counts
+from exampp.analysis.label_agreement import cohen_kappa_counts
 from exampp.errors import ExamppError
 from exampp.files.io import PathLike
 from exampp.formats.nugget_assignments import ASSIGNMENTS, Answer, AssignedNugget

@@ -353,7 +353,7 @@ def report_content(
     :param excluded: The runs the meta-evaluation left out, named in the header.
     """
     from exampp import __version__
-    from exampp.analysis.agreement import graded_confusion, kappa_table, ordinal_alpha
+    from exampp.analysis.label_agreement import graded_confusion, kappa_table, ordinal_alpha
 
     official = str(meta.official.name)
     evaluations = chosen_evaluations(meta.table, chosen)

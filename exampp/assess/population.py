@@ -140,7 +140,7 @@ def support_population(answers: Sequence[CitedAnswer], kind: str) -> Population:
     ``run/sentence id``; the judge's grade the sentence's support (:func:`_support_of`, 0 where the
     judge left every citation unjudged); ``layout.shares`` each sentence's weight in its run's ``kind``
     (``weighted_precision``: its share of the answer's citations; ``weighted_recall``: one over the
-    answer's sentences; both over the topics the run answered), as :mod:`exampp.analysis.support`
+    answer's sentences; both over the topics the run answered), as :mod:`exampp.analysis.support_scores`
     scores a run. A sentence citing nothing is no unit: it scores 0 for recall and counts in no
     precision, so there is nothing to judge."""
     answered = Counter(a.run_id for a in answers)

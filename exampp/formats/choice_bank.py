@@ -19,7 +19,8 @@ import string
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from exampp.collection.questions import BankFile, Question, QuestionBank, exampp_question, read_question_records
+from exampp.collection.questions import BankFile, Question, QuestionBank
+from exampp.formats.exampp_bank import exampp_question, read_question_records
 
 CHOICE_KEYS = string.ascii_lowercase  # the keys of a list's choices, as in TQA and the reference tool's CAR bank
 # Fields of the choice form that the exampp form spells otherwise (or that it must not take from this one).

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from exampp.collection.questions import BankFile, Question, QuestionBank, question_id_for, read_question_records
+from exampp.collection.questions import BankFile, Question, QuestionBank, question_id_for
 from exampp.files.io import excerpt
+from exampp.formats.exampp_bank import read_question_records
 
 HEADER = ("query_id", "question")
 _LAYOUT = "expected query_id<TAB>question[<TAB>answer...]"

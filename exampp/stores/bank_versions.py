@@ -30,9 +30,10 @@ from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
 
-from exampp.collection.questions import QuestionBank, exampp_record, read_question_records
+from exampp.collection.questions import QuestionBank
 from exampp.errors import ExamppError, InputError
 from exampp.files.io import InputLines, PathLike, json_lines
+from exampp.formats.exampp_bank import exampp_record, read_question_records
 from exampp.formats.question_bank import detect_format
 
 SCHEMA_VERSION = 1
