@@ -7,7 +7,8 @@ What it does, from the repository root:
 
 1. ``git mv`` each file of :data:`MOVES` whose old path is still there (a move already made is skipped);
 2. in every tracked or new, not ignored, Python, Markdown, TOML and YAML file, rewrites
-   ``from exampp.x import ...`` statements (anywhere, at any indentation), ``import exampp.x``, dotted
+   ``from exampp.x import ...`` statements (anywhere, at any indentation; in strings and pages, those of
+   one line), ``import exampp.x``, dotted
    names (``exampp.x.y.name`` in strings such as mock.patch targets, ``:mod:`` and ``::: exampp.x``
    references, import-linter contracts), the lazy exports of ``exampp/__init__.py``
    (``"name": "exampp.x"``) and file paths (``exampp/x/y.py``).
@@ -180,6 +181,7 @@ def rewrite_python(text: str) -> str:
     return text
 
 
+IMPORT_LINE = re.compile(r"^([ \t]*)(from exampp(?:\.\w+)+ import [\w ,]+?)[ \t]*$", re.MULTILINE)
 DOTTED = re.compile(r"(?<![\w.])exampp(?:\.\w+)+")
 EXPORT = re.compile(r'"(\w+)": "(exampp(?:\.\w+)+)(?::(\w+))?"')
 PATH = re.compile(r"(?<![\w/])exampp/[\w/]+\.py\b")
@@ -196,6 +198,18 @@ def rewrite_dotted(match: re.Match) -> str:
     return match.group(0)
 
 
+def rewrite_import_line(match: re.Match) -> str:
+    """An import written in a string or a page (code that a test or the docs run), one line long."""
+    indent, statement = match.groups()
+    node = ast.parse(statement).body[0]
+    assert isinstance(node, ast.ImportFrom)
+    renamed: dict[str, str] = {}
+    new = rewrite_import(node, renamed)
+    if renamed:
+        sys.exit(f"{statement!r} imports a module under its old name: rewrite it by hand")
+    return match.group(0) if new is None else "\n".join(indent + line for line in new)
+
+
 def rewrite_export(match: re.Match) -> str:
     key, module, attribute = match.groups()
     if not touched(module):
@@ -206,6 +220,7 @@ def rewrite_export(match: re.Match) -> str:
 def rewrite(path: Path) -> bool:
     text = path.read_text(encoding="utf-8")
     new = rewrite_python(text) if path.suffix == ".py" else text
+    new = IMPORT_LINE.sub(rewrite_import_line, new)
     new = EXPORT.sub(rewrite_export, new)
     new = DOTTED.sub(rewrite_dotted, new)
     new = PATH.sub(lambda m: PATHS.get(m.group(0), m.group(0)), new)

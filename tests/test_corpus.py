@@ -127,7 +127,7 @@ def test_pyserini_index(tmp_path, monkeypatch):
     # (scipy's optimisers in the IRT tests) crash on the JVM's stack guard pages.
     script = f"""
 import json
-from exampp.collection.corpus import open_corpus
+from exampp.formats.corpus_sources import open_corpus
 from exampp.errors import InputError
 corpus = open_corpus("pyserini:{tmp_path / 'index'}")
 result = {{"get_many": corpus.get_many(["d2", "missing", "d1"]), "all": sorted(map(list, corpus))}}
