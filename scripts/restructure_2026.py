@@ -16,7 +16,7 @@ What it does, from the repository root:
 A name is looked up where it now lives: a module of :data:`MOVES` has a new dotted path; a module of
 :data:`SPLITS` kept its record types and gave its file format to another module (a name the other module
 defines and the old one does not moved there); a name a moved module only imports (a re-export) is taken
-from the module that defines it. Import statements are regrouped one per module: ``ruff check --fix
+from the module that defines it (:data:`RE_EXPORTS` names those of the re-exports now gone). Import statements are regrouped one per module: ``ruff check --fix
 --select I`` orders them afterwards.
 """
 from __future__ import annotations
@@ -72,6 +72,13 @@ SPLITS = {
     "exampp.collection.questions": "exampp.formats.exampp_bank",
 }
 
+# old module -> the module whose names it only re-exported, and those names (the re-exports are gone)
+RE_EXPORTS = {
+    "exampp.collection.question_bank": ("exampp.collection.questions", {
+        "BankFile", "Question", "QuestionBank", "exampp_question", "exampp_record", "question_id_for",
+        "read_question_records"}),
+}
+
 SUFFIXES = {".py", ".md", ".toml", ".yml", ".yaml"}
 
 
@@ -112,6 +119,9 @@ def top_level(module: str) -> tuple[frozenset[str], dict[str, str]]:
 
 def where(module: str, name: str) -> str:
     """The module that now holds ``name``, which was imported from ``module``."""
+    source, names = RE_EXPORTS.get(module, (None, set()))
+    if source is not None and name in names:
+        return where(source, name)
     split = SPLITS.get(module)
     if split is not None and name in top_level(split)[0] and name not in top_level(module)[0]:
         module = split
@@ -125,7 +135,7 @@ def where(module: str, name: str) -> str:
 
 
 def touched(module: str) -> bool:
-    return module in MODULES or module in SPLITS
+    return module in MODULES or module in SPLITS or module in RE_EXPORTS
 
 
 def rewrite_import(node: ast.ImportFrom, renamed: dict[str, str]) -> list[str] | None:
