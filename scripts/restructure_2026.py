@@ -16,8 +16,8 @@ What it does, from the repository root:
 A name is looked up where it now lives: a module of :data:`MOVES` has a new dotted path; a module of
 :data:`SPLITS` kept its record types and gave its file format to another module (a name the other module
 defines and the old one does not moved there); a name a moved module only imports (a re-export) is taken
-from the module that defines it (:data:`RE_EXPORTS` names those of the re-exports now gone). Import statements are regrouped one per module: ``ruff check --fix
---select I`` orders them afterwards.
+from the module that defines it (:data:`RE_EXPORTS` names those of the re-exports now gone). Import
+statements are regrouped one per module: ``ruff check --fix --select I`` orders them afterwards.
 """
 from __future__ import annotations
 
