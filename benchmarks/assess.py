@@ -42,8 +42,8 @@ from exampp.api.assess import Judge, parse_measures, workspace_judge
 from exampp.assess import design
 from exampp.assess.estimators import Evidence, estimate, judge_values
 from exampp.assess.measures import run_weights
-from exampp.collection.qrels import read_qrels
-from exampp.collection.runs import read_runs
+from exampp.formats.trec_qrels import read_qrels
+from exampp.formats.trec_run import read_runs
 
 LATE = "UNH_exDL_bm25"  # submitted after the track: not on the official leaderboard
 CONFIGURATIONS = (("runs", "eb"), ("runs", "calibrated"), ("stratified", "eb"), ("uniform", "eb"),
@@ -62,7 +62,7 @@ def dl19_population(workspace: str, measures: list) -> tuple:
 def rag_population(ours: str, official: str, measures: list) -> tuple:
     """Every (answer, nugget) pair with the judge's assignment, and the assessors' grade of each."""
     from exampp.assess.population import nugget_labels
-    from exampp.collection.nugget_assignments import read_assignments
+    from exampp.formats.nugget_assignments import read_assignments
 
     judge = workspace_judge(".", measures, nuggets=ours)
     pop = judge.population
@@ -77,7 +77,7 @@ def support_population(people: str, noise: float, measures: list) -> tuple:
     from dataclasses import replace
 
     from exampp.assess.population import support_labels, support_population as population
-    from exampp.collection.citations import read_citations
+    from exampp.formats.citations import read_citations
 
     if len(measures) != 1:
         raise SystemExit("--support: give one measure, weighted_precision or weighted_recall")

@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from exampp.collection.nugget_assignments import read_assignments
-from exampp.collection.question_bank import QuestionBank, read_question_bank
+from exampp.collection.questions import QuestionBank
+from exampp.formats.nugget_assignments import read_assignments
+from exampp.formats.question_bank import read_question_bank
 
 ANSWERS = "nugget-assignments.dev.jsonl.gz"
 

@@ -28,13 +28,13 @@ from audit_data import exam_of, rag_answers
 from exampp.audit import CLASSES, DEFAULT, NUGGET_EXAM, Flag, audit_texts
 from exampp.audit.leakage import containments, words
 from exampp.audit.stuffing import term_density
-from exampp.collection.corpus import open_corpus
-from exampp.collection.qrels import read_qrels
-from exampp.collection.question_bank import read_question_bank
-from exampp.collection.runs import read_runs
-from exampp.collection.topics import read_topics
+from exampp.formats.corpus_sources import open_corpus
+from exampp.formats.question_bank import read_question_bank
+from exampp.formats.topic_files import read_topics
+from exampp.formats.trec_qrels import read_qrels
+from exampp.formats.trec_run import read_runs
 from exampp.pool import build_pool
-from exampp.workspace import Workspace
+from exampp.stores.layout import Workspace
 
 DEPTH = 20
 LEVELS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)

@@ -30,9 +30,10 @@ import pandas as pd
 
 from exampp.analysis.correlation import correlate
 from exampp.collection.qrels import Qrels
-from exampp.collection.question_bank import QuestionBank, read_question_bank
-from exampp.collection.reference_grades import read_reference_grades
+from exampp.collection.questions import QuestionBank
 from exampp.collection.runs import Run
+from exampp.formats.question_bank import read_question_bank
+from exampp.formats.reference_grades import read_reference_grades
 from exampp.grading.calibration import apply_thresholds, binary_kappa, fit_thresholds, weighted_kappa
 from exampp.grading.methods.embedding import DEFAULT_THRESHOLDS
 from exampp.importer import Collected, build_run, collect

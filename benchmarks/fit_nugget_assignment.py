@@ -38,8 +38,8 @@ from scipy import optimize
 
 from exampp.analysis.nugget_agreement import NuggetAgreement
 from exampp.api.nugget_agreement import assignment_agreement
-from exampp.collection.nugget_assignments import ASSIGNMENTS, Answer, AssignedNugget, read_assignments
-from exampp.collection.question_bank import Question, question_id_for
+from exampp.collection.questions import Question, question_id_for
+from exampp.formats.nugget_assignments import ASSIGNMENTS, Answer, AssignedNugget, read_assignments
 from exampp.grading.base import Pair
 from exampp.grading.calibration import best_cut, fit_thresholds
 from exampp.grading.methods import nugget_embedding as shipped

@@ -62,11 +62,13 @@ from exampp.api.workspace import stored_grades as workspace_grades
 from exampp.audit import CLASSES as FLAG_CLASSES, NUGGET_EXAM, Flag, audit_texts
 from exampp.audit.tables import AuditResult, corrected_cover, run_pairs
 from exampp.audit.texts import pooled_rankings
-from exampp.collection.corpus import Passage, open_corpus, read_passages, write_corpus
-from exampp.collection.qrels import read_qrels
-from exampp.collection.question_bank import read_question_bank
-from exampp.collection.runs import RankedDoc, Run, read_runs, write_run
-from exampp.grades import text_hash
+from exampp.collection.corpus import Passage
+from exampp.collection.grades import text_hash
+from exampp.collection.runs import RankedDoc, Run
+from exampp.formats.corpus_sources import open_corpus, read_passages, write_corpus
+from exampp.formats.question_bank import read_question_bank
+from exampp.formats.trec_qrels import read_qrels
+from exampp.formats.trec_run import read_runs, write_run
 from exampp.grading.base import Pair
 from exampp.grading.registry import make_grader, parse_method
 from exampp.grading.runner import grade_pairs
@@ -74,8 +76,8 @@ from exampp.grading.verify import normalize
 from exampp.llm.backend import open_backend
 from exampp.pool import build_pool
 from exampp.scoring import leaderboard
-from exampp.store import GradeStore
-from exampp.workspace import Workspace
+from exampp.stores.grade_store import GradeStore
+from exampp.stores.layout import Workspace
 from gaming_judge import MODEL, Planted, follow_chance, judge_process, stored_grades, write_planted
 from gaming_plant import (
     CLASSES,

@@ -43,8 +43,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from exampp.grades import text_hash
-from exampp.grading.prompts import FENCE_TAG
+from exampp.collection.grades import text_hash
+from exampp.grading.method_prompts import FENCE_TAG
 from exampp.grading.verify import normalize
 from exampp.testing.loopback import Loopback, envelope, error_body, json_handler
 from exampp.testing.server_process import ServerProcess, answer_until_stopped

@@ -108,11 +108,12 @@ from pathlib import Path
 import torch
 import transformers
 
-from exampp.collection.question_bank import Question, read_question_bank
-from exampp.collection.reference_grades import read_reference_grades
+from exampp.collection.questions import Question
+from exampp.formats.question_bank import read_question_bank
+from exampp.formats.reference_grades import read_reference_grades
 from exampp.grading.base import Pair
-from exampp.grading.parsing import parse_self_rating
-from exampp.grading.prompts import SELF_RATING
+from exampp.grading.method_prompts import SELF_RATING
+from exampp.grading.rating_parsing import parse_self_rating
 from exampp.llm.backends.hf import HFBackend, resolve_dtype
 from exampp.testing.tiny_models import FLAN_T5_BASE_SHAPE, FLAN_T5_LARGE_SHAPE, make_rater, save_t5, t5_model
 
@@ -373,7 +374,7 @@ def run_exampp(model_dir: Path, pairs: list[Pair], device: torch.device, dtype: 
     from exampp.grading.registry import make_grader
     from exampp.grading.runner import Exam, grade_pool
     from exampp.pool import Pool
-    from exampp.store import GradeStore
+    from exampp.stores.grade_store import GradeStore
 
     passages: dict[str, dict[str, str]] = {}
     questions: dict[str, dict[str, Question]] = {}

@@ -9,8 +9,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from exampp.collection.nugget_assignments import read_assignments
-from exampp.collection.reference_grades import read_reference_grades
+from exampp.formats.nugget_assignments import read_assignments
+from exampp.formats.reference_grades import read_reference_grades
 
 SHARED = Path(os.environ.get("EXAMPP_SHARED", Path(__file__).resolve().parents[1].parent / "shared")) / "data"
 DL19 = "dl19/DL19-graded-t5-rating-genq-exam-qrels-runs-with-text.jsonl.gz"

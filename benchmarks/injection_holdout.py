@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from exampp.audit import audit_texts
-from exampp.collection.corpus import read_passages
 from exampp.errors import InputError
+from exampp.formats.corpus_sources import read_passages
 
 SNIPPETS = Path(__file__).with_name("injection_holdout.jsonl")
 CORPUS = "/tmp/dl19/corpus/passages.jsonl.gz"

@@ -102,9 +102,9 @@ def dl19_matrix() -> np.ndarray | None:
     if not bundle.exists():
         return None
     from exampp.analysis.irt.responses import responses_from_grades
-    from exampp.collection.runs import read_runs
-    from exampp.store import GradeStore
-    from exampp.workspace import Workspace
+    from exampp.formats.trec_run import read_runs
+    from exampp.stores.grade_store import GradeStore
+    from exampp.stores.layout import Workspace
 
     folder = Path(tempfile.mkdtemp(prefix="irt-bench-")) / "ws"
     subprocess.run([sys.executable, "-m", "exampp", "import", str(bundle), "--workspace", str(folder),

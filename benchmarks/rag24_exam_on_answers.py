@@ -25,16 +25,17 @@ from pathlib import Path
 import pandas as pd
 
 from exampp.analysis.correlation import correlate
-from exampp.analysis.nuggets import MEASURES, per_answer, run_scores
+from exampp.analysis.nugget_scores import MEASURES, per_answer, run_scores
 from exampp.analysis.statistics import correlation_intervals, scores_table
 from exampp.api.grade import grade_collection
-from exampp.collection.nugget_assignments import read_assignments
-from exampp.collection.question_bank import QuestionBank, read_question_bank
-from exampp.collection.rag_responses import Response
+from exampp.collection.questions import QuestionBank
+from exampp.formats.nugget_assignments import read_assignments
+from exampp.formats.question_bank import read_question_bank
+from exampp.formats.rag_responses import Response
 from exampp.grading.registry import parse_method
 from exampp.llm.backend import BackendSpec
 from exampp.segment import segment_responses
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 
 
 def vital_nuggets(bank: QuestionBank) -> QuestionBank:

@@ -71,7 +71,7 @@ print(json.dumps(means))
 COVER = """
 import sys
 import pandas as pd
-from exampp.collection.runs import read_runs
+from exampp.formats.trec_run import read_runs
 from exampp.scoring import exam_cover, summarize
 runs = read_runs(sys.argv[1], depth=int(sys.argv[3]))
 grades = pd.read_parquet(sys.argv[2])
@@ -81,7 +81,7 @@ print(board.to_csv(sep="\\t", index=False), end="")
 QRELS = """
 import sys
 import pandas as pd
-from exampp.collection.qrels import write_qrels
+from exampp.formats.trec_qrels import write_qrels
 from exampp.labels import exam_labels
 from exampp.scoring import exam_qrels
 write_qrels(exam_qrels(exam_labels(pd.read_parquet(sys.argv[1]))), sys.argv[2])
@@ -89,8 +89,8 @@ write_qrels(exam_qrels(exam_labels(pd.read_parquet(sys.argv[1]))), sys.argv[2])
 # The whole run read into memory first (how exampp evaluated before it streamed runs).
 IN_MEMORY = """
 import sys
-from exampp.collection.qrels import read_qrels
-from exampp.collection.runs import read_run
+from exampp.formats.trec_qrels import read_qrels
+from exampp.formats.trec_run import read_run
 from exampp.trec_eval import evaluate, format_trec
 print(format_trec(evaluate(read_qrels(sys.argv[1]), read_run(sys.argv[2]), sys.argv[3:])), end="")
 """

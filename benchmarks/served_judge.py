@@ -44,16 +44,16 @@ from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from exampp.collection.corpus import read_passages
-from exampp.collection.question_bank import read_question_bank
-from exampp.collection.runs import read_run
 from exampp.defaults import CHUNK
+from exampp.formats.corpus_sources import read_passages
+from exampp.formats.question_bank import read_question_bank
+from exampp.formats.trec_run import read_run
 from exampp.grading.base import Pair
 from exampp.grading.engine import LocalEngine
 from exampp.grading.registry import make_grader
 from exampp.grading.runner import grade_pairs
 from exampp.llm.backend import open_backend
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 from exampp.testing.batching_server import BatchingServer
 from exampp.testing.openai_server import OpenAIServer
 from exampp.testing.server_process import ServerProcess, answer_until_stopped

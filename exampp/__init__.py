@@ -18,25 +18,25 @@ _EXPORTS = {
     # collections
     "ExamppError": "exampp.errors", "InputError": "exampp.errors",
     "Run": "exampp.collection.runs", "RankedDoc": "exampp.collection.runs",
-    "read_run": "exampp.collection.runs", "read_runs": "exampp.collection.runs", "write_run": "exampp.collection.runs",
-    "Qrels": "exampp.collection.qrels", "read_qrels": "exampp.collection.qrels",
-    "write_qrels": "exampp.collection.qrels",
-    "IntentQrels": "exampp.collection.qrels", "read_intent_qrels": "exampp.collection.qrels",
-    "write_intent_qrels": "exampp.collection.qrels",
+    "read_run": "exampp.formats.trec_run", "read_runs": "exampp.formats.trec_run", "write_run": "exampp.formats.trec_run",
+    "Qrels": "exampp.collection.qrels", "read_qrels": "exampp.formats.trec_qrels",
+    "write_qrels": "exampp.formats.trec_qrels",
+    "IntentQrels": "exampp.collection.qrels", "read_intent_qrels": "exampp.formats.trec_qrels",
+    "write_intent_qrels": "exampp.formats.trec_qrels",
     "Label": "exampp.collection.qrels", "as_label": "exampp.collection.qrels",
     "FractionalLabelError": "exampp.collection.qrels",
-    "Response": "exampp.collection.rag_responses", "read_responses": "exampp.collection.rag_responses",
+    "Response": "exampp.formats.rag_responses", "read_responses": "exampp.formats.rag_responses",
     "Topic": "exampp.collection.topics", "Subtopic": "exampp.collection.topics",
-    "read_topics": "exampp.collection.topics", "write_topics": "exampp.collection.topics",
-    "Question": "exampp.collection.question_bank", "QuestionBank": "exampp.collection.question_bank",
-    "read_question_bank": "exampp.collection.question_bank", "write_question_bank": "exampp.collection.question_bank",
-    "question_id_for": "exampp.collection.question_bank",
-    "Passage": "exampp.collection.corpus", "open_corpus": "exampp.collection.corpus",
-    "write_corpus": "exampp.collection.corpus",
-    "read_leaderboard": "exampp.collection.leaderboard", "write_leaderboard": "exampp.collection.leaderboard",
-    "Workspace": "exampp.workspace",
+    "read_topics": "exampp.formats.topic_files", "write_topics": "exampp.formats.topic_files",
+    "Question": "exampp.collection.questions", "QuestionBank": "exampp.collection.questions",
+    "read_question_bank": "exampp.formats.question_bank", "write_question_bank": "exampp.formats.question_bank",
+    "question_id_for": "exampp.collection.questions",
+    "Passage": "exampp.collection.corpus", "open_corpus": "exampp.formats.corpus_sources",
+    "write_corpus": "exampp.formats.corpus_sources",
+    "read_leaderboard": "exampp.formats.leaderboard", "write_leaderboard": "exampp.formats.leaderboard",
+    "Workspace": "exampp.stores.layout",
     # grades
-    "Grade": "exampp.grades", "Method": "exampp.grades", "GradeStore": "exampp.store",
+    "Grade": "exampp.collection.grades", "Method": "exampp.collection.grades", "GradeStore": "exampp.stores.grade_store",
     "import_reference": "exampp.importer",
     # pooling and grading
     "build_pool": "exampp.pool", "Pool": "exampp.pool",
@@ -45,13 +45,13 @@ _EXPORTS = {
     "grade_pool": "exampp.grading.runner", "build_exam": "exampp.grading.runner",
     "make_grader": "exampp.grading.registry", "parse_method": "exampp.grading.registry",
     "GradingMethod": "exampp.grading.method", "open_backend": "exampp.llm.backend", "Backend": "exampp.llm.backend",
-    "load_config": "exampp.config", "CascadeSpec": "exampp.grading.cascade",
+    "load_config": "exampp.formats.exampp_toml", "CascadeSpec": "exampp.grading.cascade",
     "stored_grades": "exampp.api.workspace", "StoredGrades": "exampp.api.workspace",
     "WorkspaceError": "exampp.api.workspace",
     # question banks
     "generate_bank": "exampp.api.bank_generate", "ExamGenerateJob": "exampp.api.exam_generate",
     "import_banks": "exampp.api.bank_io", "export_bank": "exampp.api.bank_io",
-    "load_question_bank": "exampp.collection.question_bank",
+    "load_question_bank": "exampp.formats.question_bank",
     "review_bank": "exampp.api.bank_review", "write_bank_review": "exampp.api.bank_review",
     "bank_impact": "exampp.api.bank_impact",
     "add_questions": "exampp.api.bank_history", "remove_questions": "exampp.api.bank_history",
@@ -68,7 +68,7 @@ _EXPORTS = {
     "label_agreement": "exampp.api.agreement", "LabelAgreement": "exampp.api.agreement",
     "NoCommonJudgments": "exampp.api.agreement",
     "SignificanceJob": "exampp.api.significance", "Significance": "exampp.api.significance",
-    "PairedTests": "exampp.api.significance", "read_leaderboard_file": "exampp.collection.leaderboard",
+    "PairedTests": "exampp.api.significance", "read_leaderboard_file": "exampp.formats.leaderboard",
     "MetaEvaluateJob": "exampp.api.meta_evaluate", "MetaEvaluation": "exampp.analysis.meta_evaluation",
     "MetaEvaluationError": "exampp.analysis.meta_evaluation", "ReportJob": "exampp.api.report",
     "Report": "exampp.api.report",
@@ -83,17 +83,17 @@ _EXPORTS = {
     "write_irt_outputs": "exampp.api.irt", "IRTResult": "exampp.api.irt", "GradedResponses": "exampp.api.irt",
     "IRTModel": "exampp.analysis.irt.models", "HierarchicalAbility": "exampp.analysis.irt.hierarchical",
     "responses_from_grades": "exampp.analysis.irt.responses",
-    "Responses": "exampp.collection.response_matrix", "read_response_matrix": "exampp.collection.response_matrix",
-    "read_systems": "exampp.collection.systems",
+    "Responses": "exampp.formats.response_matrix", "read_response_matrix": "exampp.formats.response_matrix",
+    "read_systems": "exampp.formats.systems",
     # analysis
     "correlate": "exampp.analysis.correlation", "per_query_correlation": "exampp.analysis.correlation",
-    "tau_ap": "exampp.analysis.correlation", "kappa_table": "exampp.analysis.agreement",
-    "cohen_kappa": "exampp.analysis.agreement", "graded_confusion": "exampp.analysis.agreement",
-    "ordinal_alpha": "exampp.analysis.agreement", "krippendorff_alpha": "exampp.analysis.statistics",
+    "tau_ap": "exampp.analysis.correlation", "kappa_table": "exampp.analysis.label_agreement",
+    "cohen_kappa": "exampp.analysis.label_agreement", "graded_confusion": "exampp.analysis.label_agreement",
+    "ordinal_alpha": "exampp.analysis.label_agreement", "krippendorff_alpha": "exampp.analysis.statistics",
     "bootstrap_means": "exampp.analysis.statistics", "correlation_intervals": "exampp.analysis.statistics",
     "paired_tests": "exampp.analysis.statistics", "scores_table": "exampp.analysis.statistics",
     # people's labels (exampp assess serve, export, import)
-    "AssessmentStore": "exampp.assessments", "read_labels": "exampp.assessments", "write_labels": "exampp.assessments",
+    "AssessmentStore": "exampp.stores.assessments", "read_labels": "exampp.stores.assessments", "write_labels": "exampp.stores.assessments",
     "store_labels": "exampp.api.assess_labels",
     # a human sample that checks the judge (exampp assess sample, estimate, agree, plan)
     "SampleJob": "exampp.api.assess", "draw_sample": "exampp.api.assess", "EstimateJob": "exampp.api.assess",
@@ -102,11 +102,11 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers and editors (a test keeps them equal)
-    from exampp.analysis.agreement import cohen_kappa, graded_confusion, kappa_table, ordinal_alpha
     from exampp.analysis.correlation import correlate, per_query_correlation, tau_ap
     from exampp.analysis.irt.hierarchical import HierarchicalAbility
     from exampp.analysis.irt.models import IRTModel
     from exampp.analysis.irt.responses import responses_from_grades
+    from exampp.analysis.label_agreement import cohen_kappa, graded_confusion, kappa_table, ordinal_alpha
     from exampp.analysis.meta_evaluation import MetaEvaluation, MetaEvaluationError
     from exampp.analysis.statistics import (
         bootstrap_means,
@@ -154,36 +154,23 @@ if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers and editors (
     )
     from exampp.api.significance import PairedTests, Significance, SignificanceJob
     from exampp.api.workspace import StoredGrades, WorkspaceError, stored_grades
-    from exampp.assessments import AssessmentStore, read_labels, write_labels
-    from exampp.collection.corpus import Passage, open_corpus, write_corpus
-    from exampp.collection.leaderboard import read_leaderboard, read_leaderboard_file, write_leaderboard
-    from exampp.collection.qrels import (
-        FractionalLabelError,
-        IntentQrels,
-        Label,
-        Qrels,
-        as_label,
-        read_intent_qrels,
-        read_qrels,
-        write_intent_qrels,
-        write_qrels,
-    )
-    from exampp.collection.question_bank import (
-        Question,
-        QuestionBank,
-        load_question_bank,
-        question_id_for,
-        read_question_bank,
-        write_question_bank,
-    )
-    from exampp.collection.rag_responses import Response, read_responses
-    from exampp.collection.response_matrix import Responses, read_response_matrix
-    from exampp.collection.runs import RankedDoc, Run, read_run, read_runs, write_run
-    from exampp.collection.systems import read_systems
-    from exampp.collection.topics import Subtopic, Topic, read_topics, write_topics
-    from exampp.config import load_config
+    from exampp.collection.corpus import Passage
+    from exampp.collection.grades import Grade, Method
+    from exampp.collection.qrels import FractionalLabelError, IntentQrels, Label, Qrels, as_label
+    from exampp.collection.questions import Question, QuestionBank, question_id_for
+    from exampp.collection.runs import RankedDoc, Run
+    from exampp.collection.topics import Subtopic, Topic
     from exampp.errors import ExamppError, InputError
-    from exampp.grades import Grade, Method
+    from exampp.formats.corpus_sources import open_corpus, write_corpus
+    from exampp.formats.exampp_toml import load_config
+    from exampp.formats.leaderboard import read_leaderboard, read_leaderboard_file, write_leaderboard
+    from exampp.formats.question_bank import load_question_bank, read_question_bank, write_question_bank
+    from exampp.formats.rag_responses import Response, read_responses
+    from exampp.formats.response_matrix import Responses, read_response_matrix
+    from exampp.formats.systems import read_systems
+    from exampp.formats.topic_files import read_topics, write_topics
+    from exampp.formats.trec_qrels import read_intent_qrels, read_qrels, write_intent_qrels, write_qrels
+    from exampp.formats.trec_run import read_run, read_runs, write_run
     from exampp.grading.cascade import CascadeSpec
     from exampp.grading.method import GradingMethod
     from exampp.grading.registry import make_grader, parse_method
@@ -203,9 +190,10 @@ if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers and editors (
         summarize,
     )
     from exampp.segment import load_responses, segment_responses, segment_text
-    from exampp.store import GradeStore
+    from exampp.stores.assessments import AssessmentStore, read_labels, write_labels
+    from exampp.stores.grade_store import GradeStore
+    from exampp.stores.layout import Workspace
     from exampp.trec_eval import evaluate, evaluate_runs, format_trec
-    from exampp.workspace import Workspace
 
 
 

@@ -14,19 +14,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from exampp.collection.io import PathLike, check_output_name, replace_together
-from exampp.collection.qrels import Qrels, write_qrels
-from exampp.collection.reference_grades import (
-    QueryParagraphs,
-    Ranking,
-    paragraph_grades,
-    read_reference_grades,
-)
-from exampp.collection.runs import RankedDoc, Run, trec_order, write_run
+from exampp.collection.grades import DIRECT_QUESTION_ID, Grade
+from exampp.collection.qrels import Qrels
+from exampp.collection.runs import RankedDoc, Run, trec_order
 from exampp.errors import InputError
-from exampp.grades import DIRECT_QUESTION_ID, Grade
-from exampp.store import GradeStore, HashedGrade
-from exampp.workspace import Workspace
+from exampp.files.io import PathLike, check_output_name, replace_together
+from exampp.formats.reference_grades import QueryParagraphs, Ranking, paragraph_grades, read_reference_grades
+from exampp.formats.trec_qrels import write_qrels
+from exampp.formats.trec_run import write_run
+from exampp.stores.grade_store import GradeStore, HashedGrade
+from exampp.stores.layout import Workspace
 
 
 @dataclass(frozen=True)
@@ -210,8 +207,9 @@ def import_reference(
     :returns: What was imported: counts of queries, passages, questions, grades, judgments and runs.
     """
 
-    from exampp.collection.corpus import Passage, write_corpus
-    from exampp.collection.question_bank import read_question_bank, write_question_bank
+    from exampp.collection.corpus import Passage
+    from exampp.formats.corpus_sources import write_corpus
+    from exampp.formats.question_bank import read_question_bank, write_question_bank
 
     ws = workspace if isinstance(workspace, Workspace) else Workspace.at(workspace)
     from exampp.grading.registry import top_grade

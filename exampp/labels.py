@@ -13,7 +13,7 @@ A passage's EXAM label summarises its grades on the query's exam questions:
 
 :func:`question_qrels` makes every exam question a subtopic of its query (intent-aware qrels for
 alpha-nDCG and ERR-IA); :func:`expected_cover` is EXAM-Cover with answered-or-not replaced by its
-probability. Grades are a DataFrame as :meth:`exampp.store.GradeStore.grades` returns them (the
+probability. Grades are a DataFrame as :meth:`exampp.stores.grade_store.GradeStore.grades` returns them (the
 expected variants need its ``probabilities`` column).
 """
 from __future__ import annotations

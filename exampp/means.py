@@ -1,7 +1,7 @@
 """Means that do not depend on the order of their values, so that equal scores tie exactly.
 
 Scoring (:mod:`exampp.scoring`) and the reader of per-query leaderboards
-(:mod:`exampp.collection.leaderboard`) both average per-query scores into a system's score; the
+(:mod:`exampp.formats.leaderboard`) both average per-query scores into a system's score; the
 mean is here, below both, so that the reader need not import scoring.
 """
 from __future__ import annotations

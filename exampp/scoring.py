@@ -4,7 +4,7 @@ Everything here is a pure function of in-memory data (runs, grades as a DataFram
 reading and writing happen at the edges (CLI, importer).
 
 Grades come as a DataFrame with at least the columns ``query_id, passage_id, question_id, grade``
-(what :meth:`exampp.store.GradeStore.grades` returns).
+(what :meth:`exampp.stores.grade_store.GradeStore.grades` returns).
 """
 from __future__ import annotations
 
@@ -24,9 +24,10 @@ from exampp.collection.qrels import (
     flatten_intent_qrels,
     is_intent_qrels,
 )
-from exampp.collection.runs import Ranked, Restart, Run, check_unique_name
+from exampp.collection.runs import Ranked, Restart, Run
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
 from exampp.errors import ExamppError
+from exampp.formats.trec_run import check_unique_name
 
 # below collection, where the reader of per-query leaderboards takes it too; callers of scoring import it here
 from exampp.means import exact_mean
@@ -267,7 +268,7 @@ def per_query_measures(
 
     Queries are those of the qrels; a query the run lacks scores 0 (trec_eval ``-c``).
 
-    :param runs: In-memory runs (by name), or run files (:class:`~exampp.collection.runs.RunFile`)
+    :param runs: In-memory runs (by name), or run files (:class:`~exampp.formats.trec_run.RunFile`)
         read one query at a time.
     :param qrels: The judgments. Intent-aware measures (``alpha_nDCG@10``, ``ERR_IA@20``...) need
         intent qrels (:data:`~exampp.collection.qrels.IntentQrels`, e.g.

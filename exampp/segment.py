@@ -1,6 +1,6 @@
 """Generated responses (RAG answers) split into paragraph-sized passages, graded like retrieved ones.
 
-Responses are read by :mod:`exampp.collection.rag_responses`. Segmentation of one response (all
+Responses are read by :mod:`exampp.formats.rag_responses`. Segmentation of one response (all
 sizes in words, i.e. whitespace-separated tokens):
 
 1. split on blank lines into paragraphs; inside a paragraph, runs of whitespace become one space;
@@ -32,9 +32,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from exampp.collection.corpus import MemoryCorpus
-from exampp.collection.io import PathLike
-from exampp.collection.rag_responses import Response, read_responses
 from exampp.collection.runs import RankedDoc, Run
+from exampp.files.io import PathLike
+from exampp.formats.rag_responses import Response, read_responses
 
 MAX_WORDS = 120
 MIN_WORDS = 20
@@ -140,7 +140,7 @@ def segment_responses(
 ) -> Segmented:
     """Segment every response; a response without text gives an empty ranking.
 
-    :param responses: The responses (:func:`~exampp.collection.rag_responses.read_responses`).
+    :param responses: The responses (:func:`~exampp.formats.rag_responses.read_responses`).
     :param max_words: A longer paragraph is cut, as :func:`segment_text` does.
     :param min_words: A shorter piece is joined to a neighbour, as :func:`segment_text` does.
     :returns: The passages as a corpus, and each response as a ranking of its passages, by run.
@@ -162,7 +162,7 @@ def segment_responses(
 def load_responses(path: PathLike, max_words: int = MAX_WORDS, min_words: int = MIN_WORDS) -> Segmented:
     """Read and segment a responses file.
 
-    :param path: The responses file (:func:`~exampp.collection.rag_responses.read_responses`).
+    :param path: The responses file (:func:`~exampp.formats.rag_responses.read_responses`).
     :param max_words: A longer paragraph is cut, as :func:`segment_text` does.
     :param min_words: A shorter piece is joined to a neighbour, as :func:`segment_text` does.
     """

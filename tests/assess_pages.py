@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import REPO
-from exampp.collection.assessment_sample import SamplePair, write_sample
-from exampp.collection.corpus import Passage, read_passages, write_corpus
-from exampp.collection.topics import Topic, read_topics, write_topics
+from exampp.collection.corpus import Passage
+from exampp.collection.topics import Topic
+from exampp.formats.assessment_sample import SamplePair, write_sample
+from exampp.formats.corpus_sources import read_passages, write_corpus
+from exampp.formats.topic_files import read_topics, write_topics
 
 EXAMPLES = REPO / "examples"  # the example collection, a workspace
 

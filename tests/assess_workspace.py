@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from exampp.grades import Grade
-from exampp.store import GradeStore
+from exampp.collection.grades import Grade
+from exampp.stores.grade_store import GradeStore
 
 METHOD = "synthetic-judge|m|p"  # unknown to the registry, 0-5 grades: relevant from 4
 QUERIES = [f"q{i}" for i in range(5)]

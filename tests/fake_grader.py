@@ -18,8 +18,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from exampp.collection.question_bank import Question
-from exampp.grades import Method
+from exampp.collection.grades import Method
+from exampp.collection.questions import Question
 from exampp.grading.base import Grader, Judgment, Pair
 from exampp.grading.method import GradingMethod
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from exampp.grades import Grade
-from exampp.store import GradeStore
+from exampp.collection.grades import Grade
+from exampp.stores.grade_store import GradeStore
 
 PASSAGES = {"q1": {f"p{k}": f"passage {k}" for k in range(3)}, "q2": {f"p{k}": f"passage {k}" for k in range(3, 6)}}
 QUESTIONS = [("q1", f"q1/u{k}", f"What is {k}?") for k in range(3)] + \

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from exampp.analysis.agreement import (
+from exampp.analysis.label_agreement import (
     Confusion,
     cohen_kappa,
     cohen_kappa_counts,

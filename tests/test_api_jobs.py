@@ -11,10 +11,10 @@ import pytest
 from exampp.api.agreement import NoCommonJudgments, label_agreement
 from exampp.api.leaderboards import CorrelateJob, CorrelationError, LeaderboardFile, QrelsMeasure, UnknownExcluded
 from exampp.api.scores import CoverJob, LeaderboardJob, NoRunLeft, export_qrels
-from exampp.collection.qrels import read_qrels
+from exampp.collection.grades import Method
 from exampp.collection.runs import from_scores
 from exampp.errors import ExamppError, InputError
-from exampp.grades import Method
+from exampp.formats.trec_qrels import read_qrels
 from exampp.scoring import MeasureError
 from test_agreement import EXAM, OFFICIAL
 from test_cli_scores import GRADES, QA, QA_GRADES, RATED, tiny_workspace

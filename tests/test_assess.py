@@ -22,8 +22,8 @@ from exampp.assess.estimators import Evidence, estimate
 from exampp.assess.measures import AssessMeasure, Layout
 from exampp.assess.shrinkage import _non_coverage, robust_critical_value
 from exampp.cli import main
-from exampp.collection.assessment_sample import SamplePair, read_sample, write_sample
 from exampp.errors import InputError
+from exampp.formats.assessment_sample import SamplePair, read_sample, write_sample
 
 # --- designs ---------------------------------------------------------------------------------------
 
@@ -309,7 +309,7 @@ def test_labels_imported_into_the_store_estimate_as_the_file_does(tmp_path):
 def _answers(seed: int, judge: bool = False):
     """3 topics x 5 runs (run4 skips t2) with 4 nuggets a topic (the first two vital); the assessors'
     assignment from ``seed``, the judge's a noisy copy."""
-    from exampp.collection.nugget_assignments import ASSIGNMENTS, Answer, AssignedNugget
+    from exampp.formats.nugget_assignments import ASSIGNMENTS, Answer, AssignedNugget
 
     rng = np.random.default_rng(seed)
     answers = []
@@ -328,7 +328,7 @@ def _answers(seed: int, judge: bool = False):
 
 
 def test_fully_judged_nugget_measures_equal_the_tracks_scores(tmp_path):
-    from exampp.analysis.nuggets import MEASURES, per_answer, run_scores
+    from exampp.analysis.nugget_scores import MEASURES, per_answer, run_scores
     from exampp.assess.population import nugget_population
 
     people = _answers(0)
@@ -342,7 +342,7 @@ def test_fully_judged_nugget_measures_equal_the_tracks_scores(tmp_path):
 
 
 def test_a_nugget_sample_estimates_from_the_assessors_file(tmp_path):
-    from exampp.collection.nugget_assignments import write_assignments
+    from exampp.formats.nugget_assignments import write_assignments
 
     ours, people = tmp_path / "ours.jsonl", tmp_path / "people.jsonl"
     write_assignments(_answers(0, judge=True), ours)
@@ -356,7 +356,7 @@ def test_a_nugget_sample_estimates_from_the_assessors_file(tmp_path):
     assert len(full.pairs) == 56  # every (answer, nugget) pair: 14 answers x 4 nuggets
     table = EstimateJob(tmp_path, sample=tmp_path / "all.tsv", labels=people, measures=["V_strict", "A"],
                         nuggets=ours, estimator="calibrated").run(warn=quiet.append).table
-    from exampp.analysis.nuggets import per_answer, run_scores
+    from exampp.analysis.nugget_scores import per_answer, run_scores
 
     board = run_scores(per_answer(_answers(0))).set_index("run")
     for row in table.itertuples():
@@ -374,7 +374,7 @@ def _cited(seed: int, judge: bool = False):
     """3 topics x 4 runs (run3 skips t1); each answer 3 sentences, the last citing nothing, the first
     citing two segments (so that precision's mean and recall's best differ), the second one; the
     assessors' support from ``seed``, the judge's a noisy copy with one citation left unjudged."""
-    from exampp.collection.citations import Citation, CitedAnswer, Sentence
+    from exampp.formats.citations import Citation, CitedAnswer, Sentence
 
     rng = np.random.default_rng(seed)
     noise = np.random.default_rng(seed + 1)
@@ -400,7 +400,7 @@ def _cited(seed: int, judge: bool = False):
 
 @pytest.mark.parametrize("kind", ["weighted_precision", "weighted_recall"])
 def test_fully_judged_support_measures_equal_the_tracks_scores(kind):
-    from exampp.analysis.support import per_answer, run_scores
+    from exampp.analysis.support_scores import per_answer, run_scores
     from exampp.assess.population import support_labels, support_population
 
     people = _cited(0)
@@ -419,10 +419,10 @@ def test_fully_judged_support_measures_equal_the_tracks_scores(kind):
 def test_a_support_sample_estimates_from_the_assessors_file(tmp_path):
     from dataclasses import replace
 
-    from exampp.analysis.support import per_answer, run_scores
+    from exampp.analysis.support_scores import per_answer, run_scores
     from exampp.api.assess_labels import load_tasks
-    from exampp.collection.citations import write_citations
-    from exampp.collection.nugget_assignments import write_assignments
+    from exampp.formats.citations import write_citations
+    from exampp.formats.nugget_assignments import write_assignments
 
     ours, people = tmp_path / "ours.jsonl", tmp_path / "people.jsonl"
     write_citations(_cited(0, judge=True), ours)
@@ -495,7 +495,7 @@ def test_the_human_check_leaves_out_the_excluded_runs_and_their_pairs(tmp_path):
     # every pooled pair labelled: the humans' estimate over the other runs is their exact P@10 (by
     # ir_measures), from the pairs of their own pool; the sample's pairs only the left-out run ranks are dropped
     from exampp.api.assess import HumanCheckJob, labelled_sample
-    from exampp.collection.runs import read_runs
+    from exampp.formats.trec_run import read_runs
 
     ws, sample, labels = _labelled(tmp_path, 10_000)
     quiet: list[str] = []
@@ -525,8 +525,8 @@ def test_the_human_check_leaves_out_the_excluded_runs_and_their_pairs(tmp_path):
 def test_uncertainty_draws_toward_pairs_the_judges_disagree_on(tmp_path):
     from assess_workspace import QUERIES
     from exampp.api.assess import judges_disagreement, workspace_judge
-    from exampp.grades import Grade
-    from exampp.store import GradeStore
+    from exampp.collection.grades import Grade
+    from exampp.stores.grade_store import GradeStore
 
     ws = _synthetic(tmp_path)
     human, judge = truth()

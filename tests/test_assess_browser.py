@@ -13,7 +13,7 @@ import time
 
 from assess_pages import HOSTILE, NARRATIVE, make_workspace
 from chromium import WIDTH
-from exampp.assessments import AssessmentStore
+from exampp.stores.assessments import AssessmentStore
 from test_assess_serve import call, served
 
 WAIT = 30  # seconds for the page to show what a key did (a loaded machine is slow)

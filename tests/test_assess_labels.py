@@ -1,4 +1,4 @@
-"""The assessors' label store (exampp.assessments): labels, undo, claims and overlap with concurrent
+"""The assessors' label store (exampp.stores.assessments): labels, undo, claims and overlap with concurrent
 assessors; label files (qrels with an assessor column, Label Studio's export) read back exactly;
 the sample exported blind (TSV, Label Studio tasks and config); `exampp assess export` and `import`."""
 from __future__ import annotations
@@ -17,11 +17,11 @@ from conftest import REPO
 from exampp.api.assess_labels import ImportResult, export_labels, export_sample, import_labels, load_tasks, store_labels
 from exampp.assess.assignment import double_judged, labels_needed
 from exampp.assess.tasks import NUGGET_SCALE, PASSAGE_SCALE, labeling_config, parse_scale
-from exampp.assessments import LABEL_COLUMNS, AssessmentStore, HumanLabel, read_labels, write_labels
 from exampp.cli import main
-from exampp.collection.assessment_sample import SamplePair, write_sample
-from exampp.collection.nugget_assignments import Answer, AssignedNugget, write_assignments
 from exampp.errors import InputError
+from exampp.formats.assessment_sample import SamplePair, write_sample
+from exampp.formats.nugget_assignments import Answer, AssignedNugget, write_assignments
+from exampp.stores.assessments import LABEL_COLUMNS, AssessmentStore, HumanLabel, read_labels, write_labels
 
 T0 = 1_700_000_000.0  # a fixed "now" for the claims' clock
 

@@ -21,8 +21,8 @@ from click.testing import CliRunner
 
 from assess_pages import HOSTILE, PROBABILITY, STRATUM, make_workspace
 from conftest import REPO
-from exampp.assessments import AssessmentStore
 from exampp.cli import main
+from exampp.stores.assessments import AssessmentStore
 
 START_TIMEOUT = 60.0  # a loaded machine imports pandas and starlette slowly
 

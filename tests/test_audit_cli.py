@@ -14,9 +14,9 @@ from conftest import REPO, jsonl
 from exampp.audit import Flag
 from exampp.audit.tables import corrected_cover, flag_table, zero_flagged
 from exampp.cli import main
+from exampp.collection.grades import Grade, Method
 from exampp.collection.runs import RankedDoc, Run
-from exampp.grades import Grade, Method
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 
 EXAMPLES = REPO / "examples"  # the example collection, a workspace
 

@@ -14,8 +14,9 @@ from exampp.api.audit import audit
 from exampp.audit import NUGGET_EXAM, Flag, audit_texts
 from exampp.audit.texts import answer_flags, answer_segments, exam_thresholds
 from exampp.cli import main
-from exampp.collection.question_bank import Question, QuestionBank, read_question_bank
+from exampp.collection.questions import Question, QuestionBank
 from exampp.errors import ExamppError
+from exampp.formats.question_bank import read_question_bank
 from exampp.segment import load_responses
 from test_audit_cli import RATED, grade, q1_questions
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from exampp.cli import main
 from exampp.llm import backend as registry
 from exampp.llm.backend import Backend, BackendError, Capability, Usage, backend_class, backend_names, open_backend
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 from small_collection import write_collection
 
 PLUGIN = "exampp_test_plugin"  # the fake package's module

@@ -17,11 +17,11 @@ from click.testing import CliRunner
 from conftest import REPO, shared_path
 from exampp.api.bank_generate import NothingGenerated, generate_bank
 from exampp.cli import main
-from exampp.collection.question_bank import read_question_bank
 from exampp.errors import InputError
+from exampp.formats.question_bank import read_question_bank
+from exampp.generation.bank_prompts import QUESTIONS_FACET
 from exampp.generation.journal import journal_path
-from exampp.generation.prompts import QUESTIONS_FACET
-from exampp.generation.questions import Settings
+from exampp.generation.question_requests import Settings
 from exampp.llm.backend import BackendSpec
 from exampp.testing.openai_server import Fault, OpenAIServer, Seen
 from killing import ctrl_c_at_chunk, kill_when
@@ -361,7 +361,7 @@ def test_json_nested_too_deep_is_an_answer_without_questions(tmp_path, server, r
 
 
 def test_an_answer_gives_at_most_max_items_questions_and_says_so(tmp_path, server, replies, monkeypatch):
-    monkeypatch.setattr("exampp.generation.questions.MAX_ITEMS", 3)
+    monkeypatch.setattr("exampp.generation.question_requests.MAX_ITEMS", 3)
     many = [f"Which press was number {i}?" for i in range(7)]
     replies.table = {PRESS: [fenced(*many)]}
     result, warnings = generate(tmp_path, server, topics=TOPICS[1:])
@@ -371,7 +371,7 @@ def test_an_answer_gives_at_most_max_items_questions_and_says_so(tmp_path, serve
 
 
 def test_a_note_is_journaled_and_said_again_when_a_run_resumes(tmp_path, server, replies, monkeypatch):
-    monkeypatch.setattr("exampp.generation.questions.MAX_ITEMS", 1)
+    monkeypatch.setattr("exampp.generation.question_requests.MAX_ITEMS", 1)
     replies.table = {CAUSES: [fenced("What triggers coral bleaching?", "Why do corals expel algae?")],
                      MASS: [fenced("How often do they occur?")]}
     server.faults[1] = Fault(status=400)  # the run stops after the first item

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 
 from exampp.api import bank_history as api
 from exampp.cli import main
-from exampp.collection.bank_history import BankHistory, history_path
-from exampp.collection.question_bank import read_question_bank, write_question_bank
+from exampp.formats.question_bank import read_question_bank, write_question_bank
+from exampp.stores.bank_versions import BankHistory, history_path
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"  # the example collection, a workspace

@@ -18,9 +18,9 @@ import fake_grader
 from exampp.api.bank_impact import NoImpact, bank_impact
 from exampp.api.grade import GradeJob
 from exampp.cli import main
-from exampp.collection.qrels import read_qrels
+from exampp.formats.trec_qrels import read_qrels
 from exampp.grading.base import Judgment, Pair
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 from test_grade_cli import use_method
 
 REPO = Path(__file__).resolve().parents[1]

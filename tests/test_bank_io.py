@@ -12,16 +12,10 @@ from click.testing import CliRunner
 from conftest import jsonl, shared_path
 from exampp.api.bank_io import export_bank, import_banks
 from exampp.cli import main
-from exampp.collection.question_bank import (
-    Question,
-    QuestionBank,
-    load_question_bank,
-    question_id_for,
-    read_question_bank,
-    write_question_bank,
-)
-from exampp.collection.topics import read_topics
+from exampp.collection.questions import Question, QuestionBank, question_id_for
 from exampp.errors import InputError
+from exampp.formats.question_bank import load_question_bank, read_question_bank, write_question_bank
+from exampp.formats.topic_files import read_topics
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"  # the example collection, a workspace

@@ -17,14 +17,16 @@ from conftest import shared_path
 from exampp.api.bank_review import review_bank, write_bank_review
 from exampp.api.workspace import WorkspaceError
 from exampp.cli import main
-from exampp.collection.corpus import Passage, write_corpus
-from exampp.collection.qrels import write_qrels
-from exampp.collection.question_bank import Question, QuestionBank, write_question_bank
-from exampp.grades import Grade
-from exampp.report.bank_review import review_html
+from exampp.collection.corpus import Passage
+from exampp.collection.grades import Grade
+from exampp.collection.questions import Question, QuestionBank
+from exampp.formats.corpus_sources import write_corpus
+from exampp.formats.question_bank import write_question_bank
+from exampp.formats.trec_qrels import write_qrels
+from exampp.report.bank_review_page import review_html
 from exampp.report.bank_tables import ANSWER_COLUMNS, NO_ANSWER
-from exampp.store import GradeStore
-from exampp.workspace import Workspace
+from exampp.stores.grade_store import GradeStore
+from exampp.stores.layout import Workspace
 
 RATING = "self-rating|judge|prompt-v1"
 QA = "qa|judge|prompt-v1"

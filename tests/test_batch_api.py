@@ -25,10 +25,10 @@ pytest.importorskip("openai")
 from click.testing import CliRunner
 
 from exampp.cli import main
-from exampp.grading.prompts import SELF_RATING
+from exampp.grading.method_prompts import SELF_RATING
 from exampp.llm.backend import open_backend
 from exampp.llm.openai.batch import Book, Deferred, request_key
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 from exampp.testing.batch_server import BatchServer
 from robustness.hostile_server import within
 

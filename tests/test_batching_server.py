@@ -8,7 +8,7 @@ import time
 import openai
 import pytest
 
-from exampp.collection.question_bank import Question
+from exampp.collection.questions import Question
 from exampp.grading.base import Pair
 from exampp.grading.registry import make_grader
 from exampp.llm.backend import open_backend

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from exampp.analysis.agreement import Confusion, cohen_kappa
+from exampp.analysis.label_agreement import Confusion, cohen_kappa
 from exampp.grading.calibration import (
     apply_thresholds,
     best_cut,

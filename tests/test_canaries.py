@@ -16,7 +16,8 @@ from exampp.api.grade import GradeJob
 from exampp.api.workspace import stored_grades
 from exampp.audit.canary import canary_flags, pool_rate, tail
 from exampp.cli import main
-from exampp.collection.question_bank import Question, read_question_bank
+from exampp.collection.questions import Question
+from exampp.formats.question_bank import read_question_bank
 from exampp.grading.canaries import (
     CanaryGrader,
     canary_method_id,
@@ -27,7 +28,7 @@ from exampp.grading.canaries import (
     is_canary_method,
     pooled_query_id,
 )
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 
 EXAMPLES = REPO / "examples"  # the example collection, a workspace
 
@@ -225,8 +226,8 @@ def test_a_text_stuffed_with_unrelated_questions_is_flagged(graded):
 def test_a_real_grade_of_a_text_pooled_for_two_queries_never_shows_as_a_canarys(tmp_path):
     # P is pooled for q1 and q2; q2's question Q7 is a canary of q1. The store joins grades by content,
     # so were the canary filed under q1, q2's real grade of (P, Q7) would show as q1's grade of "q2/Q7".
-    from exampp.grades import Grade
-    from exampp.store import HashedGrade
+    from exampp.collection.grades import Grade
+    from exampp.stores.grade_store import HashedGrade
 
     method = "self-rating|judge|self-rating@v1"
     with GradeStore(tmp_path / "grades.sqlite") as store:

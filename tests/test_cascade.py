@@ -14,9 +14,9 @@ from click.testing import CliRunner
 
 from exampp.cli import main
 from exampp.collection.corpus import MemoryCorpus
-from exampp.collection.question_bank import Question, QuestionBank
+from exampp.collection.grades import Grade, text_hash
+from exampp.collection.questions import Question, QuestionBank
 from exampp.collection.runs import from_scores
-from exampp.grades import Grade, text_hash
 from exampp.grading.base import Pair
 from exampp.grading.cascade import (
     FEATURES,
@@ -35,7 +35,7 @@ from exampp.grading.cascade import (
 from exampp.grading.runner import build_exam, grade_pool, pool_grades
 from exampp.llm.backend import Backend, Capability, Usage
 from exampp.pool import build_pool
-from exampp.store import CascadeMark, GradeStore, HashedGrade
+from exampp.stores.grade_store import CascadeMark, GradeStore, HashedGrade
 from fake_grader import FakeGrader, fake_grade
 
 REPO = Path(__file__).resolve().parents[1]

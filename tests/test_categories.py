@@ -7,7 +7,8 @@ import pytest
 
 from conftest import shared_path
 from exampp.analysis.categories import BLOOM_KEYWORDS, bloom_levels, categorize, question_word
-from exampp.collection.question_bank import Question, read_question_bank
+from exampp.collection.questions import Question
+from exampp.formats.question_bank import read_question_bank
 
 
 def test_keyword_lists_are_those_of_the_design():

@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import shared_path
-from exampp.analysis.support import answer_scores, per_answer, run_scores
+from exampp.analysis.support_scores import answer_scores, per_answer, run_scores
 from exampp.api.support import support_agreement
 from exampp.cli import main
-from exampp.collection.citations import Citation, CitedAnswer, Sentence, read_citations, write_citations
 from exampp.errors import InputError
+from exampp.formats.citations import Citation, CitedAnswer, Sentence, read_citations, write_citations
 
 
 def cite(reference: str, support: str, cid: int = 0, spelling: str = "ID") -> dict:

@@ -7,8 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from exampp.cli import main
-from exampp.grades import Grade, Method
-from exampp.store import GradeStore
+from exampp.collection.grades import Grade, Method
+from exampp.stores.grade_store import GradeStore
 
 RATED = Method("self-rating", "tiny", "v1").method_id
 # q1: questions u1, u2; q2: question v1. Passage p1 answers u1 (5), p2 answers u2 (3), p3 v1 (4).

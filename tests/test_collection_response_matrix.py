@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from exampp.collection.response_matrix import Responses, read_response_matrix
 from exampp.errors import InputError
+from exampp.formats.response_matrix import Responses, read_response_matrix
 
 
 def test_without_drops_rows_and_their_weights():

@@ -5,9 +5,10 @@ import gzip
 
 import pytest
 
-from exampp.collection.qrels import read_qrels, write_qrels
-from exampp.collection.runs import RankedDoc, from_scores, read_run, read_runs, write_run
+from exampp.collection.runs import RankedDoc, from_scores
 from exampp.errors import InputError
+from exampp.formats.trec_qrels import read_qrels, write_qrels
+from exampp.formats.trec_run import read_run, read_runs, write_run
 
 RUN = """# a comment line, as trec_eval 10 allows
 q1 Q0 d1 1 0.5 sysA
@@ -119,7 +120,7 @@ def test_qrels_round_trip_and_errors(tmp_path, write):
 
 
 def test_atomic_write_leaves_nothing_on_failure(tmp_path):
-    from exampp.collection.io import atomic_write
+    from exampp.files.io import atomic_write
 
     target = tmp_path / "out.txt"
     target.write_text("old\n")
@@ -139,7 +140,7 @@ def test_text_after_runid_is_ignored_like_trec_eval(write):
 def test_atomic_write_gives_the_umask_mode(tmp_path):
     import os
 
-    from exampp.collection.io import atomic_write
+    from exampp.files.io import atomic_write
 
     old = os.umask(0o022)
     try:
@@ -151,7 +152,7 @@ def test_atomic_write_gives_the_umask_mode(tmp_path):
 
 
 def test_run_query_missing_from_qrels_names_the_run_line(write):
-    from exampp.collection.runs import check_judged
+    from exampp.formats.trec_run import check_judged
 
     run = read_run(write("r.run", "q1 Q0 a 1 2 sys\nq9 Q0 b 1 1 sys\nq8 Q0 c 1 1 sys\n"))
     runs = {run.name: run}

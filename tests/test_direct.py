@@ -4,12 +4,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from exampp.collection.question_bank import Question
-from exampp.grades import DIRECT_QUESTION_ID
+from exampp.collection.grades import DIRECT_QUESTION_ID
+from exampp.collection.questions import Question
 from exampp.grading.base import Pair
 from exampp.grading.method import MethodError
+from exampp.grading.method_prompts import DIRECT_PROMPTS
 from exampp.grading.methods.direct import Direct, parse_thomas, parse_yes_no
-from exampp.grading.prompts import DIRECT_PROMPTS
 from exampp.grading.registry import default_tau, parse_method
 from exampp.llm.backends.hf import HFBackend
 from exampp.testing.tiny_models import steer

@@ -94,8 +94,8 @@ def test_cover_matches_a_recount_from_the_raw_file(workspace, raw):
 
 
 def test_correlations_against_official_ndcg10(workspace, raw):
-    from exampp.collection.qrels import read_qrels
-    from exampp.collection.runs import read_runs
+    from exampp.formats.trec_qrels import read_qrels
+    from exampp.formats.trec_run import read_runs
     from exampp.trec_eval import evaluate
 
     runs = {n: r for n, r in read_runs(workspace / "runs").items() if n != LATE_RUN}

@@ -37,7 +37,7 @@ def test_every_command_is_in_the_reference(site):
 
 
 def test_every_configuration_key_is_documented():
-    from exampp.config import KEYS
+    from exampp.formats.exampp_toml import KEYS
 
     page = (REPO / "docs" / "reference" / "configuration.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| `(\w+)` \|", page, flags=re.M)
@@ -55,9 +55,11 @@ def test_readme_is_short():
 
 
 def test_the_architecture_picture_is_the_layers_contract():
-    """The layers drawn on the architecture page, top to bottom, are those import-linter holds (pyproject.toml)."""
+    """The layers drawn on the architecture page, top to bottom, are those import-linter holds
+    (pyproject.toml): the committed picture is what scripts/draw_layers.py draws from the contract."""
     import tomllib
 
+    draw_layers = load_script("draw_layers")
     contract = next(c for c in tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
                     if c["id"] == "layers")
     layers = [{m.strip() for m in layer.split(":")} for layer in contract["layers"]]
@@ -65,6 +67,17 @@ def test_the_architecture_picture_is_the_layers_contract():
     picture = (REPO / "docs" / "explanation" / "layers.svg").read_text(encoding="utf-8")
     drawn = [set(label.split(" · ")) for label in re.findall(r'<text class="layer"[^>]*>([^<]+)</text>', picture)]
     assert drawn == layers
+    assert picture == draw_layers.draw(draw_layers.layers()), "run: python scripts/draw_layers.py"
+
+
+def load_script(name: str):
+    """scripts/NAME.py as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _hook():

@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exampp.collection.question_bank import Question
+from exampp.collection.grades import Method
+from exampp.collection.questions import Question
 from exampp.defaults import EMBEDDING_MODEL as DEFAULT_MODEL
 from exampp.errors import ModelLoadError
-from exampp.grades import Method
 from exampp.grading.base import Pair
 from exampp.grading.methods.embedding import DEFAULT_THRESHOLDS, Embedding, cosines
 from exampp.llm.backends.embedding import CACHE_SIZE, SentenceEmbedder, packaged_model_dir

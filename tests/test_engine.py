@@ -9,10 +9,10 @@ import pytest
 import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-from exampp.collection.question_bank import Question
+from exampp.collection.questions import Question
 from exampp.grading.base import Pair
+from exampp.grading.method_prompts import SELF_RATING
 from exampp.grading.methods.self_rating import SelfRating
-from exampp.grading.prompts import SELF_RATING
 from exampp.llm.backends.hf import HFBackend
 from exampp.llm.batching import Batcher, token_budget_size
 from exampp.llm.fused import SDPA_SHARED_BIAS

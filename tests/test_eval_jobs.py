@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from exampp.collection.qrels import read_qrels
-from exampp.collection.runs import RunFile
+from exampp.formats.trec_qrels import read_qrels
+from exampp.formats.trec_run import RunFile
 from exampp.trec_eval import evaluate_runs, format_trec
 
 
@@ -39,8 +39,8 @@ def _text(results) -> str:
 # How many runs this process evaluated itself, and what came back (or the error's message).
 _IN_WORKERS = """
 import json, sys
-from exampp.collection.qrels import read_qrels
-from exampp.collection.runs import RunFile
+from exampp.formats.trec_qrels import read_qrels
+from exampp.formats.trec_run import RunFile
 from exampp.errors import InputError
 from exampp.trec_eval import engine, evaluate_runs, format_trec
 here = []

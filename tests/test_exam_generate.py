@@ -25,9 +25,10 @@ from scipy import stats
 from exampp.api.exam_generate import ExamGenerateJob, answers_path
 from exampp.cli import main
 from exampp.collection.corpus import MemoryCorpus
-from exampp.collection.question_bank import question_id_for, read_question_bank
+from exampp.collection.questions import question_id_for
 from exampp.collection.runs import RankedDoc, Run
 from exampp.errors import InputError
+from exampp.formats.question_bank import read_question_bank
 from exampp.generation.exam import (
     CLOSE_TO_KEY,
     CLOSER_TO_DOCUMENT,
@@ -764,7 +765,7 @@ def test_the_exam_is_graded_by_the_multiple_choice_grader_and_fitted_by_irt(tmp_
     from exampp.analysis.irt.responses import responses_from_grades
     from exampp.api.grade import grade_collection
     from exampp.grading.methods.multiple_choice import MultipleChoice
-    from exampp.store import GradeStore
+    from exampp.stores.grade_store import GradeStore
 
     corpus = write_corpus(tmp_path / "docs.jsonl", DOCS)
     output = tmp_path / "exam.jsonl"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent

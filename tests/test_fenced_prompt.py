@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from exampp.collection.question_bank import Question
-from exampp.grades import Method
+from exampp.collection.grades import Method
+from exampp.collection.questions import Question
 from exampp.grading.base import Pair
-from exampp.grading.prompts import FENCE_TAG, FENCED_SYSTEM, SELF_RATING_FENCED, fence
+from exampp.grading.method_prompts import FENCE_TAG, FENCED_SYSTEM, SELF_RATING_FENCED, fence
 from exampp.grading.registry import make_grader, parse_method
 from exampp.llm.backend import open_backend
 from exampp.llm.prompt import as_text

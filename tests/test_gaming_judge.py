@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import load_benchmark
-from exampp.collection.question_bank import Question
-from exampp.grades import text_hash
+from exampp.collection.grades import text_hash
+from exampp.collection.questions import Question
 from exampp.grading.base import Pair
 from exampp.grading.registry import make_grader
 from exampp.llm.backend import open_backend

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from exampp.generation.parsing import parse_questions, remove_near_duplicates
+from exampp.generation.answer_parsing import parse_questions, remove_near_duplicates
 
 Q = ["What causes coral bleaching?", "How do rising sea temperatures affect algae?", "Can reefs recover?"]
 
@@ -94,14 +94,14 @@ VITAL, OKAY = ("Heat stress expels algae", "vital"), ("Bleached corals can recov
      [VITAL, OKAY, ("Reefs are old", "vital")]),
 ])
 def test_nuggets_keep_their_importance(answer, expected):
-    from exampp.generation.parsing import parse_nuggets
+    from exampp.generation.answer_parsing import parse_nuggets
 
     assert parse_nuggets(answer) == expected
     assert parse_questions(answer) == [text for text, _ in expected]
 
 
 def test_an_importance_outside_the_labels_is_none():
-    from exampp.generation.parsing import parse_nuggets
+    from exampp.generation.answer_parsing import parse_nuggets
 
     assert parse_nuggets('[{"nugget_text": "A fact", "importance": "high"}, '
                          '{"question_text": "Why?", "label": "vital"}]') == [("A fact", None), ("Why?", "vital")]

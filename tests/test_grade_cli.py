@@ -14,10 +14,10 @@ from click.testing import CliRunner
 
 import fake_grader
 from exampp.cli import main
-from exampp.config import load_config, read_config
 from exampp.errors import InputError, ModelLoadError
+from exampp.formats.exampp_toml import load_config, read_config
 from exampp.grading import registry
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 from fake_grader import fake_grade, use_method
 
 REPO = Path(__file__).resolve().parents[1]
@@ -158,8 +158,8 @@ def test_direct_grader_grades_passages_against_the_topic_titles(tmp_path, monkey
 
 
 def test_export_reference_round_trips_the_grades(tmp_path):
-    from exampp.collection.reference_grades import paragraph_grades, read_reference_grades
-    from exampp.store import GradeStore
+    from exampp.formats.reference_grades import paragraph_grades, read_reference_grades
+    from exampp.stores.grade_store import GradeStore
 
     ws = tmp_path / "ws"
     out = tmp_path / "graded.jsonl.gz"
@@ -279,8 +279,8 @@ def test_a_tau_outside_the_methods_grades_is_refused_before_anything_is_read(tmp
 
 def test_grade_collection_refuses_the_settings_a_job_refuses(tmp_path):
     from exampp.api.grade import grade_collection
-    from exampp.settings import SettingError
-    from exampp.store import GradeStore
+    from exampp.setting_rules import SettingError
+    from exampp.stores.grade_store import GradeStore
 
     grader = registry.make_grader("embedding")  # its model loads on first use: never here
     with GradeStore(tmp_path / "grades.sqlite") as store:

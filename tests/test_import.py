@@ -12,19 +12,20 @@ from click.testing import CliRunner
 
 from conftest import shared_path
 from exampp.cli import main
-from exampp.collection.qrels import read_qrels
-from exampp.collection.reference_grades import (
+from exampp.collection.grades import Grade, Method, text_hash
+from exampp.collection.runs import from_scores
+from exampp.errors import InputError
+from exampp.formats.reference_grades import (
     paragraph_grades,
     read_reference_grades,
     reference_queries,
     write_reference_grades,
 )
-from exampp.collection.runs import from_scores, read_run
-from exampp.errors import InputError
-from exampp.grades import Grade, Method, text_hash
+from exampp.formats.trec_qrels import read_qrels
+from exampp.formats.trec_run import read_run
 from exampp.importer import ImportedRun, import_reference
-from exampp.store import GradeStore
-from exampp.workspace import Workspace
+from exampp.stores.grade_store import GradeStore
+from exampp.stores.layout import Workspace
 
 T5 = "google/flan-t5-large"
 RATED = "self-rating|google/flan-t5-large|QuestionSelfRatedUnanswerablePromptWithChoices"
@@ -412,7 +413,7 @@ def test_writer_reproduces_real_lines(tmp_path: Path):
 
 
 def test_embedding_ratings_export_as_self_ratings():
-    from exampp.collection.reference_grades import paragraph_grades
+    from exampp.formats.reference_grades import paragraph_grades
 
     method = Method("embedding", "sentence-transformers/all-MiniLM-L6-v2", "cosine@v1:0.5,0.6,0.7,0.8,0.9").method_id
     grades = [Grade("q1", "p1", "q1/a", 4.0, method, answer="0.8123"), Grade("q1", "p1", "q1/b", 0.0, method)]
@@ -427,7 +428,7 @@ def test_embedding_ratings_export_as_self_ratings():
 
 
 def test_direct_grades_keep_their_method_through_export():
-    from exampp.collection.reference_grades import paragraph_grades
+    from exampp.formats.reference_grades import paragraph_grades
 
     method = Method("direct:thomas", "google/flan-t5-large", "thomas@v1").method_id
     [query] = reference_queries({"q1": {"p1": "text"}}, [Grade("q1", "p1", "direct", 2.0, method, answer="2")])

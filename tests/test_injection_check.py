@@ -18,15 +18,15 @@ from exampp.audit import Flag
 from exampp.audit.addressing import model
 from exampp.audit.model_check import check_flags
 from exampp.cli import main
-from exampp.collection.question_bank import Question
-from exampp.grades import Method
+from exampp.collection.grades import Method
+from exampp.collection.questions import Question
 from exampp.grading.base import Pair
+from exampp.grading.method_prompts import INJECTION_CHECK, INJECTION_CHECK_SYSTEM, fence
 from exampp.grading.methods.direct import parse_yes_no
 from exampp.grading.methods.injection_check import CheckSummary, check_summary, unparsed
-from exampp.grading.prompts import INJECTION_CHECK, INJECTION_CHECK_SYSTEM, fence
 from exampp.grading.registry import parse_method
 from exampp.llm.prompt import as_text
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 from recording_backend import Recording
 
 EXAMPLES = REPO / "examples"  # the example collection, a workspace
@@ -276,8 +276,8 @@ def test_a_check_alone_writes_no_qrels_and_refuses_what_scores_relevance(server,
 
 def test_the_hf_backend_checks_every_pooled_text(tiny_t5_dir, tmp_path):
     pytest.importorskip("transformers")
-    from exampp.collection.corpus import open_corpus
-    from exampp.collection.runs import read_runs
+    from exampp.formats.corpus_sources import open_corpus
+    from exampp.formats.trec_run import read_runs
     from exampp.llm.backends.hf import HFBackend
     from exampp.pool import build_pool
 

@@ -13,9 +13,10 @@ from click.testing import CliRunner
 
 import fake_grader
 from exampp.cli import main
-from exampp.collection.qrels import flatten_intent_qrels, read_intent_qrels, read_qrels, write_intent_qrels
+from exampp.collection.qrels import flatten_intent_qrels
 from exampp.collection.runs import from_scores
 from exampp.errors import InputError
+from exampp.formats.trec_qrels import read_intent_qrels, read_qrels, write_intent_qrels
 from exampp.labels import exam_labels, question_qrels
 from exampp.scoring import MeasureError, leaderboard, per_query_measures
 from exampp.trec_eval.irm import IntentQrelsNeeded
@@ -218,7 +219,7 @@ def test_commands_end_to_end(graded, tmp_path):
     rows = {r["run"]: r for r in json.loads(board.stdout)}
     expected = leaderboard({}, intent, ["alpha_nDCG@10"])  # an empty table: the columns only
     assert list(expected.columns) == ["alpha_nDCG@10"]
-    from exampp.collection.runs import read_runs
+    from exampp.formats.trec_run import read_runs
 
     runs = read_runs([EXAMPLES / "runs"])
     direct = leaderboard(runs, intent, ["alpha_nDCG@10", "ERR_IA@10", "P@5"])

@@ -11,9 +11,9 @@ from click.testing import CliRunner
 from conftest import shared_path
 from exampp.api.irt import IRTJob, IRTOptionsError, responses_from_workspace, write_irt_outputs
 from exampp.cli import main
-from exampp.collection.leaderboard import read_leaderboard
-from exampp.collection.response_matrix import read_response_matrix
-from exampp.collection.systems import read_systems
+from exampp.formats.leaderboard import read_leaderboard
+from exampp.formats.response_matrix import read_response_matrix
+from exampp.formats.systems import read_systems
 from exampp.report.records import dumps
 from irt_workspace import COVER, graded_workspace
 

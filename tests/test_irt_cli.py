@@ -12,7 +12,7 @@ from exampp.analysis.correlation import correlate
 from exampp.analysis.irt.models import IRTModel
 from exampp.cli import main
 from exampp.cli.irt import irt
-from exampp.grades import Method
+from exampp.collection.grades import Method
 from irt_workspace import graded_workspace
 
 A = np.array([0.4, 0.8, 1.2, 1.6, 2.0, 1.0, 0.6, 1.4])

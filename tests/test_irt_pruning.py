@@ -15,8 +15,8 @@ from exampp.analysis.irt.pruning import (
     prune,
     prune_bank,
 )
-from exampp.collection.question_bank import Question, QuestionBank
-from exampp.collection.response_matrix import Responses
+from exampp.collection.questions import Question, QuestionBank
+from exampp.formats.response_matrix import Responses
 
 
 def sigmoid(x):

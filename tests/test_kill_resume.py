@@ -14,9 +14,9 @@ from click.testing import CliRunner
 
 import fake_grader
 from exampp.cli import main
-from exampp.collection.temps import writer_prefix
+from exampp.files.temps import writer_prefix
 from exampp.importer import import_reference
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 from killing import kill_when
 from test_import import LINES, workspace_files, write_gz_lines
 

@@ -8,13 +8,14 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from exampp.analysis.agreement import kappa_table
+from exampp.analysis.label_agreement import kappa_table
 from exampp.cli import main
-from exampp.collection.qrels import FractionalLabelError, read_qrels, write_qrels
-from exampp.collection.reference_grades import reference_queries
+from exampp.collection.grades import Grade, Method
+from exampp.collection.qrels import FractionalLabelError
 from exampp.collection.runs import from_scores
 from exampp.errors import InputError
-from exampp.grades import Grade, Method
+from exampp.formats.reference_grades import reference_queries
+from exampp.formats.trec_qrels import read_qrels, write_qrels
 from exampp.labels import exam_labels
 from exampp.scoring import exam_qrels, leaderboard
 from exampp.trec_eval import evaluate

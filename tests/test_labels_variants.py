@@ -11,12 +11,12 @@ import pytest
 from click.testing import CliRunner
 
 from exampp.cli import main
+from exampp.collection.grades import Grade, Method
 from exampp.collection.runs import from_scores
 from exampp.errors import ExamppError
-from exampp.grades import Grade, Method
 from exampp.labels import LABELS, NoProbabilities, exam_labels, expected_cover
 from exampp.scoring import exam_cover, per_query_measures
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 
 
 def p(**mass: float) -> tuple[float, ...]:

@@ -100,8 +100,8 @@ def test_a_module_without_a_layer_breaks_the_layers(tmp_path):
 # package whose siblings it joins in a circle, the lines of the report that name the circle: one of them).
 CIRCLES = {
     # question_bank imports the formats, which would import it back
-    "bank formats": ("collection/tsv_bank.py", "from exampp.collection.question_bank import WRITE_FORMATS",
-                     "exampp.collection", (".question_bank -> .tsv_bank", ".tsv_bank -> .question_bank")),
+    "bank formats": ("formats/tsv_bank.py", "from exampp.formats.question_bank import WRITE_FORMATS",
+                     "exampp.formats", (".question_bank -> .tsv_bank", ".tsv_bank -> .question_bank")),
     # the wire format is below the backend: the backend imports it, never the other way round
     "openai package": ("llm/openai/wire.py", "from exampp.llm.openai.backend import OpenAIBackend",
                        "exampp.llm.openai", (".backend -> .wire", ".wire -> .backend")),

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from exampp.errors import ModelLoadError
-from exampp.grading.prompts import SELF_RATING
+from exampp.grading.method_prompts import SELF_RATING
 from exampp.llm.backends.hf import HFBackend
 from exampp.llm.batching import CPU_BATCH_SIZE, CPU_BATCH_TOKENS, CPU_MAX_BATCH, Batcher, auto_batch_size, length_order
 from exampp.llm.device import DeviceError

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 
 import pytest
 
-from exampp.collection.question_bank import Question
+from exampp.collection.questions import Question
 from exampp.grading.base import Judgment, Pair
 from exampp.grading.engine import LocalEngine
 from exampp.grading.runner import grade_pairs
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 from fake_grader import FakeGrader, fake_grade
 
 

@@ -7,8 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from exampp.cli import main
-from exampp.collection.question_bank import Question
-from exampp.grades import Method
+from exampp.collection.grades import Method
+from exampp.collection.questions import Question
 from exampp.grading.method import MethodError, split_name
 from exampp.grading.registry import ALIASES, default_tau, method_names, parse_method, stored_method
 from exampp.llm.backend import Backend, BackendError, Capability, Usage
@@ -204,8 +204,8 @@ def test_tau_of_imported_grades_of_a_prompt_class_unknown_here_follows_their_gra
     """The reference tool's FagB direct grades are filed as direct:fagb, which is no prompt here: their
     0/1 grades are read at tau 1 (all runs would score 0 at 4)."""
     from exampp.api.workspace import stored_grades
-    from exampp.grades import Grade
-    from exampp.store import GradeStore
+    from exampp.collection.grades import Grade
+    from exampp.stores.grade_store import GradeStore
 
     method = "direct:fagb|google/flan-t5-large|FagB"
     with GradeStore(tmp_path / "grades.sqlite") as store:

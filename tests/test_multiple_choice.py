@@ -6,10 +6,10 @@ import math
 import pytest
 import torch
 
-from exampp.collection.question_bank import Question
+from exampp.collection.questions import Question
 from exampp.grading.base import Pair
+from exampp.grading.method_prompts import MULTIPLE_CHOICE
 from exampp.grading.methods.multiple_choice import MultipleChoice, choose
-from exampp.grading.prompts import MULTIPLE_CHOICE
 from exampp.llm.backend import Backend, Capability, Usage
 from exampp.llm.backends.hf import HFBackend
 

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from exampp.analysis.agreement import cohen_kappa_counts
+from exampp.analysis.label_agreement import cohen_kappa_counts
 from exampp.analysis.nugget_agreement import NoCommonNuggets
 from exampp.api.nugget_agreement import assignment_agreement
 from exampp.cli import main
-from exampp.collection.nugget_assignments import ASSIGNMENTS, Answer, AssignedNugget, write_assignments
 from exampp.errors import ExamppError
+from exampp.formats.nugget_assignments import ASSIGNMENTS, Answer, AssignedNugget, write_assignments
 
 NUGGETS = {"t1": (("a", "vital"), ("b", "vital"), ("c", "okay")), "t2": (("d", "vital"), ("e", "okay"))}
 # (topic, run) -> grades of the topic's nuggets, ours and official.

@@ -19,9 +19,9 @@ from nuggetizer.models.nuggetizer import Nuggetizer
 import cli_results
 from exampp.api.nugget_assign import NuggetAssignJob
 from exampp.cli import main
-from exampp.collection.nugget_assignments import read_assignments
-from exampp.collection.question_bank import Question
+from exampp.collection.questions import Question
 from exampp.errors import InputError
+from exampp.formats.nugget_assignments import read_assignments
 from exampp.grading.base import Pair
 from exampp.grading.method import MethodError
 from exampp.grading.methods.nugget_support import (
@@ -35,7 +35,7 @@ from exampp.grading.methods.nugget_support import (
 )
 from exampp.grading.registry import parse_method
 from exampp.llm.backend import BackendSpec
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 from exampp.testing.openai_server import OpenAIServer, Seen
 
 NAME = "judge"

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from conftest import shared_path
-from exampp.collection.question_bank import Question
-from exampp.grades import Method
+from exampp.collection.grades import Method
+from exampp.collection.questions import Question
 from exampp.grading.base import Pair
 from exampp.grading.method import MethodError
 from exampp.grading.methods.nugget_embedding import (
@@ -174,7 +174,7 @@ def _plain_grade(encode, answer: str, nugget: str) -> tuple[int, float]:
 
 
 def test_real_model_grades_equal_plain_reimplementation(model_backend):
-    from exampp.collection.nugget_assignments import read_assignments
+    from exampp.formats.nugget_assignments import read_assignments
 
     answers = read_assignments(shared_path("data", "rag24", "nugget-assignments.dev.jsonl.gz"))
     chosen = [a for a in answers if a.query_id == answers[0].query_id][:2]

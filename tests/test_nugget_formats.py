@@ -10,16 +10,10 @@ from click.testing import CliRunner
 
 from conftest import jsonl, shared_path
 from exampp.cli import main
-from exampp.collection.question_bank import (
-    Question,
-    QuestionBank,
-    load_question_bank,
-    question_id_for,
-    read_question_bank,
-    write_question_bank,
-)
-from exampp.collection.rag_responses import Response, read_responses
+from exampp.collection.questions import Question, QuestionBank, question_id_for
 from exampp.errors import InputError
+from exampp.formats.question_bank import load_question_bank, read_question_bank, write_question_bank
+from exampp.formats.rag_responses import Response, read_responses
 
 
 def nugget(text: str, importance: str = "vital", assignment: str | None = None) -> dict:

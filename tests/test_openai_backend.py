@@ -21,13 +21,13 @@ from click.testing import CliRunner
 from cli_results import one_line_error
 from conftest import CLOSED_PORT
 from exampp.cli import main
+from exampp.grading.method_prompts import QUESTION_ANSWERING, SELF_RATING
 from exampp.grading.methods.qa import YES_NO
 from exampp.grading.methods.self_rating import GRADES
-from exampp.grading.prompts import QUESTION_ANSWERING, SELF_RATING
 from exampp.llm.backend import BackendError, NextToken, open_backend
 from exampp.llm.backends.hf import HFBackend
 from exampp.llm.openai.wire import label_scores, token_text
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 from exampp.testing.openai_server import Fault, OpenAIServer
 from exampp.testing.tiny_models import save_rater
 from small_collection import write_collection
@@ -188,7 +188,7 @@ def test_label_scores_read_only_the_20_most_likely_alternatives():
 def test_a_generated_label_missing_from_the_alternatives_gives_no_probabilities():
     seen = label_scores([("▁the", -0.1), ("▁a", -0.2)], "▁5", GRADES, "5")
     assert seen == NextToken(None, 5, "5")
-    from exampp.collection.question_bank import Question
+    from exampp.collection.questions import Question
     from exampp.grading.base import Pair
     from exampp.grading.methods.self_rating import SelfRating
     from exampp.llm.backend import Backend, Capability, Usage

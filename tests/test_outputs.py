@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from exampp.collection.io import atomic_write, iter_lines, replace_together
-from exampp.collection.temps import writer_prefix
 from exampp.errors import OutputError
+from exampp.files.io import atomic_write, iter_lines, replace_together
+from exampp.files.temps import writer_prefix
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -140,7 +140,7 @@ def test_gzip_through_a_pipe_and_standard_input_read_once(tmp_path: Path):
     data = gzip.compress(b"q1 Q0 d1 1 2 s\nq1 Q0 d2 2 1 s\n")
     threading.Thread(target=lambda: fifo.write_bytes(data), daemon=True).start()
     assert list(iter_lines(fifo)) == [(1, "q1 Q0 d1 1 2 s"), (2, "q1 Q0 d2 2 1 s")]
-    done = subprocess.run([sys.executable, "-c", "from exampp.collection.io import iter_lines; "
+    done = subprocess.run([sys.executable, "-c", "from exampp.files.io import iter_lines; "
                            "print(list(iter_lines('-')))"], input=data, capture_output=True)
     assert done.stdout.decode().strip() == "[(1, 'q1 Q0 d1 1 2 s'), (2, 'q1 Q0 d2 2 1 s')]"
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 import pytest
 
 from exampp.collection.corpus import MemoryCorpus
-from exampp.collection.runs import from_scores, read_run
+from exampp.collection.runs import from_scores
 from exampp.errors import InputError
+from exampp.formats.trec_run import read_run
 from exampp.pool import build_pool, pool_ids
 
 # a: d3 > d1 > d2 (q1); b: d4 > d1 > d5 (q1), d9 (q2)

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from exampp.collection.question_bank import Question
+from exampp.collection.questions import Question
 from exampp.grading.base import Pair
-from exampp.grading.prompts import SELF_RATING, SELF_RATING_PASSAGE_FIRST, SELF_RATING_PROMPTS
+from exampp.grading.method_prompts import SELF_RATING, SELF_RATING_PASSAGE_FIRST, SELF_RATING_PROMPTS
 from exampp.grading.registry import make_grader, parse_method
 from exampp.grading.runner import grade_pairs
 from exampp.llm.backend import BackendError, open_backend
 from exampp.llm.prefix import PREFIX_MIN, leaders
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 from exampp.testing.batching_server import DIGITS, BatchingServer, PrefixCache, Simulation
 from exampp.testing.openai_server import OpenAIServer, Seen
 

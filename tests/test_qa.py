@@ -7,13 +7,13 @@ import math
 import pytest
 import torch
 
-from exampp.collection.question_bank import Question
+from exampp.collection.questions import Question
 from exampp.errors import ModelLoadError
 from exampp.grading.base import Pair
 from exampp.grading.method import MethodError
+from exampp.grading.method_prompts import ANSWER_VERIFICATION, QUESTION_ANSWERING
 from exampp.grading.methods.qa import QA, require_answers
 from exampp.grading.methods.qa_extractive import ExtractiveQA
-from exampp.grading.prompts import ANSWER_VERIFICATION, QUESTION_ANSWERING
 from exampp.grading.registry import parse_method
 from exampp.llm.backends.extractive import ExtractiveReader, chunk_candidates
 from exampp.llm.backends.hf import HFBackend

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from exampp.cli import main
-from exampp.collection.qrels import atol, parse_label, read_intent_qrels, read_qrels, write_qrels
 from exampp.errors import InputError
+from exampp.formats.trec_qrels import atol, parse_label, read_intent_qrels, read_qrels, write_qrels
 
 RUN = "1 Q0 a 1 2 r\n1 Q0 b 2 1 r\n"
 

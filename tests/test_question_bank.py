@@ -8,16 +8,10 @@ import logging
 import pytest
 
 from conftest import jsonl, shared_path
-from exampp.collection.question_bank import (
-    WRITE_FORMATS,
-    Question,
-    QuestionBank,
-    question_id_for,
-    read_question_bank,
-    write_question_bank,
-)
+from exampp.collection.questions import Question, QuestionBank, question_id_for
 from exampp.collection.topics import Subtopic, Topic
 from exampp.errors import InputError
+from exampp.formats.question_bank import WRITE_FORMATS, read_question_bank, write_question_bank
 
 
 def test_question_id_is_query_slash_md5_of_the_verbatim_utf8_text():

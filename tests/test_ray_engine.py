@@ -23,15 +23,15 @@ from click.testing import CliRunner
 import fake_grader
 from exampp.api.grade import grade_collection
 from exampp.cli import main
-from exampp.collection.corpus import open_corpus
-from exampp.collection.question_bank import read_question_bank
-from exampp.collection.runs import read_runs
 from exampp.errors import InputError
+from exampp.formats.corpus_sources import open_corpus
+from exampp.formats.question_bank import read_question_bank
+from exampp.formats.trec_run import read_runs
 from exampp.grading.base import Judgment, Pair
 from exampp.grading.method import param
 from exampp.grading.registry import parse_method
 from exampp.llm.backend import BackendSpec
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 from killing import kill_when
 
 ray = pytest.importorskip("ray")
@@ -277,7 +277,7 @@ def test_ray_settings_without_the_ray_engine_are_refused(tmp_path):
 
 
 def test_with_a_cascade_the_driver_rules_out_and_the_workers_grade_the_rest_as_in_one_process(tmp_path):
-    from exampp.collection.topics import read_topics
+    from exampp.formats.topic_files import read_topics
     from exampp.grading.cascade import CascadeSpec
 
     root = example(tmp_path)

@@ -1,6 +1,6 @@
 """Readers of answer files are bounded in total, not only per line: ``nuggets score`` and ``support
 measures`` keep no answer text (the scores never read it), and what a reader keeps of one file is
-refused past :data:`~exampp.collection.io.MAX_KEPT_BYTES`, naming the line."""
+refused past :data:`~exampp.files.io.MAX_KEPT_BYTES`, naming the line."""
 from __future__ import annotations
 
 import gzip
@@ -12,10 +12,10 @@ import pytest
 
 from exampp.api.nuggets import score_nuggets
 from exampp.api.support import support_scores
-from exampp.collection import io
-from exampp.collection.citations import read_citations
-from exampp.collection.nugget_assignments import read_assignments
 from exampp.errors import InputError
+from exampp.files import io
+from exampp.formats.citations import read_citations
+from exampp.formats.nugget_assignments import read_assignments
 
 LINES = 40
 TEXT = 1 << 20  # characters of text a line carries: 40 MB in all, gzipped to almost nothing

@@ -33,7 +33,7 @@ from exampp.report.content import (
     TOO_BROAD,
 )
 from exampp.report.tables import comparison_table, official_order, scores_table
-from exampp.workspace import Workspace
+from exampp.stores.layout import Workspace
 from test_bank_review import BANK as QUESTIONS, OFFICIAL, RATED, RATING, make_workspace
 
 ODD = "<b>&x"  # a run name that must be escaped

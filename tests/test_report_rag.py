@@ -18,8 +18,8 @@ from exampp.api.nuggets import score_nuggets
 from exampp.api.report import ReportJob, rag_tables
 from exampp.api.support import support_scores
 from exampp.cli import main
-from exampp.collection.nugget_assignments import Answer, AssignedNugget, read_assignments, write_assignments
 from exampp.errors import ExamppError
+from exampp.formats.nugget_assignments import Answer, AssignedNugget, read_assignments, write_assignments
 from exampp.report.content import KAPPA, LEADERBOARD, NUGGET_AGREEMENT, NUGGETS, SUPPORT
 from exampp.segment import load_responses
 from test_bank_review import RATING, make_workspace

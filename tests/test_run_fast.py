@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from exampp.collection import runs as runs_module
-from exampp.collection.runs import RunFile, _fast_lines, read_run
 from exampp.errors import InputError
+from exampp.formats import trec_run
+from exampp.formats.trec_run import RunFile, _fast_lines, read_run
 
 TRICKY = [
     "q1 Q0 d1 1 2.5 sysA",
@@ -42,7 +42,7 @@ def _pair(tmp_path: Path, lines: list[str], name: str = "r") -> tuple[Path, Path
 @pytest.mark.parametrize("chunk", [1 << 22, 40, 1])
 @pytest.mark.parametrize("lines", [TRICKY, TRICKY[:9], [line for line in TRICKY if line and line[0] != "#"]])
 def test_pieces_read_as_the_plain_reader_reads(tmp_path: Path, monkeypatch, chunk, lines):
-    monkeypatch.setattr(runs_module, "_CHUNK", chunk)
+    monkeypatch.setattr(trec_run, "_CHUNK", chunk)
     plain, gz = _pair(tmp_path, lines)
     fast, slow = read_run(plain), read_run(gz)
     assert fast.rankings == slow.rankings and fast.lines == slow.lines and fast.name == slow.name == "sysA"
@@ -84,7 +84,7 @@ BAD = [
 @pytest.mark.parametrize("chunk", [1 << 22, 20])
 @pytest.mark.parametrize("lines, message", BAD)
 def test_errors_name_the_same_line_both_ways(tmp_path: Path, monkeypatch, chunk, lines, message):
-    monkeypatch.setattr(runs_module, "_CHUNK", chunk)
+    monkeypatch.setattr(trec_run, "_CHUNK", chunk)
     plain, gz = _pair(tmp_path, lines)
     with pytest.raises(InputError) as fast:
         read_run(plain)
@@ -126,7 +126,7 @@ def test_read_run_depth_keeps_the_top_of_the_whole_ranking(tmp_path, depth):
 @pytest.mark.parametrize("chunk", [1 << 22, 1])
 def test_a_carriage_return_ends_no_line_on_the_way_a_plain_file_falls_back_to(tmp_path: Path, monkeypatch, chunk):
     # A piece with a bare \r goes the plain way; its lines end at \n only, as in a gzipped file or a pipe.
-    monkeypatch.setattr(runs_module, "_CHUNK", chunk)
+    monkeypatch.setattr(trec_run, "_CHUNK", chunk)
     data = b"q1 Q0 d1 0 0.0 sysA\rq1 Q0 d2 0 0.0 sysA\n"
     (tmp_path / "r.run").write_bytes(data)
     (tmp_path / "r.run.gz").write_bytes(gzip.compress(data))
@@ -155,7 +155,7 @@ def _random_line(rng) -> str:
 def test_the_fast_reader_reads_what_the_plain_reader_reads_or_declines(seed):
     import random
 
-    from exampp.collection.runs import _columns, _run_lines
+    from exampp.formats.trec_run import _columns, _run_lines
 
     rng = random.Random(seed)
     lines = [_random_line(rng) for _ in range(rng.randint(1, 12))]

@@ -12,9 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from exampp.cli import main
-from exampp.collection.qrels import read_qrels
-from exampp.collection.runs import RESTART, RunFile, from_scores, read_run
+from exampp.collection.runs import RESTART, from_scores
 from exampp.errors import InputError
+from exampp.formats.trec_qrels import read_qrels
+from exampp.formats.trec_run import RunFile, read_run
 from exampp.scoring import leaderboard
 from exampp.trec_eval import evaluate, format_trec
 

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from exampp.collection.corpus import MemoryCorpus
-from exampp.collection.question_bank import Question, QuestionBank
+from exampp.collection.questions import Question, QuestionBank
 from exampp.collection.runs import from_scores
 from exampp.grading.base import Pair
 from exampp.grading.runner import build_exam, grade_pairs, grade_pool, pool_grades, pool_records
 from exampp.pool import build_pool
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 from fake_grader import FakeGrader, fake_grade
 
 TEXTS = {"d1": "coral bleaching heat", "d2": "printing press", "d3": "vaccines", "d4": "more coral"}

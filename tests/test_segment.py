@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from exampp.collection.rag_responses import Response, read_responses
 from exampp.collection.runs import trec_order
 from exampp.errors import InputError
+from exampp.formats.rag_responses import Response, read_responses
 from exampp.segment import segment_id, segment_responses, segment_text
 
 

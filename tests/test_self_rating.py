@@ -6,11 +6,17 @@ import math
 import pytest
 import torch
 
-from exampp.collection.question_bank import Question
+from exampp.collection.questions import Question
 from exampp.grading.base import Pair
+from exampp.grading.method_prompts import SELF_RATING
 from exampp.grading.methods.self_rating import GRADES, SelfRating, grade_probabilities
-from exampp.grading.parsing import UNANSWERABLE, is_unanswerable, leading_grade, normalize_response, parse_self_rating
-from exampp.grading.prompts import SELF_RATING
+from exampp.grading.rating_parsing import (
+    UNANSWERABLE,
+    is_unanswerable,
+    leading_grade,
+    normalize_response,
+    parse_self_rating,
+)
 from exampp.llm.backends.hf import HFBackend
 from exampp.llm.batching import Batcher
 from exampp.testing.tiny_models import steer

@@ -18,8 +18,8 @@ from exampp.analysis.statistics import bootstrap_means, bootstrap_samples, corre
 from exampp.api.leaderboards import LeaderboardFile, QrelsMeasure
 from exampp.api.significance import SignificanceJob
 from exampp.cli import main
-from exampp.collection.leaderboard import read_leaderboard, read_leaderboard_file
 from exampp.errors import ExamppError, InputError
+from exampp.formats.leaderboard import read_leaderboard, read_leaderboard_file
 
 # Four queries, one relevant passage each ("rel"); P@1 of a run is 1 where its top passage is it.
 P_AT_1 = {"good": [1, 1, 1, 1], "middle": [1, 1, 0, 0], "poor": [1, 0, 0, 0]}

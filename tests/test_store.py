@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from exampp.cli import main
+from exampp.collection.grades import Grade, Method, text_hash
 from exampp.errors import InputError, OutputError
-from exampp.grades import Grade, Method, text_hash
-from exampp.store import GRADE_COLUMNS, GradeStore, HashedGrade
+from exampp.stores.grade_store import GRADE_COLUMNS, GradeStore, HashedGrade
 from test_import import LINES, write_gz_lines
 
 RATING = Method("self-rating", "google/flan-t5-large", "QuestionSelfRatedUnanswerablePromptWithChoices").method_id
@@ -153,8 +153,8 @@ def test_reader_opens_and_reads_while_a_writer_holds_the_lock(tmp_path: Path):
 # passage, printing the batch number after each commit.
 WRITER = """
 import sys
-from exampp.grades import Grade, text_hash
-from exampp.store import GradeStore, HashedGrade
+from exampp.collection.grades import Grade, text_hash
+from exampp.stores.grade_store import GradeStore, HashedGrade
 path, method, batches, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 with GradeStore(path) as store:
     store.register_passages("q", {f"p{b}": f"passage {b}" for b in range(batches)})

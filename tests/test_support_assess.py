@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from exampp.cli import main
 from exampp.generation.asking import Unusable
 from exampp.grading.methods.citation_support import CITATION_SUPPORT, CORRECTIVE, UNREAD, parse_support
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 from exampp.testing.openai_server import OpenAIServer, Seen
 
 NAME = "judge"

@@ -7,8 +7,9 @@ import json
 import pytest
 
 from conftest import register_local_dataset, shared_path
-from exampp.collection.topics import Subtopic, Topic, read_topics, write_topics
+from exampp.collection.topics import Subtopic, Topic
 from exampp.errors import InputError
+from exampp.formats.topic_files import read_topics, write_topics
 
 
 def test_json_map_like_the_reference_queries_file(write):

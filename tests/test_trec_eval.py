@@ -12,8 +12,9 @@ from click.testing import CliRunner
 
 from conftest import shared_path
 from exampp.cli import main
-from exampp.collection.qrels import read_qrels
-from exampp.collection.runs import from_scores, read_run
+from exampp.collection.runs import from_scores
+from exampp.formats.trec_qrels import read_qrels
+from exampp.formats.trec_run import read_run
 from exampp.trec_eval import evaluate, evaluate_runs, format_trec, interpolated, select, to_dataframe
 from exampp.trec_eval.judged import Settings, judge
 

@@ -127,8 +127,8 @@ def _same(a: float, b: float) -> bool:
 def test_per_query_values_equal_pytrec_eval(start, tmp_path):
     import pytrec_eval
 
-    from exampp.collection.qrels import read_qrels
-    from exampp.collection.runs import read_run
+    from exampp.formats.trec_qrels import read_qrels
+    from exampp.formats.trec_run import read_run
     from exampp.trec_eval import evaluate
 
     compared = 0

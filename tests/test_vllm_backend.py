@@ -18,11 +18,11 @@ from click.testing import CliRunner
 
 from exampp.cli import main
 from exampp.errors import ModelLoadError
+from exampp.grading.method_prompts import SELF_RATING
 from exampp.grading.methods.self_rating import GRADES
-from exampp.grading.prompts import SELF_RATING
 from exampp.llm.backend import BackendError, open_backend
 from exampp.llm.backends.hf import HFBackend
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 from exampp.testing.tiny_models import build_causal, steer
 from small_collection import write_collection
 from tiny_model_dirs import t5_tokenizer_dir

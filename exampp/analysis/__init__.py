@@ -1,6 +1,6 @@
 """Analysis of scores and labels: leaderboard correlation, label agreement."""
-from exampp.analysis.agreement import Confusion, cohen_kappa, graded_confusion, kappa_table
 from exampp.analysis.correlation import Correlation, correlate, per_query_correlation, round_scores, tau_ap
+from exampp.analysis.label_agreement import Confusion, cohen_kappa, graded_confusion, kappa_table
 
 __all__ = [
     "Confusion",

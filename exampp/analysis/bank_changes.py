@@ -12,7 +12,7 @@ from typing import cast
 import pandas as pd
 
 from exampp.collection.qrels import Qrels
-from exampp.collection.question_bank import QuestionBank
+from exampp.collection.questions import QuestionBank
 from exampp.collection.runs import Run
 from exampp.means import SCORE_DECIMALS
 

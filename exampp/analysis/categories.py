@@ -19,7 +19,7 @@ from functools import lru_cache
 import pandas as pd
 from nltk.stem import PorterStemmer
 
-from exampp.collection.question_bank import Question
+from exampp.collection.questions import Question
 
 # Guinet et al. (2024), as in DESIGN.md §2 (verbatim; "illustrate" is in two levels there).
 BLOOM_KEYWORDS: dict[str, tuple[str, ...]] = {

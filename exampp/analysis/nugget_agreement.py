@@ -5,7 +5,7 @@ Only the (topic, run, nugget) assigned in both are compared; a nugget's importan
 official one's. Nugget level: Cohen's κ of the three assignments (unweighted), κ of support
 against the rest (partial support counting as not supported, as the strict scores count it),
 and Krippendorff's α (ordinal) of the grades 0/1/2, with both assignments as two coders. Run
-level: each measure's leaderboard from either assignment (:mod:`exampp.analysis.nuggets`) over
+level: each measure's leaderboard from either assignment (:mod:`exampp.analysis.nugget_scores`) over
 the shared topics, on the runs that answered every one of them in both (a run missing a topic
 is left out, and listed, rather than scored 0 there), correlated with
 :func:`exampp.analysis.statistics.correlation_intervals` (Kendall's τ-b, Spearman's ρ, τ_AP;
@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from exampp.analysis.agreement import cohen_kappa_counts
-from exampp.collection.nugget_assignments import ASSIGNMENTS, Answer, AssignedNugget
+from exampp.analysis.label_agreement import cohen_kappa_counts
 from exampp.errors import ExamppError
+from exampp.formats.nugget_assignments import ASSIGNMENTS, Answer, AssignedNugget
 
 NUGGET_STATISTICS = ("kappa", "kappa_binary", "alpha_ordinal")
 RUN_STATISTICS = ("kendall", "spearman", "tau_ap")
@@ -122,7 +122,7 @@ def _nugget_statistics(tables: np.ndarray, bootstrap: int, seed: int, confidence
 def _run_statistics(ours: list[Answer], official: list[Answer], topics: Sequence[str], measures: Sequence[str],
                     bootstrap: int, seed: int, confidence: float) -> tuple[pd.DataFrame, list[str], list[str]]:
     """(the correlation table, the runs compared, the runs left out)."""
-    from exampp.analysis.nuggets import per_answer
+    from exampp.analysis.nugget_scores import per_answer
     from exampp.analysis.statistics import correlation_intervals, scores_table
 
     answered: dict[str, set[str]] = {}
@@ -155,7 +155,7 @@ def nugget_agreement(ours: Iterable[Answer], official: Iterable[Answer], *, meas
     :param confidence: The intervals' confidence level.
     """
 
-    from exampp.analysis.nuggets import MEASURES
+    from exampp.analysis.nugget_scores import MEASURES
 
     unknown = [m for m in measures if m not in MEASURES]
     if unknown:

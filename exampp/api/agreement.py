@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from exampp.analysis.agreement import Overlap
-from exampp.collection.io import PathLike
+from exampp.analysis.label_agreement import Overlap
 from exampp.errors import ExamppError
+from exampp.files.io import PathLike
 
 
 class NoCommonJudgments(ExamppError, ValueError):
@@ -48,8 +48,8 @@ def label_agreement(exam: PathLike, official: PathLike, *, rel_level: float = 1)
     :raises NoCommonJudgments: No pair is judged in both.
     """
 
-    from exampp.analysis.agreement import graded_confusion, kappa_table, ordinal_alpha, overlap
-    from exampp.collection.qrels import read_qrels
+    from exampp.analysis.label_agreement import graded_confusion, kappa_table, ordinal_alpha, overlap
+    from exampp.formats.trec_qrels import read_qrels
 
     exam_labels, official_labels = read_qrels(exam), read_qrels(official)
     pairs = overlap(exam_labels, official_labels)

@@ -48,16 +48,11 @@ from exampp.assess.measures import (
     run_weights,
 )
 from exampp.assess.population import Population, passage_population
-from exampp.collection.assessment_sample import (
-    SamplePair,
-    read_sample,
-    sample_keys,
-    write_sample,
-)
-from exampp.collection.citations import CitedAnswer, read_citations
-from exampp.collection.io import PathLike, display_name
 from exampp.errors import ExamppError, InputError
-from exampp.workspace import Workspace
+from exampp.files.io import PathLike, display_name
+from exampp.formats.assessment_sample import SamplePair, read_sample, sample_keys, write_sample
+from exampp.formats.citations import CitedAnswer, read_citations
+from exampp.stores.layout import Workspace
 
 
 class AssessError(ExamppError, ValueError):
@@ -101,7 +96,7 @@ def workspace_judge(workspace: Workspace | PathLike, measures: Sequence[AssessMe
                           "file: --support FILE")
     if nuggets is not None:
         from exampp.assess.population import nugget_population
-        from exampp.collection.nugget_assignments import read_assignments
+        from exampp.formats.nugget_assignments import read_assignments
 
         return Judge(nugget_population(read_assignments(nuggets)), f"nuggets:{display_name(nuggets)}", 2.0)
     if any(m.kind in NUGGET_MEASURES for m in measures):
@@ -247,7 +242,7 @@ def judges_disagreement(workspace: Workspace | PathLike, population: Population,
     """
     from exampp.api.workspace import relevance_methods
     from exampp.labels import exam_labels
-    from exampp.store import GradeStore
+    from exampp.stores.grade_store import GradeStore
 
     ws = as_workspace(workspace)
     with GradeStore(ws.store) as store:
@@ -309,15 +304,15 @@ def read_human_labels(workspace: Workspace | PathLike, path: PathLike | None, nu
     :param workspace: The workspace whose label store is read when no file is given (what
         ``exampp assess serve`` and ``import`` put there).
     :param path: A label file (qrels with an optional assessor column, or Label Studio's export:
-        :func:`exampp.assessments.read_labels`; with ``nuggets``, also people's nugget assignment file).
+        :func:`exampp.stores.assessments.read_labels`; with ``nuggets``, also people's nugget assignment file).
     :param nuggets: The judge's nugget assignment file, when the sample is of nuggets.
     """
     from exampp.api.assess_labels import store_labels
-    from exampp.assessments import read_labels
+    from exampp.stores.assessments import read_labels
 
     if nuggets is not None and path is not None and _is_assignment_file(path):
         from exampp.assess.population import nugget_labels
-        from exampp.collection.nugget_assignments import read_assignments
+        from exampp.formats.nugget_assignments import read_assignments
 
         return nugget_labels(read_assignments(nuggets), read_assignments(path), display_name(path))
 
@@ -343,7 +338,7 @@ def _is_assignment_file(path: PathLike) -> bool:
     """Whether ``path`` is a nugget assignment file (JSONL answers with their nuggets)."""
     import json
 
-    from exampp.collection.io import first_nonblank, iter_lines
+    from exampp.files.io import first_nonblank, iter_lines
 
     first, _ = first_nonblank(iter(iter_lines(path)))
     try:
@@ -438,7 +433,7 @@ class EstimateJob:
 
     :param workspace: The workspace: its runs and the judge's grades.
     :param sample: The sample file (:func:`draw_sample`).
-    :param labels: People's labels of it: a label file (:func:`exampp.assessments.read_labels`; with
+    :param labels: People's labels of it: a label file (:func:`exampp.stores.assessments.read_labels`; with
         ``nuggets``, also a nugget assignment file; with ``support``, a citation-support file). By
         default the workspace's label store.
     :param measures: ``P@10``, ``nDCG@10``...; with ``nuggets``, the RAG track's V_strict, A_strict, V,

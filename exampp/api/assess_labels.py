@@ -32,7 +32,13 @@ from exampp.assess.tasks import (
     write_label_studio,
     write_tasks_tsv,
 )
-from exampp.assessments import (
+from exampp.errors import ExamppError, InputError
+from exampp.files.io import PathLike, atomic_write, display_name
+from exampp.formats.assessment_sample import SamplePair, read_sample
+from exampp.formats.corpus_sources import open_corpus
+from exampp.formats.nugget_assignments import read_assignments
+from exampp.formats.topic_files import read_topics
+from exampp.stores.assessments import (
     CLAIM_SECONDS,
     AssessmentStore,
     assessor_problem,
@@ -41,13 +47,7 @@ from exampp.assessments import (
     read_labels,
     write_labels,
 )
-from exampp.collection.assessment_sample import SamplePair, read_sample
-from exampp.collection.corpus import open_corpus
-from exampp.collection.io import PathLike, atomic_write, display_name
-from exampp.collection.nugget_assignments import read_assignments
-from exampp.collection.topics import read_topics
-from exampp.errors import ExamppError, InputError
-from exampp.workspace import Workspace
+from exampp.stores.layout import Workspace
 
 EXPORT_FORMATS = ("tsv", "label-studio")
 
@@ -185,7 +185,7 @@ def export_sample(workspace: PathLike, sample: PathLike, output: PathLike, *, fm
 
 def store_labels(workspace: PathLike) -> pd.DataFrame:
     """The labels standing in the workspace's store: columns query_id, key, assessor, grade, note,
-    time (see :meth:`exampp.assessments.AssessmentStore.labels`); empty when nobody judged yet.
+    time (see :meth:`exampp.stores.assessments.AssessmentStore.labels`); empty when nobody judged yet.
 
     :param workspace: The workspace folder.
     """
@@ -218,7 +218,7 @@ def import_labels(workspace: PathLike, path: PathLike, *, assessor: str | None =
     (``exampp assess import``).
 
     :param workspace: The workspace whose label store receives the labels.
-    :param path: The label file (:func:`exampp.assessments.read_labels`: qrels with an optional
+    :param path: The label file (:func:`exampp.stores.assessments.read_labels`: qrels with an optional
         assessor column, or Label Studio's export).
     :param assessor: Names the assessor of labels the file gives none (qrels of four columns).
     """

@@ -49,12 +49,12 @@ from exampp.audit.texts import (
     pooled_rankings,
     window_warnings,
 )
-from exampp.collection.io import PathLike
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
 from exampp.errors import ExamppError
+from exampp.files.io import PathLike
 from exampp.pool import Pool
-from exampp.settings import check_settings
-from exampp.workspace import Workspace
+from exampp.setting_rules import check_settings
+from exampp.stores.layout import Workspace
 
 
 def audit(
@@ -85,10 +85,10 @@ def audit(
     :param warn: Takes each warning line (default: a Python warning).
     """
 
-    from exampp.collection.corpus import open_corpus
-    from exampp.collection.rag_responses import read_responses
-    from exampp.collection.runs import check_judged
-    from exampp.collection.topics import read_topics
+    from exampp.formats.corpus_sources import open_corpus
+    from exampp.formats.rag_responses import read_responses
+    from exampp.formats.topic_files import read_topics
+    from exampp.formats.trec_run import check_judged
     from exampp.grading.runner import query_texts
     from exampp.pool import build_pool
     from exampp.scoring import questions_by_query
@@ -150,7 +150,7 @@ def audit(
 
 def _grades(ws: Workspace, method: str | None, tau: float | None) -> StoredGrades | None:
     """The grades the scores come from; None when the workspace holds none and none were asked for."""
-    from exampp.store import GradeStore
+    from exampp.stores.grade_store import GradeStore
 
     if method is None and tau is None:
         if not ws.store.exists():
@@ -167,7 +167,7 @@ def _canary_grades(ws: Workspace, method_id: str, pool: Pool,
     per (query, text): canary question id -> grade. A question of the query's own exam is no canary
     (the store joins grades by content: a text pooled for two queries shows one's grades under both)."""
     from exampp.grading.canaries import canary_method_id, canary_query_id, pooled_query_id
-    from exampp.store import GradeStore
+    from exampp.stores.grade_store import GradeStore
 
     with GradeStore(ws.store, read_only=True) as store:
         frame = store.grades(canary_method_id(method_id), query_ids=[canary_query_id(q) for q in pool.passages])

@@ -2,7 +2,7 @@
 
 :func:`generate_bank` asks a backend (a local HF model or any OpenAI-compatible server) for the
 questions of every query, or of every subtopic where topics have them (the EXAM++ prompts,
-:mod:`exampp.generation.prompts`), through :mod:`exampp.generation.asking`, and writes the bank
+:mod:`exampp.generation.bank_prompts`), through :mod:`exampp.generation.asking`, and writes the bank
 (exampp JSONL) atomically at the end.
 
 Failures, resuming, rerunning. Each item (query or subtopic) goes to the journal beside the output
@@ -25,14 +25,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from exampp.api import Warn, python_warning
-from exampp.collection.io import PathLike, display_name
-from exampp.collection.question_bank import QuestionBank, read_question_bank, write_question_bank
-from exampp.collection.topics import Topic, read_topics
+from exampp.collection.questions import QuestionBank
+from exampp.collection.topics import Topic
 from exampp.errors import ExamppError
+from exampp.files.io import PathLike, display_name
+from exampp.formats.question_bank import read_question_bank, write_question_bank
+from exampp.formats.topic_files import read_topics
 from exampp.generation.asking import Outcome, ask_all, generator_identity, interrupted_keeps, record, utc_now
+from exampp.generation.bank_prompts import choose_prompts
 from exampp.generation.journal import Journal, journal_path
-from exampp.generation.prompts import choose_prompts
-from exampp.generation.questions import Settings, assemble, done_keys, items_for, reader
+from exampp.generation.question_requests import Settings, assemble, done_keys, items_for, reader
 from exampp.llm.backend import Backend, BackendSpec, Usage
 
 
@@ -75,7 +77,7 @@ def generate_bank(
     :param backend: A spec, opened here when something is to be asked, and closed; or a backend,
         the caller's.
     :param prompt: ``auto`` (facet prompt per subtopic, query prompt for a topic without), ``facet``,
-        ``query`` or ``nuggets`` (see :func:`~exampp.generation.prompts.choose_prompts`).
+        ``query`` or ``nuggets`` (see :func:`~exampp.generation.bank_prompts.choose_prompts`).
     :param settings: How items are asked: temperature, token and attempt limits, questions per item.
     :param chunk_size: Items per batch sent to the backend (default: the openai backend's
         concurrency, else 8).

@@ -2,7 +2,7 @@
 disable / enable / restore / log``.
 
 A bank (exampp's JSONL, plain or gzipped) keeps its history in ``BANK.history.sqlite`` beside it
-(:mod:`exampp.collection.bank_history`). Each change reads the bank, applies an edit (a pure
+(:mod:`exampp.stores.bank_versions`). Each change reads the bank, applies an edit (a pure
 function of the bank, so that a bad id fails before anything is touched), writes the bank
 atomically and records the new version: time, user, operation, reason, the file's exact bytes
 and each changed question's record before and after. Version 0 is the bank as it was when its
@@ -28,7 +28,11 @@ from typing import Any
 import pandas as pd
 
 from exampp.api import Warn, python_warning
-from exampp.collection.bank_history import (
+from exampp.collection.questions import Question, QuestionBank, question_id_for
+from exampp.errors import InputError
+from exampp.files.io import PathLike, atomic_write, open_input
+from exampp.formats.question_bank import write_question_bank
+from exampp.stores.bank_versions import (
     CHANGE_KINDS,
     BankHistory,
     Change,
@@ -39,9 +43,6 @@ from exampp.collection.bank_history import (
     diff_banks,
     history_path,
 )
-from exampp.collection.io import PathLike, atomic_write, open_input
-from exampp.collection.question_bank import Question, QuestionBank, question_id_for, write_question_bank
-from exampp.errors import InputError
 
 __all__ = [
     "ChangeResult", "Edit", "HistoryError", "add_questions", "bank_at_version", "bank_changes", "bank_log",
@@ -348,7 +349,7 @@ def bank_at_version(bank: PathLike, version: int, *, disabled: bool = False) -> 
     :param bank: The bank file; its history is kept beside it.
     :param version: The version (0: the bank when its history began).
     :param disabled: Keep the disabled questions too (as
-        :func:`~exampp.collection.question_bank.read_question_bank` reads a bank).
+        :func:`~exampp.formats.question_bank.read_question_bank` reads a bank).
     """
     with BankHistory.open(history_path(bank)) as history:
         content = history.content(version)

@@ -35,10 +35,10 @@ from exampp.analysis.bank_changes import (
     question_changes,
 )
 from exampp.api.grade import GradeResult
-from exampp.collection.io import PathLike
-from exampp.collection.question_bank import QuestionBank
+from exampp.collection.questions import QuestionBank
 from exampp.collection.runs import Run
 from exampp.errors import ExamppError
+from exampp.files.io import PathLike
 
 
 class NoImpact(ExamppError, ValueError):
@@ -157,7 +157,7 @@ def bank_impact(
     """
 
     from exampp.api.grade import GradeJob
-    from exampp.collection.question_bank import read_question_bank
+    from exampp.formats.question_bank import read_question_bank
     from exampp.scoring import parse_measures
 
     if runs is not None:

@@ -1,6 +1,6 @@
 """Importing and exporting question banks: banks written by hand or taken from elsewhere (TSV,
 multiple choice with answer keys, TQA, the reference tool's), checked against the topics,
-merged, and written in any format (:data:`~exampp.collection.question_bank.WRITE_FORMATS`).
+merged, and written in any format (:data:`~exampp.formats.question_bank.WRITE_FORMATS`).
 
 Import is stricter than reading a bank for grading, which takes any well-formed question: an
 imported question with choices must have an answer key naming one of 2 or more non-blank
@@ -16,12 +16,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from exampp.api import Warn, python_warning
-from exampp.collection import nugget_bank, tqa_bank, tsv_bank
-from exampp.collection.choice_bank import choice_problem
-from exampp.collection.io import PathLike, display_name
-from exampp.collection.question_bank import Question, QuestionBank, load_question_bank, write_question_bank
-from exampp.collection.topics import Topic, read_topics
+from exampp.collection.questions import Question, QuestionBank
+from exampp.collection.topics import Topic
 from exampp.errors import InputError, OutputError
+from exampp.files.io import PathLike, display_name
+from exampp.formats import nugget_bank, tqa_bank, tsv_bank
+from exampp.formats.choice_bank import choice_problem
+from exampp.formats.question_bank import load_question_bank, write_question_bank
+from exampp.formats.topic_files import read_topics
 
 
 def _car_left_out(question: Question) -> list[str]:
@@ -90,7 +92,7 @@ def import_banks(
         query id and a slash (``<query_id>/<md5>`` ids stay the ids of their texts): TQA's lesson
         ``L_0002`` is TREC CAR Y3's query ``tqa2:L_0002``.
     :param output: Write the merged bank there; nothing is written when None.
-    :param output_format: The format to write it in (:data:`~exampp.collection.question_bank.WRITE_FORMATS`).
+    :param output_format: The format to write it in (:data:`~exampp.formats.question_bank.WRITE_FORMATS`).
     :param warn: Takes each warning line (default: a Python warning).
     :raises InputError: A question that breaks the import's checks, naming the file and line.
     """
@@ -140,7 +142,7 @@ def export_bank(bank: PathLike, format: str, output: PathLike, *, input_format: 
     where the format can mark them; what it has no place for is left out with a warning.
 
     :param bank: The bank file.
-    :param format: The format to write (:data:`~exampp.collection.question_bank.WRITE_FORMATS`).
+    :param format: The format to write (:data:`~exampp.formats.question_bank.WRITE_FORMATS`).
     :param output: The file to write.
     :param input_format: The bank file's format (``auto`` recognises it).
     :param warn: Takes each warning line (default: a Python warning).
@@ -155,7 +157,7 @@ def write_bank(bank: QuestionBank, output: PathLike, format: str, *, warn: Warn 
 
     :param bank: The bank.
     :param output: The file to write.
-    :param format: One of :data:`~exampp.collection.question_bank.WRITE_FORMATS`.
+    :param format: One of :data:`~exampp.formats.question_bank.WRITE_FORMATS`.
     :param warn: Takes each warning line (default: a Python warning).
     :raises OutputError: A question would read back as another one; nothing is written then.
     """

@@ -39,10 +39,10 @@ from exampp.api.workspace import (
     stored_grades,
     workspace_bank,
 )
-from exampp.collection.io import PathLike
-from exampp.report.bank_review import BankReview, review_html  # BankReview: callers import it from here
+from exampp.files.io import PathLike
+from exampp.report.bank_review_page import BankReview, review_html  # BankReview: callers import it from here
 from exampp.report.bank_tables import QUESTION_COLUMNS, answers_note, review_tables, unanswered
-from exampp.workspace import Workspace
+from exampp.stores.layout import Workspace
 
 FILES = ("too-broad.tsv", "unanswered.tsv", "gaps.tsv", "answers.tsv", "questions.tsv", "review.html")
 
@@ -71,7 +71,7 @@ def review_bank(
         the workspace's corpus when it exists).
     :param warn: Takes each warning line (default: a Python warning).
     """
-    from exampp.collection.qrels import read_qrels
+    from exampp.formats.trec_qrels import read_qrels
     from exampp.grading.registry import stored_method
 
     ws = as_workspace(workspace)
@@ -104,7 +104,7 @@ def write_bank_review(review: BankReview, folder: PathLike, *, title: str | None
     :returns: The names written (:data:`FILES`).
     """
 
-    from exampp.collection.io import atomic_write
+    from exampp.files.io import atomic_write
     from exampp.report.records import write_tsv
 
     out = Path(folder)
@@ -124,7 +124,7 @@ def _exam(ws: Workspace, bank: PathLike | None, grades: pd.DataFrame) -> tuple[p
     """``query_id, question_id, text`` of the exam in bank order: ``bank``, else the workspace's
     bank, else the graded question ids (their ids stand in for texts); and the query titles, from
     the bank, else the workspace's topics."""
-    from exampp.collection.topics import read_topics
+    from exampp.formats.topic_files import read_topics
 
     titles = {qid: topic.text for qid, topic in read_topics(ws.topics).items()} if ws.topics.exists() else {}
     read = workspace_bank(ws, bank)
@@ -137,7 +137,7 @@ def _exam(ws: Workspace, bank: PathLike | None, grades: pd.DataFrame) -> tuple[p
 
 def _texts(ws: Workspace, corpus: PathLike | None, ids: Sequence[str] | set[str]) -> dict[str, str]:
     """The texts of passages ``ids`` from ``corpus``, else the workspace's corpus; none without one."""
-    from exampp.collection.corpus import open_corpus
+    from exampp.formats.corpus_sources import open_corpus
 
     source = given_or_existing(corpus, ws.corpus)
     if source is None or not ids:

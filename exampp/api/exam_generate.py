@@ -43,11 +43,13 @@ from typing import Any
 import pandas as pd
 
 from exampp.analysis.categories import bloom_levels, question_word
-from exampp.collection.corpus import Passage, open_corpus
+from exampp.collection.corpus import Passage
 from exampp.collection.ids import check_query_id
-from exampp.collection.io import PathLike, atomic_write, display_name
-from exampp.collection.question_bank import Question, QuestionBank, question_id_for, write_question_bank
+from exampp.collection.questions import Question, QuestionBank, question_id_for
 from exampp.errors import InputError
+from exampp.files.io import PathLike, atomic_write, display_name
+from exampp.formats.corpus_sources import open_corpus
+from exampp.formats.question_bank import write_question_bank
 from exampp.generation.asking import (
     Asking,
     Outcome,
@@ -78,7 +80,7 @@ from exampp.generation.exam import (
 from exampp.generation.journal import Journal, journal_path
 from exampp.llm.backend import Backend, BackendSpec, Capability, Usage, opened
 from exampp.report.records import json_value, records
-from exampp.settings import check_settings
+from exampp.setting_rules import check_settings
 
 DEFAULT_MAX_NEW_TOKENS = 512  # a question, four choices and the explanations the prompt asks for
 DEFAULT_MAX_ATTEMPTS = 2  # the first request, and one more after an unreadable answer
@@ -157,7 +159,7 @@ class ExamGenerateJob:
     :param thresholds: Fixed thresholds of the distractor filters.
     :param report: Write the result there as JSON.
     :param progress: Show a progress bar.
-    :raises SettingError: A setting that breaks its rule (:mod:`exampp.settings`).
+    :raises SettingError: A setting that breaks its rule (:mod:`exampp.setting_rules`).
     """
 
     corpus: PathLike

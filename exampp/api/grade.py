@@ -21,12 +21,13 @@ import pandas as pd
 from exampp import defaults
 from exampp.api.workspace import given_or_existing, workspace_bank
 from exampp.collection.corpus import Corpus
-from exampp.collection.io import PathLike
 from exampp.collection.qrels import Qrels
-from exampp.collection.question_bank import QuestionBank
-from exampp.collection.runs import Run, check_judged, ranked_pairs
+from exampp.collection.questions import QuestionBank
+from exampp.collection.runs import Run, ranked_pairs
 from exampp.collection.topics import Topic
 from exampp.errors import ExamppError
+from exampp.files.io import PathLike
+from exampp.formats.trec_run import check_judged
 from exampp.grading.base import Grader
 from exampp.grading.cascade import BACKEND as CASCADE_BACKEND, CascadeSpec, open_cascade
 from exampp.grading.engine import Engine
@@ -45,9 +46,9 @@ from exampp.grading.runner import (
 )
 from exampp.llm.backend import Backend, BackendSpec, Usage, opened
 from exampp.pool import Pool, build_pool
-from exampp.settings import check_grades, check_settings
-from exampp.store import GradeStore
-from exampp.workspace import Workspace
+from exampp.setting_rules import check_grades, check_settings
+from exampp.stores.grade_store import GradeStore
+from exampp.stores.layout import Workspace
 
 if TYPE_CHECKING:
     from exampp.llm.openai.backend import OpenAIBackend
@@ -67,7 +68,7 @@ class GradeResult:
     :param exam: The questions graded against, per query.
     :param pool: The pooled passages.
     :param summary: What grading did: pairs graded now, found in the store, left out.
-    :param grades: The pool x exam grades, as :meth:`exampp.store.GradeStore.grades` returns them.
+    :param grades: The pool x exam grades, as :meth:`exampp.stores.grade_store.GradeStore.grades` returns them.
     :param labels: EXAM labels: each pooled passage's best grade over its query's questions (or another label).
     :param qrels: The EXAM-Qrels: the labels, or 0/1 at ``min_grade``. :meth:`GradeJob.run` keeps the
         runs' here and the answers' in ``answer_qrels``.
@@ -300,7 +301,7 @@ class GradeJob:
 
 
     def __post_init__(self) -> None:
-        """The numeric settings keep their rules (exampp.settings), however the job was made."""
+        """The numeric settings keep their rules (exampp.setting_rules), however the job was made."""
         check_settings(vars(self))  # the fields with a rule (depth, tau...); the others have none to keep
         check_settings(self.backend_options)
         check_settings(self.backend_defaults)
@@ -310,9 +311,9 @@ class GradeJob:
                   **settings: Any) -> "GradeJob":
         """Settings given (not None), else from the config file (``config``; else
         ``WORKSPACE/exampp.toml`` when a workspace is given, else ``./exampp.toml``), else the defaults.
-        Keys are the config file's (:data:`exampp.config.KEYS`) plus ``runs``, ``chunk_size``,
+        Keys are the config file's (:data:`exampp.formats.exampp_toml.KEYS`) plus ``runs``, ``chunk_size``,
         ``strict``, ``allow_partial``, ``export_reference``, ``progress`` and backend options."""
-        from exampp.config import BACKEND_KEYS, KEYS, load_config
+        from exampp.formats.exampp_toml import BACKEND_KEYS, KEYS, load_config
 
         # A workspace takes its own config, never the current folder's: its relative paths would point elsewhere.
         cfg = load_config(config, workspace if workspace is not None else ".")
@@ -430,7 +431,7 @@ class GradeJob:
 
     def run(self) -> GradeResult:
         """Do the job: read the inputs, open the backend, grade, score, write the qrels."""
-        from exampp.collection.qrels import write_qrels
+        from exampp.formats.trec_qrels import write_qrels
 
         if self.export_reference and not self.grading_method().judges_relevance:
             raise ExamppError(f"method {self.method!r} judges no relevance: --export-reference does not apply to it")
@@ -452,7 +453,7 @@ class GradeJob:
             write_qrels(answer_qrels, job.workspace.responses_qrels)
             written.append(job.workspace.responses_qrels)
         if self.export_reference:
-            from exampp.collection.reference_grades import reference_queries, write_reference_grades
+            from exampp.formats.reference_grades import reference_queries, write_reference_grades
 
             rated = {result.method_id: job.method.top_grade > 1}  # the format's is_self_rated: 0-5 self-ratings
             write_reference_grades(reference_queries(result.pool.passages, records, runs=job.runs.values(),
@@ -464,10 +465,10 @@ class GradeJob:
     def _inputs(self, ws) -> tuple[dict[str, Run], frozenset[str], list[Corpus], QuestionBank | None,
                                    dict[str, Topic] | None]:
         """The runs (with the answers' runs), the names of the answers' runs, the corpora, bank and topics."""
-        from exampp.collection.corpus import open_corpus
-        from exampp.collection.runs import read_runs
-        from exampp.collection.topics import read_topics
         from exampp.errors import InputError
+        from exampp.formats.corpus_sources import open_corpus
+        from exampp.formats.topic_files import read_topics
+        from exampp.formats.trec_run import read_runs
 
         runs = read_runs(list(self.runs) or [ws.runs]) if self.runs or ws.runs.is_dir() else {}
         answers: frozenset[str] = frozenset()

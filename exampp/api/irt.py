@@ -6,8 +6,8 @@ as respondents and questions as items.
     result.items, result.systems                        # DataFrames
     write_irt_outputs(result, "out/dl19/irt", bank=graded.bank)
 
-:class:`IRTJob` takes any :class:`~exampp.collection.response_matrix.Responses` (from grades,
-or read from a 0/1 matrix file with :func:`~exampp.collection.response_matrix.read_response_matrix`)
+:class:`IRTJob` takes any :class:`~exampp.formats.response_matrix.Responses` (from grades,
+or read from a 0/1 matrix file with :func:`~exampp.formats.response_matrix.read_response_matrix`)
 and its :meth:`~IRTJob.run` returns an :class:`IRTResult`, reading and writing nothing. Errors users can act on are
 :class:`~exampp.errors.ExamppError`.
 """
@@ -26,13 +26,13 @@ from exampp.analysis.correlation import Correlation
 from exampp.analysis.irt.models import IRTModel, Prior, PriorSetting
 from exampp.analysis.irt.pruning import Pruning
 from exampp.api.workspace import RunsSource
-from exampp.collection.io import PathLike
-from exampp.collection.question_bank import QuestionBank
-from exampp.collection.response_matrix import Responses
+from exampp.collection.questions import QuestionBank
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
 from exampp.errors import ExamppError
+from exampp.files.io import PathLike
+from exampp.formats.response_matrix import Responses
 from exampp.report.records import json_value, records as table_records, write_tsv
-from exampp.workspace import Workspace
+from exampp.stores.layout import Workspace
 
 
 class IRTOptionsError(ExamppError, ValueError):
@@ -186,7 +186,7 @@ class IRTJob:
     :param prune_fraction: With ``prune_steps``, iterative pruning of the least discriminating
         items: the share of the remaining items each step drops, in (0, 1).
     :param prune_steps: The number of pruning steps (each refits the model).
-    :param components: The systems' components table (:func:`~exampp.collection.systems.read_systems`):
+    :param components: The systems' components table (:func:`~exampp.formats.systems.read_systems`):
         abilities as sums of component effects.
     :raises IRTOptionsError: Settings that do not go together, or systems to exclude the responses lack.
     """
@@ -302,7 +302,7 @@ def write_irt_outputs(result: IRTResult, folder: PathLike, bank: QuestionBank | 
 def _write_json(value: Any, path: Path) -> None:
     import json
 
-    from exampp.collection.io import atomic_write
+    from exampp.files.io import atomic_write
 
     with atomic_write(path) as fh:
         fh.write(json.dumps(value, indent=2) + "\n")
@@ -310,11 +310,11 @@ def _write_json(value: Any, path: Path) -> None:
 
 def _write_kept(kept: list[str], bank: QuestionBank | None, out: Path) -> str:
     """The pruned bank, or the kept item ids (one a line) where there is no bank."""
-    from exampp.collection.io import atomic_write
+    from exampp.files.io import atomic_write
 
     if bank is not None:
         from exampp.analysis.irt.pruning import prune_bank
-        from exampp.collection.question_bank import write_question_bank
+        from exampp.formats.question_bank import write_question_bank
 
         write_question_bank(prune_bank(bank, kept), out / "questions.pruned.jsonl")
         return "questions.pruned.jsonl"

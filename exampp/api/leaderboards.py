@@ -15,11 +15,11 @@ import pandas as pd
 from exampp.analysis.correlation import DEFAULT_DECIMALS, Correlation, PerQueryCorrelation
 from exampp.api import Warn, python_warning
 from exampp.api.workspace import RunsSource, read_runs_source
-from exampp.collection.io import PathLike
 from exampp.collection.qrels import IntentQrels, Qrels
 from exampp.collection.runs import Run
 from exampp.errors import ExamppError
-from exampp.settings import check_settings
+from exampp.files.io import PathLike
+from exampp.setting_rules import check_settings
 
 
 class CorrelationError(ExamppError, ValueError):
@@ -35,7 +35,7 @@ class UnknownExcluded(CorrelationError):
 class LeaderboardFile:
     """A leaderboard read from a file: ``run<TAB>score``, a table or JSON. A per-query table (a
     ``query_id`` column, as ``exampp leaderboard --per-query`` writes) gives the runs' means and
-    per-query scores (see :mod:`exampp.collection.leaderboard`).
+    per-query scores (see :mod:`exampp.formats.leaderboard`).
 
     :param path: The leaderboard file.
     :param column: The measure column of a table (or key in JSON) to read.
@@ -159,7 +159,7 @@ class CorrelateJob:
     :param confidence: The intervals' confidence level.
     :param top: How many of A's top runs ``kendall_top`` takes.
     :param strict: A run query the qrels lack is an error, not a warning.
-    :raises SettingError: A setting that breaks its rule (:mod:`exampp.settings`).
+    :raises SettingError: A setting that breaks its rule (:mod:`exampp.setting_rules`).
     """
 
     a: LeaderboardSource
@@ -352,7 +352,7 @@ class _Boards:
 
     def _file(self, source: LeaderboardFile) -> tuple[dict[str, float], pd.DataFrame | None]:
         if source not in self._files:  # read once: it may be standard input
-            from exampp.collection.leaderboard import read_leaderboard_file
+            from exampp.formats.leaderboard import read_leaderboard_file
 
             self._files[source] = read_leaderboard_file(source.path, column=source.column, ranks=source.ranks)
         return self._files[source]
@@ -368,7 +368,7 @@ class _Boards:
 
         key = f"{source.qrels}\0{uses_intent_qrels([source.measure])}"
         if key not in self._qrels:
-            from exampp.collection.runs import check_judged
+            from exampp.formats.trec_run import check_judged
 
             self._qrels[key] = read_judgments(source.qrels, [source.measure])
             for line in check_judged(self.runs(), self._qrels[key], source.qrels, self._strict):

@@ -35,11 +35,11 @@ from exampp.api.workspace import (
     stored_grades,
     workspace_runs,
 )
-from exampp.collection.io import PathLike
 from exampp.collection.runs import Run
 from exampp.defaults import DECIMALS, DEPTH, LABELS
-from exampp.settings import check_settings
-from exampp.workspace import Workspace
+from exampp.files.io import PathLike
+from exampp.setting_rules import check_settings
+from exampp.stores.layout import Workspace
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class MetaEvaluateJob:
     :param strict: A run query the official qrels lack is an error, not a warning.
     :param progress: Show a bar on stderr, on a terminal only.
     :raises MetaEvaluationError: An unknown family or label variant.
-    :raises SettingError: A setting that breaks its rule (:mod:`exampp.settings`).
+    :raises SettingError: A setting that breaks its rule (:mod:`exampp.setting_rules`).
     """
 
     workspace: Workspace | PathLike = "."

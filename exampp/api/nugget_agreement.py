@@ -9,13 +9,13 @@ import os
 from collections.abc import Iterable, Sequence
 
 from exampp.analysis.nugget_agreement import NuggetAgreement, nugget_agreement
-from exampp.collection.io import PathLike
-from exampp.collection.nugget_assignments import Answer
+from exampp.files.io import PathLike
+from exampp.formats.nugget_assignments import Answer
 
 
 def _answers(source: PathLike | Iterable[Answer]) -> list[Answer]:
     if isinstance(source, (str, os.PathLike)):
-        from exampp.collection.nugget_assignments import read_assignments
+        from exampp.formats.nugget_assignments import read_assignments
 
         return read_assignments(source)
     return list(source)

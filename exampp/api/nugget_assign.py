@@ -2,13 +2,13 @@
 partial_support or not_support by a grading method, written in the TREC 2024 RAG track's format.
 
 The answers come from a track assignment file (answers and their topics' nuggets; the assignments
-in it are ignored), a RAG responses file (:mod:`exampp.collection.rag_responses`; the nuggets then
+in it are ignored), a RAG responses file (:mod:`exampp.formats.rag_responses`; the nuggets then
 come from a bank), or a folder of such files. A bank (``bank``; any question bank format whose items
 are nuggets with ``info["importance"]`` vital or okay) gives the nuggets of every answer when given,
 also in place of an assignment file's. Answers of a topic without nuggets are left out, and counted.
 
 Each (answer, nugget) is a :class:`~exampp.grading.base.Pair`: passage = the answer text, passage id =
-the run id, question = the nugget (id :func:`~exampp.collection.question_bank.question_id_for` of its
+the run id, question = the nugget (id :func:`~exampp.collection.questions.question_id_for` of its
 text), its info holding the importance, the topic's query text (``query``: what the AutoNuggetizer's
 prompt asks with, from the assignment file or the bank's query texts) and the nugget's place in its
 topic's list (``position``: the order nuggets go to a listwise judge). The pairs are graded through
@@ -23,8 +23,11 @@ from dataclasses import KW_ONLY, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from exampp.collection.io import InputLines, PathLike, display_name, excerpt, first_nonblank, json_excerpt
-from exampp.collection.nugget_assignments import (
+from exampp.collection.questions import Question, question_id_for
+from exampp.defaults import CHUNK
+from exampp.errors import ExamppError, InputError
+from exampp.files.io import InputLines, PathLike, display_name, excerpt, first_nonblank, json_excerpt
+from exampp.formats.nugget_assignments import (
     ASSIGNMENTS,
     IMPORTANCE,
     Answer,
@@ -32,17 +35,14 @@ from exampp.collection.nugget_assignments import (
     read_assignments,
     write_assignments,
 )
-from exampp.collection.question_bank import Question, question_id_for
-from exampp.defaults import CHUNK
-from exampp.errors import ExamppError, InputError
 from exampp.grading.base import Pair
 from exampp.grading.method import GradingMethod, MethodError
 from exampp.grading.methods.nugget_support import POSITION_KEY, QUERY_KEY, UNPARSED
 from exampp.grading.runner import GradingSummary, grade_pairs
 from exampp.llm.backend import Backend, BackendSpec, Usage
-from exampp.settings import check_settings
-from exampp.store import GradeStore
-from exampp.workspace import Workspace
+from exampp.setting_rules import check_settings
+from exampp.stores.grade_store import GradeStore
+from exampp.stores.layout import Workspace
 
 DEFAULT_METHOD = "nugget-support"
 
@@ -110,7 +110,7 @@ def read_nugget_bank(path: PathLike) -> tuple[dict[str, tuple[AssignedNugget, ..
     :param path: The bank file.
     :raises InputError: A question without ``info["importance"]`` vital or okay, or a nugget twice in a topic.
     """
-    from exampp.collection.question_bank import load_question_bank
+    from exampp.formats.question_bank import load_question_bank
 
     loaded = load_question_bank(path)
     name = display_name(path)
@@ -137,7 +137,7 @@ def read_answers(path: PathLike, bank: PathLike | None = None) -> tuple[list[Ans
     :param bank: A nugget bank: the nuggets of every answer (required for responses); else the
         assignment file's.
     """
-    from exampp.collection.rag_responses import read_responses
+    from exampp.formats.rag_responses import read_responses
 
     nuggets, query_texts = read_nugget_bank(bank) if bank is not None else (None, {})
     answers: list[Answer] = []
@@ -225,7 +225,7 @@ class NuggetAssignJob:
         asked again.
     :param chunk_size: Pairs graded between two commits to the store.
     :param progress: Show a progress bar.
-    :raises SettingError: A setting that breaks its rule (:mod:`exampp.settings`).
+    :raises SettingError: A setting that breaks its rule (:mod:`exampp.setting_rules`).
     """
 
     answers: PathLike

@@ -1,6 +1,6 @@
 """The nugget score job: nugget scores of answers and runs from an assignment file (the TREC 2024
-RAG track's format, :mod:`exampp.collection.nugget_assignments`), as the track computes them
-(:mod:`exampp.analysis.nuggets`).
+RAG track's format, :mod:`exampp.formats.nugget_assignments`), as the track computes them
+(:mod:`exampp.analysis.nugget_scores`).
 
 Errors are :class:`~exampp.errors.ExamppError` (the command line prints them as one line).
 """
@@ -13,10 +13,10 @@ from typing import cast
 
 import pandas as pd
 
-from exampp.analysis.nuggets import MEASURES, per_answer, run_scores
-from exampp.collection.io import PathLike
-from exampp.collection.nugget_assignments import Answer, read_assignments
+from exampp.analysis.nugget_scores import MEASURES, per_answer, run_scores
 from exampp.errors import ExamppError
+from exampp.files.io import PathLike
+from exampp.formats.nugget_assignments import Answer, read_assignments
 
 
 @dataclass(frozen=True)
@@ -24,8 +24,8 @@ class NuggetScores:
     """Nugget scores of every answer and every run of an assignment file."""
 
     per_answer: pd.DataFrame
-    """Columns ``run, query_id`` and the :data:`~exampp.analysis.nuggets.MEASURES`, one row per
-    answer, by run then topic (a per-query table as :mod:`exampp.collection.leaderboard` reads it)."""
+    """Columns ``run, query_id`` and the :data:`~exampp.analysis.nugget_scores.MEASURES`, one row per
+    answer, by run then topic (a per-query table as :mod:`exampp.formats.leaderboard` reads it)."""
     leaderboard: pd.DataFrame
     """Columns ``run``, the measures (with ``low, high`` after ``measure`` when bootstrapped) and
     ``n_topics`` (the topics a run's mean is over), best first by ``measure`` (ties by run)."""
@@ -51,7 +51,7 @@ def score_nuggets(
 
     :param assignments: An assignment file, or answers read already.
     :param measure: The measure the leaderboard is ordered by and bootstrapped (one of
-        :data:`~exampp.analysis.nuggets.MEASURES`).
+        :data:`~exampp.analysis.nugget_scores.MEASURES`).
     :param complete: Means over every topic of the file, a topic the run did not answer scoring 0.
     :param bootstrap: When > 0, intervals (``low, high``; :func:`exampp.analysis.statistics.bootstrap_interval`)
         of each run's ``measure`` over this many resamplings of the topics its mean is over (runs over

@@ -36,10 +36,10 @@ import pandas as pd
 
 from exampp.analysis.meta_evaluation import MetaEvaluation
 from exampp.api import Warn, python_warning
-from exampp.collection.io import PathLike
 from exampp.defaults import DEPTH
 from exampp.errors import ExamppError
-from exampp.report.bank_review import BankReview
+from exampp.files.io import PathLike
+from exampp.report.bank_review_page import BankReview
 from exampp.report.content import (
     COMPARISON,
     GRADES,
@@ -55,13 +55,13 @@ from exampp.report.content import (
     ReportContent,
 )
 from exampp.report.tables import CHOSEN, ReportInputs, audit_tables, report_content
-from exampp.settings import check_settings
-from exampp.workspace import Workspace
+from exampp.setting_rules import check_settings
+from exampp.stores.layout import Workspace
 
 if TYPE_CHECKING:
     from exampp.api.assess import HumanCheck
     from exampp.api.leaderboards import LeaderboardSource
-    from exampp.collection.nugget_assignments import Answer
+    from exampp.formats.nugget_assignments import Answer
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ class ReportJob:
     :param assess_measures: The measures the sample corrects, shown beside the judge's.
     :param assess_rel_level: The human grade from which a unit is relevant.
     :param progress: Show the meta-evaluation's bar on stderr, on a terminal only.
-    :raises SettingError: A setting that breaks its rule (:mod:`exampp.settings`).
+    :raises SettingError: A setting that breaks its rule (:mod:`exampp.setting_rules`).
     """
 
     workspace: Workspace | PathLike = "."
@@ -162,7 +162,7 @@ class ReportJob:
             labelled_grades,
             stored_grades,
         )
-        from exampp.collection.qrels import read_qrels
+        from exampp.formats.trec_qrels import read_qrels
         from exampp.labels import exam_labels
 
         ws = as_workspace(self.workspace)
@@ -248,7 +248,7 @@ def rag_tables(nuggets: PathLike | None = None, assigned: Sequence[PathLike] = (
         raise ExamppError("nugget assignments to compare need the official one (--nuggets)")
     if nuggets is not None:
         from exampp.api.nuggets import score_nuggets
-        from exampp.collection.nugget_assignments import read_assignments
+        from exampp.formats.nugget_assignments import read_assignments
 
         official = read_assignments(nuggets)
         tables[NUGGETS] = score_nuggets(official, bootstrap=bootstrap, seed=seed).leaderboard
@@ -284,7 +284,7 @@ def write_report(content: ReportContent, output_dir: PathLike) -> Report:
     :param content: The page's content (:func:`~exampp.report.tables.report_content`).
     :param output_dir: The folder to write to.
     """
-    from exampp.collection.io import atomic_write, replace_together
+    from exampp.files.io import atomic_write, replace_together
     from exampp.report.figures import comparison_figure, grades_figure, png_bytes, scatter_figure
     from exampp.report.html import report_html
     from exampp.report.records import write_tsv

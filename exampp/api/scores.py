@@ -24,13 +24,14 @@ from exampp.api.workspace import (
     workspace_exam,
     workspace_runs,
 )
-from exampp.collection.io import PathLike
 from exampp.collection.qrels import IntentQrels, Qrels
-from exampp.collection.runs import Run, RunFile, run_paths
+from exampp.collection.runs import Run
 from exampp.defaults import DEPTH as DEFAULT_DEPTH, LEADERBOARD_MEASURES
 from exampp.errors import ExamppError
-from exampp.settings import check_settings
-from exampp.workspace import Workspace
+from exampp.files.io import PathLike
+from exampp.formats.trec_run import RunFile, run_paths
+from exampp.setting_rules import check_settings
+from exampp.stores.layout import Workspace
 
 EXAM_SOURCE = "the exam (question bank)"  # what run queries are checked against, in warnings
 
@@ -88,7 +89,7 @@ class CoverJob:
     :param seed: The seed of the bootstrap's draws.
     :param confidence: The bootstrap interval's confidence level.
     :param strict: A run query the exam lacks is an :class:`~exampp.errors.InputError`, not a warning.
-    :raises SettingError: A setting that breaks its rule (:mod:`exampp.settings`).
+    :raises SettingError: A setting that breaks its rule (:mod:`exampp.setting_rules`).
     """
 
     workspace: Workspace | PathLike = "."
@@ -113,7 +114,7 @@ class CoverJob:
 
         :param warn: Takes each warning line (default: a Python warning).
         """
-        from exampp.collection.runs import check_judged
+        from exampp.formats.trec_run import check_judged
         from exampp.labels import expected_cover
         from exampp.scoring import exam_cover, summarize
 
@@ -172,7 +173,7 @@ def export_qrels(
         (:func:`~exampp.api.workspace.labelled_grades`).
     :param warn: Takes each warning line (default: a Python warning).
     """
-    from exampp.collection.qrels import write_qrels
+    from exampp.formats.trec_qrels import write_qrels
     from exampp.labels import check_label, exam_labels
     from exampp.scoring import exam_qrels, facet_labels
 
@@ -226,7 +227,7 @@ def export_question_qrels(
     :param responses: Label the passages of these answers instead of the runs', as :func:`export_qrels` does.
     :param warn: Takes each warning line (default: a Python warning).
     """
-    from exampp.collection.qrels import write_intent_key, write_intent_qrels
+    from exampp.formats.trec_qrels import write_intent_key, write_intent_qrels
     from exampp.labels import exam_order, question_qrels
 
     check_settings({"tau": tau})
@@ -261,7 +262,7 @@ def read_judgments(source: PathLike, measures: Sequence[str]) -> Qrels | IntentQ
     :param source: A qrels file, or ``irds:<dataset-id>`` (plain qrels only).
     :param measures: The measure names.
     """
-    from exampp.collection.qrels import read_intent_qrels, read_qrels
+    from exampp.formats.trec_qrels import read_intent_qrels, read_qrels
 
     return read_intent_qrels(source) if uses_intent_qrels(measures) else read_qrels(source)
 
@@ -299,7 +300,7 @@ class LeaderboardJob:
     :param seed: The seed of the bootstrap's draws.
     :param confidence: The bootstrap interval's confidence level.
     :param strict: A run query the qrels lack is an :class:`~exampp.errors.InputError`, not a warning.
-    :raises SettingError: A setting that breaks its rule (:mod:`exampp.settings`).
+    :raises SettingError: A setting that breaks its rule (:mod:`exampp.setting_rules`).
     """
 
     runs: RunsSource
@@ -323,7 +324,7 @@ class LeaderboardJob:
         :param warn: Takes each warning line (default: a Python warning).
         :raises NoRunLeft: ``exclude`` names every run.
         """
-        from exampp.collection.runs import check_judged
+        from exampp.formats.trec_run import check_judged
         from exampp.scoring import leaderboard, per_query_measures
 
         if self.bootstrap and self.per_query:

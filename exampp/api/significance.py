@@ -17,7 +17,7 @@ from exampp.api import Warn, python_warning
 from exampp.api.leaderboards import CorrelationError, LeaderboardSource, UnknownExcluded, per_query_scores
 from exampp.api.workspace import RunsSource
 from exampp.errors import ExamppError
-from exampp.settings import check_settings
+from exampp.setting_rules import check_settings
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ class SignificanceJob:
     :param correction: How p-values are adjusted: ``holm``, ``bh`` (Benjamini-Hochberg) or ``none``.
     :param alpha: A pair is significant when its adjusted p-value is below this.
     :param strict: A run query the qrels lack is an error, not a warning.
-    :raises SettingError: A setting that breaks its rule (:mod:`exampp.settings`).
+    :raises SettingError: A setting that breaks its rule (:mod:`exampp.setting_rules`).
     """
 
     a: LeaderboardSource

@@ -1,7 +1,7 @@
 """Citation support of RAG answers as Python calls: ``exampp support measures``, ``assess`` and ``agree``.
 
 :func:`support_scores` scores a citation-judgment file per answer or per run
-(:mod:`exampp.analysis.support`). :func:`assess_support` judges every (sentence, cited segment)
+(:mod:`exampp.analysis.support_scores`). :func:`assess_support` judges every (sentence, cited segment)
 pair of a file with an LLM (:class:`~exampp.grading.methods.citation_support.CitationSupport`)
 into a grade store, resumably, and writes the file again with the model's support.
 :func:`support_agreement` compares two judgment files: on the citations both judged, κ and
@@ -21,16 +21,16 @@ import pandas as pd
 
 from exampp import defaults
 from exampp.analysis.correlation import Correlation, correlate
-from exampp.analysis.support import per_answer, run_scores
-from exampp.collection.citations import CitedAnswer, read_citations, write_citations
+from exampp.analysis.support_scores import per_answer, run_scores
 from exampp.collection.corpus import Corpus
-from exampp.collection.io import PathLike
-from exampp.collection.question_bank import Question, question_id_for
+from exampp.collection.questions import Question, question_id_for
 from exampp.errors import ExamppError
+from exampp.files.io import PathLike
+from exampp.formats.citations import CitedAnswer, read_citations, write_citations
 from exampp.grading.base import Pair
 from exampp.grading.runner import GradingSummary
 from exampp.llm.backend import BackendSpec, Usage
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 
 GRADES = (0, 1, 2)  # the support scale: none, partial, full
 LEADERBOARD_MEASURES = ("weighted_precision", "weighted_recall")
@@ -185,7 +185,7 @@ def support_agreement(first: PathLike, second: PathLike) -> SupportAgreement:
     :param second: Another judgment file.
     """
 
-    from exampp.analysis.agreement import cohen_kappa, cohen_kappa_counts, confusion
+    from exampp.analysis.label_agreement import cohen_kappa, cohen_kappa_counts, confusion
     from exampp.analysis.statistics import krippendorff_alpha
 
     answers_a, answers_b = read_citations(first), read_citations(second)

@@ -19,11 +19,11 @@ from pathlib import Path
 import pandas as pd
 
 from exampp.api import Warn, python_warning
-from exampp.collection.io import PathLike
-from exampp.collection.question_bank import QuestionBank
+from exampp.collection.questions import QuestionBank
 from exampp.collection.runs import Run
 from exampp.errors import ExamppError
-from exampp.workspace import Workspace
+from exampp.files.io import PathLike
+from exampp.stores.layout import Workspace
 
 RunsSource = PathLike | Iterable[PathLike] | Mapping[str, Run]
 """Runs as the jobs take them: run files or folders (``-``: standard input), or runs already read."""
@@ -47,7 +47,7 @@ class StoredGrades:
     """The grades of one grading method from a workspace's store.
 
     :param method_id: The method's id in the store.
-    :param grades: Its grades, as :meth:`exampp.store.GradeStore.grades` returns them.
+    :param grades: Its grades, as :meth:`exampp.stores.grade_store.GradeStore.grades` returns them.
     """
 
     method_id: str
@@ -90,12 +90,13 @@ def stored_grades(workspace: Workspace | PathLike, method: str | None = None, *,
     :param workspace: The workspace.
     :param method: A store method id, or a method name (``embedding``, ``self-rating``) that names one
         of the store's methods; None: the only method in the store.
-    :param probabilities: With the grades' ``probabilities`` column (see :meth:`exampp.store.GradeStore.grades`).
+    :param probabilities: With the grades' ``probabilities`` column (see
+        :meth:`exampp.stores.grade_store.GradeStore.grades`).
     :raises WorkspaceError: No store, no grades, or no single method that ``method`` names.
     """
 
     from exampp.grading.canaries import is_canary_query
-    from exampp.store import GradeStore
+    from exampp.stores.grade_store import GradeStore
 
     ws = as_workspace(workspace)
     if not ws.store.exists():
@@ -140,7 +141,7 @@ def workspace_bank(workspace: Workspace | PathLike, bank: PathLike | None = None
     :param workspace: The workspace.
     :param bank: A bank file (``-`` for standard input).
     """
-    from exampp.collection.question_bank import read_question_bank
+    from exampp.formats.question_bank import read_question_bank
 
     path = given_or_existing(bank, as_workspace(workspace).question_bank)
     return read_question_bank(path) if path is not None else None
@@ -162,7 +163,7 @@ def question_facets(workspace: Workspace | PathLike, bank: PathLike | None = Non
     :param workspace: The workspace.
     :param bank: A bank file.
     """
-    from exampp.collection.question_bank import read_question_bank
+    from exampp.formats.question_bank import read_question_bank
 
     ws = as_workspace(workspace)
     return {q.question_id: q.facet_id for q in read_question_bank(bank if bank is not None else ws.question_bank)}
@@ -187,7 +188,7 @@ def read_runs_source(runs: RunsSource) -> dict[str, Run]:
 
     :param runs: Run files or folders, or runs already read.
     """
-    from exampp.collection.runs import read_runs
+    from exampp.formats.trec_run import read_runs
 
     return dict(runs) if isinstance(runs, Mapping) else read_runs(runs)
 
@@ -204,7 +205,7 @@ def workspace_runs(workspace: Workspace | PathLike, runs: RunsSource | None = No
 def ranked_grades(grades: pd.DataFrame, runs: Mapping[str, Run]) -> pd.DataFrame:
     """The rows of the grades of the passages some run ranks for their query (at any depth).
 
-    :param grades: Grades as :meth:`exampp.store.GradeStore.grades` returns them.
+    :param grades: Grades as :meth:`exampp.stores.grade_store.GradeStore.grades` returns them.
     :param runs: The runs, by name.
     """
     from exampp.collection.runs import ranked_pairs

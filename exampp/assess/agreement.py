@@ -46,7 +46,7 @@ def agreement_of(evidence: Evidence, population: Population, rel_level: float, *
 
     from scipy import stats
 
-    from exampp.analysis.agreement import cohen_kappa_counts
+    from exampp.analysis.label_agreement import cohen_kappa_counts
 
     ev = evidence
     judge = ev.judge[ev.sampled]

@@ -8,7 +8,7 @@ import hashlib
 import math
 from collections.abc import Sequence
 
-from exampp.collection.assessment_sample import SamplePair
+from exampp.formats.assessment_sample import SamplePair
 
 
 def double_judged(pairs: Sequence[SamplePair], overlap: float, seed: int = 0) -> set[tuple[str, str]]:
@@ -25,6 +25,6 @@ def double_judged(pairs: Sequence[SamplePair], overlap: float, seed: int = 0) ->
 
 def labels_needed(pairs: Sequence[SamplePair], overlap: float = 0.0, seed: int = 0) -> list[tuple[str, str, int]]:
     """``(query_id, key, labels needed)`` of each pair in sample order: 2 for a pair judged twice, else 1
-    (what :meth:`exampp.assessments.AssessmentStore.claim_next` takes)."""
+    (what :meth:`exampp.stores.assessments.AssessmentStore.claim_next` takes)."""
     double = double_judged(pairs, overlap, seed)
     return [(pair.query_id, pair.key, 2 if (pair.query_id, pair.key) in double else 1) for pair in pairs]

@@ -23,9 +23,9 @@ from scipy import sparse
 from exampp.errors import ExamppError
 
 SUPPORTED = ("P", "nDCG")
-# the TREC RAG track's nugget measures, as exampp.analysis.nuggets scores them
+# the TREC RAG track's nugget measures, as exampp.analysis.nugget_scores scores them
 NUGGET_MEASURES = ("V_strict", "A_strict", "V", "A", "W_strict", "W")
-# the track's citation-support measures, as exampp.analysis.support scores them; each sentence with a
+# the track's citation-support measures, as exampp.analysis.support_scores scores them; each sentence with a
 # citation is one unit, its label its citations' mean support (precision) or best support (recall)
 SUPPORT_MEASURES = ("weighted_precision", "weighted_recall")
 
@@ -158,7 +158,7 @@ def measure_totals(measure: AssessMeasure, layout: Layout, levels: np.ndarray) -
 def _nugget_totals(measure: AssessMeasure, layout: Layout) -> Totals:
     """One row per run: the mean over the topics it answered of its answer's share of the topic's
     (vital, for V) nuggets supported (strict: support only; else partial support counts half;
-    W: weighted by importance), as :func:`exampp.analysis.nuggets.answer_scores` scores an answer."""
+    W: weighted by importance), as :func:`exampp.analysis.nugget_scores.answer_scores` scores an answer."""
     if layout.importance is None:
         raise MeasureError(f"{measure.name} is a nugget measure: it needs nugget pairs")
     rows: list[int] = []
@@ -184,7 +184,7 @@ def _nugget_totals(measure: AssessMeasure, layout: Layout) -> Totals:
 
 def _support_totals(measure: AssessMeasure, layout: Layout) -> Totals:
     """One row per run: Σ share·weight over its sentences, the weight of a support label 0/1/2 being
-    0/0.5/1 (:data:`exampp.analysis.support.WEIGHT`); the shares (:func:`exampp.assess.population.
+    0/0.5/1 (:data:`exampp.analysis.support_scores.WEIGHT`); the shares (:func:`exampp.assess.population.
     support_population`) make it the run's mean over its answers of weighted precision or recall."""
     if layout.shares is None:
         raise MeasureError(f"{measure.name} is a citation-support measure: it needs the judge's support file "

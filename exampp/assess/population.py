@@ -11,9 +11,9 @@ from typing import TypeVar
 import numpy as np
 
 from exampp.assess.measures import Layout
-from exampp.collection.citations import CitedAnswer, Sentence
-from exampp.collection.nugget_assignments import Answer
 from exampp.collection.runs import Run
+from exampp.formats.citations import CitedAnswer, Sentence
+from exampp.formats.nugget_assignments import Answer
 
 A = TypeVar("A")  # an answer, of a nugget assignment or a citation-support file
 Unit = tuple[str, float, float]  # a unit of an answer: its key, the judge's grade, its weight
@@ -140,7 +140,7 @@ def support_population(answers: Sequence[CitedAnswer], kind: str) -> Population:
     ``run/sentence id``; the judge's grade the sentence's support (:func:`_support_of`, 0 where the
     judge left every citation unjudged); ``layout.shares`` each sentence's weight in its run's ``kind``
     (``weighted_precision``: its share of the answer's citations; ``weighted_recall``: one over the
-    answer's sentences; both over the topics the run answered), as :mod:`exampp.analysis.support`
+    answer's sentences; both over the topics the run answered), as :mod:`exampp.analysis.support_scores`
     scores a run. A sentence citing nothing is no unit: it scores 0 for recall and counts in no
     precision, so there is nothing to judge."""
     answered = Counter(a.run_id for a in answers)

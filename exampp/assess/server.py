@@ -39,8 +39,8 @@ from starlette.routing import Route
 
 from exampp.assess.page import CSS, SCRIPT, page_html
 from exampp.assess.tasks import Scale, Task
-from exampp.assessments import CLAIM_SECONDS, MAX_NOTE_CHARS, AssessmentStore, assessor_problem
 from exampp.errors import OutputError
+from exampp.stores.assessments import CLAIM_SECONDS, MAX_NOTE_CHARS, AssessmentStore, assessor_problem
 
 RECENT = 50  # of an assessor's labels listed on the page
 MAX_BODY = 64 * 1024  # bytes of a request body: a note is at most MAX_NOTE_CHARS characters

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
-from exampp.assessments import LS_GRADE, LS_NOTE
-from exampp.collection.assessment_sample import NUGGET_COLUMNS, PASSAGE_COLUMNS, SamplePair
-from exampp.collection.io import PathLike, atomic_write
-from exampp.collection.nugget_assignments import ASSIGNMENTS, Answer
 from exampp.collection.topics import Topic
 from exampp.errors import InputError
+from exampp.files.io import PathLike, atomic_write
+from exampp.formats.assessment_sample import NUGGET_COLUMNS, PASSAGE_COLUMNS, SamplePair
+from exampp.formats.nugget_assignments import ASSIGNMENTS, Answer
+from exampp.stores.assessments import LS_GRADE, LS_NOTE
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ PASSAGE_SCALE = Scale((
                                 "among extraneous information."),
     Grade(3, "perfectly relevant", "The passage is dedicated to the query and contains the exact answer."),
 ))
-# The TREC RAG track's nugget assignment (exampp.collection.nugget_assignments: grade = index).
+# The TREC RAG track's nugget assignment (exampp.formats.nugget_assignments: grade = index).
 _NUGGET_HINTS = ("The answer does not support the nugget.", "The answer supports the nugget in part.",
                  "The answer supports the nugget fully.")
 NUGGET_SCALE = Scale(tuple(Grade(value, name, hint)
@@ -166,7 +166,7 @@ def write_tasks_tsv(tasks: Sequence[Task], path: PathLike) -> int:
 def label_studio_tasks(tasks: Sequence[Task]) -> list[dict[str, Any]]:
     """Label Studio's task list: one ``{"data": {...}}`` per pair, with the fields of :meth:`Task.view`
     (a missing description, narrative or nugget as ``""``, which Label Studio shows as nothing).
-    ``query_id`` and ``key`` bring its annotations back to the pair (:func:`exampp.assessments.read_labels`)."""
+    ``query_id`` and ``key`` bring its annotations back to the pair (:func:`exampp.stores.assessments.read_labels`)."""
     return [{"data": {name: value if value is not None else "" for name, value in task.view().items()}}
             for task in tasks]
 

@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from exampp.audit.flags import Flag
-from exampp.grades import DIRECT_QUESTION_ID, Method
+from exampp.collection.grades import DIRECT_QUESTION_ID, Method
 from exampp.grading.methods.injection_check import InjectionCheck
 
 Pair = tuple[str, str]  # (query_id, text_id)
@@ -38,7 +38,7 @@ def check_flags(grades: Mapping[str, Mapping[Pair, float]]) -> list[Flag]:
 def stored_check_grades(store_path: Path, passages: Mapping[str, Collection[str]]) -> dict[str, dict[Pair, float]]:
     """The check's grades in the store at ``store_path`` of the pooled texts (``passages``: query id
     -> text ids), per check method id; empty without a store."""
-    from exampp.store import GradeStore
+    from exampp.stores.grade_store import GradeStore
 
     if not store_path.exists():
         return {}

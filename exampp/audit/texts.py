@@ -8,9 +8,9 @@ from collections.abc import Collection, Mapping, Sequence
 
 from exampp.audit.detect import DEFAULT, NUGGET_EXAM, WINDOW, Thresholds
 from exampp.audit.flags import Flag
-from exampp.collection.question_bank import QuestionBank
-from exampp.collection.rag_responses import Response
+from exampp.collection.questions import QuestionBank
 from exampp.collection.runs import Run
+from exampp.formats.rag_responses import Response
 from exampp.pool import Pool, id_list
 
 Pair = tuple[str, str]  # (query_id, text_id)
@@ -39,7 +39,7 @@ def exam_thresholds(bank: QuestionBank | None) -> str:
         (``info["importance"]`` vital or okay, as the nugget banks and the track's assignment files
         are read).
     """
-    from exampp.collection.nugget_assignments import IMPORTANCE
+    from exampp.formats.nugget_assignments import IMPORTANCE
 
     questions = list(bank.enabled()) if bank is not None else []
     nuggets = bool(questions) and all((q.info or {}).get("importance") in IMPORTANCE for q in questions)

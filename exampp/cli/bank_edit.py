@@ -9,7 +9,7 @@ import click
 from exampp.cli.output import FILE, InputPath, emit, format_option, output_option, warn
 
 if TYPE_CHECKING:
-    from exampp.collection.question_bank import Question, QuestionBank
+    from exampp.collection.questions import Question, QuestionBank
 
 _BANK = InputPath(dir_okay=False)
 
@@ -78,7 +78,8 @@ def add(bank, query_id, texts, answers, facet_id, facet_text, source, from_file,
                                    "--answer, --facet and --facet-text")
         from dataclasses import replace
 
-        from exampp.collection.question_bank import QuestionBank, read_question_bank
+        from exampp.collection.questions import QuestionBank
+        from exampp.formats.question_bank import read_question_bank
 
         read = read_question_bank(from_file, disabled=True)
         questions = QuestionBank((q if q.source else replace(q, source=source) for q in read),

@@ -46,7 +46,7 @@ def generate(topics, output, prompt, temperature, max_new_tokens, max_attempts, 
     """
     from exampp.api.bank_generate import generate_bank
     from exampp.generation.journal import journal_path
-    from exampp.generation.questions import Settings
+    from exampp.generation.question_requests import Settings
     from exampp.llm.backend import BackendSpec
 
     spec = BackendSpec(backend or "hf", model, backend_settings)

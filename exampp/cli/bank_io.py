@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from exampp.cli.output import FILE, one_stdin, warn
-from exampp.collection.question_bank import READ_FORMATS, WRITE_FORMATS
+from exampp.formats.question_bank import READ_FORMATS, WRITE_FORMATS
 
 _OUTPUT = click.Path(dir_okay=False, allow_dash=True)
 

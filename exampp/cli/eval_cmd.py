@@ -4,8 +4,8 @@ from __future__ import annotations
 import click
 
 from exampp.cli.output import format_option_of, one_stdin, output_option, write_output
-from exampp.collection.qrels import read_qrels
-from exampp.collection.runs import RunFile, run_paths
+from exampp.formats.trec_qrels import read_qrels
+from exampp.formats.trec_run import RunFile, run_paths
 from exampp.trec_eval import Score, evaluate_runs, format_json, format_trec, format_tsv, select, unreachable_level
 
 

@@ -122,7 +122,7 @@ def grade(runs, config_path, grader, workspace, progress, fmt, output, **setting
       exampp grade runs/ --grader injection-check --backend openai --model M  # for exampp audit, no qrels
     """
     from exampp.api.grade import GradeJob
-    from exampp.workspace import Workspace
+    from exampp.stores.layout import Workspace
 
     one_stdin(settings["bank"], settings["topics"], settings["corpus"], settings["responses"], *runs)
     job = GradeJob.configure(config_path, workspace, runs=tuple(runs) or None, grader=grader, progress=progress,

@@ -73,8 +73,8 @@ def irt(runs, workspace, method, tau, depth, exclude, responses_file, id_column,
     """
     from exampp.analysis.irt.hierarchical import ComponentsError
     from exampp.api.irt import IRTJob, write_irt_outputs
-    from exampp.collection.leaderboard import read_leaderboard
-    from exampp.collection.systems import read_systems
+    from exampp.formats.leaderboard import read_leaderboard
+    from exampp.formats.systems import read_systems
 
     if (prune_fraction is None) != (prune_steps is None):
         raise click.UsageError("--prune-fraction and --prune-steps go together")
@@ -111,11 +111,11 @@ def irt(runs, workspace, method, tau, depth, exclude, responses_file, id_column,
 def _responses(responses_file, id_column, weight_column, workspace, method, runs, tau, depth):
     """The responses to fit, with the question texts, EXAM-Cover and bank where they come from grades."""
     if responses_file:
-        from exampp.collection.response_matrix import read_response_matrix
+        from exampp.formats.response_matrix import read_response_matrix
 
         return read_response_matrix(responses_file, id_column=id_column, weight_column=weight_column), None, None, None
     from exampp.api.irt import responses_from_workspace
-    from exampp.collection.runs import read_runs
+    from exampp.formats.trec_run import read_runs
 
     graded = responses_from_workspace(workspace, method, read_runs(runs) if runs else None, tau, depth)
     click.echo(f"{graded.method_id}: correct at grade >= {graded.tau:g} in the top {graded.depth}", err=True)

@@ -104,7 +104,7 @@ def meta_evaluate(workspace, method, bank, runs_dir, responses, official_file, o
     official = (LeaderboardFile(official_file, official_column) if official_file
                 else QrelsMeasure(official_qrels, official_measure) if official_qrels else None)
     if official is None and official_measure != "nDCG@10":
-        from exampp.workspace import Workspace
+        from exampp.stores.layout import Workspace
 
         official = QrelsMeasure(str(Workspace.at(workspace).official_qrels), official_measure)
     job = MetaEvaluateJob(workspace, official=official, runs=runs_dir, responses=responses, method=method, bank=bank,

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from exampp.analysis.nuggets import MEASURES
+from exampp.analysis.nugget_scores import MEASURES
 from exampp.cli.output import FILE, bootstrap_options, format_option, one_stdin, output_option, render, write_output
 from exampp.report.records import dumps, records
 

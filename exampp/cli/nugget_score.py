@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from exampp.analysis.nuggets import MEASURES
+from exampp.analysis.nugget_scores import MEASURES
 from exampp.cli.output import FILE, bootstrap_options, emit, emit_leaderboard, format_option, output_option
 
 

@@ -114,9 +114,9 @@ def one_stdin(*sources: str | None) -> None:
 
 def write_output(text: str, output: str | None = None) -> None:
     """Print ``text``, or write it to ``output`` when given: a regular file atomically, ``-``,
-    ``/dev/stdout``, a device or a FIFO by writing into it (see :func:`~exampp.collection.io.atomic_write`)."""
+    ``/dev/stdout``, a device or a FIFO by writing into it (see :func:`~exampp.files.io.atomic_write`)."""
     if output:
-        from exampp.collection.io import atomic_write
+        from exampp.files.io import atomic_write
 
         with atomic_write(output) as fh:
             fh.write(text)
@@ -131,7 +131,7 @@ def emit(table: pd.DataFrame, fmt: str, output: str | None = None) -> None:
 
 def emit_leaderboard(table: pd.DataFrame, fmt: str, output: str | None = None) -> None:
     """A leaderboard table (a ``run`` column, then its measures), JSON as ``{run: {measure: value}}``,
-    the shape leaderboard files are read in (:mod:`exampp.collection.leaderboard`); else as :func:`emit`."""
+    the shape leaderboard files are read in (:mod:`exampp.formats.leaderboard`); else as :func:`emit`."""
     if fmt != "json":
         emit(table, fmt, output)
         return

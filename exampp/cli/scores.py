@@ -108,7 +108,7 @@ def qrels(workspace, method, label, tau, min_grade, per_question, facets, bank, 
       exampp leaderboard dl19/runs --qrels dl19/qrels/questions.qrels -m alpha_nDCG@10 -m ERR_IA@10
     """
     from exampp.api.scores import export_qrels, export_question_qrels, question_key_path
-    from exampp.workspace import Workspace
+    from exampp.stores.layout import Workspace
 
     if per_question:
         given = [flag for flag, value in (("--label", label != "max"), ("--min-grade", min_grade is not None),

@@ -1,5 +1,5 @@
 """Numeric flags checked while the command line is read: a flag that sets a setting of
-:mod:`exampp.settings` keeps that setting's rule and gives its message (the one exampp.toml and the
+:mod:`exampp.setting_rules` keeps that setting's rule and gives its message (the one exampp.toml and the
 Python API give); the other number flags refuse NaN and the infinities, which pass click's range checks."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from exampp.settings import RULES, SettingError, check_setting
+from exampp.setting_rules import RULES, SettingError, check_setting
 
 
 class Setting(click.ParamType):

@@ -44,9 +44,9 @@ def assess(judgments, corpus, output, workspace, store, chunk_size, progress, ba
       exampp support measures llm-judgments.jsonl.gz
     """
     from exampp.api.support import assess_support
-    from exampp.collection.corpus import open_corpus
+    from exampp.formats.corpus_sources import open_corpus
     from exampp.llm.backend import BackendSpec
-    from exampp.workspace import Workspace
+    from exampp.stores.layout import Workspace
 
     spec = BackendSpec(backend or "hf", model, backend_settings)
     result = assess_support(judgments, open_corpus(corpus), output, spec,

@@ -1,22 +1,21 @@
-"""Questions and question banks as data, and exampp's own JSONL record of a question.
+"""Questions and question banks as data.
 
 Every bank format builds on what is here: :class:`Question`, :class:`QuestionBank`, a bank read
-from one file with where each question was read (:class:`BankFile`), the reference tool's
-question ids (:func:`question_id_for`), and the reading of numbered question records into a bank
-(:func:`read_question_records`). :mod:`exampp.collection.question_bank` picks a format by its name
-(or recognises it) and reads or writes a bank in it; the formats' modules import this one and not
-that one, so that it can import them all at load time without a circle.
+from one file with where each question was read (:class:`BankFile`) and the reference tool's
+question ids (:func:`question_id_for`). The formats are :mod:`exampp.formats`: exampp's own record
+of a question and the reading of numbered records into a bank, :mod:`exampp.formats.exampp_bank`;
+:mod:`exampp.formats.question_bank` picks a format by its name (or recognises it) and reads or
+writes a bank in it.
 """
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from exampp.collection.ids import check_id, check_query_id
 from exampp.collection.topics import Subtopic, Topic
-from exampp.errors import InputError
 
 
 def question_id_for(query_id: str, text: str) -> str:
@@ -178,62 +177,3 @@ class BankFile:
     format: str = ""  # the format read (what "auto" recognised)
 
 
-_EXAMPP_FIELDS = ("facet_id", "facet_text", "answers", "choices", "correct_choice", "source", "info", "disabled")
-
-
-def read_question_records(records: Iterable[tuple[int, Any]], path: str,
-                          parse: Callable[[Any], tuple[Question, str | None]] | None = None) -> BankFile:
-    """A bank from numbered records holding one question each: ``parse`` (default: the exampp
-    format's) gives the question and its query's text or raises ValueError; that, a repeated
-    question id or no question at all is an InputError naming the file (and line)."""
-    parse = parse or exampp_question
-    bank = QuestionBank()
-    first_line: dict[str, int] = {}
-    for lineno, record in records:
-        try:
-            question, query_text = parse(record)
-            if question.question_id in bank:
-                raise ValueError(f"duplicate question id {question.question_id!r} "
-                                 f"(first on line {first_line[question.question_id]})")
-        except InputError:
-            raise
-        except ValueError as exc:
-            raise InputError(path, lineno, str(exc)) from None
-        bank.add(question)
-        first_line[question.question_id] = lineno
-        if query_text is not None:
-            bank.query_texts.setdefault(question.query_id, query_text)
-    if not len(bank):
-        raise InputError(path, None, "empty question bank")
-    return BankFile(bank, dict(first_line))
-
-
-def exampp_question(record: Any) -> tuple[Question, str | None]:
-    """The question of an exampp-format record, and its query's text (None when not given)."""
-    if not isinstance(record, dict):
-        raise ValueError(f"expected a question object, found {type(record).__name__}")
-    for name in ("query_id", "text"):
-        if name not in record:
-            raise ValueError(f"missing field {name!r}")
-    text = record["text"]  # verbatim: reference ids hash the text as it is, trailing spaces included
-    query_id = record["query_id"]
-    question_id: Any = record.get("question_id")  # as given: Question checks it
-    if question_id is None and isinstance(query_id, str) and isinstance(text, str):
-        question_id = question_id_for(query_id, text)
-    fields = {name: record[name] for name in _EXAMPP_FIELDS if record.get(name) is not None}
-    question = Question(query_id=query_id, question_id=question_id, text=text, **fields)
-    query_text = record.get("query_text")
-    if query_text is not None and (not isinstance(query_text, str) or not query_text.strip()):
-        raise ValueError("'query_text' must be a non-empty string")
-    return question, query_text
-
-
-def exampp_record(question: Question, query_text: str | None) -> dict[str, Any]:
-    record: dict[str, Any] = {"query_id": question.query_id, "question_id": question.question_id,
-                              "text": question.text}
-    optional = {"facet_id": question.facet_id, "facet_text": question.facet_text, "query_text": query_text,
-                "answers": list(question.answers), "choices": list(question.choices),
-                "correct_choice": question.correct_choice, "source": question.source, "info": question.info,
-                "disabled": question.disabled or None}
-    record.update({k: v for k, v in optional.items() if v not in (None, [])})
-    return record

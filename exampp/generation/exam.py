@@ -40,8 +40,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from exampp.generation.answer_parsing import plain_text
 from exampp.generation.asking import Unusable
-from exampp.generation.parsing import plain_text
 from exampp.llm.prompt import Prompt
 
 LETTERS = "ABCD"
@@ -169,7 +169,7 @@ def parse_exam_answer(text: str) -> ExamQuestion:
     line "Correct Answer: ..." (or "Answer:", "The correct answer is") giving the key as a letter
     or as a choice's text, on that line or the next. Anything after the key line (explanations)
     is ignored, and so is a line between the choices that is none of these. The question and the
-    choices are plain text (:func:`~exampp.generation.parsing.plain_text`: no control characters). Raises
+    choices are plain text (:func:`~exampp.generation.answer_parsing.plain_text`: no control characters). Raises
     :class:`Unparseable` saying what is missing or wrong.
     """
     lines = [_clean(line) for line in text.splitlines()]

@@ -17,8 +17,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from exampp.collection.io import PathLike, check_output_name, decode_line
 from exampp.errors import InputError, OutputError
+from exampp.files.io import PathLike, check_output_name, decode_line
 
 
 def journal_path(output: PathLike, name: str = "journal") -> Path:

@@ -11,7 +11,7 @@ until every chunk is graded. The answers are dropped from the store once every g
 
 Before anything is submitted, the open batches the store keeps for the server and model (a job killed
 while they ran) are awaited: their requests are not submitted again. Claims last
-:data:`~exampp.store.CLAIM_SECONDS`: a batch that runs longer may see another process on the same store
+:data:`~exampp.stores.grade_store.CLAIM_SECONDS`: a batch that runs longer may see another process on the same store
 grade its pairs directly meanwhile (the grades are the same; the Batch API's are then not needed).
 """
 from __future__ import annotations
@@ -19,13 +19,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 
-from exampp.collection.io import PathLike
+from exampp.files.io import PathLike
 from exampp.grading.base import Grader, Judgment, Pair
 from exampp.grading.engine import Tag
 from exampp.llm.openai.backend import OpenAIBackend
 from exampp.llm.openai.batch import POLL_SECONDS, BatchClient, Book, Deferred
 from exampp.progress import notice
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 
 
 class BatchEngine:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from exampp.analysis.agreement import Confusion, cohen_kappa
+from exampp.analysis.label_agreement import Confusion, cohen_kappa
 
 
 def check_thresholds(thresholds: Sequence[float]) -> tuple[float, ...]:

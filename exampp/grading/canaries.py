@@ -24,8 +24,8 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from exampp.collection.question_bank import Question
-from exampp.grades import Method
+from exampp.collection.grades import Method
+from exampp.collection.questions import Question
 from exampp.grading.base import Grader, Judgment, Pair
 from exampp.llm.backend import Usage
 

@@ -3,7 +3,7 @@ out pairs the LLM need not grade.
 
 Before the LLM grades a chunk of pairs, the first stage scores each pair. Pairs scoring below
 the threshold are not sent: they get grade 0, stored marked as cascaded with the stage's id
-and their score (:meth:`exampp.store.GradeStore.put_cascaded`). A later run with the same
+and their score (:meth:`exampp.stores.grade_store.GradeStore.put_cascaded`). A later run with the same
 stage and a threshold above that score counts them as graded; a run without the cascade, or
 with a lower threshold, grades them with the LLM, which replaces the 0.
 
@@ -31,7 +31,7 @@ import numpy as np
 from exampp.errors import ExamppError
 from exampp.grading.base import Pair
 from exampp.llm.backend import Backend, BackendSpec, Capability, opened
-from exampp.store import CascadeMark
+from exampp.stores.grade_store import CascadeMark
 
 STAGE_NAME = "embedding"  # the first stage --cascade names
 BACKEND = "embedding"  # the backend that embeds for it unless another is given

@@ -19,9 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from exampp.collection.question_bank import Question
+from exampp.collection.grades import Method
+from exampp.collection.questions import Question
 from exampp.errors import ExamppError
-from exampp.grades import Method
 from exampp.grading.base import Grader, Judgment, Pair
 from exampp.llm.backend import Backend, Capability, Usage
 

@@ -29,9 +29,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from exampp.collection.question_bank import Question
+from exampp.collection.grades import Method
+from exampp.collection.questions import Question
 from exampp.errors import ExamppError
-from exampp.grades import Method
 from exampp.grading.base import Grader, Judgment, Pair
 from exampp.grading.engine import Tag
 from exampp.grading.method import GradingMethod

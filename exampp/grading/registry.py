@@ -14,7 +14,7 @@ from functools import cache, lru_cache
 from importlib.metadata import entry_points
 from typing import Any
 
-from exampp.grades import SELF_RATING, Method
+from exampp.collection.grades import SELF_RATING, Method
 from exampp.grading.method import (
     BoundGrader,
     GradingMethod,

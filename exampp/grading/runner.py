@@ -29,19 +29,19 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from exampp.collection.question_bank import Question, QuestionBank
+from exampp.collection.grades import DIRECT_QUESTION_ID, Grade
+from exampp.collection.questions import Question, QuestionBank
 from exampp.collection.topics import Topic
 from exampp.defaults import CHUNK as DEFAULT_CHUNK
 from exampp.errors import Interrupted
-from exampp.grades import DIRECT_QUESTION_ID, Grade
 from exampp.grading.base import Grader, Judgment, Pair
 from exampp.grading.cascade import Cascade
 from exampp.grading.engine import Engine, LocalEngine
 from exampp.llm.backend import Usage
 from exampp.pool import Pool
 from exampp.progress import progress_bar
-from exampp.settings import check_setting
-from exampp.store import GradeStore, HashedGrade, claimant
+from exampp.setting_rules import check_setting
+from exampp.stores.grade_store import GradeStore, HashedGrade, claimant
 
 _WAIT_SECONDS = 0.5  # between looks at pairs another process is grading
 
@@ -348,7 +348,7 @@ def pool_grades(store: GradeStore, pool: Pool, exam: Exam, method_id: str, *,
     :param exam: The questions per query.
     :param method_id: The grading method's id in the store.
     :param probabilities: With the ``probabilities`` column.
-    :returns: A DataFrame as :meth:`exampp.store.GradeStore.grades` returns it.
+    :returns: A DataFrame as :meth:`exampp.stores.grade_store.GradeStore.grades` returns it.
     """
     frame = store.grades(method_id, query_ids=pool.passages, probabilities=probabilities)
     member = _member(pool, exam)

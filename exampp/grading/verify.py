@@ -5,7 +5,7 @@ English stopwords removed, every word Porter-stemmed — and they match when the
 distance of the normalised strings is *below* 20% of the longer one (exactly 20% is not a match).
 Extracted answers that are ill-formed (empty, nothing but punctuation and stopwords, a list
 marker such as "a." or "(iii)") or that express unanswerability ("unanswerable", "no answer",
-...: :data:`exampp.grading.parsing.UNANSWERABLE`) are wrong.
+...: :data:`exampp.grading.rating_parsing.UNANSWERABLE`) are wrong.
 
 String matching cannot see synonyms: gold "rise" vs "increase" is wrong, while "rising"
 matches after stemming. The LLM verifier of ``qa(verify=llm)`` (:mod:`exampp.grading.methods.qa`) covers the synonyms.
@@ -18,7 +18,7 @@ import unicodedata
 from collections.abc import Iterable
 from functools import cache
 
-from exampp.grading.parsing import is_unanswerable
+from exampp.grading.rating_parsing import is_unanswerable
 
 __all__ = ["STOPWORDS", "edit_distance", "is_correct", "is_ill_formed", "matches", "normalize"]
 

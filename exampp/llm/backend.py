@@ -43,7 +43,7 @@ from typing import Any
 from exampp.defaults import TOP_LOGPROBS
 from exampp.errors import ExamppError
 from exampp.llm.prompt import Conversation, Prompt
-from exampp.settings import check_settings
+from exampp.setting_rules import check_settings
 
 
 class Capability(str, Enum):

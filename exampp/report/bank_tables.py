@@ -27,7 +27,7 @@ ANSWER_COLUMNS = ["query_id", "question_id", "question", "answer", "normalized",
 
 
 class ReviewTables(NamedTuple):
-    """The bank review's tables (see :class:`~exampp.report.bank_review.BankReview`), the gaps' ``text`` still empty.
+    """The bank review's tables (see :class:`~exampp.report.bank_review_page.BankReview`), the gaps' ``text`` still empty.
 
     :ivar questions: Every exam question with its counts and flags (:func:`question_summary`).
     :ivar too_broad: The questions flagged too broad (:func:`too_broad`); empty without judgments.
@@ -235,7 +235,7 @@ def group_answers(grades: pd.DataFrame, questions: pd.DataFrame, tau: float, exa
     :param examples: How many passage ids to show per group, at most.
     """
 
-    from exampp.grading.parsing import is_unanswerable
+    from exampp.grading.rating_parsing import is_unanswerable
     from exampp.grading.verify import normalize
 
     def key(spelling: str) -> str:

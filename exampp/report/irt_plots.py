@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
 from exampp.analysis.irt.information import item_arrays
-from exampp.collection.io import PathLike, atomic_write
+from exampp.files.io import PathLike, atomic_write
 
 FIGSIZE = (8.0, 5.0)  # inches
 DPI = 100

@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
-from exampp.collection.io import PathLike
+from exampp.files.io import PathLike
 
 if TYPE_CHECKING:  # tables come made: `exampp eval` writes its JSON without loading pandas
     import pandas as pd
@@ -71,7 +71,7 @@ def significant(value: float) -> float:
 
 def write_tsv(table: pd.DataFrame, path: PathLike) -> None:
     """Write ``table`` as :func:`tsv` to ``path``, replaced atomically."""
-    from exampp.collection.io import atomic_write
+    from exampp.files.io import atomic_write
 
     with atomic_write(path) as fh:
         fh.write(tsv(table))

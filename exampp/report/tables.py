@@ -16,7 +16,7 @@ import pandas as pd
 from exampp.analysis.meta_evaluation import MetaEvaluation
 from exampp.audit.tables import AuditResult
 from exampp.collection.qrels import Qrels, as_label
-from exampp.report.bank_review import BankReview
+from exampp.report.bank_review_page import BankReview
 from exampp.report.content import (
     ALPHA,
     AUDIT,
@@ -110,7 +110,7 @@ def report_content(inputs: ReportInputs, *, version: str, workspace: str = ".", 
     :param date: The date in the header (default: :func:`report_date`).
     :param excluded: The runs the meta-evaluation left out, named in the header.
     """
-    from exampp.analysis.agreement import graded_confusion, kappa_table, ordinal_alpha
+    from exampp.analysis.label_agreement import graded_confusion, kappa_table, ordinal_alpha
 
     meta, labels, judgments, answered, bank = inputs.meta, inputs.labels, inputs.judgments, inputs.answered, inputs.bank
     official = str(meta.official.name)

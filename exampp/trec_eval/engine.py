@@ -5,7 +5,7 @@ the run lacks is skipped, or with ``complete`` evaluated as a ranking of one unj
 document, trec_eval's own device, after which the values that document would distort
 (num_ret, utility, relstring, unj, rbp_resid) are reset. Queries only in the run are ignored.
 
-The run is read one query at a time (:meth:`~exampp.collection.runs.RunFile.blocks`) and only
+The run is read one query at a time (:meth:`~exampp.formats.trec_run.RunFile.blocks`) and only
 each query's values are kept, so a run file of any size is evaluated in the memory of one query.
 """
 from __future__ import annotations
@@ -21,8 +21,9 @@ from typing import NamedTuple, cast
 
 from exampp.collection.ids import some_ids
 from exampp.collection.qrels import Qrels, check_integer_labels
-from exampp.collection.runs import Ranked, Ranking, Restart, check_unique_name
+from exampp.collection.runs import Ranked, Ranking, Restart
 from exampp.errors import InputError
+from exampp.formats.trec_run import check_unique_name
 from exampp.trec_eval.irm import IR_MEASURES, IrBatches, ir_aggregate
 from exampp.trec_eval.judged import BOGUS_DOCID, Settings, judge
 from exampp.trec_eval.measure import Averaging, Measure, Value
@@ -55,7 +56,7 @@ def evaluate(
     The keyword arguments are trec_eval's options.
 
     :param qrels: The judgments.
-    :param run: A :class:`~exampp.collection.runs.Run` or a :class:`~exampp.collection.runs.RunFile`
+    :param run: A :class:`~exampp.collection.runs.Run` or a :class:`~exampp.formats.trec_run.RunFile`
         (read as it is evaluated).
     :param measures: ``-m`` arguments (trec_eval names, parameters, nicknames or ir_measures names);
         none means trec_eval's default, ``official``.
@@ -159,7 +160,7 @@ def evaluate_runs(qrels: Qrels, runs: Iterable[Ranked], measures: Iterable[str] 
 
     :param qrels: The judgments.
     :param runs: The runs (:class:`~exampp.collection.runs.Run` or
-        :class:`~exampp.collection.runs.RunFile`).
+        :class:`~exampp.formats.trec_run.RunFile`).
     :param measures: ``-m`` arguments, as :func:`evaluate` takes them.
     :param jobs: Evaluate up to this many runs at once (None: :func:`available_cpus`), each in a
         worker process forked from this one (see :func:`_evaluated` for when); results, and the first

@@ -35,7 +35,8 @@ _MESSAGE = re.compile(r"(?::(?P<line>\d+))?: (?P<message>\S.*)", re.DOTALL)
 
 def streamed(path: Any) -> dict:
     """A run file's rankings as RunFile hands them out, starting afresh at a RESTART."""
-    from exampp.collection.runs import Restart, RunFile
+    from exampp.collection.runs import Restart
+    from exampp.formats.trec_run import RunFile
 
     rankings: dict = {}
     for block in RunFile(path).blocks():

@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 from hypothesis import strategies as st
 
 from exampp.cli import main
-from exampp.workspace import Workspace
+from exampp.stores.layout import Workspace
 
 from .checks import put, scratch, tries
 from .strategies import bank_text, graded_text, hostile, leaderboard_text, qrels_text, run_text

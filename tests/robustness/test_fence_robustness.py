@@ -7,7 +7,7 @@ import re
 
 from hypothesis import strategies as st
 
-from exampp.grading.prompts import FENCE_TAG, SELF_RATING_FENCED, fence
+from exampp.grading.method_prompts import FENCE_TAG, SELF_RATING_FENCED, fence
 
 from .checks import tries
 from .strategies import any_char

@@ -10,17 +10,12 @@ import unicodedata
 import pytest
 from hypothesis import example, strategies as st
 
-from exampp.collection.question_bank import (
-    Question,
-    QuestionBank,
-    question_id_for,
-    read_question_bank,
-    write_question_bank,
-)
-from exampp.generation import questions
+from exampp.collection.questions import Question, QuestionBank, question_id_for
+from exampp.formats.question_bank import read_question_bank, write_question_bank
+from exampp.generation import question_requests
+from exampp.generation.answer_parsing import parse_questions, remove_near_duplicates
 from exampp.generation.asking import Noted, Unusable
-from exampp.generation.parsing import parse_questions, remove_near_duplicates
-from exampp.generation.prompts import choose_prompts
+from exampp.generation.bank_prompts import choose_prompts
 
 from .checks import encodable, scratch, tries
 from .strategies import SPECIAL_CHARS, any_char
@@ -38,7 +33,7 @@ answers = st.one_of(
 def read(answer: str, prompt: str = "query") -> list[dict[str, str]]:
     """The questions the bank's reader takes from ``answer``; [] when it holds none."""
     try:
-        value = questions.reader(choose_prompts(prompt))(answer)
+        value = question_requests.reader(choose_prompts(prompt))(answer)
     except Unusable:
         return []
     return value.value if isinstance(value, Noted) else value
@@ -50,10 +45,10 @@ def read(answer: str, prompt: str = "query") -> list[dict[str, str]]:
 @example(answer=json.dumps({"questions": [f"Question {i}?" for i in range(1005)]}), prompt="query")
 def test_questions_read_from_any_answer_are_plain_and_a_bank_of_them_reads_back(answer, prompt):
     found = read(answer, prompt)
-    assert len(found) <= questions.MAX_ITEMS
+    assert len(found) <= question_requests.MAX_ITEMS
     for entry in found:
         text = entry["text"]
-        assert text and text == text.strip() and len(text) <= questions.MAX_CHARS, repr(text)
+        assert text and text == text.strip() and len(text) <= question_requests.MAX_CHARS, repr(text)
         assert encodable(text) and not any(unicodedata.category(c) == "Cc" for c in text), repr(text)
         assert "  " not in text and text == " ".join(text.split()), repr(text)
     bank = QuestionBank(Question("Q1", question_id_for("Q1", text), text, info=info)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exampp.collection.response_matrix import read_response_matrix
-from exampp.collection.systems import read_systems
 from exampp.errors import InputError
+from exampp.formats.response_matrix import read_response_matrix
+from exampp.formats.systems import read_systems
 
 from .checks import assert_located, put, read_file, tries
 from .strategies import hostile, matrix_text, systems_text

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from hypothesis import example, strategies as st
 
-from exampp.collection.leaderboard import read_leaderboard, write_leaderboard
-from exampp.config import KEYS, PATH_KEYS, read_config
+from exampp.formats.exampp_toml import KEYS, PATH_KEYS, read_config
+from exampp.formats.leaderboard import read_leaderboard, write_leaderboard
 
 from .checks import assert_ids, can_write, encodable, parse, read_file, scratch, tries, written_or_refused
 from .strategies import config_text, hostile, hostile_ids, leaderboard_text

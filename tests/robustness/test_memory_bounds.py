@@ -14,19 +14,19 @@ from unittest import mock
 import pytest
 from hypothesis import strategies as st
 
-from exampp.collection import io as collection_io
-from exampp.collection.corpus import read_passages
-from exampp.collection.io import InputLines, excerpt, iter_lines
-from exampp.collection.leaderboard import read_leaderboard
-from exampp.collection.qrels import read_intent_qrels, read_qrels
-from exampp.collection.question_bank import read_question_bank
-from exampp.collection.rag_responses import read_responses
-from exampp.collection.reference_grades import read_reference_grades
-from exampp.collection.response_matrix import read_response_matrix
-from exampp.collection.runs import read_run
-from exampp.collection.systems import read_systems
-from exampp.collection.topics import read_topics
 from exampp.errors import InputError
+from exampp.files import io as files_io
+from exampp.files.io import InputLines, excerpt, iter_lines
+from exampp.formats.corpus_sources import read_passages
+from exampp.formats.leaderboard import read_leaderboard
+from exampp.formats.question_bank import read_question_bank
+from exampp.formats.rag_responses import read_responses
+from exampp.formats.reference_grades import read_reference_grades
+from exampp.formats.response_matrix import read_response_matrix
+from exampp.formats.systems import read_systems
+from exampp.formats.topic_files import read_topics
+from exampp.formats.trec_qrels import read_intent_qrels, read_qrels
+from exampp.formats.trec_run import read_run
 
 from .checks import fifo, put, scratch, stdin, tries
 
@@ -49,7 +49,7 @@ READERS = {
 
 @pytest.fixture
 def limit(monkeypatch):
-    monkeypatch.setattr(collection_io, "MAX_LINE_BYTES", LIMIT)
+    monkeypatch.setattr(files_io, "MAX_LINE_BYTES", LIMIT)
     return LIMIT
 
 
@@ -103,13 +103,13 @@ def _chunked(path, size: int) -> list[tuple[int, bytes]] | str:
        size=st.integers(1, 64), newline_at_end=st.booleans())
 def test_chunks_refuse_and_number_lines_as_iterating_does(lengths, limit, size, newline_at_end):
     data = b"\n".join(bytes([97 + i % 26]) * n for i, n in enumerate(lengths)) + (b"\n" if newline_at_end else b"")
-    with scratch() as folder, mock.patch.object(collection_io, "MAX_LINE_BYTES", limit):
+    with scratch() as folder, mock.patch.object(files_io, "MAX_LINE_BYTES", limit):
         path = put(folder / "run", data)
         assert _chunked(path, size) == _iterated(path)
 
 
 def test_a_file_read_whole_holds_at_most_max_held_lines(tmp_path, monkeypatch):
-    monkeypatch.setattr(collection_io, "MAX_HELD_LINES", 100)
+    monkeypatch.setattr(files_io, "MAX_HELD_LINES", 100)
     blank = "\n" * 150
     topics = put(tmp_path / "topics.json", f'[{blank}{{"query_id": "q1", "text": "t"}}]'.encode())
     with pytest.raises(InputError) as caught:
@@ -125,7 +125,7 @@ def test_a_file_read_whole_holds_at_most_max_held_lines(tmp_path, monkeypatch):
 
 
 def test_a_file_read_whole_holds_at_most_max_held_chars_characters(tmp_path, monkeypatch):
-    monkeypatch.setattr(collection_io, "MAX_HELD_CHARS", 1000)
+    monkeypatch.setattr(files_io, "MAX_HELD_CHARS", 1000)
     lines = "".join(f'{{"query_id": "q{i:02}", "text": "{"t" * 40}"}}\n' for i in range(40))  # 72 bytes a line
     topics = put(tmp_path / "topics.jsonl", lines.encode())
     with pytest.raises(InputError) as caught:

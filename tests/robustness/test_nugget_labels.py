@@ -8,7 +8,7 @@ import ast
 
 from hypothesis import example, strategies as st
 
-from exampp.collection.nugget_assignments import ASSIGNMENTS
+from exampp.formats.nugget_assignments import ASSIGNMENTS
 from exampp.grading.methods.nugget_support import parse_labels
 
 from .checks import tries

@@ -9,10 +9,11 @@ import pandas as pd
 from hypothesis import strategies as st
 from nuggetizer.core.metrics import calculate_global_metrics, calculate_nugget_scores
 
-from exampp.analysis.nuggets import answer_scores
+from exampp.analysis.nugget_scores import answer_scores
 from exampp.api.nuggets import score_nuggets
-from exampp.collection.nugget_assignments import Answer, AssignedNugget, read_assignments, write_assignments
-from exampp.collection.question_bank import question_id_for, read_question_bank
+from exampp.collection.questions import question_id_for
+from exampp.formats.nugget_assignments import Answer, AssignedNugget, read_assignments, write_assignments
+from exampp.formats.question_bank import read_question_bank
 
 from .checks import assert_ids, read_file, scratch, tries
 from .strategies import QUERIES, RUNS, field, hostile, jsonl, mostly, pool_ids, records, texts

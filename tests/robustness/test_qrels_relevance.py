@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
-from exampp.collection.qrels import MAX_GRADE, atol, parse_label, read_qrels, write_qrels
+from exampp.collection.qrels import MAX_GRADE
+from exampp.formats.trec_qrels import atol, parse_label, read_qrels, write_qrels
 
 from .checks import tries
 

@@ -6,9 +6,10 @@ import math
 
 from hypothesis import example, strategies as st
 
-from exampp.collection.corpus import read_passages
-from exampp.collection.qrels import read_qrels
-from exampp.collection.reference_grades import (
+from exampp.collection.grades import Grade, Method
+from exampp.errors import InputError
+from exampp.formats.corpus_sources import read_passages
+from exampp.formats.reference_grades import (
     ExamGrades,
     Paragraph,
     QueryParagraphs,
@@ -19,11 +20,10 @@ from exampp.collection.reference_grades import (
     reference_queries,
     write_reference_grades,
 )
-from exampp.collection.runs import read_run
-from exampp.errors import InputError
-from exampp.grades import Grade, Method
+from exampp.formats.trec_qrels import read_qrels
+from exampp.formats.trec_run import read_run
 from exampp.importer import collect, import_reference
-from exampp.workspace import Workspace
+from exampp.stores.layout import Workspace
 
 from .checks import assert_ids, assert_located, can_write, parse, put, read_file, scratch, tries, written_or_refused
 from .strategies import DOCS, QUERIES, QUESTIONS, RUNS, bank_text, graded_text, hostile, hostile_ids, pool_ids, texts

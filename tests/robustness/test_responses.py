@@ -6,8 +6,8 @@ import json
 
 from hypothesis import example, strategies as st
 
-from exampp.collection.rag_responses import read_responses
-from exampp.collection.runs import read_run, write_run
+from exampp.formats.rag_responses import read_responses
+from exampp.formats.trec_run import read_run, write_run
 from exampp.segment import load_responses
 
 from .checks import assert_ids, can_write, parse, put, read_file, scratch, tries

@@ -5,9 +5,11 @@ import math
 
 from hypothesis import example, strategies as st
 
-from exampp.collection.qrels import MAX_GRADE, read_qrels, write_qrels
-from exampp.collection.runs import from_scores, read_run, read_runs, trec_order, write_run
+from exampp.collection.qrels import MAX_GRADE
+from exampp.collection.runs import from_scores, trec_order
 from exampp.errors import InputError
+from exampp.formats.trec_qrels import read_qrels, write_qrels
+from exampp.formats.trec_run import read_run, read_runs, write_run
 
 from .checks import (
     assert_ids,

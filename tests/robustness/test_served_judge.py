@@ -23,7 +23,7 @@ from exampp.cli import main
 from exampp.grading.methods.self_rating import GRADES, grade_probabilities
 from exampp.llm.backend import BackendError, open_backend
 from exampp.llm.openai.backend import CHARS_PER_TOKEN
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 from small_collection import write_collection
 
 from .checks import tries

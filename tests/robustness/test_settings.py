@@ -17,10 +17,10 @@ from exampp.api.grade import GradeJob
 from exampp.api.scores import CoverJob, export_qrels, export_question_qrels
 from exampp.cli import main
 from exampp.cli.settings import Setting
-from exampp.config import KEYS, read_config
 from exampp.errors import InputError
+from exampp.formats.exampp_toml import KEYS, read_config
 from exampp.llm.backend import open_backend
-from exampp.settings import RULES, SettingError, check_setting
+from exampp.setting_rules import RULES, SettingError, check_setting
 
 from .checks import scratch, tries
 

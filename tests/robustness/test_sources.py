@@ -11,16 +11,16 @@ from typing import Any, NamedTuple
 import pytest
 from hypothesis import assume, strategies as st
 
-from exampp.collection.corpus import read_passages
-from exampp.collection.leaderboard import read_leaderboard
-from exampp.collection.qrels import read_qrels
-from exampp.collection.question_bank import read_question_bank
-from exampp.collection.reference_grades import read_reference_grades
-from exampp.collection.response_matrix import read_response_matrix
-from exampp.collection.runs import read_run
-from exampp.collection.systems import read_systems
-from exampp.collection.topics import read_topics
-from exampp.config import read_config
+from exampp.formats.corpus_sources import read_passages
+from exampp.formats.exampp_toml import read_config
+from exampp.formats.leaderboard import read_leaderboard
+from exampp.formats.question_bank import read_question_bank
+from exampp.formats.reference_grades import read_reference_grades
+from exampp.formats.response_matrix import read_response_matrix
+from exampp.formats.systems import read_systems
+from exampp.formats.topic_files import read_topics
+from exampp.formats.trec_qrels import read_qrels
+from exampp.formats.trec_run import read_run
 from exampp.segment import read_responses
 
 from . import strategies as s

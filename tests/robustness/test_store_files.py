@@ -1,4 +1,4 @@
-"""Grade store files (exampp.store.GradeStore): exampp's own schema with tables or columns missing,
+"""Grade store files (exampp.stores.grade_store.GradeStore): exampp's own schema with tables or columns missing,
 an unreadable schema version, someone else's tables, an empty file, a corrupt SQLite file or no
 SQLite file at all. A store opens; anything else is refused in one line naming the file, before
 a byte of it is written, whether a command only reads the store or would write into it."""
@@ -10,7 +10,7 @@ import sqlite3
 from hypothesis import example, strategies as st
 
 from exampp.errors import InputError
-from exampp.store import GradeStore
+from exampp.stores.grade_store import GradeStore
 
 from .checks import assert_located, put, scratch, tries
 

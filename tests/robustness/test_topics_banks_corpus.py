@@ -8,17 +8,13 @@ from dataclasses import replace
 import pytest
 from hypothesis import example, strategies as st
 
-from exampp.collection.corpus import Passage, read_passages, write_corpus
-from exampp.collection.question_bank import (
-    READ_FORMATS,
-    WRITE_FORMATS,
-    Question,
-    QuestionBank,
-    read_question_bank,
-    write_question_bank,
-)
-from exampp.collection.topics import Subtopic, Topic, read_topics, write_topics
+from exampp.collection.corpus import Passage
+from exampp.collection.questions import Question, QuestionBank
+from exampp.collection.topics import Subtopic, Topic
 from exampp.errors import InputError
+from exampp.formats.corpus_sources import read_passages, write_corpus
+from exampp.formats.question_bank import READ_FORMATS, WRITE_FORMATS, read_question_bank, write_question_bank
+from exampp.formats.topic_files import read_topics, write_topics
 
 from .checks import assert_ids, can_write, encodable, parse, read_file, scratch, tries, written_or_refused
 from .strategies import bank_text, corpus_text, hostile, hostile_ids, texts, topics_text

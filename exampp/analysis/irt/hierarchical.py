@@ -4,7 +4,7 @@
 
 with one effect per level of each component (e.g. retriever, reranker, generator), from a
 components table: a DataFrame with a ``system`` column and one column per component
-(:func:`exampp.collection.systems.read_systems` reads one from a TSV file).
+(:func:`exampp.formats.systems.read_systems` reads one from a TSV file).
 
 Identification: the effects of each component sum to zero over its levels (the last level's effect
 is minus the sum of the others), so μ is the ability of the "average" system and each effect a

@@ -21,8 +21,8 @@ import pandas as pd
 from exampp.analysis.irt.base import clone
 from exampp.analysis.irt.information import information_summary, test_information
 from exampp.analysis.irt.models import IRTModel
-from exampp.collection.question_bank import QuestionBank
-from exampp.collection.response_matrix import Responses
+from exampp.collection.questions import QuestionBank
+from exampp.formats.response_matrix import Responses
 
 GRID_POINTS = 201
 

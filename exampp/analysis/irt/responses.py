@@ -12,9 +12,9 @@ from collections.abc import Collection, Mapping
 import numpy as np
 import pandas as pd
 
-from exampp.collection.response_matrix import Responses
 from exampp.collection.runs import Run
 from exampp.defaults import DEPTH as DEFAULT_DEPTH
+from exampp.formats.response_matrix import Responses
 from exampp.scoring import answered_questions, questions_by_query
 
 

@@ -1,7 +1,7 @@
 """IRT results as tables: one row per item, per system, and information curves per question group.
 
 Pure functions of a fitted :class:`~exampp.analysis.irt.models.IRTModel` and its
-:class:`~exampp.collection.response_matrix.Responses`; :mod:`exampp.api.irt` builds them.
+:class:`~exampp.formats.response_matrix.Responses`; :mod:`exampp.api.irt` builds them.
 """
 from __future__ import annotations
 

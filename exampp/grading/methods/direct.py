@@ -1,6 +1,6 @@
 """Direct-grading baselines: the model labels a passage against the query itself, without exam questions.
 
-One method, ``direct:PROMPT``, parameterised by a prompt of :data:`~exampp.grading.prompts.DIRECT_PROMPTS`
+One method, ``direct:PROMPT``, parameterised by a prompt of :data:`~exampp.grading.method_prompts.DIRECT_PROMPTS`
 (thomas, faggiolib, helm, sun and the few-shot faggiolib_few/sun_few). Pairs carry the query title as their
 question text (see :mod:`exampp.grading.base`). The model answers by greedy generation of at most
 :data:`MAX_NEW_TOKENS` tokens, parsed into a label:
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from exampp.grading.base import Judgment, Pair
 from exampp.grading.method import GradingMethod, param, register
-from exampp.grading.prompts import DIRECT_PROMPTS
+from exampp.grading.method_prompts import DIRECT_PROMPTS
 from exampp.llm.backend import Backend
 
 __all__ = ["Direct", "MAX_NEW_TOKENS", "first_word", "parse_thomas", "parse_yes_no"]

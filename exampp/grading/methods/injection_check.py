@@ -7,8 +7,8 @@ qrels or leaderboard takes its grades, and ``exampp audit`` reads them as flags 
 ``injection`` (:mod:`exampp.audit.model_check`), beside the rule set's.
 
 Like a direct method it asks once per pooled text (the pair's question is the query title, which
-the prompt leaves out), with :data:`~exampp.grading.prompts.INJECTION_CHECK`: the text fenced as
-data (:func:`~exampp.grading.prompts.fence`), the instruction as a system turn where the backend
+the prompt leaves out), with :data:`~exampp.grading.method_prompts.INJECTION_CHECK`: the text fenced as
+data (:func:`~exampp.grading.method_prompts.fence`), the instruction as a system turn where the backend
 sends conversations. The answer is read as the direct methods read yes/no
 (:func:`~exampp.grading.methods.direct.parse_yes_no`): grade 1 when its first word is "yes", the
 text addresses a grader; else 0. An answer whose first word is neither yes nor no is 0 as well and
@@ -23,8 +23,8 @@ import pandas as pd
 
 from exampp.grading.base import Judgment, Pair
 from exampp.grading.method import GradingMethod, register
+from exampp.grading.method_prompts import INJECTION_CHECK, INJECTION_CHECK_SYSTEM, fence
 from exampp.grading.methods.direct import MAX_NEW_TOKENS, first_word, parse_yes_no
-from exampp.grading.prompts import INJECTION_CHECK, INJECTION_CHECK_SYSTEM, fence
 from exampp.llm.backend import Backend
 from exampp.llm.prompt import Conversation
 
@@ -80,5 +80,5 @@ class CheckSummary:
 
 
 def check_summary(grades: pd.DataFrame) -> CheckSummary:
-    """The summary of a check's pool grades (a frame as :meth:`exampp.store.GradeStore.grades` gives)."""
+    """The summary of a check's pool grades (a frame as :meth:`exampp.stores.grade_store.GradeStore.grades` gives)."""
     return CheckSummary(len(grades), int((grades["grade"] >= 1).sum()), sum(map(unparsed, grades["answer"])))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from exampp.grading.base import Judgment, Pair
 from exampp.grading.method import GradingMethod, register
-from exampp.grading.prompts import MULTIPLE_CHOICE
+from exampp.grading.method_prompts import MULTIPLE_CHOICE
 from exampp.llm.backend import Backend, Capability
 
 __all__ = ["MultipleChoice", "choose"]

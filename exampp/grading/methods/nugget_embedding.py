@@ -2,7 +2,7 @@
 word overlap, no LLM (the ``embedding`` backend, all-MiniLM-L6-v2 by default).
 
 A pair's passage is the answer, its question the nugget; the grade is the track's assignment,
-0 not_support, 1 partial_support, 2 support (:data:`exampp.collection.nugget_assignments.ASSIGNMENTS`).
+0 not_support, 1 partial_support, 2 support (:data:`exampp.formats.nugget_assignments.ASSIGNMENTS`).
 
 The answer is split into sentences by one rule: a break after ``.``, ``!`` or ``?`` followed by
 white space, and at every line break (so "e.g. the" splits too; list items are sentences);

@@ -6,7 +6,7 @@ NuggetizeAssignerLLM, ...") and a user turn with the query, the answer as "Passa
 Python list, asking for a Python list of labels. Each request holds up to ``window`` nuggets of one
 answer (10, as the track used); ``window=1`` asks per nugget, one label a request. ``labels=2`` is the
 package's two-label variant (support / not_support). The grade is the label's index in
-:data:`~exampp.collection.nugget_assignments.ASSIGNMENTS`: 0 not_support, 1 partial_support, 2 support.
+:data:`~exampp.formats.nugget_assignments.ASSIGNMENTS`: 0 not_support, 1 partial_support, 2 support.
 
 Pairs come from the runner in chunks; with ``window`` > 1 the runner keeps all of an answer's
 pairs in one chunk (:attr:`NuggetSupport.whole_passages`), and they go in windows in the order of
@@ -33,8 +33,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from exampp.collection.ids import valid_text
-from exampp.collection.nugget_assignments import ASSIGNMENTS
-from exampp.collection.question_bank import Question
+from exampp.collection.questions import Question
+from exampp.formats.nugget_assignments import ASSIGNMENTS
 from exampp.grading.base import Judgment, Pair
 from exampp.grading.method import GradingMethod, MethodError, param, register
 from exampp.llm.backend import Backend

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from exampp.grading.base import Judgment, Pair
 from exampp.grading.method import GradingMethod, param, register
-from exampp.grading.parsing import is_unanswerable
-from exampp.grading.prompts import ANSWER_VERIFICATION, QUESTION_ANSWERING
+from exampp.grading.method_prompts import ANSWER_VERIFICATION, QUESTION_ANSWERING
+from exampp.grading.rating_parsing import is_unanswerable
 from exampp.grading.verify import is_correct, is_ill_formed
 from exampp.llm.backend import Backend, Capability, Labels
 

@@ -1,7 +1,7 @@
 """Self-rating: the LLM rates 0-5 how well the passage answers the question (DESIGN.md §2).
 
 Slow path (``fast=false``), the method as defined: greedy generation, parsed by
-:func:`exampp.grading.parsing.parse_self_rating`.
+:func:`exampp.grading.rating_parsing.parse_self_rating`.
 
 Fast path (default, on backends with label log-probabilities): the backend reports the first
 generated token's distribution. A token stands for the grade its decoded text starts with ("5",
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 from exampp.grading.base import Judgment, Pair
 from exampp.grading.method import GradingMethod, param, register
-from exampp.grading.parsing import GRADE_DIGITS, leading_grade, parse_self_rating
-from exampp.grading.prompts import SELF_RATING_PROMPTS, SELF_RATING_SYSTEM, fence
+from exampp.grading.method_prompts import SELF_RATING_PROMPTS, SELF_RATING_SYSTEM, fence
+from exampp.grading.rating_parsing import GRADE_DIGITS, leading_grade, parse_self_rating
 from exampp.llm.backend import Backend, Capability, Labels
 from exampp.llm.prompt import Conversation
 
@@ -41,7 +41,7 @@ def grade_probabilities(logprobs: Sequence[float]) -> tuple[float, ...]:
 @dataclass(frozen=True)
 class SelfRating(GradingMethod):
     prompt: str = field(default="self-rating", metadata=param(
-        "prompt variant (exampp.grading.prompts.SELF_RATING_PROMPTS)", choices=tuple(SELF_RATING_PROMPTS)))
+        "prompt variant (exampp.grading.method_prompts.SELF_RATING_PROMPTS)", choices=tuple(SELF_RATING_PROMPTS)))
     fast: bool = field(default=True, metadata=param(
         "read the grade and its probabilities off the first token where it is a grade", in_id=False))
 

@@ -23,7 +23,7 @@ backend counts them) and ``max_tokens`` each out, times the prices given. Everyt
 untrusted input: a batch or a line that is not as the API documents is named (server, batch, file, line)
 in one line; a malformed output line is left out (a warning), its request asked again directly.
 
-The grade store's journal (:class:`~exampp.batch_journal.BatchJournal`) keeps the batches (id, server,
+The grade store's journal (:class:`~exampp.stores.batch_journal.BatchJournal`) keeps the batches (id, server,
 model, method, state, requests) and, per request key, its batch and, once downloaded, its answer, each
 change in one transaction: a process killed between
 submitting and downloading finds its batches in the journal and polls them instead of submitting again, and
@@ -45,11 +45,11 @@ from exampp.llm.openai.book import Requester
 from exampp.llm.openai.transport import MAX_BODY, REFUSED, BoundedClient
 from exampp.llm.openai.wire import ENDPOINT_PATHS, Answer, Malformed, one_line, read_answer, shown
 from exampp.llm.prompt import Conversation
-from exampp.settings import SettingError
+from exampp.setting_rules import SettingError
 
 if TYPE_CHECKING:
-    from exampp.batch_journal import BatchJournal
     from exampp.llm.openai.backend import OpenAIBackend
+    from exampp.stores.batch_journal import BatchJournal
 
 PATHS = {name: "/v1" + path for name, path in ENDPOINT_PATHS.items()}  # the Batch API's endpoint names
 MAX_FILE_REQUESTS = 50_000  # the Batch API's limit per file
@@ -179,8 +179,8 @@ def _line(path: str, key: str, body: dict[str, Any]) -> bytes:
 
 class BatchClient:
     """The Batch API of ``backend``'s server, on its client and loop, with its batches and answers kept in
-    ``journal`` (the grade store's, :attr:`~exampp.store.GradeStore.batches`). ``report``: where progress and
-    the estimate go (a line each)."""
+    ``journal`` (the grade store's, :attr:`~exampp.stores.grade_store.GradeStore.batches`). ``report``: where
+    progress and the estimate go (a line each)."""
 
     def __init__(self, backend: OpenAIBackend, journal: BatchJournal, method_id: str, *,
                  poll_seconds: float = POLL_SECONDS, price: tuple[float, float] | None = None,

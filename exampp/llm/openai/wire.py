@@ -25,8 +25,8 @@ import math
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from exampp.collection.io import excerpt
 from exampp.defaults import TOP_LOGPROBS
+from exampp.files.io import excerpt
 from exampp.llm.backend import Labels, NextToken, next_token_scores
 from exampp.llm.prompt import Conversation, as_messages, as_text
 

@@ -1,0 +1,139 @@
+"""Generated responses (RAG answers) files, read into one :class:`Response` per (run, query).
+
+Input (plain or gzipped), recognised from the first non-blank line:
+
+- JSONL, one response per line. The query id is the first of ``topic_id``, ``query_id``,
+  ``qid``, ``narrative_id``; the run id is ``run_id``; either may also sit in a ``metadata``
+  object (TREC RAG 2024). The text is ``answer`` (a list of ``{"text", "citations"}`` sentences,
+  joined with spaces, or a string), else ``response``, ``text`` or ``answer_text`` (a string: the
+  TREC RAG track's nugget assignment files, :mod:`exampp.formats.nugget_assignments`, read as
+  their answers). A line without a run id takes the file's name (without suffixes) as run id.
+- TSV, ``query_id<TAB>text`` per line; the run id is the file's name without suffixes.
+
+A run answers a query at most once. :mod:`exampp.segment` splits the responses into passages.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from exampp.collection.ids import id_problem
+from exampp.errors import InputError
+from exampp.files.io import PathLike, display_name, first_nonblank, is_stdio, iter_lines, json_lines
+
+QUERY_KEYS = ("topic_id", "query_id", "qid", "narrative_id")
+TEXT_KEYS = ("answer", "response", "text", "answer_text")
+
+
+@dataclass(frozen=True)
+class Response:
+    """One system's generated response (RAG answer) to one query.
+
+    :param run_id: The system (run) that gave it.
+    :param query_id: The query it answers.
+    :param text: The response's text.
+    :param line: The line it was read from, for messages.
+    """
+
+    run_id: str
+    query_id: str
+    text: str
+    line: int | None = None
+
+
+def read_responses(path: PathLike) -> list[Response]:
+    """Responses from a JSONL or TSV file (see the module docstring); one per (run, query).
+
+    :param path: The responses file; ``-`` reads standard input (the run id of a line without one
+        is then ``stdin``).
+    :raises InputError: A malformed line, or a run answering a query twice, naming the line.
+    """
+
+    name = display_name(path)
+    first, lines = first_nonblank(iter_lines(path))
+    if first is None:
+        raise InputError(name, None, "empty responses file")
+    default_run = "stdin" if is_stdio(path) else Path(path).name.split(".")[0]
+    if first.lstrip().startswith("{"):
+        records = _jsonl_responses(lines, name, default_run)
+    else:
+        records = _tsv_responses(lines, name, default_run)
+    responses: list[Response] = []
+    seen: dict[tuple[str, str], int | None] = {}
+    for response in records:
+        key = (response.run_id, response.query_id)
+        if key in seen:
+            raise InputError(name, response.line, f"run {key[0]!r} already answered query {key[1]!r} "
+                                                  f"(line {seen[key]})")
+        seen[key] = response.line
+        responses.append(response)
+    return responses
+
+
+def _field(record: Mapping[str, Any], keys: Iterable[str]) -> Any:
+    meta = record.get("metadata")
+    for source in (record, meta if isinstance(meta, Mapping) else {}):
+        for key in keys:
+            if source.get(key) is not None:
+                return source[key]
+    return None
+
+
+def _answer_text(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = [s.get("text") if isinstance(s, Mapping) else s for s in value]
+        texts = [p for p in parts if isinstance(p, str)]
+        if len(texts) == len(parts):
+            return " ".join(p.strip() for p in texts)
+    return None
+
+
+def _checked(value: str, what: str, name: str, lineno: int, *, first_column: bool = False) -> str:
+    """An id that goes into the passage ids and runs built from responses (checked here, where
+    the line is known)."""
+    problem = id_problem(value, first_column=first_column)
+    if problem is None and ":" in value:
+        problem = "contains ':', which separates the parts of a response passage id"
+    if problem is not None:
+        raise InputError(name, lineno, f"{what} {value!r} {problem}")
+    return value
+
+
+def _jsonl_responses(lines: Iterator[tuple[int, str]], name: str, default_run: str) -> Iterator[Response]:
+    for lineno, record in json_lines(lines, name):
+        if not isinstance(record, dict):
+            raise InputError(name, lineno, f"expected a response object, found {type(record).__name__}")
+        query_id = _field(record, QUERY_KEYS)
+        if isinstance(query_id, int) and not isinstance(query_id, bool):
+            query_id = str(query_id)
+        if not isinstance(query_id, str):
+            raise InputError(name, lineno, f"missing query id: expected a string in one of {', '.join(QUERY_KEYS)}")
+        query_id = _checked(query_id, "query id", name, lineno, first_column=True)
+        run_id = _field(record, ("run_id",))
+        run_id = default_run if run_id is None else run_id
+        if not isinstance(run_id, str):
+            raise InputError(name, lineno, f"run_id {run_id!r} must be a string")
+        run_id = _checked(run_id, "run_id", name, lineno)
+        key = next((k for k in TEXT_KEYS if record.get(k) is not None), None)
+        text = None if key is None else _answer_text(record[key])
+        if text is None:
+            raise InputError(name, lineno, "missing text: expected 'answer' (a list of {\"text\"} sentences or "
+                                           "a string), 'response', 'text' or 'answer_text'")
+        yield Response(run_id, query_id, text, lineno)
+
+
+def _tsv_responses(lines: Iterator[tuple[int, str]], name: str, run_id: str) -> Iterator[Response]:
+    checked = False  # the run id (the file's name) is checked once, at the first response
+    for lineno, line in lines:
+        if not line.strip():
+            continue
+        query_id, tab, text = line.partition("\t")
+        if not tab or not query_id.strip():
+            raise InputError(name, lineno, "expected 'query_id<TAB>text' (or a JSONL response per line)")
+        if not checked:
+            run_id, checked = _checked(run_id, "run id (the file's name)", name, lineno), True
+        yield Response(run_id, _checked(query_id.strip(), "query id", name, lineno, first_column=True), text, lineno)
