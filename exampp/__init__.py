@@ -18,7 +18,8 @@ _EXPORTS = {
     # collections
     "ExamppError": "exampp.errors", "InputError": "exampp.errors",
     "Run": "exampp.collection.runs", "RankedDoc": "exampp.collection.runs",
-    "read_run": "exampp.formats.trec_run", "read_runs": "exampp.formats.trec_run", "write_run": "exampp.formats.trec_run",
+    "read_run": "exampp.formats.trec_run", "read_runs": "exampp.formats.trec_run",
+    "write_run": "exampp.formats.trec_run",
     "Qrels": "exampp.collection.qrels", "read_qrels": "exampp.formats.trec_qrels",
     "write_qrels": "exampp.formats.trec_qrels",
     "IntentQrels": "exampp.collection.qrels", "read_intent_qrels": "exampp.formats.trec_qrels",
@@ -36,7 +37,8 @@ _EXPORTS = {
     "read_leaderboard": "exampp.formats.leaderboard", "write_leaderboard": "exampp.formats.leaderboard",
     "Workspace": "exampp.stores.layout",
     # grades
-    "Grade": "exampp.collection.grades", "Method": "exampp.collection.grades", "GradeStore": "exampp.stores.grade_store",
+    "Grade": "exampp.collection.grades", "Method": "exampp.collection.grades",
+    "GradeStore": "exampp.stores.grade_store",
     "import_reference": "exampp.importer",
     # pooling and grading
     "build_pool": "exampp.pool", "Pool": "exampp.pool",
@@ -93,7 +95,8 @@ _EXPORTS = {
     "bootstrap_means": "exampp.analysis.statistics", "correlation_intervals": "exampp.analysis.statistics",
     "paired_tests": "exampp.analysis.statistics", "scores_table": "exampp.analysis.statistics",
     # people's labels (exampp assess serve, export, import)
-    "AssessmentStore": "exampp.stores.assessments", "read_labels": "exampp.stores.assessments", "write_labels": "exampp.stores.assessments",
+    "AssessmentStore": "exampp.stores.assessments", "read_labels": "exampp.stores.assessments",
+    "write_labels": "exampp.stores.assessments",
     "store_labels": "exampp.api.assess_labels",
     # a human sample that checks the judge (exampp assess sample, estimate, agree, plan)
     "SampleJob": "exampp.api.assess", "draw_sample": "exampp.api.assess", "EstimateJob": "exampp.api.assess",

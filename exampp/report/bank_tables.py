@@ -27,7 +27,8 @@ ANSWER_COLUMNS = ["query_id", "question_id", "question", "answer", "normalized",
 
 
 class ReviewTables(NamedTuple):
-    """The bank review's tables (see :class:`~exampp.report.bank_review_page.BankReview`), the gaps' ``text`` still empty.
+    """The bank review's tables (see :class:`~exampp.report.bank_review_page.BankReview`), the gaps'
+    ``text`` still empty.
 
     :ivar questions: Every exam question with its counts and flags (:func:`question_summary`).
     :ivar too_broad: The questions flagged too broad (:func:`too_broad`); empty without judgments.
