@@ -174,3 +174,32 @@ def test_the_reference_shows_sphinx_roles_as_code_without_their_names(site):
     assert "<code>InputError</code>" in pages
     assert not re.findall(r"<code>~[\w.]+</code>", pages)
     assert not re.findall(r":(?:py:)?(?:func|class|meth|data|mod|attr|exc|obj|const|ref):<code>", pages)
+
+
+def test_the_architecture_page_names_every_part():
+    """The architecture page tells the whole truth: it names every engine, every built-in backend, both
+    plugin entry-point groups, and every module of the lower layers' folders (collection, formats, stores,
+    files), as the code has them."""
+    import pkgutil
+
+    import exampp.collection
+    import exampp.files
+    import exampp.formats
+    import exampp.llm.backends
+    import exampp.stores
+    from exampp.grading import registry
+    from exampp.llm import backend
+
+    page = (REPO / "docs" / "explanation" / "architecture.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`([^`]+)`", page))
+    engines = {"LocalEngine", "RayEngine", "BatchEngine"}
+    assert engines <= named, engines - named
+    for path in (REPO / "exampp" / "grading").glob("*engine.py"):  # a new engine is named on the page too
+        assert re.findall(r"^class (\w+Engine)\b", path.read_text(encoding="utf-8"), re.M)[0] in named, path
+    backends = {m.name for m in pkgutil.iter_modules(exampp.llm.backends.__path__) if not m.name.startswith("_")}
+    assert backends == {"hf", "openai", "vllm", "embedding", "extractive"}
+    assert backends <= named
+    assert {registry.ENTRY_POINTS, backend.ENTRY_POINTS} <= named
+    for package in (exampp.collection, exampp.formats, exampp.stores, exampp.files):
+        modules = {module.name for module in pkgutil.iter_modules(package.__path__)}
+        assert modules <= named, (package.__name__, modules - named)
