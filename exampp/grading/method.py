@@ -196,17 +196,17 @@ M = TypeVar("M", bound=type[GradingMethod])
 _REGISTERED: dict[str, type[GradingMethod]] = {}
 
 
-def register(cls: M) -> M:
-    """Class decorator: make the method ``cls.name`` known to
+def register(method: M) -> M:
+    """Class decorator: make the method ``method.name`` known to
     :func:`exampp.grading.registry.parse_method`.
 
-    :param cls: A :class:`GradingMethod` subclass.
+    :param method: A :class:`GradingMethod` subclass.
     :raises ValueError: Another class is registered under the same name.
     """
-    if cls.name in _REGISTERED and _REGISTERED[cls.name] is not cls:
-        raise ValueError(f"grading method {cls.name!r} is registered twice")
-    _REGISTERED[cls.name] = cls
-    return cls
+    if method.name in _REGISTERED and _REGISTERED[method.name] is not method:
+        raise ValueError(f"grading method {method.name!r} is registered twice")
+    _REGISTERED[method.name] = method
+    return method
 
 
 def registered() -> dict[str, type[GradingMethod]]:
