@@ -131,6 +131,7 @@ def test_horvitz_thompson_is_unbiased_over_every_poisson_sample():
     assert expected == pytest.approx(human.mean(), abs=1e-12)
 
 
+@pytest.mark.slow
 def test_the_robust_critical_value():
     assert robust_critical_value(0.0, 0.1) == pytest.approx(stats.norm.ppf(0.95))
     # an independent route: at chi, no two-point distribution of t (mass at 0 and at t0, E t^2 = m2)
@@ -152,6 +153,7 @@ def _synthetic(tmp_path):
     return write_workspace(tmp_path / "ws")
 
 
+@pytest.mark.slow
 def test_every_interval_holds_its_estimate_and_eb_covers_the_synthetic_truth(tmp_path):
     from exampp.api.assess import workspace_judge
 
@@ -284,6 +286,7 @@ def test_sample_files_round_trip(tmp_path):
         write_sample(nuggets + sentences, tmp_path / "mixed.tsv")
 
 
+@pytest.mark.slow
 def test_ppi_needs_a_mean_and_the_judge_has_no_interval(tmp_path):
     ws, sample, labels = _labelled(tmp_path, 30)
     with pytest.raises(AssessError, match="fits means of pair labels"):
@@ -467,6 +470,7 @@ def test_a_support_sample_estimates_from_the_assessors_file(tmp_path):
                     measures=["weighted_recall"], support=ours).run(warn=quiet.append)
 
 
+@pytest.mark.slow
 def test_the_reports_human_check_shows_the_corrected_leaderboard(tmp_path):
     import pandas as pd
 

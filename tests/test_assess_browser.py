@@ -11,6 +11,8 @@ from __future__ import annotations
 import base64
 import time
 
+import pytest
+
 from assess_pages import HOSTILE, NARRATIVE, make_workspace
 from chromium import WIDTH
 from exampp.stores.assessments import AssessmentStore
@@ -19,6 +21,7 @@ from test_assess_serve import call, served
 WAIT = 30  # seconds for the page to show what a key did (a loaded machine is slow)
 
 
+@pytest.mark.slow
 def test_an_assessor_judges_with_the_keyboard_and_reloads(browser, tmp_path):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By

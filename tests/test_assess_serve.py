@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from assess_pages import HOSTILE, PROBABILITY, STRATUM, make_workspace
@@ -162,6 +163,7 @@ def test_overlap_gives_a_pair_to_two_assessors(tmp_path):
             (400, {"error": "grade 3 is not on the scale (0:no,1:yes)"})
 
 
+@pytest.mark.slow
 def test_a_claim_not_renewed_expires(tmp_path):
     ws, sample = make_workspace(tmp_path / "ws")
     with served(ws, sample, "--claim-minutes", "0.05") as (_, url):  # 3 s

@@ -117,6 +117,7 @@ def test_windows_are_sentences_and_short_pairs():
     assert list(model().weights) == list(feature_names())
 
 
+@pytest.mark.slow
 def test_false_positives_on_the_honest_half_not_fitted_on_stay_under_one_percent():
     shared = shared_path("data").parent
     honest_texts = load_benchmark("honest_texts")

@@ -199,6 +199,7 @@ def test_bad_input_is_one_line(ws):
         audit(ws, responses=path, runs=ws / "runs")
 
 
+@pytest.mark.slow
 def test_the_track_answers_with_their_nuggets_as_the_benchmark_audits_them(tmp_path):
     """TREC RAG 2024's answers with the assignment file as the bank: the nugget thresholds, and the
     flags of benchmarks/audit_false_positives.py (one run gives one answer to three topics)."""

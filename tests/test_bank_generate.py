@@ -175,6 +175,7 @@ def test_the_subtopic_prompt_is_the_papers_verbatim():
 Q = ["Who printed the Gutenberg Bible?", "Why was paper cheaper than parchment?", "What did Aldus Manutius publish?"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("answer, expected", [
     ('{"questions": ["Who printed the Gutenberg Bible?", "Why was paper cheaper than parchment?", '
      '"What did Aldus Manutius publish?"]}', Q),  # bare JSON
@@ -498,6 +499,7 @@ def example_reply(seen: Seen) -> str:
     return fenced(f"What is known about {subtopic}?", f"How does {subtopic} shape {title}?")
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_without_asking_a_finished_item_again(tmp_path):
     topics = EXAMPLES / "topics" / "topics.jsonl"  # 6 queries, 4 subtopics each
     command = ["bank", "generate", str(topics), "--backend", "openai", "--model", "gen", "--concurrency", "1",
@@ -540,6 +542,7 @@ def test_a_killed_run_resumes_without_asking_a_finished_item_again(tmp_path):
 
 # --- a tiny local model through the hf backend ----------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_local_model_generates_retries_and_fails(tmp_path, tiny_t5_dir):
     from exampp.llm.backends.hf import HFBackend
     from exampp.llm.prompt import as_text

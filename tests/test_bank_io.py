@@ -432,6 +432,7 @@ def test_example_answer_key_through_the_choice_form(tmp_path):
 
 # --- the reference banks beside the project ---------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.shared
 @pytest.mark.parametrize("parts, topics, formats, refused", [
     (("car-y3", "car-y3-genq.jsonl.gz"), None, ("exampp", "choices", "car", "reference"),

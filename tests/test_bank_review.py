@@ -252,6 +252,7 @@ def test_write_bank_review_replaces_files(rated, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == sorted(names)  # no temporary file left behind
 
 
+@pytest.mark.slow
 @pytest.mark.shared
 def test_dl19_review_matches_a_recount_from_the_raw_file(tmp_path):
     data = shared_path("data", "dl19")

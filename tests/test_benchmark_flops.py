@@ -53,6 +53,7 @@ def counted(model, fn) -> tuple[int, int]:
     return meter.flops, counter.get_total_flops()
 
 
+@pytest.mark.slow
 def test_meter_counts_beam_search_as_flop_counter_does(odd_backend):
     model, tokenizer = odd_backend.model, odd_backend.tokenizer
     inputs = tokenizer("Can the question be answered? context: a passage; question: why?", return_tensors="pt")
@@ -69,6 +70,7 @@ def test_meter_counts_beam_search_as_flop_counter_does(odd_backend):
         bench.decoder_flops(shape, 1, past, n, past == 0) for past in range(4))
 
 
+@pytest.mark.slow
 def test_meter_counts_exampp_batches_as_flop_counter_does(odd_backend):
     prompts = ["a short prompt", "a longer prompt that pads the other one in its batch", "a third"]
     # Padded batch: first step for all, greedy generation (from the encoder output) for the second.
@@ -77,6 +79,7 @@ def test_meter_counts_exampp_batches_as_flop_counter_does(odd_backend):
     assert mine == torch_count > 0
 
 
+@pytest.mark.slow
 def test_dl19_draw_is_whole_passages_and_seeded():
     data = shared_path("data", "dl19")
     pairs = bench.dl19_pairs(data, 25, seed=19)

@@ -165,6 +165,7 @@ def graded(tmp_path_factory):
     return plain, grade(plain), marked, grade(marked, N), grade(marked, N), canaries
 
 
+@pytest.mark.slow
 def test_canary_grades_change_no_label_qrels_or_leaderboard(graded):
     plain, without, marked, with_canaries = graded[:4]
     assert without.canaries is None

@@ -385,6 +385,7 @@ def summary_numbers(output: str) -> tuple[int, int, int]:
             int(re.search(r"(\d+) reused from the store", line).group(1)))
 
 
+@pytest.mark.slow
 def test_grade_cascade_then_without_it(example):
     ws, run = example
     first = run("--cascade", "embedding:0.9")
@@ -417,6 +418,7 @@ def test_grade_cascade_errors_are_one_line(example):
         assert result.exit_code != 0 and message in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_grade_cascade_threshold_given_directly(example):
     _, run = example
     result = run("--cascade-threshold", "100", "--depth", "1")  # no log-odds reach 100: every pair is ruled out

@@ -242,6 +242,7 @@ def test_agree_without_shared_topics_says_so_and_correlates_over_different_topic
 
 # --- the track's files -----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_track_files_read_and_share_no_topic():
     assessors = read_citations(shared_path("data", "rag24", "final.citation_judgments_Webassess.20241031.jsonl.gz"))
     predictions = read_citations(shared_path("data", "rag24",

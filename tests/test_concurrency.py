@@ -165,6 +165,7 @@ class Limited:
                 self.held -= 1
 
 
+@pytest.mark.slow
 def test_the_served_backend_settles_near_what_the_server_takes() -> None:
     n = 8
     prompts = [f"prompt {i}" for i in range(400)]

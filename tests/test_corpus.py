@@ -107,6 +107,7 @@ def test_ir_datasets_docstore(tmp_path):
 PYSERINI_MISSING = importlib.util.find_spec("pyserini") is None or importlib.util.find_spec("jnius") is None
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(PYSERINI_MISSING, reason="pyserini not installed (pip install 'exampp[pyserini]')")
 def test_pyserini_index(tmp_path, monkeypatch):
     from exampp.formats.corpus_sources import anserini_jar, pyserini_java

@@ -65,6 +65,7 @@ def model(loaded) -> HFBackend:
     return model
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", list(DIRECT_PROMPTS))
 def test_grader_labels_generated_output(key, model):
     prompt = DIRECT_PROMPTS[key]

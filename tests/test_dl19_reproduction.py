@@ -67,12 +67,14 @@ def _board(text: str, column: str) -> dict[str, float]:
     return {row["run"]: row[column] for row in json.loads(text)}
 
 
+@pytest.mark.slow
 def test_graded_exam_qrels_equal_the_reference_tools(workspace):
     ours = sorted((workspace / "qrels" / "exam.qrels").read_text().splitlines())
     theirs = sorted(shared_path("data", "dl19", "dl19-exam-3.qrels").read_text().splitlines())
     assert len(ours) == 9260 and ours == theirs
 
 
+@pytest.mark.slow
 def test_p20_leaderboard_matches_a_recount_from_the_raw_file(workspace, raw):
     board = _board(cli("leaderboard", str(workspace / "runs"), "--qrels", str(workspace / "qrels" / "exam-4.qrels"),
                        "-m", "P@20", "--format", "json"), "P@20")

@@ -27,6 +27,7 @@ def site(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_every_command_is_in_the_reference(site):
     page = (site / "reference" / "commands" / "index.html").read_text(encoding="utf-8")
     ids = set(re.findall(r'<h\d id="([^"]+)"', page))

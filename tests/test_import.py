@@ -368,6 +368,7 @@ def test_cli_help_has_example():
 DL19 = ("data", "dl19", "DL19-graded-t5-rating-genq-exam-qrels-runs-with-text.jsonl.gz")
 
 
+@pytest.mark.slow
 @pytest.mark.shared
 def test_import_real_dl19(tmp_path: Path):
     path = shared_path(*DL19)

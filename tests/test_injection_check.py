@@ -183,6 +183,7 @@ def pooled(ws) -> int:
     return report["pooled"]
 
 
+@pytest.mark.slow
 def test_the_check_prints_what_it_found_and_writes_no_qrels_or_leaderboard(checked):
     first = checked["first"]
     assert first.exit_code == 0, first.output
@@ -254,6 +255,7 @@ def test_the_audit_flags_what_the_judge_model_says_beside_the_rules(checked):
     assert report["method"] == RELEVANCE_ID
 
 
+@pytest.mark.slow
 def test_a_check_alone_writes_no_qrels_and_refuses_what_scores_relevance(server, tmp_path):
     ws = copy_example(tmp_path / "ws")
     result = served(server, ws, "injection-check")
@@ -274,6 +276,7 @@ def test_a_check_alone_writes_no_qrels_and_refuses_what_scores_relevance(server,
 
 # -- the hf backend with the tiny random model, end to end ---------------------------------------
 
+@pytest.mark.slow
 def test_the_hf_backend_checks_every_pooled_text(tiny_t5_dir, tmp_path):
     pytest.importorskip("transformers")
     from exampp.formats.corpus_sources import open_corpus

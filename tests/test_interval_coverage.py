@@ -76,6 +76,7 @@ def test_nugget_agreement_covers_at_the_nominal_level():
         assert abs(row["new"] - NOMINAL) <= TOLERANCE and row["new"] > row["old"], (name, row)
 
 
+@pytest.mark.slow
 def test_correlations_on_dl19_like_leaderboards_cover_at_the_nominal_level():
     found = rows(bench.correlation_coverage(bench.LEADERBOARDS[3], SIMS, DRAWS, 0))
     for name in ("spearman", "kendall"):
@@ -85,6 +86,7 @@ def test_correlations_on_dl19_like_leaderboards_cover_at_the_nominal_level():
         assert row["old"] < NOMINAL - TOLERANCE  # the percentile interval doubles the bootstrap's bias
 
 
+@pytest.mark.slow
 def test_attenuated_correlations_on_11_topics_are_covered_far_more_often():
     # RAG-like: 45 near-tied systems on 11 topics, the estimate well below the population's
     # correlation; the percentile interval never reaches it

@@ -72,6 +72,7 @@ def test_lsat7_2pl_is_mirts_fit():
     assert (result.summary["n_systems"], result.summary["n_items"]) == (32, 5)
 
 
+@pytest.mark.slow
 def test_workspace_from_the_api_is_what_the_command_prints_and_writes(tmp_path):
     ws = graded_workspace(tmp_path / "ws", RATED, 5.0)
     meta = tmp_path / "systems.tsv"

@@ -69,6 +69,7 @@ def test_derived_level_se_matches_reference_coding(simulated):
                                two.loc[["bm25", "dense", "splade"], "se"], rtol=1e-4)
 
 
+@pytest.mark.slow
 def test_items_from_a_fitted_model(simulated):
     frame, systems, theta, *_ = simulated
     items = IRTModel("2pl").fit(frame.to_numpy())

@@ -71,6 +71,7 @@ def test_invalid_parameters_are_refused(a, b, g):
         item_information(THETA, a, b, g)
 
 
+@pytest.mark.slow
 def test_theta_max_information_matches_a_numerical_argmax():
     grid = np.linspace(-6, 6, 1_200_001)  # step 1e-5
     a = np.array([0.3, 0.8, 1.0, 1.5, 2.5, -1.2])

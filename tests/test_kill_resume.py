@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 import fake_grader
@@ -39,6 +40,7 @@ def grades_committed(store_path: Path) -> int:
         return store.counts()["grades"]
 
 
+@pytest.mark.slow
 def test_kill_9_mid_run_then_resume_gives_the_uninterrupted_store(tmp_path, monkeypatch):
     # the uninterrupted run, in this process
     fake_grader.use_method(monkeypatch)
@@ -76,6 +78,7 @@ def temporary_files(ws: Path) -> list[Path]:
     return sorted(ws.rglob(".*.tmp"))
 
 
+@pytest.mark.slow
 def test_kill_9_mid_import_then_import_again_leaves_no_temporary_file(tmp_path):
     graded = write_gz_lines(tmp_path / "graded.jsonl.gz", LINES)
     reference = tmp_path / "reference"

@@ -98,6 +98,7 @@ def test_load_seq2seq(tiny_t5_dir):
     assert not model.first_step_is_raw
 
 
+@pytest.mark.slow
 def test_load_causal_and_dtype(tiny_causal_dir):
     model = HFBackend.load(str(tiny_causal_dir), dtype="bf16")
     assert not model.is_encoder_decoder
@@ -179,6 +180,7 @@ def test_a_cut_passage_is_counted_with_the_tokens_it_lost(tiny_t5_dir):
     assert model.usage.cut_contexts == 2
 
 
+@pytest.mark.slow
 def test_int8_weights_are_a_judge_of_their_own_and_float_dtypes_the_same_one(tiny_t5_dir):
     # Quantised linear layers move grades (README, Benchmarks): their grades must not be reused as fp32's.
     assert HFBackend.load(str(tiny_t5_dir), dtype="int8").name == f"{tiny_t5_dir}+int8"
@@ -210,6 +212,7 @@ def _steer_three(model: HFBackend) -> None:
                            tok.convert_tokens_to_ids(["▁no", "▁answer", "."]) + [1]])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fixture", ["tiny_t5_dir", "tiny_causal_dir"])
 def test_generate_follows_steered_tokens_in_any_batch(fixture, request):
     model = HFBackend.load(str(request.getfixturevalue(fixture)), batch_size=2)
@@ -263,6 +266,7 @@ def test_causal_left_padding_changes_nothing(tiny_causal_dir):
     assert model.generate(PROMPTS, max_new_tokens=4) == [model.generate([p], max_new_tokens=4)[0] for p in PROMPTS]
 
 
+@pytest.mark.slow
 def test_a_cached_hub_model_loads_when_the_hub_is_out_of_reach(unreachable_hub, tiny_t5_dir):
     from conftest import cache_model
 

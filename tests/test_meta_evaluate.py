@@ -123,6 +123,7 @@ README = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.shared
 def test_dl19_rows_reproduce_the_readme(dl19_meta):
     table = dl19_meta.table.set_index("evaluation")

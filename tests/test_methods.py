@@ -226,6 +226,7 @@ def test_a_backend_lacking_a_capability_is_refused_before_it_is_opened():
         make_grader("multiple-choice", "openai", model="m", base_url="http://127.0.0.1:9/v1")
 
 
+@pytest.mark.slow
 def test_finding_the_methods_imports_no_scipy():
     # Every grading command finds the methods first; scipy (half a second to import) is for the analyses.
     import subprocess

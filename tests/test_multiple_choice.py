@@ -52,6 +52,7 @@ def slow_scores(model: HFBackend, prompt: str, choices) -> list[float]:
     return scores
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model_dir", ["tiny_t5_dir", "tiny_causal_dir"])
 def test_pick_equals_slow_computation(model_dir, request):
     model = HFBackend.load(str(request.getfixturevalue(model_dir)), device="cpu", batch_size=3)

@@ -167,6 +167,7 @@ def truth() -> dict[tuple[str, str], list[str]]:
 # --- the prompts are the package's ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method, window, mode", [
     ("nugget-support", 10, NuggetAssignMode.SUPPORT_GRADE_3),
     ("nugget-support(window=1)", 1, NuggetAssignMode.SUPPORT_GRADE_3),
@@ -397,6 +398,7 @@ def test_bad_method_parameters_are_refused(tmp_path):
 # --- other backends: a model without a chat format, and the offline method ---------------------------
 
 
+@pytest.mark.slow
 def test_a_model_without_chat_format_reads_both_turns_as_one_text_its_passage_cut_to_fit(tiny_t5_dir):
     """FLAN-T5 has no chat template: the system and user turns go as one text, a blank line apart,
     fitted to its 512 tokens by cutting the passage only, and the model reads all of it."""
@@ -419,6 +421,7 @@ def test_a_model_without_chat_format_reads_both_turns_as_one_text_its_passage_cu
     assert len(judgments) == 1 and judgments[0].grade in (0.0, 1.0, 2.0)
 
 
+@pytest.mark.slow
 def test_the_offline_method_assigns_through_the_same_command_without_a_server(tmp_path):
     """nugget-embedding opens its own default backend (embedding): no GENERATE, no requests sent."""
     pytest.importorskip("sentence_transformers", reason="the embedding backend needs sentence-transformers")

@@ -173,6 +173,7 @@ def _plain_grade(encode, answer: str, nugget: str) -> tuple[int, float]:
     return (2 if score >= high else 1 if score >= low else 0), score
 
 
+@pytest.mark.slow
 def test_real_model_grades_equal_plain_reimplementation(model_backend):
     from exampp.formats.nugget_assignments import read_assignments
 

@@ -49,6 +49,7 @@ def workspace(tmp_path_factory) -> Path:
     return ws
 
 
+@pytest.mark.slow
 def test_grading_answers_changes_nothing_read_from_the_runs_labels_in_either_order(workspace, monkeypatch):
     monkeypatch.chdir(workspace)
     run(workspace, "grade", "runs/", "--no-progress")

@@ -211,6 +211,7 @@ def test_without_alternatives_the_text_decides():
 # --- the same grades as the local backend ----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_local_grades_take_both_paths(local):
     """Some pairs' most likely first token is a grade (read off, with probabilities), others' is not (text)."""
     ratings = local[STORE_NAMES["self-rating"]].values()
@@ -220,6 +221,7 @@ def test_the_local_grades_take_both_paths(local):
     assert sorted(grade_ for grade_, _, _ in local[STORE_NAMES["qa"]].values()) == [0.0] * 11 + [1.0] * 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("endpoint", ["chat", "completions"])
 @pytest.mark.parametrize("method", METHODS)
 def test_served_grades_equal_the_local_backends(served, workspace, local, tmp_path, method, endpoint):
@@ -242,6 +244,7 @@ def test_served_grades_equal_the_local_backends(served, workspace, local, tmp_pa
             in result.output
 
 
+@pytest.mark.slow
 def test_a_server_without_logprobs_gives_the_same_grades_from_the_text(served, workspace, local, tmp_path):
     served.logprobs = False
     result = grade(workspace, tmp_path, "--grader", "self-rating", *served_args(served))
@@ -253,6 +256,7 @@ def test_a_server_without_logprobs_gives_the_same_grades_from_the_text(served, w
 # --- retries, errors, budget -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_429_500_and_a_slow_answer_are_retried(served, workspace, local, tmp_path):
     # the slow answer comes long past --timeout 1, whatever the load on the machine
     served.faults = {1: Fault(429, {"Retry-After": "1"}), 4: Fault(500), 7: Fault(sleep=60.0)}
@@ -277,6 +281,7 @@ def _one_line_error(result) -> str:
     return one_line_error(result)
 
 
+@pytest.mark.slow
 def test_401_is_one_line_naming_server_model_and_key_variable_never_the_key(served, workspace, local, tmp_path):
     served.api_key = KEY
     result = grade(workspace, tmp_path, *served_args(served), env={"OPENAI_API_KEY": "sk-wrong-98765"})
@@ -333,6 +338,7 @@ def test_multiple_choice_is_refused_for_lack_of_continuation_loglik(served, work
     assert served.completions() == []
 
 
+@pytest.mark.slow
 def test_max_requests_stops_keeps_the_grades_and_a_rerun_continues(served, workspace, local, tmp_path):
     budget = ["--chunk-size", "2", "--concurrency", "1", "--max-requests", "5"]
     line = _one_line_error(grade(workspace, tmp_path, *served_args(served, *budget)))
@@ -350,6 +356,7 @@ def test_max_requests_stops_keeps_the_grades_and_a_rerun_continues(served, works
     assert_same_grades(stored(tmp_path)[STORE_NAMES["self-rating"]], local[STORE_NAMES["self-rating"]])
 
 
+@pytest.mark.slow
 def test_a_killed_job_rerun_asks_nothing_already_graded(served, workspace, local, tmp_path):
     served.delay = 0.1
     argv = [sys.executable, "-m", "exampp", "grade", str(workspace / "runs"), "--corpus",
@@ -378,6 +385,7 @@ def test_a_killed_job_rerun_asks_nothing_already_graded(served, workspace, local
 LONG = " ".join(f"Sentence {i} says that warm water stresses the coral polyps and their algae." for i in range(80))
 
 
+@pytest.mark.slow
 def test_a_tokenizer_cuts_prompts_exactly_as_the_local_backend(served, judge_dir):
     local_backend = HFBackend.load(str(judge_dir), device="cpu")
     with open_backend("openai", NAME, base_url=served.url, tokenizer=str(judge_dir)) as backend:
@@ -414,6 +422,7 @@ def test_a_server_that_is_not_there_is_one_line(workspace, tmp_path):
     assert line.startswith(f"Error: cannot reach {CLOSED} for model {NAME}")
 
 
+@pytest.mark.slow
 def test_the_python_api_passes_max_input_tokens_and_prompts_go_cut(served, workspace, tmp_path):
     from exampp.api.grade import GradeJob
 
@@ -437,6 +446,7 @@ def test_the_python_api_passes_max_input_tokens_and_prompts_go_cut(served, works
 # --- what a grade is filed under -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_grades_of_cut_passages_are_another_judges_and_the_cut_is_reported(served, workspace, tmp_path):
     cut = grade(workspace, tmp_path, "--grader", "self-rating", *served_args(served, "--max-input-tokens", "160"))
     assert cut.exit_code == 0, cut.output
@@ -460,6 +470,7 @@ def test_grades_of_cut_passages_are_another_judges_and_the_cut_is_reported(serve
                                            f"self-rating|{NAME}+chat|self-rating@v1"]
 
 
+@pytest.mark.slow
 def test_an_input_length_other_than_the_models_own_is_named_in_the_judge(served, judge_dir):
     def name(**options) -> str:
         with open_backend("openai", NAME, base_url=served.url, **options) as backend:

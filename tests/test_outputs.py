@@ -40,6 +40,7 @@ def qrels(workspace: Path, output: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_dash_and_a_link_to_descriptor_1_print_and_the_link_stays(workspace: Path, tmp_path: Path):
     expected = (workspace / "qrels" / "exam.qrels").read_text()
     assert qrels(workspace, "-").stdout == expected
@@ -165,6 +166,7 @@ def test_dead_writers_temporary_files_go_at_the_next_write_into_their_folder_and
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*kept, "exam.qrels"])
 
 
+@pytest.mark.slow
 def test_a_job_with_nothing_to_write_leaves_a_good_output_as_it_was(workspace: Path, tmp_path: Path):
     exam_qrels = workspace / "qrels" / "exam.qrels"
     good = exam_qrels.read_text()

@@ -45,6 +45,7 @@ def one_passage_corpus(folder: Path) -> Path:
     return corpus
 
 
+@pytest.mark.slow
 def test_a_corpus_lacking_graded_passages_is_refused_and_the_qrels_stay(graded: Path, tmp_path: Path):
     exam_qrels = graded / "qrels" / "exam.qrels"
     good = exam_qrels.read_text()

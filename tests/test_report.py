@@ -132,6 +132,7 @@ def parse(path: Path) -> Tables:
     return parser
 
 
+@pytest.mark.slow
 def test_every_section_is_there_and_every_table_has_its_tsvs_rows(report):
     page = parse(report.html)
     assert page.sections == ["summary", "leaderboards", "comparison", "meta", "agreement", "per-query", "grades",
@@ -151,6 +152,7 @@ def test_every_section_is_there_and_every_table_has_its_tsvs_rows(report):
         assert expected in text
 
 
+@pytest.mark.slow
 def test_tsvs_round_trip_to_the_tables_they_came_from(report):
     assert set(report.tables) == {LEADERBOARD, SCORES, COMPARISON, META, KAPPA, KAPPA_QUESTIONS, ALPHA, GRADED,
                                   PER_QUERY, GRADES, BANK,
@@ -162,6 +164,7 @@ def test_tsvs_round_trip_to_the_tables_they_came_from(report):
         pd.testing.assert_frame_equal(read, expected, check_dtype=False, check_column_type=False, obj=name)
 
 
+@pytest.mark.slow
 def test_tables_hold_the_values_worked_out_by_hand(report):
     tables = report.tables
     # meta table sorted best first by Kendall (NaN last)
@@ -229,6 +232,7 @@ def test_comparison_data_is_the_min_max_normalisation():
     assert data[data["evaluation"] == "P@20, label max"]["normalised"].tolist() == [0.5] * 4
 
 
+@pytest.mark.slow
 def test_the_written_comparison_tsv_is_that_normalisation(report):
     data = read_tsv(report.folder / COMPARISON)
     cover = data[data["evaluation"] == "EXAM-Cover@20, tau 4"]
@@ -236,6 +240,7 @@ def test_the_written_comparison_tsv_is_that_normalisation(report):
     assert cover["normalised"].tolist() == pytest.approx(normalised_by_hand([0.75, 0.5, 0.25, 0.25]))
 
 
+@pytest.mark.slow
 def test_the_best_row_is_marked(report):
     html = report.html.read_text(encoding="utf-8")
     html = html[html.index(f'data-tsv="{META}"'):]
@@ -255,6 +260,7 @@ def test_text_from_the_data_is_escaped(report):
     assert "<script>" not in html
 
 
+@pytest.mark.slow
 def test_same_inputs_give_the_same_bytes(workspace, tmp_path):
     first = ReportJob(workspace, tmp_path / "one", meta=hand_meta(), date=DATE).run()
     second = ReportJob(workspace, tmp_path / "two", meta=hand_meta(), date=DATE).run()
@@ -280,6 +286,7 @@ def test_an_unwritable_output_is_one_line_error_and_leaves_no_page(workspace, tm
     assert "\n" not in message and str(blocker) in message
 
 
+@pytest.mark.slow
 def test_a_failed_write_leaves_the_last_report_whole(workspace, tmp_path, monkeypatch):
     out = tmp_path / "out"
     ReportJob(workspace, out, meta=hand_meta(), date=DATE).run()

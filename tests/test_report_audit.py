@@ -26,6 +26,7 @@ def section(page) -> str:
     return text[text.index("Judge integrity", text.index("Judge integrity") + 1):]
 
 
+@pytest.mark.slow
 def test_flagged_texts_and_the_per_run_table(graded_ws, tmp_path):  # noqa: F811
     plant(graded_ws)  # an injection in bm25's ranking of Q1, a passage three times in weak's of Q2
     report = ReportJob(graded_ws, tmp_path / "out", meta=hand_meta(), date=DATE).run()
@@ -50,6 +51,7 @@ def test_flagged_texts_and_the_per_run_table(graded_ws, tmp_path):  # noqa: F811
     assert "with the default thresholds" in text and "graded 0" in text
 
 
+@pytest.mark.slow
 def test_nothing_flagged_is_one_sentence(graded_ws, tmp_path):  # noqa: F811
     bank = graded_ws / "question_banks" / "questions.jsonl"  # Q1's questions only: no leakage elsewhere
     lines = bank.read_text().splitlines()
@@ -64,6 +66,7 @@ def test_nothing_flagged_is_one_sentence(graded_ws, tmp_path):  # noqa: F811
     assert not (report.folder / AUDIT).exists()
 
 
+@pytest.mark.slow
 def test_long_tables_are_cut_short_and_say_so(graded_ws, tmp_path, monkeypatch):  # noqa: F811
     plant(graded_ws)
     monkeypatch.setattr(report_job, "audit_tables", functools.partial(audit_tables, runs_shown=5, flags_shown=2))

@@ -63,6 +63,7 @@ def pdf_pages(pdf: bytes) -> int:
     return len(re.findall(rb"/Type\s*/Page[^s]", pdf))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", ["small", "dl19-sized"])
 def test_the_report_renders_whole_in_chromium(browser, size, tmp_path, request):
     from test_bank_review import BANK, OFFICIAL, RATED, RATING, make_workspace

@@ -108,6 +108,7 @@ def test_the_page_opens_with_the_conclusion_and_marks_one_best_row(workspace, tm
         "best", "overlaps", "overlaps", "", "apart", ""]
 
 
+@pytest.mark.slow
 def test_the_header_names_the_excluded_runs_and_the_real_workspace(workspace, tmp_path, monkeypatch):
     monkeypatch.chdir(workspace)
     report = ReportJob(".", tmp_path / "out", meta=hand_meta(), exclude=["zeta", "alpha"], date=DATE).run()

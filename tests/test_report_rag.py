@@ -113,6 +113,7 @@ def test_only_the_tables_given_and_an_assignment_needs_the_official_one(files):
         rag_tables(assigned=[files["ours"]])
 
 
+@pytest.mark.slow
 def test_the_section_is_on_the_page_with_its_tables_and_only_when_given(workspace, files, tmp_path):  # noqa: F811
     report = ReportJob(workspace, tmp_path / "out", meta=hand_meta(), date=DATE, bootstrap=40, seed=1,
                        nuggets=files["official"], nuggets_assigned=[files["ours"], files["official"]],
@@ -195,6 +196,7 @@ def test_track_file_against_itself_with_partial_support_dropped(tmp_path):
     assert (row["kendall"], row["spearman"], row["kendall_low"]) == (1.0, 1.0, 1.0)
 
 
+@pytest.mark.slow
 def test_the_rag_section_fits_the_screen_and_the_printed_page(browser, workspace, tmp_path):  # noqa: F811
     """The track's files (45 runs, long run names and paths) in Chromium: every RAG table has its TSV's
     rows, and nothing is wider than a 1280 px screen or, printed, the A4 text column."""

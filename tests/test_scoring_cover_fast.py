@@ -60,6 +60,7 @@ def random_collection(seed: int):
     return rng, queries, grades, runs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(40))
 def test_fast_cover_equals_the_reference(seed):
     rng, queries, grades, runs = random_collection(seed)

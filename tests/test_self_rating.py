@@ -55,6 +55,7 @@ def test_leading_grade():
 # --- token → grade map, grade reading ---------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_tokens_stand_for_the_grade_their_text_starts_with_on_the_t5_vocabulary(tiny_t5_dir):
     model = HFBackend.load(str(tiny_t5_dir))
     tokenizer = model.tokenizer
@@ -78,6 +79,7 @@ def test_grade_probabilities_by_hand():
         [m / (2 * e + 2 + e**3 + e**2) for m in (e, 1, e, 1, 0, e**3 + e**2)], abs=1e-12)
 
 
+@pytest.mark.slow
 def test_label_masses_come_from_the_twenty_most_likely_tokens(tiny_t5_dir):
     model = HFBackend.load(str(tiny_t5_dir))
     ids = lambda piece: model.tokenizer.convert_tokens_to_ids(piece)  # noqa: E731
@@ -171,12 +173,14 @@ def runs(steered_t5):
             "fast1": _judge(model, pairs, fast=True, batch_size=1), "generated": sum(generated)}
 
 
+@pytest.mark.slow
 def test_prompts_differ_in_length_so_batches_pad(steered_t5):
     model, pairs, _ = steered_t5
     lengths = [model.count_tokens(self_rating_prompt(model, p)) for p in pairs]
     assert max(lengths) == model.max_input_tokens and min(lengths) < 200  # the long passage was cut to fit
 
 
+@pytest.mark.slow
 def test_fast_path_reads_steered_digits_and_falls_back_for_the_rest(steered_t5, runs):
     _, _, targets = steered_t5
     judgments = runs["fast4"]
@@ -211,6 +215,7 @@ def test_batch_size_does_not_change_judgments(runs):
             assert a.probabilities == pytest.approx(b.probabilities, abs=1e-5)
 
 
+@pytest.mark.slow
 def test_fast_path_agrees_with_generation_on_a_causal_lm(tiny_causal_dir):
     model = HFBackend.load(str(tiny_causal_dir), batch_size=4)
     pairs = _pairs()[:9]

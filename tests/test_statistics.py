@@ -91,6 +91,7 @@ def test_bootstrap_interval_hand_worked():
     assert np.isnan(low).all() and np.isnan(high).all()
 
 
+@pytest.mark.slow
 @settings(derandomize=True, database=None, max_examples=300, deadline=None)
 @given(arrays.arrays(float, strategies.tuples(strategies.integers(1, 4), strategies.integers(1, 30)),
                      elements=strategies.floats(-1, 1) | strategies.just(math.nan)),
@@ -161,6 +162,7 @@ def _plain_correlations(x: np.ndarray, y: np.ndarray, top: int) -> dict[str, flo
             "tau_ap": tau_ap(x, y), "kendall_top": quiet(stats.kendalltau, x[inside], y[inside])}
 
 
+@pytest.mark.slow
 def test_correlation_intervals_equal_scipy_on_every_replicate(random_scores):
     rng = np.random.default_rng(1)
     other = random_scores + rng.normal(0, 0.15, size=random_scores.shape)
@@ -196,6 +198,7 @@ def test_correlation_intervals_align_and_refuse_different_tables(random_scores):
         correlation_intervals(random_scores, random_scores.iloc[1:], n=10)
 
 
+@pytest.mark.slow
 def test_a_leaderboard_reference_is_held_fixed_in_every_replicate(random_scores):
     rng = np.random.default_rng(2)
     other = random_scores + rng.normal(0, 0.15, size=random_scores.shape)

@@ -198,6 +198,7 @@ def test_kill_9_mid_write_loses_only_the_open_batch(tmp_path: Path):
         assert store.counts()["grades"] == n * size
 
 
+@pytest.mark.slow
 def test_concurrent_reader_sees_whole_batches_while_two_writers_write(tmp_path: Path):
     path, batches, size = tmp_path / "grades.sqlite", 10, 2000
     GradeStore(path).close()
@@ -225,6 +226,7 @@ def _open_and_count(path: str) -> str:
         return repr(exc)
 
 
+@pytest.mark.slow
 def test_processes_creating_one_new_store_at_once_all_open_it(tmp_path):
     # Switching a new database to WAL reports "database is locked" at once, without the busy
     # wait, while another process does the same; two `exampp grade` runs started together hit it.

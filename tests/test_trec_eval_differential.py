@@ -33,6 +33,7 @@ def _golden() -> tuple[dict[int, str], str]:
     return answers, cases
 
 
+@pytest.mark.slow
 def test_the_cases_are_those_trec_eval_answered():
     """The generator still makes the cases the golden answers belong to (else: write them anew
     with ``python benchmarks/trec_eval_diff.py --build SRC --cases 3000 --write-golden ...``)."""
@@ -41,6 +42,7 @@ def test_the_cases_are_those_trec_eval_answered():
     assert diff.cases_digest(sorted(answers)) == cases
 
 
+@pytest.mark.slow
 def test_exampp_equals_trec_eval_on_random_cases(tmp_path):
     answers, _ = _golden()
     answered = [seed for seed, digest in answers.items() if digest != "failed"]
@@ -123,6 +125,7 @@ def _same(a: float, b: float) -> bool:
     return a == b
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("start", range(0, 1200, 300))
 def test_per_query_values_equal_pytrec_eval(start, tmp_path):
     import pytrec_eval

@@ -77,6 +77,7 @@ MEASURES = {"P": precision.P, "recall": precision.recall, "map": ap.map, "map_cu
             "Rprec": precision.Rprec, "recip_rank": precision.recip_rank, "ndcg_cut": dcg.ndcg_cut}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(30))
 def test_numpy_measures_equal_the_loops_exactly(seed):
     rng = random.Random(seed)
@@ -149,6 +150,7 @@ def _params_text(measure, rng: random.Random) -> str | None:
     return None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(40))
 def test_sparse_measures_equal_the_loops_bit_for_bit(seed):
     rng = random.Random(1000 + seed)

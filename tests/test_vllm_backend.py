@@ -110,6 +110,7 @@ def engine_of(backend):
 # --- the same results as the hf backend ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_generate_labels_and_continuations_equal_the_hf_backends(stand_in, judge_dir):
     vllm_backend, hf = pair(judge_dir)
     assert vllm_backend.name == hf.name == str(judge_dir)
@@ -180,6 +181,7 @@ def stored(store_dir: Path) -> dict:
                 for r in store.records()}
 
 
+@pytest.mark.slow
 def test_self_rating_grades_via_vllm_equal_those_via_hf(stand_in, workspace, judge_dir, tmp_path):
     local = grade(workspace, tmp_path / "hf", "--backend", "hf", "--model", str(judge_dir), "--device", "cpu",
                   "--batch-size", "1")
@@ -221,6 +223,7 @@ def test_the_engine_is_opened_with_prefix_caching_and_the_options_given(stand_in
     assert default.name == str(judge_dir)
 
 
+@pytest.mark.slow
 def test_prompts_sharing_a_header_go_in_together_and_results_come_back_in_order(stand_in, judge_dir):
     backend = open_backend("vllm", str(judge_dir))
     prompts = rating_prompts()

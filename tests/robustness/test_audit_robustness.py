@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import time
 
+import pytest
 from hypothesis import example, strategies as st
 
 from exampp.audit import CLASSES, audit_texts
@@ -120,6 +121,7 @@ def test_an_attack_planted_anywhere_in_any_spelling_is_found_within_it(case_):
         assert address.start <= start + 1 and address.end > start, (address, start, end)
 
 
+@pytest.mark.slow
 @tries(20, unit=st.text(st.sampled_from(WORST_CHARS), min_size=1, max_size=12) | st.sampled_from(WORST_WORDS),
        size=st.integers(5_000, 20_000))
 def test_any_repeated_fragment_is_audited_in_bounded_time(unit, size):

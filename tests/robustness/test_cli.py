@@ -54,6 +54,7 @@ def files(*slots: str) -> st.SearchStrategy[dict[str, bytes]]:
     return st.sampled_from([*slots, None]).flatmap(contents)
 
 
+@pytest.mark.slow
 @tries(60, given=files("qrels", "run"), measures=st.sampled_from(
     [[], ["-q", "-m", "map", "-m", "ndcg_cut.10"], ["-c", "-m", "all_trec"], ["-m", "nDCG@20", "--format", "tsv"]]))
 def test_eval(given, measures):
@@ -79,6 +80,7 @@ def test_a_relevance_grade_beyond_any_scale_is_refused(tmp_path, args):
     assert result.exit_code == 1 and "qrels:1: relevance '99999999999999999999' is out of range" in result.output
 
 
+@pytest.mark.slow
 @tries(40, given=files("qrels", "run", "run2"))
 def test_leaderboard(given):
     with scratch() as folder:
@@ -94,6 +96,7 @@ def test_agree(given, fmt):
                 "--official", put(folder / "official.qrels", given["qrels_b"]), "--format", fmt])
 
 
+@pytest.mark.slow
 @tries(40, given=files("board", "board_b", "qrels", "run", "run2"))
 def test_correlate(given):
     with scratch() as folder:
@@ -106,6 +109,7 @@ def test_correlate(given):
                 "--b", b, "--runs", folder / "runs"])
 
 
+@pytest.mark.slow
 @tries(40, given=files("graded"), bank=st.none() | hostile(bank_text))
 def test_import(given, bank):
     with scratch() as folder:
@@ -136,6 +140,7 @@ def workspace(tmp_path_factory) -> Path:
     return root / "ws"
 
 
+@pytest.mark.slow
 @tries(40, given=files("run", "run2"), bank=st.none() | hostile(bank_text))
 def test_cover(workspace, given, bank):
     with scratch() as folder:
@@ -144,6 +149,7 @@ def test_cover(workspace, given, bank):
         invoke(["cover", *runs, "--workspace", workspace, *extra, "--per-query"])
 
 
+@pytest.mark.slow
 @tries(40, bank=hostile(bank_text), facets=st.booleans())
 def test_qrels(workspace, bank, facets):
     with scratch() as folder:

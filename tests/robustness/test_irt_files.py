@@ -13,6 +13,7 @@ from .checks import assert_located, put, read_file, tries
 from .strategies import hostile, matrix_text, systems_text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["matrix.csv", "matrix.tsv", "matrix"])
 @tries(60, data=hostile(matrix_text))
 def test_read_response_matrix_gives_a_0_1_matrix_or_a_located_error(name, data):
@@ -24,6 +25,7 @@ def test_read_response_matrix_gives_a_0_1_matrix_or_a_located_error(name, data):
         assert len(set(responses.respondents)) == len(responses.respondents)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", [dict(id_column="system"), dict(weight_column="3"),
                                      dict(id_column="q1/a", weight_column="q1/b")])
 @tries(30, data=hostile(matrix_text))

@@ -17,6 +17,7 @@ from .strategies import config_text, hostile, hostile_ids, leaderboard_text
 OPTIONS = [{}, {"ranks": True}, {"column": "P@20"}, {"column": "score"}]
 
 
+@pytest.mark.slow
 @tries(200, options=st.sampled_from(OPTIONS), data=hostile(leaderboard_text))
 @example(options={}, data=b'{"sysA": {"a": 1, "\\u001e": 2}}\n')  # the key's record separator broke the line
 def test_read_leaderboard_gives_scores_or_a_located_error(options, data):
@@ -30,6 +31,7 @@ finite = st.floats(allow_nan=False, allow_infinity=False)
 measures = st.sampled_from(["nDCG@10", "P(rel=2)@20", "AP"]) | hostile_ids()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["board.tsv", "board.json", "board.json.gz"])
 @tries(60, board=st.dictionaries(hostile_ids(), finite, max_size=4))
 @example(board={"\ud800": 0.0})  # JSON can escape a lone surrogate; no UTF-8 run file holds that run
@@ -43,6 +45,7 @@ def test_a_written_leaderboard_reads_back_as_written_or_is_refused(name, board):
     assert back == (board or None)  # no runs: refused by the reader as empty
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["table.tsv", "table.json"])
 @tries(60, runs=st.lists(hostile_ids().filter(encodable), min_size=1, max_size=3, unique=True),
        columns=st.lists(measures.filter(encodable), min_size=1, max_size=3, unique=True))
@@ -83,6 +86,7 @@ def _number(text: str) -> bool:
     return True
 
 
+@pytest.mark.slow
 @tries(150, data=hostile(config_text))
 @example(data=b'topics = "~nosuchuser/topics.jsonl"\n')  # expanduser's RuntimeError escaped
 @example(data=b'topics = "a\\u0000b"\n')  # a path with NUL, which no file can have

@@ -99,6 +99,7 @@ def _chunked(path, size: int) -> list[tuple[int, bytes]] | str:
         return str(exc)
 
 
+@pytest.mark.slow
 @tries(60, lengths=st.lists(st.integers(0, 40), min_size=1, max_size=12), limit=st.integers(1, 30),
        size=st.integers(1, 64), newline_at_end=st.booleans())
 def test_chunks_refuse_and_number_lines_as_iterating_does(lengths, limit, size, newline_at_end):
@@ -134,6 +135,7 @@ def test_a_file_read_whole_holds_at_most_max_held_chars_characters(tmp_path, mon
                                  "whole may hold")
 
 
+@pytest.mark.slow
 def test_blank_lines_before_the_first_are_not_held_and_keep_their_numbers(tmp_path):
     path = put(tmp_path / "bank.jsonl.gz", gzip.compress(b"\n" * 200_000 + b'{"query_id": "q1", "text": ""}\n'))
     tracemalloc.start()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+import pytest
 from hypothesis import example, strategies as st
 
 from exampp.formats.nugget_assignments import ASSIGNMENTS
@@ -32,6 +33,7 @@ def test_a_list_the_package_reads_is_read_alike(labels, quote, fenced, space):
     assert parse_labels(reply, len(labels)) == packaged(reply)
 
 
+@pytest.mark.slow
 @tries(100, reply=st.one_of(st.text(any_char, max_size=300),
                             st.lists(st.one_of(label, st.text(any_char, max_size=8)), max_size=12).map(str)),
        count=st.integers(1, 12))

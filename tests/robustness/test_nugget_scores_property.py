@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import pandas as pd
+import pytest
 from hypothesis import strategies as st
 from nuggetizer.core.metrics import calculate_global_metrics, calculate_nugget_scores
 
@@ -66,6 +67,7 @@ def test_answer_scores_equal_the_package_and_the_weighted_formula(nuggets):
     assert math.isclose(scores["W"], weighted(assigned, False), abs_tol=1e-12)
 
 
+@pytest.mark.slow
 @tries(60, answers=assignments())
 def test_run_scores_equal_the_package_per_run(answers):
     result = score_nuggets(answers)
@@ -107,6 +109,7 @@ nugget_lines = jsonl(records({"qid": field(pool_ids(QUERIES, first_column=True))
                               "nuggets": field(st.lists(_nugget, max_size=3))}))
 
 
+@pytest.mark.slow
 @tries(60, data=hostile(nugget_lines))
 def test_read_nugget_bank_gives_a_bank_or_a_located_error(data):
     bank = read_file(lambda p: read_question_bank(p, "nuggetizer"), "nuggets.jsonl", data)

@@ -24,12 +24,14 @@ except (OSError, AttributeError):
 _NUMERIC = st.text(st.sampled_from("0123456789+-.eE_xX \t\u0661ab"), max_size=12)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(_LIBC is None, reason="no C library to load")
 @tries(400, text=_NUMERIC | st.from_regex(r"\s*[+-]?[0-9]{1,25}.{0,4}", fullmatch=True).filter(lambda t: "\0" not in t))
 def test_atol_is_cs_atol(text):
     assert atol(text) == _LIBC.atol(text.encode())
 
 
+@pytest.mark.slow
 @tries(400, text=_NUMERIC.map(str.strip).filter(bool))
 def test_a_label_read_is_trec_evals_grade_but_for_its_fraction(text):
     try:
@@ -40,6 +42,7 @@ def test_a_label_read_is_trec_evals_grade_but_for_its_fraction(text):
     assert math.isfinite(value) and abs(value) <= MAX_GRADE and atol(text) == math.trunc(value)
 
 
+@pytest.mark.slow
 @tries(200, label=st.floats(-MAX_GRADE, MAX_GRADE, allow_nan=False) | st.integers(-MAX_GRADE, MAX_GRADE))
 def test_a_written_label_reads_back_the_same_and_as_trec_eval_reads_it(label):
     with tempfile.TemporaryDirectory() as folder:

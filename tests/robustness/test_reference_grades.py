@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import example, strategies as st
 
 from exampp.collection.grades import Grade, Method
@@ -51,6 +52,7 @@ def _graded(judgment: str = '{"paragraphId": "p", "query": "q", "relevance": 1}'
             f'"rankings": [{ranking}]}}}}]]\n').encode()
 
 
+@pytest.mark.slow
 @tries(150, data=hostile(graded_text))
 # Each raised a traceback (OverflowError, ValueError) or passed NaN on to a run file no reader takes.
 @example(data=_graded(judgment='{"paragraphId": "p", "query": "q", "relevance": 1e400}'))
@@ -65,6 +67,7 @@ def test_read_reference_grades_gives_records_or_a_located_error(data):
         assert_ids(other)
 
 
+@pytest.mark.slow
 @tries(60, data=hostile(graded_text), bank=st.none() | hostile(bank_text))
 @example(data=b'["q1", []]\n', bank=None)  # imported, leaving an empty corpus file that no reader takes
 @example(data=_graded(score="NaN"), bank=None)  # write_run refused the NaN score: a traceback
@@ -135,6 +138,7 @@ def graded_queries(draw) -> list[QueryParagraphs]:
     return queries
 
 
+@pytest.mark.slow
 @tries(100, queries=graded_queries())
 def test_written_grades_read_back_as_written_or_are_refused_where_they_are(queries):
     first, other = _ids(queries)

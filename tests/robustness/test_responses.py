@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import example, strategies as st
 
 from exampp.formats.rag_responses import read_responses
@@ -28,6 +29,7 @@ def _assert_segments(segmented) -> None:
                 assert read_run(folder / "out.run").rankings == {q: d for q, d in run.rankings.items() if d}
 
 
+@pytest.mark.slow
 @tries(150, data=hostile(responses_text))
 def test_read_responses_gives_responses_or_a_located_error(data):
     with scratch() as folder:

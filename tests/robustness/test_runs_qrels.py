@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import example, strategies as st
 
 from exampp.collection.qrels import MAX_GRADE
@@ -30,6 +31,7 @@ GZIP = b"\x1f\x8b"
 
 
 
+@pytest.mark.slow
 @tries(150, data=hostile(run_text))
 @example(data=b"q1 Q0 d1 1 3 s\rq1 Q0 d2 2 2 s\rq2 Q0 d3 1 1 s\r")  # read as one result: the rest past the runid
 def test_read_run_gives_a_run_or_a_located_error(data):
@@ -54,6 +56,7 @@ def test_run_file_read_a_query_at_a_time_equals_the_whole_run(data):
     assert in_blocks[1] == (whole[1].rankings if whole[0] == "ok" else whole[1])
 
 
+@pytest.mark.slow
 @tries(40, files=st.lists(hostile(run_text), min_size=1, max_size=3))
 def test_read_runs_of_a_folder_gives_runs_or_names_the_bad_file(files):
     with scratch() as folder:
@@ -67,6 +70,7 @@ def test_read_runs_of_a_folder_gives_runs_or_names_the_bad_file(files):
             assert len(runs) == len(files)
 
 
+@pytest.mark.slow
 @tries(150, data=hostile(qrels_text))
 @example(data=b"q1 0 d1 99999999999999999999\n")  # pytrec_eval: SystemError, later a segfault; eval: OverflowError
 @example(data=b"q1 0 d1 2147483648\n")  # eval built a table of 2**31 grades
@@ -81,6 +85,7 @@ def test_read_qrels_gives_judgments_or_a_located_error(data):
 scored_docs = st.dictionaries(hostile_ids(), st.floats(), min_size=1, max_size=4)
 
 
+@pytest.mark.slow
 @tries(150, name=hostile_ids(), scores=st.dictionaries(hostile_ids(first_column=True), scored_docs, max_size=3),
        depth=st.none() | st.integers(1, 3))
 @example(name="s", scores={"q": {"d": math.nan}}, depth=None)  # was written as 'nan', which no reader takes
@@ -102,6 +107,7 @@ def test_a_written_run_reads_back_as_written_or_is_refused(name, scores, depth):
     assert back.name == name and back.rankings == expected
 
 
+@pytest.mark.slow
 @tries(150, qrels=st.dictionaries(hostile_ids(first_column=True),
                                   st.dictionaries(hostile_ids(), st.integers(-2, 10**12), min_size=1, max_size=3),
                                   max_size=3))

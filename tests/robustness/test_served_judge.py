@@ -247,6 +247,7 @@ def _dripped(*, head: bool):
     return answer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("retries", [0, 1])
 @pytest.mark.parametrize("mode", ["drip from the status line", "drip of the body", "hang"])
 def test_timeout_is_a_deadline_per_attempt_for_a_dripping_or_hung_server(mode, retries):

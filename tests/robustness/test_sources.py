@@ -80,6 +80,7 @@ def _same_as_file(reader: Reader, data: bytes, fed: bytes, how: str) -> None:
         assert got[1] == expected[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", READERS)
 @tries(30, data=st.data())
 def test_a_fifo_reads_as_the_file(name, data):
@@ -88,6 +89,7 @@ def test_a_fifo_reads_as_the_file(name, data):
     _same_as_file(reader, raw, raw, "fifo")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n, r in READERS.items() if r.gzip])
 @tries(20, data=st.data())
 def test_gzipped_through_a_fifo_reads_as_the_plain_file(name, data):
@@ -97,6 +99,7 @@ def test_gzipped_through_a_fifo_reads_as_the_plain_file(name, data):
     _same_as_file(reader, raw, gzip.compress(raw, mtime=0), "fifo")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n, r in READERS.items() if r.stdin])
 @tries(20, data=st.data())
 def test_standard_input_reads_as_the_file(name, data):

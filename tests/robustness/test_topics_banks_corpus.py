@@ -20,6 +20,7 @@ from .checks import assert_ids, can_write, encodable, parse, read_file, scratch,
 from .strategies import bank_text, corpus_text, hostile, hostile_ids, texts, topics_text
 
 
+@pytest.mark.slow
 @tries(150, data=hostile(topics_text))
 def test_read_topics_gives_topics_or_a_located_error(data):
     topics = read_file(read_topics, "topics", data)
@@ -29,6 +30,7 @@ def test_read_topics_gives_topics_or_a_located_error(data):
         assert all(t.text.strip() for t in topics.values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", READ_FORMATS)
 @tries(60, data=hostile(bank_text))
 def test_read_question_bank_gives_a_bank_or_a_located_error(fmt, data):
@@ -39,6 +41,7 @@ def test_read_question_bank_gives_a_bank_or_a_located_error(fmt, data):
         assert_ids(q.facet_id for q in bank if q.facet_id is not None)
 
 
+@pytest.mark.slow
 @tries(150, data=hostile(corpus_text))
 def test_read_passages_gives_texts_or_a_located_error(data):
     passages = read_file(read_passages, "corpus", data)
@@ -50,6 +53,7 @@ def test_read_passages_gives_texts_or_a_located_error(data):
 subtopics = st.lists(st.tuples(hostile_ids(), texts), max_size=2, unique_by=lambda s: s[0])
 
 
+@pytest.mark.slow
 @tries(150, topics=st.dictionaries(hostile_ids(first_column=True), st.tuples(texts, subtopics), max_size=3))
 @example(topics={"q1": ("text", [("a b", "facet")])})  # was written, then refused by read_topics
 def test_written_topics_read_back_as_written_or_are_refused(topics):
@@ -102,6 +106,7 @@ def questions(draw) -> tuple[QuestionBank | None, list[tuple]]:
     return bank
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", WRITE_FORMATS)
 @tries(60, bank=questions())
 def test_a_written_bank_reads_back_with_the_same_ids_or_is_refused(fmt, bank):
@@ -132,6 +137,7 @@ def _ids(question: Question) -> tuple:
     return question.query_id, question.question_id, question.facet_id, question.text
 
 
+@pytest.mark.slow
 @tries(150, passages=st.lists(st.tuples(hostile_ids(), texts), max_size=4, unique_by=lambda p: p[0]))
 def test_a_written_corpus_reads_back_as_written_or_is_refused(passages):
     with scratch() as folder:
