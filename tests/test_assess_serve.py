@@ -176,6 +176,7 @@ def test_a_claim_not_renewed_expires(tmp_path):
         assert call(url, "api/next", {"assessor": "carol"})[1]["pair"]["key"] == "d-evil"  # bob's has expired
 
 
+@pytest.mark.slow
 def test_kill_9_loses_no_acknowledged_label(tmp_path):
     ws, sample = make_workspace(tmp_path / "ws", [("Q1", f"d-Q1-{i:03d}") for i in range(1, 41)])
     acknowledged: dict[tuple[str, str, str], int] = {}

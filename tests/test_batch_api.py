@@ -32,6 +32,8 @@ from exampp.stores.grade_store import GradeStore
 from exampp.testing.batch_server import BatchServer
 from robustness.hostile_server import within
 
+pytestmark = pytest.mark.slow  # its workspace and servers take minutes to set up on 2 cores
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"  # the example collection, a workspace
 NAME = "judge"
@@ -94,7 +96,6 @@ def direct(server, tmp_path_factory):
 
 # qa asks its answer, then verifies it against one gold answer a round (3 at most); the passage-first prompts
 # share their passage, which the direct path's prompts wait on (leader first), never a batch's.
-@pytest.mark.slow
 @pytest.mark.parametrize("method, bank, rounds", [("self-rating", [], 1), ("qa(verify=llm)", QA_BANK, 4),
                                                   (PASSAGE_FIRST, [], 1)])
 def test_the_batch_api_stores_the_direct_paths_grades(stub, direct, tmp_path, method, bank, rounds):
@@ -116,7 +117,6 @@ def test_the_batch_api_stores_the_direct_paths_grades(stub, direct, tmp_path, me
             (batch, "completed", len(stub.lines(batch))) for batch in sorted(stub.batches)]
 
 
-@pytest.mark.slow
 def test_a_batch_line_is_the_direct_request(stub, tmp_path):
     result = grade(stub, tmp_path, "--grader", "self-rating", *FAST, "--chunk-size", "7")
     assert result.exit_code == 0, result.output
@@ -141,7 +141,6 @@ def test_every_prompt_of_a_call_is_recorded_before_the_call_ends(stub):
     assert not stub.direct
 
 
-@pytest.mark.slow
 def test_a_job_killed_between_submit_and_download_resumes_its_batch(stub, direct, tmp_path):
     stub.hold.set()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
@@ -183,7 +182,6 @@ def _prompt(body: dict) -> str:
     return body["messages"][0]["content"]
 
 
-@pytest.mark.slow
 def test_failed_lines_are_asked_directly(stub, direct, tmp_path):
     # A third of the requests fail: half of them with a 500 response, half without one.
     stub.fail = lambda body: ((500 if zlib.crc32(_prompt(body).encode()) % 2 else 0) if len(_prompt(body)) % 3 == 0
@@ -198,7 +196,6 @@ def test_failed_lines_are_asked_directly(stub, direct, tmp_path):
     assert judge_line(result.output) == direct["self-rating"][1]
 
 
-@pytest.mark.slow
 def test_malformed_output_lines_are_named_and_asked_directly(stub, direct, tmp_path):
     # Line 5 is well formed, but its answer is not (no completion): asked directly as a malformed direct answer is.
     bad = {3: b"{not json\n", 5: b'{"custom_id": "%s", "response": {"status_code": 200, "body": {"choices": []}}}\n',
@@ -228,7 +225,6 @@ def test_malformed_output_lines_are_named_and_asked_directly(stub, direct, tmp_p
     assert contents(tmp_path) == direct["self-rating"][0]
 
 
-@pytest.mark.slow
 def test_an_expired_batchs_unanswered_requests_are_asked_directly(stub, direct, tmp_path):
     stub.expire = True
     result = grade(stub, tmp_path, "--grader", "self-rating", *FAST)
@@ -240,7 +236,6 @@ def test_an_expired_batchs_unanswered_requests_are_asked_directly(stub, direct, 
     assert contents(tmp_path) == direct["self-rating"][0]
 
 
-@pytest.mark.slow
 def test_a_failed_batch_stops_the_job_and_a_rerun_submits_anew(stub, direct, tmp_path):
     stub.refuse = "line 1: the model is not available for batches"
     result = grade(stub, tmp_path, "--grader", "self-rating", *FAST)
@@ -266,7 +261,6 @@ def test_the_config_file_sets_the_batch_api(stub, direct, tmp_path):
     assert contents(tmp_path) == direct["self-rating"][0]
 
 
-@pytest.mark.slow
 def test_the_cost_estimate_before_the_upload(stub, tmp_path, monkeypatch):
     monkeypatch.setattr("exampp.llm.openai.batch.MAX_FILE_REQUESTS", 500)  # three files of 500, 500, 120
     result = grade(stub, tmp_path, "--grader", "self-rating", *FAST, "--batch-price", "1.25,5")
@@ -340,7 +334,6 @@ def _contradicted(line: bytes) -> bytes:
     return line + (json.dumps(record) + "\n").encode()
 
 
-@pytest.mark.slow
 def test_a_request_answered_twice_differently_is_flagged_and_asked_directly(stub, direct, tmp_path):
     seen = iter(range(10**6))
     twice = {}
@@ -365,7 +358,6 @@ def test_a_request_answered_twice_differently_is_flagged_and_asked_directly(stub
     assert contents(tmp_path) == direct["self-rating"][0]
 
 
-@pytest.mark.slow
 def test_a_completed_batch_without_an_output_file_says_its_requests_go_directly(stub, direct, tmp_path):
     stub.no_output = True
     result = grade(stub, tmp_path, "--grader", "self-rating", *FAST)

@@ -30,6 +30,8 @@ from exampp.grading.canaries import (
 )
 from exampp.stores.grade_store import GradeStore
 
+pytestmark = pytest.mark.slow  # its graded workspace takes most of a minute to set up
+
 EXAMPLES = REPO / "examples"  # the example collection, a workspace
 
 N = 4
@@ -165,7 +167,6 @@ def graded(tmp_path_factory):
     return plain, grade(plain), marked, grade(marked, N), grade(marked, N), canaries
 
 
-@pytest.mark.slow
 def test_canary_grades_change_no_label_qrels_or_leaderboard(graded):
     plain, without, marked, with_canaries = graded[:4]
     assert without.canaries is None

@@ -19,7 +19,7 @@ from scipy import stats
 from conftest import shared_path
 from exampp.cli import main
 
-pytestmark = pytest.mark.shared
+pytestmark = [pytest.mark.slow, pytest.mark.shared]
 LATE_RUN = "UNH_exDL_bm25"  # added after the track: kept out of the correlations
 
 
@@ -67,14 +67,12 @@ def _board(text: str, column: str) -> dict[str, float]:
     return {row["run"]: row[column] for row in json.loads(text)}
 
 
-@pytest.mark.slow
 def test_graded_exam_qrels_equal_the_reference_tools(workspace):
     ours = sorted((workspace / "qrels" / "exam.qrels").read_text().splitlines())
     theirs = sorted(shared_path("data", "dl19", "dl19-exam-3.qrels").read_text().splitlines())
     assert len(ours) == 9260 and ours == theirs
 
 
-@pytest.mark.slow
 def test_p20_leaderboard_matches_a_recount_from_the_raw_file(workspace, raw):
     board = _board(cli("leaderboard", str(workspace / "runs"), "--qrels", str(workspace / "qrels" / "exam-4.qrels"),
                        "-m", "P@20", "--format", "json"), "P@20")

@@ -45,6 +45,7 @@ def test_every_configuration_key_is_documented():
     assert sorted(rows) == sorted(KEYS)
 
 
+@pytest.mark.slow
 def test_the_api_reference_is_generated(site):
     page = (site / "reference" / "api" / "jobs" / "index.html").read_text(encoding="utf-8")
     assert 'id="exampp.api.grade.GradeJob"' in page  # a class documented from its docstring
@@ -168,6 +169,7 @@ def test_the_own_track_checklist_is_in_the_nav_and_its_commands_parse():
         assert not unknown, f"{line}: no such option {unknown}"
 
 
+@pytest.mark.slow
 def test_the_reference_shows_sphinx_roles_as_code_without_their_names(site):
     """``:class:`~exampp.errors.InputError``` reads as ``InputError``, ``:func:`read_run``` as ``read_run``
     (docs/hooks/rst_roles.py), as Sphinx shows them."""

@@ -86,6 +86,7 @@ def test_the_first_error_in_run_order_is_raised(tmp_path: Path):
         assert error.startswith(str(paths[1])) and f"run name 'sys0' already used by {paths[0]}" in error
 
 
+@pytest.mark.slow
 def test_the_cli_prints_the_same_with_any_jobs_and_reads_standard_input(tmp_path: Path):
     qrels_path, paths = _collection(tmp_path)
 

@@ -324,6 +324,7 @@ def test_registry_builds_each_llm_grader_on_a_local_model(tiny_model, name, cls)
     assert grader.method.model == tiny_model and grader.direct == name.startswith("direct:")
 
 
+@pytest.mark.slow
 def test_qa_and_qa_llm_are_different_methods(tiny_model):
     options = {"model": tiny_model, "device": "cpu", "batch_size": 4}
     assert registry.make_grader("qa", **options).method != registry.make_grader("qa-llm", **options).method

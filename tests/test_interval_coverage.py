@@ -62,6 +62,7 @@ def test_the_benchmark_s_nugget_intervals_are_nuggets_agree_s():
     assert np.allclose(np.column_stack([estimate, low, high]), expected.to_numpy(), atol=1e-12)
 
 
+@pytest.mark.slow
 def test_means_cover_at_the_nominal_level():
     for scenario in bench.SCORES[:2]:  # P@20-like, 11 and 43 topics
         row = rows(bench.mean_coverage(scenario, SIMS, DRAWS, 0))["mean"]

@@ -135,6 +135,7 @@ def test_dl19_rows_reproduce_the_readme(dl19_meta):
     assert table.index.is_unique and len(table) >= 40
 
 
+@pytest.mark.slow
 @pytest.mark.shared
 def test_dl19_intervals_equal_a_plain_loop_over_the_same_draws(dl19_meta):
     from exampp.analysis.statistics import bootstrap_samples
@@ -162,6 +163,7 @@ def test_dl19_intervals_equal_a_plain_loop_over_the_same_draws(dl19_meta):
     assert row["kendall"] == pytest.approx(point.kendall) and row["spearman"] == pytest.approx(point.spearman)
 
 
+@pytest.mark.slow
 @pytest.mark.shared
 def test_dl19_irt_row_equals_a_model_fitted_here(dl19, dl19_meta):
     from exampp.analysis.irt.models import IRTModel
@@ -175,6 +177,7 @@ def test_dl19_irt_row_equals_a_model_fitted_here(dl19, dl19_meta):
     assert dl19_meta.scores["IRT theta (2PL), tau 4"].to_dict() == pytest.approx(theta)
 
 
+@pytest.mark.slow
 @pytest.mark.shared
 def test_dl19_official_leaderboard_is_ndcg10_on_the_official_qrels(dl19, dl19_meta):
     from exampp.api.scores import LeaderboardJob

@@ -63,6 +63,7 @@ def test_grading_answers_changes_nothing_read_from_the_runs_labels_in_either_ord
     assert len(before["exam.qrels"].splitlines()) == 218  # the README's figure
 
 
+@pytest.mark.slow
 def test_the_answers_labels_are_their_own_file_and_the_export_names_what_it_left_out(workspace, monkeypatch):
     monkeypatch.chdir(workspace)
     graded = CliRunner().invoke(main, ["grade", "runs/", "--responses", ANSWERS, "--no-progress"])

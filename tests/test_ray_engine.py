@@ -37,6 +37,8 @@ from killing import kill_when
 ray = pytest.importorskip("ray")
 from exampp.grading.ray_engine import RayEngine, RayEngineError  # noqa: E402
 
+pytestmark = pytest.mark.slow  # every test starts Ray
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"  # the example collection, a workspace
 TESTS = Path(__file__).resolve().parent
@@ -115,7 +117,6 @@ class CountingStore(GradeStore):
         return super().put_many(grades)
 
 
-@pytest.mark.slow
 def test_example_collection_on_two_ray_workers_gives_exactly_the_single_process_grades(tmp_path):
     root = example(tmp_path)
 
@@ -137,7 +138,6 @@ def test_example_collection_on_two_ray_workers_gives_exactly_the_single_process_
     assert [float(g.answer) for g in on_ray[1]] == pytest.approx([float(g.answer) for g in single[1]], abs=1.5e-4)
 
 
-@pytest.mark.slow
 def test_an_llm_grader_on_two_ray_workers_gives_exactly_the_single_process_grades(tmp_path, tiny_t5_dir):
     import torch
 
@@ -162,7 +162,6 @@ def test_an_llm_grader_on_two_ray_workers_gives_exactly_the_single_process_grade
     assert on_ray.usage == single.usage and single.usage.requests == 60 and single.usage.prompt_tokens > 60
 
 
-@pytest.mark.slow
 def test_a_worker_killed_mid_chunk_is_replaced_and_nothing_is_lost_or_committed_twice(tmp_path):
     runs, corpus, bank = collection(example(tmp_path))
     with CountingStore(tmp_path / "single.sqlite") as store:
@@ -193,7 +192,6 @@ def test_a_worker_killed_mid_chunk_is_replaced_and_nothing_is_lost_or_committed_
     assert set(committed.values()) == {1}  # every distinct pair committed exactly once
 
 
-@pytest.mark.slow
 def test_an_error_of_the_grading_reaches_the_caller_as_raised(tmp_path):
     runs, corpus, bank = collection(example(tmp_path))
     with GradeStore(tmp_path / "grades.sqlite") as store, RayEngine(MarkedFake(fail=True), None, workers=1) as engine:
@@ -202,7 +200,6 @@ def test_an_error_of_the_grading_reaches_the_caller_as_raised(tmp_path):
         assert store.counts()["grades"] == 0
 
 
-@pytest.mark.slow
 def test_a_chunk_that_kills_every_worker_it_is_sent_to_ends_the_job(tmp_path):
     runs, corpus, bank = collection(example(tmp_path))
     with GradeStore(tmp_path / "grades.sqlite") as store, RayEngine(MarkedFake(crash=True), None, workers=1) as engine:
@@ -227,7 +224,6 @@ def test_without_ray_the_error_names_the_extra(tmp_path, monkeypatch):
     assert "--engine ray needs the package ray: install the exampp extra 'ray'" in result.output
 
 
-@pytest.mark.slow
 def test_a_killed_driver_loses_no_committed_chunk_and_the_same_command_grades_only_the_rest(tmp_path, monkeypatch):
     fake_grader.use_method(monkeypatch)
 
@@ -281,7 +277,6 @@ def test_ray_settings_without_the_ray_engine_are_refused(tmp_path):
             "Error: --workers and --ray-address (workers, ray_address) are settings of --engine ray")
 
 
-@pytest.mark.slow
 def test_with_a_cascade_the_driver_rules_out_and_the_workers_grade_the_rest_as_in_one_process(tmp_path):
     from exampp.formats.topic_files import read_topics
     from exampp.grading.cascade import CascadeSpec

@@ -148,6 +148,7 @@ def rag_workspace(root: Path, responses: Path) -> Path:
     return make_workspace(root, RATING, {t: {f"{t}-x": f"what about {t}?"} for t in TOPIC_NUGGETS}, grades)
 
 
+@pytest.mark.slow
 def test_a_rag_track_without_qrels_reports_against_the_nugget_leaderboard(files, tmp_path):
     per_query = tmp_path / "nuggets-pq.tsv"
     per_query.write_text(score_nuggets(files["official"]).per_answer.to_csv(sep="\t", index=False), encoding="utf-8")

@@ -193,6 +193,7 @@ def test_fast_path_reads_steered_digits_and_falls_back_for_the_rest(steered_t5, 
     assert runs["generated"] == sum(j.probabilities is None for j in judgments)  # only the rest was generated
 
 
+@pytest.mark.slow
 def test_fast_path_agrees_with_generation_on_every_pair(steered_t5, runs):
     _, _, targets = steered_t5
     slow = runs["slow"]

@@ -137,6 +137,7 @@ def test_generate_labels_and_continuations_equal_the_hf_backends(stand_in, judge
         (hf.usage.requests, hf.usage.prompt_tokens) == (3 * len(prompts), 3 * sum(map(hf.count_tokens, prompts)))
 
 
+@pytest.mark.slow
 def test_chat_models_are_the_same_judge_on_both(stand_in, chat_dir):
     vllm_backend, hf = pair(chat_dir)
     assert (vllm_backend.chat, vllm_backend.name, vllm_backend.answer_lead) == (True, f"{chat_dir}+chat", "")
@@ -207,6 +208,7 @@ def test_self_rating_grades_via_vllm_equal_those_via_hf(stand_in, workspace, jud
 # --- the engine: options, prefix caching, prompt order ---------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_engine_is_opened_with_prefix_caching_and_the_options_given(stand_in, judge_dir):
     backend = open_backend("vllm", str(judge_dir), dtype="bf16", gpu_memory_utilization=0.5, tensor_parallel_size=2,
                            max_model_len=512, seed=7)

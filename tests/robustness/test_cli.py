@@ -89,6 +89,7 @@ def test_leaderboard(given):
         invoke(["leaderboard", *runs, "--qrels", folder / "qrels", "--per-query", "--strict", "--format", "json"])
 
 
+@pytest.mark.slow
 @tries(40, given=files("qrels", "qrels_b"), fmt=st.sampled_from(["text", "tsv", "json"]))
 def test_agree(given, fmt):
     with scratch() as folder:

@@ -87,6 +87,7 @@ small_texts = st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "A", 
     SPECIAL_CHARS), max_size=9).map(" ".join)
 
 
+@pytest.mark.slow
 @tries(100, texts=st.lists(small_texts, max_size=25), before=st.lists(small_texts, max_size=5),
        threshold=st.one_of(st.sampled_from([0.5, 0.6, 2 / 3, 0.75, 0.8, 0.9, 1.0]),
                            st.floats(min_value=0.01, max_value=1.0)))

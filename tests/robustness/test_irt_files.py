@@ -44,6 +44,7 @@ def test_column_names_in_a_message_keep_it_on_one_line(tmp_path, data, options):
     assert_located(error.value, path, data)
 
 
+@pytest.mark.slow
 @tries(100, data=hostile(systems_text))
 def test_read_systems_gives_a_table_or_a_located_error(data):
     systems = read_file(read_systems, "systems.tsv", data)

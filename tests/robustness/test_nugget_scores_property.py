@@ -89,6 +89,7 @@ def test_run_scores_equal_the_package_per_run(answers):
     assert ordered == sorted(ordered, reverse=True)
 
 
+@pytest.mark.slow
 @tries(30, answers=assignments())
 def test_scores_of_a_written_file_are_those_of_its_answers(answers):
     with scratch() as folder:
@@ -119,6 +120,7 @@ def test_read_nugget_bank_gives_a_bank_or_a_located_error(data):
         assert all(q.info["importance"] in ("vital", "okay") for q in bank)
 
 
+@pytest.mark.slow
 @tries(60, data=hostile(nugget_lines))
 def test_read_assignments_gives_answers_or_a_located_error(data):
     answers = read_file(read_assignments, "assignments.jsonl", data)

@@ -211,6 +211,7 @@ def spoiling():
                 backend.close()
 
 
+@pytest.mark.slow
 @tries(40, endpoint=st.sampled_from(["chat", "completions"]), where=st.integers(0, 10 ** 6), new=JSON_VALUES)
 def test_any_value_anywhere_in_an_answer_gives_valid_scores_or_one_line(spoiling, endpoint, where, new):
     server, backends = spoiling
