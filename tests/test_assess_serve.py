@@ -68,6 +68,7 @@ def call(url: str, path: str, body: object = None, *, raw: bytes | None = None,
         return error.code, json.loads(error.read())
 
 
+@pytest.mark.slow
 def test_assessors_get_different_pairs_and_bad_requests_are_refused(tmp_path):
     ws, sample = make_workspace(tmp_path / "ws")
     answers: list[str] = []  # every answer's text: none may show the design
@@ -128,6 +129,7 @@ def test_assessors_get_different_pairs_and_bad_requests_are_refused(tmp_path):
             ["Q1", "d-Q1-001", "alice", 2, "bleach, not reefs"]]
 
 
+@pytest.mark.slow
 def test_the_page_holds_no_text_and_escapes_its_title(tmp_path):
     ws, _ = make_workspace(tmp_path / "ws")
     sample = ws / "s<b>&.tsv"
@@ -144,6 +146,7 @@ def test_the_page_holds_no_text_and_escapes_its_title(tmp_path):
         assert "innerHTML" not in script and "textContent" in script
 
 
+@pytest.mark.slow
 def test_overlap_gives_a_pair_to_two_assessors(tmp_path):
     ws, sample = make_workspace(tmp_path / "ws")
     with served(ws, sample, "--overlap", "0.5", "--grades", "0:no,1:yes") as (_, url):
@@ -223,6 +226,7 @@ def test_kill_9_loses_no_acknowledged_label(tmp_path):
         assert ("Q1", given) not in {(q, k) for q, k, _ in stored}
 
 
+@pytest.mark.slow
 def test_serve_errors_are_one_line(tmp_path):
     ws, sample = make_workspace(tmp_path / "ws")
     result = CliRunner().invoke(main, ["assess", "serve", "-w", str(ws), "--sample", str(tmp_path / "nope.tsv")])

@@ -288,6 +288,7 @@ def plant(root) -> None:
         path.write_text(path.read_text().replace(old, new))
 
 
+@pytest.mark.slow
 def test_planted_injection_and_duplicate_are_flagged(ws):
     plant(ws)
     result = run("audit", "-w", str(ws), "--format", "json")

@@ -22,6 +22,7 @@ def seconds(text: str) -> float:
     return time.perf_counter() - start
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("unit", WORST)
 def test_the_worst_inputs_are_audited_in_linear_time(unit):
     short, long = unit * (5_000 // len(unit)), unit * (20_000 // len(unit))

@@ -194,6 +194,7 @@ def test_every_answer_shape_gives_its_questions(tmp_path, server, replies, answe
     assert result.usage.requests == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad", ["", "I am sorry, I cannot help with that.", '{"questions": []}', "```json\n```"])
 def test_an_answer_without_questions_is_asked_again_in_the_same_conversation(tmp_path, server, replies, bad):
     replies.table = {PRESS: [bad, fenced("Who printed the Gutenberg Bible?")]}
@@ -212,6 +213,7 @@ def journal_entries(output: Path) -> dict:
     return {line["key"]: line["value"] for line in lines}
 
 
+@pytest.mark.slow
 def test_a_failed_item_is_kept_not_asked_again_and_asked_again_with_retry_failed(tmp_path, server, replies):
     replies.table = {CAUSES: ["No questions here."], MASS: [fenced("How often do mass bleaching events occur?")],
                      PRESS: [fenced("Who printed the Gutenberg Bible?")]}
@@ -249,6 +251,7 @@ def test_a_failed_item_is_kept_not_asked_again_and_asked_again_with_retry_failed
     assert (third.already, third.written, server.completions()) == (3, False, [])
 
 
+@pytest.mark.slow
 def test_a_429_is_retried_and_the_summary_counts_requests_retries_and_tokens(tmp_path, server, replies):
     replies.table = {CAUSES: [fenced("What triggers coral bleaching?", "Why do corals expel zooxanthellae?")],
                      MASS: [fenced("How often do mass bleaching events occur?")],
@@ -386,6 +389,7 @@ def test_a_note_is_journaled_and_said_again_when_a_run_resumes(tmp_path, server,
     assert (result.resumed, result.generated) == (1, 1)
 
 
+@pytest.mark.slow
 def test_a_run_stopped_by_an_error_resumes_from_its_journal(tmp_path, server, replies):
     replies.table = {CAUSES: [fenced("What triggers coral bleaching?")], MASS: [fenced("How often do they occur?")],
                      PRESS: [fenced("Who printed the Gutenberg Bible?")]}
@@ -422,6 +426,7 @@ def test_the_command_line_says_where_a_stopped_run_keeps_its_answers(tmp_path, s
                              "there)\n")
 
 
+@pytest.mark.slow
 def test_ctrl_c_says_how_many_items_are_kept_where_and_the_same_command_resumes(tmp_path, server, replies,
                                                                                    monkeypatch):
     replies.table = {CAUSES: [fenced("What triggers coral bleaching?")], MASS: [fenced("How often do they occur?")],
@@ -442,6 +447,7 @@ def test_ctrl_c_says_how_many_items_are_kept_where_and_the_same_command_resumes(
     assert resumed.stderr.startswith("3 queries or subtopics: 1 generated, 2 from an interrupted run, ")
 
 
+@pytest.mark.slow
 def test_topics_that_grew_add_their_queries_to_the_bank(tmp_path, server, replies):
     replies.table = {CAUSES: [fenced("What triggers coral bleaching?")], MASS: [fenced("How often do they occur?")],
                      PRESS: [fenced("Who printed the Gutenberg Bible?")]}

@@ -126,6 +126,7 @@ def test_removing_one_querys_questions_changes_exactly_that_query(ws, tmp_path):
     assert any("query 'Q1' not in the exam" in w for w in impact.warnings)
 
 
+@pytest.mark.slow
 def test_adding_questions_grades_only_the_new_pairs(ws, tmp_path):
     with GradeStore(ws / "grades.sqlite") as store:
         count = store.counts()["grades"]
@@ -171,6 +172,7 @@ def test_the_workspace_outputs_are_left_as_they_are(ws, tmp_path):
     assert CliRunner().invoke(main, cover).stdout == covered
 
 
+@pytest.mark.slow
 def test_correlation_is_scipys_on_the_score_columns(tmp_path):
     """On the example collection with the md5 grader (ties in P(rel=4)@20: Kendall's tau-b)."""
     ws = tmp_path / "ws"
@@ -199,6 +201,7 @@ def without_q3(tmp_path: Path) -> Path:
     return new
 
 
+@pytest.mark.slow
 def test_agrees_with_grade_cover_and_leaderboard_on_each_bank(tmp_path):
     """Before and after are what `exampp grade`, `exampp cover` and `exampp leaderboard` give in two
     workspaces, one graded with each bank."""
@@ -230,6 +233,7 @@ def test_agrees_with_grade_cover_and_leaderboard_on_each_bank(tmp_path):
         assert {r: v[i] for r, v in board(impact, "P(rel=4)@20").items()} == {r: v[1] for r, v in measures.items()}
 
 
+@pytest.mark.slow
 def test_cli_prints_the_summary_and_leaderboards_and_writes_the_tables(ws, tmp_path, monkeypatch):
     new = write_bank(tmp_path / "new.jsonl", {"Q2": QUESTIONS["Q2"]})
     out = tmp_path / "impact"
@@ -281,6 +285,7 @@ def test_errors(ws, tmp_path, monkeypatch):
     assert result.exit_code == 1 and f"{broken}:1" in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_through_an_openai_server_only_the_new_pairs_are_requested(ws, tmp_path):
     """Self-ratings from a real OpenAI-compatible server on loopback: 5 when the question's keyword is
     in the passage, else 1; the impact of one added question sends one request per pooled passage

@@ -41,6 +41,7 @@ def test_a_request_takes_a_step_per_prefill_chunk_of_uncached_words_then_its_dec
     assert (sim.prompt_tokens, sim.cached_tokens) == (80, 32)
 
 
+@pytest.mark.slow
 def test_a_server_that_takes_fewer_in_flight_than_its_batch_has_their_capacity():
     four = [1, 1, 1, 1]  # requests of one step each, as if completed
     for limit, steps in ((None, 1), (2, 2)):
@@ -49,6 +50,7 @@ def test_a_server_that_takes_fewer_in_flight_than_its_batch_has_their_capacity()
         assert server.stats().ideal_seconds == pytest.approx(steps * 0.5 + 4 * 0.0005)  # 4 in one step, or in 2
 
 
+@pytest.mark.slow
 def test_beyond_max_in_flight_it_answers_429_with_retry_after():
     with BatchingServer(max_in_flight=2, base=0.5, retry_after=3) as server:
         client = openai.OpenAI(base_url=server.url, api_key="none", max_retries=0)
@@ -87,6 +89,7 @@ def test_prompts_sharing_a_passage_hit_the_prefix_cache():
     assert stats.ideal_seconds == pytest.approx(ideal_seconds([6, 2, 2, 2, 2], 256, 0.02, 0.0005))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("endpoint", ["chat", "completions"])
 def test_the_openai_backend_grades_self_rating_against_it(endpoint):
     pairs = [Pair("q1", f"d{i}", f"passage {i} about the moon landing in 1969", Question("q1", f"k{j}", f"who {j}?"))

@@ -61,6 +61,7 @@ def test_out_of_memory_halves_the_budget_too():
         Batcher(4, max_tokens=0)
 
 
+@pytest.mark.slow
 def test_backend_batches_by_count_or_budget(tiny_t5_dir):
     assert vars(HFBackend.load(str(tiny_t5_dir), batch_size=3).batcher) == {"batch_size": 3, "max_tokens": None}
     assert vars(HFBackend.load(str(tiny_t5_dir), max_batch_tokens=900).batcher) == {"batch_size": 512,
@@ -184,6 +185,7 @@ def test_compiled_model_equals_eager(tiny_t5_dir):
     assert compiled.generate(PROMPTS, max_new_tokens=4) == eager.generate(PROMPTS, max_new_tokens=4)
 
 
+@pytest.mark.slow
 def test_int8_quantises_the_linear_layers_and_grades(three_layer_t5):
     from torch.ao.nn.quantized.dynamic import Linear as QuantizedLinear
 
@@ -198,6 +200,7 @@ def test_int8_quantises_the_linear_layers_and_grades(three_layer_t5):
     assert all(g in {0.0, 1.0, 2.0, 3.0, 4.0, 5.0} for g in grades)
 
 
+@pytest.mark.slow
 def test_a_model_without_relative_attention_bias_keeps_its_attention(tiny_causal_dir):
     model = HFBackend.load(str(tiny_causal_dir))
     assert model.model.config._attn_implementation == "sdpa"

@@ -63,6 +63,7 @@ def _in_workers(qrels: Path, paths: list[Path], jobs: int, options: dict | None 
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", [{}, {"per_query": True, "complete": True, "max_retrieved": 10}])
 def test_workers_give_what_one_process_gives(tmp_path: Path, options):
     qrels_path, paths = _collection(tmp_path)
@@ -74,6 +75,7 @@ def test_workers_give_what_one_process_gives(tmp_path: Path, options):
     assert _text(evaluate_runs(qrels, [RunFile(p) for p in paths], ["all_trec"], jobs=3, **options)) == one["text"]
 
 
+@pytest.mark.slow
 def test_the_first_error_in_run_order_is_raised(tmp_path: Path):
     qrels_path, paths = _collection(tmp_path)
     paths[1].write_text(paths[1].read_text() + "q1 Q0 d1 9 x sys1\n")  # a bad score at its last line

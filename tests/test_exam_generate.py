@@ -383,6 +383,7 @@ def reply(seen) -> str:
     return REPLIES[document] if len(seen.messages) == 1 else RETRIES[document]
 
 
+@pytest.mark.slow
 def test_generate_exam_end_to_end_with_a_malformed_reply_and_a_429(tmp_path):
     corpus = write_corpus(tmp_path / "docs.jsonl", DOCS)
     output, report = tmp_path / "out" / "exam.jsonl", tmp_path / "report.json"
@@ -516,6 +517,7 @@ def test_a_journal_of_other_settings_is_refused(tmp_path):
            "max_attempts, max_new_tokens, model, task_domain, temperature); give those settings again" in result.output
 
 
+@pytest.mark.slow
 def test_a_rerun_asks_nothing_refilters_the_kept_answers_and_retries_failures_only_when_told(tmp_path):
     corpus = write_corpus(tmp_path / "docs.jsonl", DOCS)
     output = tmp_path / "exam.jsonl"
@@ -661,6 +663,7 @@ def test_killed_run_resumes_without_asking_a_finished_document_again(tmp_path):
     assert undated(output) == undated(reference)
 
 
+@pytest.mark.slow
 def test_ctrl_c_says_how_many_documents_are_kept_where_and_the_same_command_resumes(tmp_path, monkeypatch):
     corpus = write_corpus(tmp_path / "docs.jsonl", DOCS)
     output = tmp_path / "exam.jsonl"
@@ -764,6 +767,7 @@ class KeyReader(Backend):
         return scores
 
 
+@pytest.mark.slow
 def test_the_exam_is_graded_by_the_multiple_choice_grader_and_fitted_by_irt(tmp_path):
     from exampp.analysis.irt.responses import responses_from_grades
     from exampp.api.grade import grade_collection

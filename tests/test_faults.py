@@ -218,6 +218,7 @@ def test_full_disk_is_a_clear_error_and_the_store_resumes_elsewhere(reference: P
     assert grades(elsewhere / "grades.sqlite").equals(grades(reference / "grades.sqlite"))
 
 
+@pytest.mark.slow
 def test_full_disk_output_is_a_clear_error_and_leaves_no_file(reference: Path, small_disk: Path):
     _fill(small_disk, 0)
     target = small_disk / "exam.qrels"
@@ -227,6 +228,7 @@ def test_full_disk_output_is_a_clear_error_and_leaves_no_file(reference: Path, s
     assert sorted(p.name for p in small_disk.iterdir()) == ["ballast"]  # no file, no temporary file
 
 
+@pytest.mark.slow
 def test_a_store_that_cannot_be_created_is_a_clear_error_and_leaves_no_file(small_disk: Path):
     _fill(small_disk, 0)
     ws = small_disk / "ws"

@@ -78,6 +78,7 @@ def test_the_instruction_goes_as_a_system_turn_and_the_turns_read_as_the_templat
     assert isinstance(plain.sent[0], str) and ATTACK in plain.sent[0]  # the other variants unchanged
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("endpoint", ["chat", "completions"])
 def test_a_served_judge_gets_a_system_message_on_the_chat_endpoint(endpoint):
     with OpenAIServer(name="judge", reply=lambda seen: "3") as server:
@@ -96,6 +97,7 @@ def test_a_served_judge_gets_a_system_message_on_the_chat_endpoint(endpoint):
         assert body["prompt"] == expected
 
 
+@pytest.mark.slow
 def test_a_local_model_without_chat_format_reads_the_conversation_as_the_template(tiny_t5_dir):
     from exampp.grading.methods.self_rating import GRADES
     from exampp.llm.backends.hf import HFBackend

@@ -41,6 +41,7 @@ def _grades(judge, method: str, passage: str) -> list[float]:
             backend.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["self-rating", "self-rating(prompt=fenced)"])
 def test_untouched_and_leaked_passages(method):
     judge = _judge(follow=1.0)
@@ -49,6 +50,7 @@ def test_untouched_and_leaked_passages(method):
     assert judge.counts == {"stored": 3, "off-topic": 2, "moved by leakage": 1}
 
 
+@pytest.mark.slow
 def test_an_instruction_followed_always_or_never():
     assert _grades(_judge(follow=1.0), "self-rating", INJECTED) == [5.0, 5.0, 5.0]  # canaries too
     assert _grades(_judge(follow=0.0), "self-rating", INJECTED) == [1.0, 2.0, 3.0]

@@ -88,6 +88,7 @@ def check_board(rows, board):
         assert n == 6
 
 
+@pytest.mark.slow
 def test_grade_example_collection_end_to_end(tmp_path):
     ws = tmp_path / "ws"
     result = grade(str(EXAMPLES / "runs"), "-w", str(ws), "--depth", "3", "--tau", "5",
@@ -157,6 +158,7 @@ def test_direct_grader_grades_passages_against_the_topic_titles(tmp_path, monkey
     assert f"{len(pooled)} pairs: {len(pooled)} new pairs graded" in result.output
 
 
+@pytest.mark.slow
 def test_export_reference_round_trips_the_grades(tmp_path):
     from exampp.formats.reference_grades import paragraph_grades, read_reference_grades
     from exampp.stores.grade_store import GradeStore

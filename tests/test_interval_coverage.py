@@ -71,6 +71,7 @@ def test_means_cover_at_the_nominal_level():
         assert row["new"] > row["old"]  # the percentile interval is too narrow for few topics
 
 
+@pytest.mark.slow
 def test_nugget_agreement_covers_at_the_nominal_level():
     for name, row in rows(bench.nugget_coverage(bench.NUGGETS[0], SIMS, DRAWS, 0)).items():
         assert row["new_inside"] == 100

@@ -75,6 +75,7 @@ def test_json_output_matches_the_estimator(matrix_file, tmp_path):
     assert expected.kendall > 0.5  # abilities from 8 items track the true abilities
 
 
+@pytest.mark.slow
 def test_outputs_and_pruning_written(matrix_file, tmp_path):
     path, _ = matrix_file
     out = tmp_path / "out"
@@ -123,6 +124,7 @@ def workspace(tmp_path):
     return graded_workspace(tmp_path, Method("self-rating", "tiny", "v1").method_id, 5.0)
 
 
+@pytest.mark.slow
 def test_from_grades_with_cover_correlation_and_pruned_bank(workspace):
     out = workspace / "irt"
     result = invoke("-w", workspace, "--irt-model", "rasch", "--official", workspace / "official.tsv",

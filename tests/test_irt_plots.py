@@ -78,6 +78,7 @@ def test_information_curves_hold_the_group_sums(tmp_path):
         information_figure(table.drop(columns="n_items"))
 
 
+@pytest.mark.slow
 def test_test_information_curves(tmp_path):
     theta = np.array([-1.0, 0.0, 1.0])
     curves = {"before": np.array([1.0, 2.0, 1.5]), "after pruning": np.array([0.5, 1.8, 1.4])}
@@ -89,6 +90,7 @@ def test_test_information_curves(tmp_path):
         information_total_figure(theta, {"short": [1.0]})
 
 
+@pytest.mark.slow
 def test_pruning_steps(tmp_path):
     steps = pd.DataFrame({"step": [0, 1, 2], "n_items": [430, 387, 348], "information": [12.5, 12.1, 11.0]})
     fig = pruning_steps_figure(steps)

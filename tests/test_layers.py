@@ -44,6 +44,7 @@ def plant(path: Path, code: str) -> int:
     return len(text.splitlines())
 
 
+@pytest.mark.slow
 def test_the_contracts_hold_on_the_package():
     status, output = lint(REPO)
     assert status == 0, output
@@ -60,6 +61,7 @@ def test_the_contracts_have_no_exception_lists():
         assert not exceptions & set(contract), contract["id"]
 
 
+@pytest.mark.slow
 def test_a_lazy_import_of_a_higher_layer_breaks_the_layers(tmp_path):
     # collection (inputs) reaching up to the report job from inside a function: lazy imports count
     root = copy_of_package(tmp_path)
@@ -75,6 +77,7 @@ def test_a_lazy_import_of_a_higher_layer_breaks_the_layers(tmp_path):
     assert "Contracts: 0 kept, 2 broken." in output
 
 
+@pytest.mark.slow
 def test_the_report_page_importing_its_job_breaks_the_layers(tmp_path):
     # the break mended here: the page took its constants from the report job above it
     root = copy_of_package(tmp_path)
@@ -87,6 +90,7 @@ def test_the_report_page_importing_its_job_breaks_the_layers(tmp_path):
     assert "Contracts: 0 kept, 2 broken." in output
 
 
+@pytest.mark.slow
 def test_a_module_without_a_layer_breaks_the_layers(tmp_path):
     root = copy_of_package(tmp_path)
     (root / "exampp" / "helpers.py").write_text('"""Anything."""\n', encoding="utf-8")

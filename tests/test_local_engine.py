@@ -94,6 +94,7 @@ def test_a_failing_chunk_is_raised_after_the_chunks_that_completed_are_handed_ba
     assert sorted(back) == [0, 2] and grader.calls == 2
 
 
+@pytest.mark.slow
 def test_the_runner_stores_the_same_grades_with_chunks_in_flight(tmp_path):
     items = pairs(50)
     stored = []

@@ -88,6 +88,7 @@ def test_refused_inputs(small):
         MetaEvaluateJob(small, bootstrap=0).run()
 
 
+@pytest.mark.slow
 def test_cli_formats_agree(small):
     args = ["meta-evaluate", "-w", str(small), "--bootstrap", "50", "--irt-bootstrap", "3", "--seed", "3"]
     tsv = pd.read_csv(__import__("io").StringIO(cli(*args, "--format", "tsv")), sep="\t")

@@ -184,6 +184,7 @@ def test_requests_are_the_nuggetizers_own_prompts(tmp_path, server, method, wind
         assert assigned(tmp_path / "out.jsonl") == truth()
 
 
+@pytest.mark.slow
 def test_the_assign_command_writes_the_tracks_format_and_a_second_run_asks_nothing(tmp_path, server):
     source = track_file(tmp_path / "in.jsonl.gz")
     first = cli(str(source), "-o", str(tmp_path / "out.jsonl.gz"), "-w", str(tmp_path / "ws"), *served_args(server))
@@ -206,6 +207,7 @@ def test_the_assign_command_writes_the_tracks_format_and_a_second_run_asks_nothi
     assert assigned(tmp_path / "again.jsonl.gz") == truth()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method, window", [("nugget-support", 10), ("nugget-support(window=4)", 4)])
 def test_chunks_smaller_than_an_answer_keep_its_nuggets_together_in_the_packages_own_windows(
         tmp_path, server, method, window):
@@ -223,6 +225,7 @@ def test_chunks_smaller_than_an_answer_keep_its_nuggets_together_in_the_packages
 
 
 
+@pytest.mark.slow
 def test_a_stopped_run_keeps_its_grades_and_the_next_asks_only_the_rest(tmp_path, server):
     source = track_file(tmp_path / "in.jsonl.gz")
     out = tmp_path / "out.jsonl"

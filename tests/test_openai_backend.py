@@ -314,6 +314,7 @@ def test_unknown_model_is_one_line(served, workspace, tmp_path):
     assert not (tmp_path / "grades.sqlite").exists() or stored(tmp_path) == {}
 
 
+@pytest.mark.slow
 def test_what_the_retries_do_not_mend_is_one_line(served, workspace, tmp_path):
     served.faults = {0: Fault(500)}
     line = _one_line_error(grade(workspace, tmp_path, *served_args(served, "--max-retries", "0")))
@@ -509,6 +510,7 @@ def test_every_backend_names_an_extra_of_the_package():
     assert set(BACKEND_EXTRAS.values()) <= set(extras)
 
 
+@pytest.mark.slow
 def test_an_unreachable_server_fails_in_seconds_saying_what_it_tried_and_that_it_retries(capsys):
     start = time.perf_counter()
     with pytest.raises(BackendError) as raised:

@@ -54,6 +54,7 @@ def test_dash_and_a_link_to_descriptor_1_print_and_the_link_stays(workspace: Pat
         assert link.is_symlink() and os.readlink(link) == target
 
 
+@pytest.mark.slow
 def test_a_device_node_stays_a_device(workspace: Path, tmp_path: Path):
     node = tmp_path / "null"
     try:
@@ -66,6 +67,7 @@ def test_a_device_node_stays_a_device(workspace: Path, tmp_path: Path):
     assert stat.S_ISCHR(node.stat().st_mode) and node.stat().st_rdev == os.makedev(1, 3)
 
 
+@pytest.mark.slow
 def test_a_fifo_is_written_into(workspace: Path, tmp_path: Path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)

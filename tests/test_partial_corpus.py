@@ -59,6 +59,7 @@ def test_a_corpus_lacking_graded_passages_is_refused_and_the_qrels_stay(graded: 
     assert not (graded / "board.txt").exists()
 
 
+@pytest.mark.slow
 def test_allow_partial_writes_the_qrels_of_the_passages_with_a_text(graded: Path, tmp_path: Path):
     copy = tmp_path / "ws"
     shutil.copytree(graded, copy)
@@ -69,6 +70,7 @@ def test_allow_partial_writes_the_qrels_of_the_passages_with_a_text(graded: Path
         [["Q1", "0", "d-Q1-001"]]
 
 
+@pytest.mark.slow
 def test_a_fresh_store_with_an_incomplete_corpus_only_warns(tmp_path: Path):
     done = grade(tmp_path / "ws", "--corpus", str(one_passage_corpus(tmp_path)))
     assert done.returncode == 0, done.stderr

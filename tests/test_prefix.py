@@ -135,6 +135,7 @@ def graded(tmp: Path, warm: list[Pair], pairs: list[Pair], *, leader_first: bool
         return rows, server.stats().cached_tokens
 
 
+@pytest.mark.slow
 def test_leader_first_has_the_server_compute_each_passage_once_with_the_same_grades(tmp_path):
     # Why the counts are not timing-dependent: the server caches a request's blocks when its prefill is
     # done, before it answers. The warm-up pair is graded (answered) before the rest is sent, so every

@@ -73,6 +73,7 @@ def test_string_verification_of_generated_answers(model):
     assert model.count_tokens(qa_prompt(model, pairs[1])) <= 512
 
 
+@pytest.mark.slow
 def test_method_ids_name_the_verifier(model):
     assert QA().bind(model).method.method_id == f"qa|{model.name}|qa@v1+string@v1"
     assert QA(verify="llm").bind(model).method.method_id == f"qa|{model.name}|qa@v1+verify@v1"
@@ -174,6 +175,7 @@ PIPELINE_ANSWERS = ["every year along", "name is", "", "The sea level keeps chan
                     "paris; Paris! The city of Paris (France) is big."]
 
 
+@pytest.mark.slow
 def test_extractive_reader_reproduces_the_transformers_pipeline(extractive_dir):
     reader = ExtractiveReader.load(str(extractive_dir), device="cpu", batch_size=3)
     assert reader.question_prefix == "<cls>"  # the T5 tokenizer puts no <cls> first itself
@@ -183,6 +185,7 @@ def test_extractive_reader_reproduces_the_transformers_pipeline(extractive_dir):
     assert answers == [reader.extract([q], [c])[0] for q, c in zip(QUESTIONS, CONTEXTS)]
 
 
+@pytest.mark.slow
 def test_extractive_grader_verifies_spans(extractive_dir):
     reader = ExtractiveReader.open(str(extractive_dir), device="cpu")
     grader = ExtractiveQA().bind(reader)

@@ -234,6 +234,7 @@ def raw_lines(path):
         return [json.loads(line) for line in fh]
 
 
+@pytest.mark.slow
 @pytest.mark.shared
 @pytest.mark.parametrize("name, queries, questions", [
     (("dl19", "dl19-genq.jsonl.gz"), 43, 430), (("dl20", "dl20-genq.jsonl.gz"), 54, 540)])

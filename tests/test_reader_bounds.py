@@ -49,6 +49,7 @@ def _peak(work) -> tuple[object, int]:
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_nuggets_score_keeps_no_answer_text(tmp_path: Path):
     path = _gzipped(tmp_path / "assignments.jsonl.gz", [_nugget_line(n) for n in range(LINES)])
     result, peak = _peak(lambda: score_nuggets(path))
@@ -56,6 +57,7 @@ def test_nuggets_score_keeps_no_answer_text(tmp_path: Path):
     assert peak < LINES * TEXT / 4, f"{peak >> 20} MiB at peak for {LINES * TEXT >> 20} MiB of answer text"
 
 
+@pytest.mark.slow
 def test_support_measures_keep_no_sentence_text(tmp_path: Path):
     path = _gzipped(tmp_path / "citations.jsonl.gz", [_citation_line(n) for n in range(LINES)])
     table, peak = _peak(lambda: support_scores(path, per_query=True))

@@ -252,6 +252,7 @@ def test_the_best_row_is_marked(report):
     assert best_row.count('class="n top"') == 4  # the four statistics in bold
 
 
+@pytest.mark.slow
 def test_text_from_the_data_is_escaped(report):
     html = report.html.read_text(encoding="utf-8")
     assert ODD not in html
@@ -271,12 +272,14 @@ def test_same_inputs_give_the_same_bytes(workspace, tmp_path):
         assert (first.folder / name).read_bytes() == (second.folder / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_the_date_comes_from_source_date_epoch(workspace, tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # 2023-11-14T22:13:20Z
     report = ReportJob(workspace, tmp_path / "out", meta=hand_meta()).run()
     assert "<dd>2023-11-14</dd>" in report.html.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_an_unwritable_output_is_one_line_error_and_leaves_no_page(workspace, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
@@ -302,6 +305,7 @@ def test_a_failed_write_leaves_the_last_report_whole(workspace, tmp_path, monkey
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before  # no temporary files either
 
 
+@pytest.mark.slow
 def test_without_judgments_or_bank_the_sections_say_so(tmp_path):
     ws = make_workspace(tmp_path / "ws", RATING, QUESTIONS, RATED)  # no official qrels
     Workspace.at(ws).question_bank.unlink()
@@ -316,6 +320,7 @@ def test_without_judgments_or_bank_the_sections_say_so(tmp_path):
     assert len(page.images) == 2
 
 
+@pytest.mark.slow
 def test_official_intervals_use_the_meta_evaluations_bootstrap(workspace, tmp_path):
     statistics = pytest.importorskip("exampp.analysis.statistics")
     report = ReportJob(workspace, tmp_path / "out", meta=hand_meta(bootstrap=200), date=DATE).run()
@@ -334,6 +339,7 @@ def test_the_command_needs_an_output_folder_and_reports_errors_in_one_line(tmp_p
     assert result.exit_code == 2 and "--output" in result.output
 
 
+@pytest.mark.slow
 def test_png_figures_carry_no_metadata(report):
     png = (report.folder / "figures" / "comparison.png").read_bytes()
     chunks, at = [], 8
@@ -346,6 +352,7 @@ def test_png_figures_carry_no_metadata(report):
     assert io.BytesIO(png).read(8) == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_dollars_and_backslashes_in_names_are_drawn_as_text(workspace, tmp_path):
     # matplotlib reads $...$ as mathtext, where "\x" is an unknown symbol that fails the figure
     from dataclasses import replace

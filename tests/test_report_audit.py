@@ -105,6 +105,7 @@ def test_the_summary_by_hand():
     assert (summary.flags, summary.unflagged, tables) == (0, [], {})
 
 
+@pytest.mark.slow
 def test_with_responses_the_answers_are_audited(ws, graded, tmp_path):  # noqa: F811
     report = ReportJob(ws, tmp_path / "out", meta=hand_meta(), date=DATE, responses=graded).run()
     page = parse(report.html)
@@ -117,6 +118,7 @@ def test_with_responses_the_answers_are_audited(ws, graded, tmp_path):  # noqa: 
     assert board.loc["rag-gamed", ["cover", "cover_corrected"]].tolist() == pytest.approx([2 / 60, 0.0])
 
 
+@pytest.mark.slow
 def test_no_runs_no_section(tmp_path):
     from test_bank_review import BANK as QUESTIONS, OFFICIAL, RATED as RATINGS, RATING, make_workspace
 

@@ -88,6 +88,7 @@ def workspace(tmp_path):
     return make_workspace(tmp_path / "ws", RATING, QUESTIONS, RATED, OFFICIAL)
 
 
+@pytest.mark.slow
 def test_the_page_opens_with_the_conclusion_and_marks_one_best_row(workspace, tmp_path):
     report = ReportJob(workspace, tmp_path / "out", meta=interval_meta(), date=DATE).run()
     html = report.html.read_text(encoding="utf-8")
@@ -120,6 +121,7 @@ def test_the_header_names_the_excluded_runs_and_the_real_workspace(workspace, tm
     assert "<dt>systems</dt><dd>4</dd>" in plain
 
 
+@pytest.mark.slow
 def test_an_empty_table_is_left_out_with_the_reason(tmp_path):
     # every graded passage officially relevant: no question is answered by more non-relevant passages
     relevant = {query: {doc: 2 for (q, _), docs in RATED.items() if q == query for doc in docs} for query in "AB"}
@@ -145,6 +147,7 @@ def comparison(runs: list[str], evaluations: list[str]) -> pd.DataFrame:
     return comparison_table(pd.DataFrame(rows), runs, [OFFICIAL_NAME, *evaluations])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_runs", [4, 6, 36])
 def test_the_comparison_plot_has_one_panel_per_evaluation(n_runs):
     runs = [f"run-{i:02d}" for i in range(n_runs)]

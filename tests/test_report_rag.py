@@ -179,6 +179,7 @@ def test_assigned_without_official_nuggets_is_a_usage_error(files, tmp_path):
     assert result.exit_code == 2 and "give --nuggets" in result.output
 
 
+@pytest.mark.slow
 def test_track_file_against_itself_with_partial_support_dropped(tmp_path):
     """The TREC 2024 RAG dev assignments against a copy where partial support became no support:
     three-level κ falls below 1, but support against the rest is unchanged (κ binary 1) and so is

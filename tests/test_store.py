@@ -180,6 +180,7 @@ def batch_sizes(store: GradeStore, method: str) -> pd.Series:
     return store.grades(method).groupby("passage_id").size()
 
 
+@pytest.mark.slow
 def test_kill_9_mid_write_loses_only_the_open_batch(tmp_path: Path):
     path, size = tmp_path / "grades.sqlite", 5000
     writer = start_writer(path, "m", 10_000, size)

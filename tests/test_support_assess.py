@@ -110,6 +110,7 @@ def test_unreadable_texts(text, problem):
         parse_support(text)
 
 
+@pytest.mark.slow
 def test_assess_end_to_end_then_resumes_without_a_request(server, inputs, tmp_path):
     judgments, corpus = inputs
     out = tmp_path / "llm.jsonl.gz"

@@ -36,6 +36,7 @@ def test_the_package_type_checks():
     assert output.startswith("Success: no issues found"), output
 
 
+@pytest.mark.slow
 def test_the_check_finds_what_is_planted(tmp_path):
     # one error mypy reports anyway, and one for each of two of the project's settings
     (tmp_path / "planted.py").write_text(

@@ -153,6 +153,7 @@ def test_chat_models_are_the_same_judge_on_both(stand_in, chat_dir):
     assert (off.chat, off.name, off.format(turns)) == (False, str(chat_dir), "Rate it.\n\nFive.\n\nOnly a digit.")
 
 
+@pytest.mark.slow
 def test_chat_without_a_template_is_refused(stand_in, tiny_causal_dir):
     with pytest.raises(ModelLoadError) as caught:
         open_backend("vllm", str(tiny_causal_dir), chat=True)

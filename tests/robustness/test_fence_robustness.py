@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import strategies as st
 
 from exampp.grading.method_prompts import FENCE_TAG, SELF_RATING_FENCED, fence
@@ -19,6 +20,7 @@ TEXTS = st.lists(st.one_of(PIECES, st.text(any_char, max_size=5)), max_size=12).
 TAG = re.compile(re.escape(FENCE_TAG), re.IGNORECASE)
 
 
+@pytest.mark.slow
 @tries(100, text=TEXTS)
 def test_no_text_closes_the_fence(text):
     fenced = fence(text)

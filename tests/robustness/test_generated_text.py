@@ -39,6 +39,7 @@ def read(answer: str, prompt: str = "query") -> list[dict[str, str]]:
     return value.value if isinstance(value, Noted) else value
 
 
+@pytest.mark.slow
 @tries(100, answer=answers, prompt=st.sampled_from(["query", "nuggets"]))
 @example(answer='{"questions": ["a\\u0000b\\nc", "\\ud800?", "' + "x" * 1001 + '"]}', prompt="query")
 @example(answer="[" * 50_000, prompt="query")

@@ -25,6 +25,7 @@ def packaged(reply: str) -> list[int]:
     return [ASSIGNMENTS.index(assignment.lower()) for assignment in ast.literal_eval(response)]
 
 
+@pytest.mark.slow
 @tries(60, labels=st.lists(label, min_size=1, max_size=12), quote=st.sampled_from(["'", '"']),
        fenced=st.booleans(), space=st.sampled_from(["", " ", "\n  "]))
 def test_a_list_the_package_reads_is_read_alike(labels, quote, fenced, space):

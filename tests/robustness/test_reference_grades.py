@@ -172,6 +172,7 @@ def _nan(queries: list[QueryParagraphs]) -> bool:
     return any(math.isnan(r.score) for q in queries for p in q.paragraphs for r in p.rankings)
 
 
+@pytest.mark.slow
 @tries(60, grades=st.lists(st.tuples(pool_ids(QUERIES, first_column=True), pool_ids(DOCS), question_ids,
                                      st.integers(0, 5)), min_size=1, max_size=5, unique_by=lambda g: g[:3]))
 def test_reference_queries_of_exampp_grades_read_back_to_the_same_grades(grades):

@@ -44,6 +44,7 @@ def test_read_responses_gives_responses_or_a_located_error(data):
         _assert_segments(segmented)
 
 
+@pytest.mark.slow
 @tries(100, answers=st.lists(st.tuples(hostile_ids(), hostile_ids(first_column=True), texts), min_size=1, max_size=4))
 def test_segment_ids_of_any_run_and_query_id_are_ids_or_the_line_is_refused(answers):
     lines = [json.dumps({"run_id": run, "query_id": query, "response": text}) for run, query, text in answers]

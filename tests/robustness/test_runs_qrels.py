@@ -46,6 +46,7 @@ def test_read_run_gives_a_run_or_a_located_error(data):
             assert docs == trec_order(docs) and not any(math.isnan(d.score) for d in docs)
 
 
+@pytest.mark.slow
 @tries(100, data=hostile(run_text))
 def test_run_file_read_a_query_at_a_time_equals_the_whole_run(data):
     with scratch() as folder:

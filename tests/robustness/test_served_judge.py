@@ -138,6 +138,7 @@ def test_a_malformed_answer_then_a_good_one_grades_and_a_5xx_between_spends_the_
         assert len(server.completions()) == 3 + 2  # malformed, 502: the one retry spent
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("written", ['"7"', "-1", "7.5", "1e999", "null", "[7]"])
 def test_a_usage_count_that_is_not_a_count_is_taken_as_0_and_grading_goes_on(written):
     with HostileServer(completions_only(usage_spoiled(written))) as server:
@@ -262,6 +263,7 @@ def test_timeout_is_a_deadline_per_attempt_for_a_dripping_or_hung_server(mode, r
         assert len(server.completions()) == retries + 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("retries", [0, 1])
 def test_a_server_dripping_then_breaking_off_is_named_as_such_not_unreachable(retries):
     def broken_off(request: Request) -> Answer:  # 20 bytes of an answer a byte at a time, then the connection closes
@@ -315,6 +317,7 @@ def _encoded(encoding: str, compress, size: int = 0):
     return answer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("encoding, compress", [("gzip", gzip.compress), ("deflate", zlib.compress)])
 def test_a_gzip_or_deflate_answer_none_was_asked_for_is_read_and_inflated_no_further_than_4_mib(encoding, compress):
     with HostileServer(completions_only(_encoded(encoding, compress))) as server:
@@ -414,6 +417,7 @@ def stored(workspace: Path) -> dict[tuple[str, str, str], tuple]:
         return {(r.query_id, r.passage_id, r.question_id): (r.grade, r.answer) for r in store.records()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad", ["logprob 709.5", "HTML", "drip"])
 def test_a_server_turning_bad_mid_job_is_one_line_the_grades_so_far_kept_and_a_rerun_asks_only_the_rest(
         workspace, bad):
@@ -440,6 +444,7 @@ def test_a_server_turning_bad_mid_job_is_one_line_the_grades_so_far_kept_and_a_r
     assert len(stored(workspace)) == PAIRS
 
 
+@pytest.mark.slow
 def test_an_overlong_answer_is_stored_cut_and_the_cut_is_reported(workspace):
     long = "heat " + "x" * (1 << 20)  # a megabyte: under the 4 MiB read, far over 32 tokens
     with HostileServer(completions_only(lambda request: as_json(payload(request, long)))) as server:
@@ -452,6 +457,7 @@ def test_an_overlong_answer_is_stored_cut_and_the_cut_is_reported(workspace):
     assert (workspace / "ws" / "grades.sqlite").stat().st_size < 1 << 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("grader", ["qa", "self-rating(fast=false)"])
 def test_an_answer_with_a_lone_surrogate_is_stored_with_a_replacement_character(workspace, grader):
     # JSON may escape a lone surrogate ("\\ud800"): Python reads it, UTF-8 (the store) cannot hold it.

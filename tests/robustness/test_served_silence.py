@@ -40,6 +40,7 @@ def _silence(server: HostileServer) -> str:
             "every attempt since its last answer timed out; is the server up and able to answer?")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("answer", [_hang, _drip], ids=["hang", "drip"])
 def test_a_server_answering_nothing_is_given_up_on_after_timeout_times_attempts(answer):
     with HostileServer(completions_only(answer), lifetime=30) as server:
@@ -65,6 +66,7 @@ def test_a_server_answering_some_of_the_time_is_not_given_up_on():
     assert [seen.top_label for seen in outcome["result"]] == [4] * 12
 
 
+@pytest.mark.slow
 def test_grade_against_a_hung_server_ends_in_one_line(tmp_path: Path):
     runs = {"a": {"Q1": [f"d{i}" for i in range(10)]}}
     passages = {f"d{i}": f"Passage {i} about reefs." for i in range(10)}

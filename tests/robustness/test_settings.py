@@ -220,6 +220,7 @@ def _verdicts(key: str, value: float) -> dict[str, str | None]:
     return verdicts
 
 
+@pytest.mark.slow
 @tries(100, case=cases)
 @example(case=("timeout", 5e-324))  # the smallest timeout above 0
 @example(case=("timeout", 0))  # an integer of a number setting: "found 0" from a flag too, not "found 0.0"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import sqlite3
 
+import pytest
 from hypothesis import example, strategies as st
 
 from exampp.errors import InputError
@@ -76,6 +77,7 @@ store_files = st.one_of(
 )
 
 
+@pytest.mark.slow
 @tries(40, data=store_files)
 @example(data=b"")
 @example(data=b"not a database, just text\n" * 100)
