@@ -116,10 +116,8 @@ from exampp.grading.method_prompts import SELF_RATING
 from exampp.grading.rating_parsing import parse_self_rating
 from exampp.llm.backends.hf import HFBackend, resolve_dtype
 from exampp.testing.tiny_models import FLAN_T5_BASE_SHAPE, FLAN_T5_LARGE_SHAPE, make_rater, save_t5, t5_model
+from shared_data import SHARED, TOKENIZER, tokenizer
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("EXAMPP_SHARED", REPO.parent / "shared"))
-TOKENIZER = SHARED / "models" / "t5-tokenizer"
 GRADED = "DL19-graded-t5-rating-genq-exam-qrels-runs-with-text.jsonl.gz"
 BANK = "dl19-genq.jsonl.gz"
 SHAPES = {"base": FLAN_T5_BASE_SHAPE, "large": FLAN_T5_LARGE_SHAPE}
@@ -551,8 +549,7 @@ def main() -> None:
     if args.worker:
         worker(args)
         return
-    if not TOKENIZER.exists():
-        sys.exit(f"error: the T5 tokenizer {TOKENIZER} is not found (set EXAMPP_SHARED to the shared/ folder)")
+    tokenizer()
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)

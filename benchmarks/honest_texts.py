@@ -6,13 +6,13 @@ benchmarks/train_addressing.py and benchmarks/injection_multilingual.py.
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
+import shared_data
 from exampp.formats.nugget_assignments import read_assignments
 from exampp.formats.reference_grades import read_reference_grades
 
-SHARED = Path(os.environ.get("EXAMPP_SHARED", Path(__file__).resolve().parents[1].parent / "shared")) / "data"
+SHARED = shared_data.SHARED / "data"
 DL19 = "dl19/DL19-graded-t5-rating-genq-exam-qrels-runs-with-text.jsonl.gz"
 RAG = "rag24/nugget-assignments.dev.jsonl.gz"
 

@@ -36,8 +36,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 import tempfile
 import time
 from dataclasses import replace
@@ -58,10 +56,10 @@ from exampp.testing.batching_server import BatchingServer
 from exampp.testing.openai_server import OpenAIServer
 from exampp.testing.server_process import ServerProcess, answer_until_stopped
 from exampp.testing.tiny_models import build_t5
+from shared_data import tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
 # the tiny model is given the real T5 tokenizer, from the reference data beside the project
-TOKENIZER = Path(os.environ.get("EXAMPP_SHARED", REPO.parent / "shared")) / "models" / "t5-tokenizer"
 EXAMPLES = REPO / "examples"  # the example collection, a workspace
 BASELINE = 8  # today's client: 8 requests in flight, one chunk of the runner's at a time
 # The simulated server of --quick: steps twice the server's defaults, so that its capacity (about 140
@@ -213,11 +211,10 @@ def main() -> None:
     if args.prefix:
         prefix([int(n) for n in args.prompts.split(",")])
         return
-    if not TOKENIZER.exists():
-        sys.exit(f"error: the T5 tokenizer {TOKENIZER} is not found (set EXAMPP_SHARED to the shared/ folder)")
+    tokenizer_dir = tokenizer()
     pairs = example_pairs(args.pairs, depth=5)
     with tempfile.TemporaryDirectory() as tmp:
-        model = str(build_t5(Path(tmp) / "tiny", TOKENIZER))
+        model = str(build_t5(Path(tmp) / "tiny", tokenizer_dir))
         local, t_local = timed_grades(open_backend("hf", model, device="cpu", batch_size=1), pairs)
         print(f"{len(pairs)} self-rating pairs, tiny FLAN-T5-shaped model, server latency {args.latency:g} s")
         print(f"{'backend':<28} {'pairs/s':>8} {'x conc. 1':>9}  same grades and probabilities")

@@ -51,19 +51,26 @@ def _no_progress_lines(monkeypatch):
     monkeypatch.setattr(progress, "LOG_EVERY", float("inf"))
 
 
+def load_module(path: Path, name: str):
+    """The Python file at ``path`` (a script, a docs hook: not in a package) imported as module ``name``."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
 def load_benchmark(name: str):
     """A script of benchmarks/ (``name`` without .py) imported as a module, for its functions."""
-    import importlib.util
     import sys
 
     folder = str(REPO / "benchmarks")
     if folder not in sys.path:  # the scripts import each other, as when run from that folder
         sys.path.append(folder)
-    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", REPO / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_module(REPO / "benchmarks" / f"{name}.py", f"benchmark_{name}")
 
 
 def jsonl(*records) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, load_module
 
 README = os.environ.get("EXAMPP_DOCS_README", "README.md")
 
@@ -61,7 +61,7 @@ def test_the_architecture_picture_is_the_layers_contract():
     (pyproject.toml): the committed picture is what scripts/draw_layers.py draws from the contract."""
     import tomllib
 
-    draw_layers = load_script("draw_layers")
+    draw_layers = load_module(REPO / "scripts" / "draw_layers.py", "draw_layers")
     contract = next(c for c in tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
                     if c["id"] == "layers")
     layers = [{m.strip() for m in layer.split(":")} for layer in contract["layers"]]
@@ -72,25 +72,10 @@ def test_the_architecture_picture_is_the_layers_contract():
     assert picture == draw_layers.draw(draw_layers.layers()), "run: python scripts/draw_layers.py"
 
 
-def load_script(name: str):
-    """scripts/NAME.py as a module."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _hook():
     """docs/hooks/click_help.py, the commands reference's renderer, as a module."""
     pytest.importorskip("mkdocs_click", reason="the docs extra is not installed (scripts/setup.sh ...,docs)")
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("click_help", REPO / "docs" / "hooks" / "click_help.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(REPO / "docs" / "hooks" / "click_help.py", "click_help")
 
 
 def _commands():
