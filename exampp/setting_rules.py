@@ -98,6 +98,14 @@ def check_settings(values: dict[str, Any]) -> None:
         check_setting(key, value)
 
 
+class CheckedSettings:
+    """Base of a job's frozen spec: its fields with a rule (depth, tau, chunk_size...) are checked when
+    the spec is made, however it was made; the other fields have none to keep."""
+
+    def __post_init__(self) -> None:
+        check_settings(vars(self))
+
+
 class GradeScale(Protocol):
     """What :func:`check_grades` needs of a grading method (:class:`~exampp.grading.method.GradingMethod`):
     settings sit below grading, so they name the one attribute rather than import the class."""

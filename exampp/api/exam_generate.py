@@ -80,7 +80,7 @@ from exampp.generation.exam import (
 from exampp.generation.journal import Journal, journal_path
 from exampp.llm.backend import Backend, BackendSpec, Capability, Usage, opened
 from exampp.report.records import json_value, records
-from exampp.setting_rules import check_settings
+from exampp.setting_rules import CheckedSettings
 
 DEFAULT_MAX_NEW_TOKENS = 512  # a question, four choices and the explanations the prompt asks for
 DEFAULT_MAX_ATTEMPTS = 2  # the first request, and one more after an unreadable answer
@@ -138,7 +138,7 @@ class ExamResult:
 
 
 @dataclass(frozen=True)
-class ExamGenerateJob:
+class ExamGenerateJob(CheckedSettings):
     """Ask for one question per document that ``OUTPUT.answers.jsonl`` lacks, filter them all, shuffle their choices
     and write the exam (see the module docstring). :meth:`run` does the job.
 
@@ -179,9 +179,6 @@ class ExamGenerateJob:
     thresholds: Thresholds = Thresholds()
     report: PathLike | None = None
     progress: bool = True
-
-    def __post_init__(self) -> None:
-        check_settings(vars(self))
 
     def run(self, now: Callable[[], str] = utc_now) -> ExamResult:
         """Do the job.

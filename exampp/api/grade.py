@@ -46,7 +46,7 @@ from exampp.grading.runner import (
 )
 from exampp.llm.backend import Backend, BackendSpec, Usage, opened
 from exampp.pool import Pool, build_pool
-from exampp.setting_rules import check_grades, check_settings
+from exampp.setting_rules import CheckedSettings, check_grades, check_settings
 from exampp.stores.grade_store import GradeStore
 from exampp.stores.layout import Workspace
 
@@ -224,7 +224,7 @@ def _check_complete(pool: Pool, lost: list[tuple[str, str]]) -> None:
 
 
 @dataclass(frozen=True)
-class GradeJob:
+class GradeJob(CheckedSettings):
     """``exampp grade`` for a workspace. Build it with :meth:`configure`; :meth:`run` does the job.
 
     Paths are as given (a config file's relative paths are already resolved against its folder).
@@ -302,7 +302,7 @@ class GradeJob:
 
     def __post_init__(self) -> None:
         """The numeric settings keep their rules (exampp.setting_rules), however the job was made."""
-        check_settings(vars(self))  # the fields with a rule (depth, tau...); the others have none to keep
+        super().__post_init__()
         check_settings(self.backend_options)
         check_settings(self.backend_defaults)
 

@@ -19,7 +19,7 @@ from exampp.collection.qrels import IntentQrels, Qrels
 from exampp.collection.runs import Run
 from exampp.errors import ExamppError
 from exampp.files.io import PathLike
-from exampp.setting_rules import check_settings
+from exampp.setting_rules import CheckedSettings
 
 
 class CorrelationError(ExamppError, ValueError):
@@ -139,7 +139,7 @@ class LeaderboardCorrelation:
 
 
 @dataclass(frozen=True)
-class CorrelateJob:
+class CorrelateJob(CheckedSettings):
     """Spearman, Kendall τ-b, Pearson and τ_AP (A the reference) of A and B on the runs both hold
     (``exampp correlate``). :meth:`run` does the job.
 
@@ -175,9 +175,6 @@ class CorrelateJob:
     confidence: float = 0.95
     top: int = 10
     strict: bool = False
-
-    def __post_init__(self) -> None:
-        check_settings(vars(self))
 
     def run(self, warn: Warn = python_warning) -> LeaderboardCorrelation:
         """Do the job.

@@ -38,12 +38,12 @@ from exampp.api.workspace import (
 from exampp.collection.runs import Run
 from exampp.defaults import DECIMALS, DEPTH, LABELS
 from exampp.files.io import PathLike
-from exampp.setting_rules import check_settings
+from exampp.setting_rules import CheckedSettings
 from exampp.stores.layout import Workspace
 
 
 @dataclass(frozen=True)
-class MetaEvaluateJob:
+class MetaEvaluateJob(CheckedSettings):
     """``exampp meta-evaluate``: correlate every evaluation of the workspace's grades with the official
     leaderboard (:func:`~exampp.analysis.meta_evaluation.meta_evaluation`). The labels are the runs'
     (or the answers'): :func:`~exampp.api.workspace.labelled_grades`. :meth:`run` does the job.
@@ -101,7 +101,7 @@ class MetaEvaluateJob:
     progress: bool = True
 
     def __post_init__(self) -> None:
-        check_settings(vars(self))
+        super().__post_init__()
         unknown = sorted(set(self.families) - set(FAMILIES))
         if unknown:
             raise MetaEvaluationError(f"unknown evaluation families {', '.join(unknown)} "

@@ -40,7 +40,7 @@ from exampp.grading.method import GradingMethod, MethodError
 from exampp.grading.methods.nugget_support import POSITION_KEY, QUERY_KEY, UNPARSED
 from exampp.grading.runner import GradingSummary, grade_pairs
 from exampp.llm.backend import Backend, BackendSpec, Usage
-from exampp.setting_rules import check_settings
+from exampp.setting_rules import CheckedSettings
 from exampp.stores.grade_store import GradeStore
 from exampp.stores.layout import Workspace
 
@@ -208,7 +208,7 @@ def _check_usable(method: GradingMethod, pairs: Sequence[Pair]) -> None:
 
 
 @dataclass(frozen=True)
-class NuggetAssignJob:
+class NuggetAssignJob(CheckedSettings):
     """Assign the topic nuggets of every answer and write them in the track's format, atomically (see the module
     docstring). :meth:`run` does the job.
 
@@ -240,9 +240,6 @@ class NuggetAssignJob:
     store: PathLike | None = None
     chunk_size: int = CHUNK
     progress: bool = True
-
-    def __post_init__(self) -> None:
-        check_settings(vars(self))
 
     def run(self) -> AssignResult:
         """Do the job."""

@@ -55,7 +55,7 @@ from exampp.report.content import (
     ReportContent,
 )
 from exampp.report.tables import CHOSEN, ReportInputs, audit_tables, report_content
-from exampp.setting_rules import check_settings
+from exampp.setting_rules import CheckedSettings
 from exampp.stores.layout import Workspace
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ class Report:
 
 
 @dataclass(frozen=True)
-class ReportJob:
+class ReportJob(CheckedSettings):
     """``exampp report``: the report on a workspace, ``report.html``, the tables as TSV and
     ``figures/*.png`` (see the module docstring). :meth:`run` does the job.
 
@@ -143,9 +143,6 @@ class ReportJob:
     assess_measures: Sequence[str] = ("P@10",)
     assess_rel_level: float = 1.0
     progress: bool = True
-
-    def __post_init__(self) -> None:
-        check_settings(vars(self))
 
     def run(self, warn: Warn = python_warning) -> Report:
         """Do the job: audit, meta-evaluate (unless :attr:`meta` is given), review the bank, and write the

@@ -30,7 +30,7 @@ from exampp.defaults import DEPTH as DEFAULT_DEPTH, LEADERBOARD_MEASURES
 from exampp.errors import ExamppError
 from exampp.files.io import PathLike
 from exampp.formats.trec_run import RunFile, run_paths
-from exampp.setting_rules import check_settings
+from exampp.setting_rules import CheckedSettings, check_settings
 from exampp.stores.layout import Workspace
 
 EXAM_SOURCE = "the exam (question bank)"  # what run queries are checked against, in warnings
@@ -69,7 +69,7 @@ class CoverResult:
 
 
 @dataclass(frozen=True)
-class CoverJob:
+class CoverJob(CheckedSettings):
     """EXAM-Cover@``depth`` of the runs on the workspace's grades (``exampp cover``). :meth:`run` does the job.
 
     :param workspace: The workspace.
@@ -105,9 +105,6 @@ class CoverJob:
     seed: int = 0
     confidence: float = 0.95
     strict: bool = False
-
-    def __post_init__(self) -> None:
-        check_settings(vars(self))
 
     def run(self, warn: Warn = python_warning) -> CoverResult:
         """Do the job.
@@ -281,7 +278,7 @@ def uses_intent_qrels(measures: Sequence[str]) -> bool:
 
 
 @dataclass(frozen=True)
-class LeaderboardJob:
+class LeaderboardJob(CheckedSettings):
     """Runs under ir_measures or trec_eval measures (``exampp leaderboard``): columns ``run`` and one per measure,
     the mean over the qrels' queries, best first. Run files are read one query at a time. :meth:`run` does the
     job.
@@ -314,9 +311,6 @@ class LeaderboardJob:
     seed: int = 0
     confidence: float = 0.95
     strict: bool = False
-
-    def __post_init__(self) -> None:
-        check_settings(vars(self))
 
     def run(self, warn: Warn = python_warning) -> pd.DataFrame:
         """Do the job.

@@ -17,7 +17,7 @@ from exampp.api import Warn, python_warning
 from exampp.api.leaderboards import CorrelationError, LeaderboardSource, UnknownExcluded, per_query_scores
 from exampp.api.workspace import RunsSource
 from exampp.errors import ExamppError
-from exampp.setting_rules import check_settings
+from exampp.setting_rules import CheckedSettings
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class Significance:
 
 
 @dataclass(frozen=True)
-class SignificanceJob:
+class SignificanceJob(CheckedSettings):
     """Paired tests between every two runs of a leaderboard on its per-query scores (``exampp significance``).
     :meth:`run` does the job.
 
@@ -118,9 +118,6 @@ class SignificanceJob:
     correction: str = "holm"
     alpha: float = 0.05
     strict: bool = False
-
-    def __post_init__(self) -> None:
-        check_settings(vars(self))
 
     def run(self, warn: Warn = python_warning) -> Significance:
         """Do the job.
