@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import REPO
+from conftest import EXAMPLES
 from exampp.collection.corpus import Passage
 from exampp.collection.topics import Topic
 from exampp.formats.assessment_sample import SamplePair, write_sample
 from exampp.formats.corpus_sources import read_passages, write_corpus
 from exampp.formats.topic_files import read_topics, write_topics
-
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 
 # Texts are input nobody vetted: each of these must be shown as text, never run or rendered as HTML.
 HOSTILE = "<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\"> & <b>bold</b>"

@@ -20,6 +20,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 pytest_plugins = ["tiny_model_dirs", "chromium"]
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"  # the example collection, a workspace
 SHARED = Path(os.environ.get("EXAMPP_SHARED", REPO.parent / "shared"))
 
 

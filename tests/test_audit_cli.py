@@ -10,15 +10,13 @@ import pytest
 from click.testing import CliRunner
 
 import exampp.api.audit as audit_job
-from conftest import REPO, jsonl
+from conftest import EXAMPLES, jsonl
 from exampp.audit import Flag
 from exampp.audit.tables import corrected_cover, flag_table, zero_flagged
 from exampp.cli import main
 from exampp.collection.grades import Grade, Method
 from exampp.collection.runs import RankedDoc, Run
 from exampp.stores.grade_store import GradeStore
-
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 
 RATED = Method("self-rating", "tiny", "v1").method_id  # 0-5 grades: tau 4
 

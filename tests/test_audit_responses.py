@@ -9,7 +9,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from conftest import REPO, jsonl, shared_path
+from conftest import EXAMPLES, jsonl, shared_path
 from exampp.api.audit import audit
 from exampp.audit import NUGGET_EXAM, Flag, audit_texts
 from exampp.audit.texts import answer_flags, answer_segments, exam_thresholds
@@ -19,8 +19,6 @@ from exampp.errors import ExamppError
 from exampp.formats.question_bank import read_question_bank
 from exampp.segment import load_responses
 from test_audit_cli import RATED, grade, q1_questions
-
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 
 ANSWERS = "responses/rag-answers.jsonl"
 COLUMNS = ["run", "injection", "leakage", "stuffing", "duplicate", "canary", "flagged", "pooled", "share"]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import REPO, shared_path
+from conftest import EXAMPLES, REPO, shared_path
 from exampp.api.bank_generate import NothingGenerated, generate_bank
 from exampp.cli import main
 from exampp.errors import InputError
@@ -25,8 +25,6 @@ from exampp.generation.question_requests import Settings
 from exampp.llm.backend import BackendSpec
 from exampp.testing.openai_server import Fault, OpenAIServer, Seen
 from killing import ctrl_c_at_chunk, kill_when
-
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 
 DATE = "2026-01-02T03:04:05Z"
 TOPICS = [

@@ -14,13 +14,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import EXAMPLES
 from exampp.api import bank_history as api
 from exampp.cli import main
 from exampp.formats.question_bank import read_question_bank, write_question_bank
 from exampp.stores.bank_versions import BankHistory, history_path
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 EXAMPLE = EXAMPLES / "question_banks" / "questions.jsonl"
 LINES = EXAMPLE.read_text(encoding="utf-8").splitlines()
 RECORDS = [json.loads(line) for line in LINES]

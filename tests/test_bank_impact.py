@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from scipy import stats
 
 import fake_grader
+from conftest import EXAMPLES
 from exampp.api.bank_impact import NoImpact, bank_impact
 from exampp.api.grade import GradeJob
 from exampp.cli import main
@@ -22,9 +23,6 @@ from exampp.formats.trec_qrels import read_qrels
 from exampp.grading.base import Judgment, Pair
 from exampp.stores.grade_store import GradeStore
 from test_grade_cli import use_method
-
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 
 SEEN: list[tuple[str, str]] = []  # (passage text, question text) of every pair the keyword grader grades
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import jsonl, shared_path
+from conftest import EXAMPLES, jsonl, shared_path
 from exampp.api.bank_io import export_bank, import_banks
 from exampp.cli import main
 from exampp.collection.questions import Question, QuestionBank, question_id_for
@@ -18,7 +18,6 @@ from exampp.formats.question_bank import load_question_bank, read_question_bank,
 from exampp.formats.topic_files import read_topics
 
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 TQA_SAMPLE = REPO / "tests" / "data" / "banks" / "tqa_sample.json"
 TOPICS = EXAMPLES / "topics" / "topics.jsonl"
 LAYOUT = "expected query_id<TAB>question[<TAB>answer...]"

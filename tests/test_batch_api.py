@@ -24,6 +24,7 @@ pytest.importorskip("openai")
 
 from click.testing import CliRunner
 
+from conftest import EXAMPLES
 from exampp.cli import main
 from exampp.grading.method_prompts import SELF_RATING
 from exampp.llm.backend import open_backend
@@ -35,7 +36,6 @@ from robustness.hostile_server import within
 pytestmark = pytest.mark.slow  # its workspace and servers take minutes to set up on 2 cores
 
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 NAME = "judge"
 PAIRS = 1120  # the example collection's pool at depth 5 (112 passages) x its questions (10 a query)
 INPUTS = ["--bank", str(EXAMPLES / "question_banks/questions.jsonl"),

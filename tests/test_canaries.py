@@ -11,7 +11,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from conftest import REPO, jsonl
+from conftest import EXAMPLES, jsonl
 from exampp.api.grade import GradeJob
 from exampp.api.workspace import stored_grades
 from exampp.audit.canary import canary_flags, pool_rate, tail
@@ -32,7 +32,6 @@ from exampp.stores.grade_store import GradeStore
 
 pytestmark = pytest.mark.slow  # its graded workspace takes most of a minute to set up
 
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 
 N = 4
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from conftest import EXAMPLES
 from exampp.cli import main
 from exampp.collection.corpus import MemoryCorpus
 from exampp.collection.grades import Grade, text_hash
@@ -39,7 +40,6 @@ from exampp.stores.grade_store import CascadeMark, GradeStore, HashedGrade
 from fake_grader import FakeGrader, fake_grade
 
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 
 
 # --- the threshold for a target recall ----------------------------------------------------------

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import EXAMPLES
 from exampp.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 
 
 @pytest.mark.parametrize("args, missing, what", [

@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 from scipy import stats
 
+from conftest import EXAMPLES
 from exampp.api.exam_generate import ExamGenerateJob, answers_path
 from exampp.cli import main
 from exampp.collection.corpus import MemoryCorpus
@@ -56,7 +57,6 @@ from exampp.testing.openai_server import Fault, OpenAIServer, canned_replies
 from killing import ctrl_c_at_chunk, kill_when
 
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 SHIPPED_CORPUS = EXAMPLES / "exam_corpus" / "documents.jsonl"
 SHIPPED_REPLIES = EXAMPLES / "exam_corpus" / "canned-replies.jsonl"
 DOMAIN = "the Larkspur Home Hub manual"

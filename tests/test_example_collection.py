@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import EXAMPLES
+
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 RUN_NAMES = ("oracle-ish", "dense-like", "bm25", "random", "weak", "keyword-stuffed")
 
 

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import EXAMPLES
 from exampp.stores.grade_store import GradeStore
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 INJECT = TESTS / "fault_injection.py"
 FAKE = TESTS / "fake_grader.py"
 

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import fake_grader
+from conftest import EXAMPLES
 from exampp.cli import main
 from exampp.errors import InputError, ModelLoadError
 from exampp.formats.exampp_toml import load_config, read_config
@@ -20,8 +21,6 @@ from exampp.grading import registry
 from exampp.stores.grade_store import GradeStore
 from fake_grader import fake_grade, use_method
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 CONFIG = EXAMPLES / "exampp.toml"
 
 

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 import fake_grader
+from conftest import EXAMPLES
 from exampp.cli import main
 from exampp.collection.qrels import flatten_intent_qrels
 from exampp.collection.runs import from_scores
@@ -20,9 +21,6 @@ from exampp.formats.trec_qrels import read_intent_qrels, read_qrels, write_inten
 from exampp.labels import exam_labels, question_qrels
 from exampp.scoring import MeasureError, leaderboard, per_query_measures
 from exampp.trec_eval.irm import IntentQrelsNeeded
-
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 
 # q1's exam: u1, u2, u3 (subtopics 1, 2, 3); grades at tau 4 make
 #   subtopic 1 (u1): a, c relevant; subtopic 2 (u2): b; subtopic 3 (u3): c; d answers nothing.

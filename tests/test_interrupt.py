@@ -8,10 +8,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 import fake_grader
+from conftest import EXAMPLES
 from exampp.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 KEPT = re.compile(r"interrupted: ([\d,]+) of ([\d,]+) pairs graded and kept in (\S+); run the same command to resume")
 REUSED = re.compile(r"(\d+) reused from the store")
 

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import fake_grader
+from conftest import EXAMPLES
 from exampp.cli import main
 from exampp.files.temps import writer_prefix
 from exampp.importer import import_reference
@@ -22,7 +23,6 @@ from killing import kill_when
 from test_import import LINES, workspace_files, write_gz_lines
 
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 SCRIPT = Path(fake_grader.__file__)
 CHUNK = 20
 SUMMARY = re.compile(r"(\d+) pairs: (\d+) new pairs graded")

@@ -3,15 +3,12 @@ query ids that do not match shown from both sides, a relevance level no grade re
 measure and tau."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from click.testing import CliRunner
 
 import fake_grader
+from conftest import EXAMPLES
 from exampp.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 RUN, QRELS = EXAMPLES / "runs" / "bm25.run", EXAMPLES / "qrels" / "official.qrels"
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import EXAMPLES
 from exampp.cli import main
 from exampp.segment import is_segment_id
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 ANSWERS = "responses/rag-answers.jsonl"
 
 

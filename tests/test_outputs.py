@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import EXAMPLES
 from exampp.errors import OutputError
 from exampp.files.io import atomic_write, iter_lines, replace_together
 from exampp.files.temps import writer_prefix
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 FAKE = TESTS / "fake_grader.py"
 
 

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import EXAMPLES
+
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 FAKE = TESTS / "fake_grader.py"
 
 

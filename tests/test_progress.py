@@ -10,12 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 import fake_grader
+from conftest import EXAMPLES
 from exampp import progress
 from exampp.cli import main
 from exampp.progress import ProgressLines, Tally, duration, progress_bar
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 LINE = re.compile(r"^grading: [\d,]+/[\d,]+ pairs \(\d+%\), [\d.e+]+ pairs/s, ETA (\d+[smh]|unknown)", re.MULTILINE)
 
 

@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 import fake_grader
+from conftest import EXAMPLES
 from exampp.api.grade import grade_collection
 from exampp.cli import main
 from exampp.errors import InputError
@@ -40,7 +41,6 @@ from exampp.grading.ray_engine import RayEngine, RayEngineError  # noqa: E402
 pytestmark = pytest.mark.slow  # every test starts Ray
 
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples"  # the example collection, a workspace
 TESTS = Path(__file__).resolve().parent
 EXAMPLE = ("runs", "corpus", "question_banks", "topics", "exampp.toml")
 
