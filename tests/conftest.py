@@ -22,6 +22,9 @@ pytest_plugins = ["tiny_model_dirs", "chromium"]
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"  # the example collection, a workspace
 SHARED = Path(os.environ.get("EXAMPP_SHARED", REPO.parent / "shared"))
+# Importing autojudge_base downloads NLTK data it does not find; offline it fails. A stand-in it finds, here and in
+# the commands the tests start (tests/data/nltk_stub/README.md).
+os.environ.setdefault("NLTK_DATA", str(REPO / "tests" / "data" / "nltk_stub"))
 
 
 # The longest test files, started first: ``pytest -n auto --dist loadfile`` hands whole files to its
