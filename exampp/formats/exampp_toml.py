@@ -111,6 +111,24 @@ def _resolve(value: str, base: Path) -> str:
     return str(base / Path(value).expanduser())
 
 
+def value_problem(key: str, value: Any) -> str | None:
+    """What is wrong with ``value`` for the setting ``key`` of :data:`KEYS` (its type, its rule), or None.
+
+    :param key: A key of :data:`KEYS`.
+    :param value: Its value, as TOML (or another source of typed settings) gives it.
+    """
+    types, what = KEYS[key]
+    if isinstance(value, bool) is not (bool in types) or not isinstance(value, types):
+        kind = ("true or false" if bool in types else "a string" if str in types else "a number" if float in types
+                else "an integer")
+        return f"key {key!r} ({what}) must be {kind}, found {value!r}"
+    try:
+        check_setting(key, value)
+    except SettingError as exc:
+        return str(exc)
+    return None
+
+
 def read_config(path: PathLike) -> Config:
     """Read and check a config file."""
     path = Path(path)
@@ -130,16 +148,10 @@ def read_config(path: PathLike) -> Config:
         if key not in KEYS:
             raise InputError(path, _key_line(text, key),
                              f"unknown key {key!r}; known keys: {', '.join(KEYS)}")
-        types, what = KEYS[key]
-        if isinstance(value, bool) is not (bool in types) or not isinstance(value, types):
-            kind = ("true or false" if bool in types else "a string" if str in types else "a number" if float in types
-                    else "an integer")
-            raise InputError(path, _key_line(text, key), f"key {key!r} ({what}) must be {kind}, "
-                                                         f"found {value!r}")
-        try:
-            check_setting(key, value)
-        except SettingError as exc:
-            raise InputError(path, _key_line(text, key), str(exc)) from None
+        problem = value_problem(key, value)
+        if problem is not None:
+            raise InputError(path, _key_line(text, key), problem)
+        what = KEYS[key][1]
         if key in PATH_KEYS:
             assert isinstance(value, str)  # every path key's type is str (KEYS), checked above
             try:
