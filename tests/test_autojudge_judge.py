@@ -125,22 +125,18 @@ def test_requests_become_topics(tmp_path):
 
 # --- the harness runs the judge ------------------------------------------------------------------------------------
 
-def example_reports(folder: Path) -> tuple[Path, Path]:
-    """The example collection's RAG answers as AutoJudge reports (one file), its topics as Requests."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "reports").mkdir()
-    with open(folder / "reports" / "answers.jsonl", "w", encoding="utf-8") as out:
-        for line in ANSWERS.read_text(encoding="utf-8").splitlines():
-            answer = json.loads(line)
-            out.write(json.dumps({"metadata": {"team_id": "example", "run_id": answer["run_id"],
-                                               "topic_id": answer["topic_id"]},
-                                  "references": answer["references"], "answer": answer["answer"]}) + "\n")
-    topics = folder / "requests.jsonl"
-    with open(topics, "w", encoding="utf-8") as out:
-        for line in (EXAMPLES / "topics" / "topics.jsonl").read_text(encoding="utf-8").splitlines():
-            topic = json.loads(line)
-            out.write(json.dumps({"request_id": topic["query_id"], "title": topic["text"]}) + "\n")
-    return folder / "reports", topics
+SHIPPED = EXAMPLES / "autojudge"  # the example collection's answers as AutoJudge reports, its topics as Requests
+
+
+def test_the_shipped_reports_and_requests_are_the_example_collections_answers_and_topics():
+    from exampp.formats.rag_responses import read_responses
+    from exampp.formats.topic_files import read_topics
+
+    records = response_records(load_report(SHIPPED / "reports" / "rag-answers.jsonl"))
+    assert [(r["run_id"], r["topic_id"], " ".join(s["text"] for s in r["answer"])) for r in records] == \
+        [(r.run_id, r.query_id, r.text) for r in read_responses(ANSWERS)]
+    assert request_topics(load_requests_from_file(SHIPPED / "requests.jsonl")) == \
+        [Topic(t.query_id, t.text) for t in read_topics(EXAMPLES / "topics" / "topics.jsonl").values()]
 
 
 def run_harness(tmp_path: Path, reports: Path, requests: Path, workflow: str, *extra: str,
@@ -183,17 +179,11 @@ def test_the_harness_runs_the_judge_and_it_equals_exampps_own_commands(tmp_path)
     from exampp.cli import main
     from exampp.segment import load_responses
 
-    reports, requests = example_reports(tmp_path / "in")
-    out = run_harness(tmp_path, reports, requests, f"""\
-judge_class: "exampp.autojudge.ExamppJudge"
-create_nuggets: false
-create_qrels: true
-judge: true
-settings:
-  grader: embedding
-  bank: "{BANK}"
-  measures: "EXAM-Cover,n-EXAM"
-""")
+    # the shipped workflow, its bank's path made absolute (the harness runs in tmp_path)
+    workflow = (SHIPPED / "workflow.yml").read_text(encoding="utf-8")
+    assert "bank: question_banks/questions.jsonl" in workflow
+    out = run_harness(tmp_path, SHIPPED / "reports", SHIPPED / "requests.jsonl",
+                      workflow.replace("bank: question_banks/questions.jsonl", f'bank: "{BANK}"'))
     board = read_tot(out / "exampp.eval.txt")
     assert {measure for _, measure, _ in board} == {"EXAM-Cover", "n-EXAM"}
 
