@@ -5,6 +5,7 @@ give on the same inputs."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -272,3 +273,45 @@ settings:
     means = {row["run"]: row["mean"] for row in json.loads(graded.stdout[:graded.stdout.rindex("]") + 1])}
     assert len(means) == 45
     assert {run: round(board[run, "EXAM-Cover", "all"], 12) for run in means} == means
+
+
+QUERY = re.compile(r"Explore the query '(.*?)'\.")
+
+
+def generated(seen) -> str:
+    """The served model's questions for a topic: two, named after its title."""
+    title = QUERY.search(seen.messages[0]["content"]).group(1)
+    return "```json\n" + json.dumps({"questions": [f"What is {title}?", f"Why does {title} matter?"]}) + "\n```"
+
+
+@pytest.mark.slow
+def test_the_harness_creates_nuggets_with_its_served_model_and_judges_with_them(tmp_path):
+    """create_nuggets asks the model the harness names in the environment (a loopback OpenAI-compatible
+    server), through exampp bank generate; the judge grades against those nuggets; the key is never stored."""
+    from autojudge_base.nugget_data import NuggetBanks
+    from autojudge_base.nugget_data.io import load_nugget_banks_generic
+
+    from exampp.testing.openai_server import OpenAIServer
+
+    secret = "sk-exampp-test-0123456789"
+    with OpenAIServer(name="gen", reply=generated, api_key=secret) as server:
+        out = run_harness(tmp_path, SHIPPED / "reports", SHIPPED / "requests.jsonl", """\
+judge_class: "exampp.autojudge.ExamppJudge"
+create_nuggets: true
+create_qrels: false
+judge: true
+settings:
+  grader: embedding
+  concurrency: 2
+""", env={"OPENAI_BASE_URL": server.url, "OPENAI_MODEL": "gen", "OPENAI_API_KEY": secret})
+        asked = len(server.completions)
+    assert asked == 6  # one request per topic (the Requests have no subtopics: the query prompt)
+    banks = load_nugget_banks_generic(out / "exampp.nuggets.jsonl", NuggetBanks)
+    titles = {t["request_id"]: t["title"] for t in map(json.loads, (SHIPPED / "requests.jsonl").read_text().splitlines())}
+    assert {qid: sorted(bank.nugget_bank) for qid, bank in banks.banks.items()} == \
+        {qid: sorted([f"What is {title}?", f"Why does {title} matter?"]) for qid, title in titles.items()}
+    board = read_tot(out / "exampp.eval.txt")
+    assert {topic for _, _, topic in board} == set(titles) | {"all"}
+    for path in (out / "exampp").rglob("*"):  # the workspace: bank, journal, store, inputs
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
