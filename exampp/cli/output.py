@@ -141,6 +141,30 @@ def emit_leaderboard(table: pd.DataFrame, fmt: str, output: str | None = None) -
     write_output(dumps(board, indent=2) + "\n", output)
 
 
+EVAL_RESULT_FORMATS = ("tot", "ir_measures", "jsonl")
+"""The ``--format`` choices of the commands that write TREC AutoJudge's per-topic results
+(:mod:`exampp.formats.eval_results`)."""
+LEADERBOARD_FORMATS = (*FORMATS, *EVAL_RESULT_FORMATS)
+
+leaderboard_format_option = format_option_of(
+    *LEADERBOARD_FORMATS,
+    help="Output format; tot, ir_measures and jsonl write per-query values and each run's mean (topic 'all') "
+         "in the formats of TREC AutoJudge's autojudge-evaluate.")
+
+
+def emit_eval_results(values: pd.DataFrame, fmt: str, output: str | None = None) -> None:
+    """Print per-query values (columns ``run, query_id`` and the measures, or ``measure, value``) with
+    each run's means in a TREC AutoJudge format, or write them to ``output``."""
+    from exampp.errors import OutputError
+    from exampp.formats.eval_results import eval_result_lines
+
+    try:
+        text = "".join(eval_result_lines(values, fmt))
+    except ValueError as exc:  # an id the format cannot hold
+        raise OutputError(output or "-", str(exc)) from None
+    write_output(text, output)
+
+
 strict_option = click.option(
     "--strict", is_flag=True, help="A run query the qrels/exam lack is an error (default: a warning; it is left out)."
 )
