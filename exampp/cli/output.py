@@ -7,6 +7,7 @@ import click
 
 from exampp.cli.settings import FiniteRange, Setting
 from exampp.defaults import DEPTH
+from exampp.formats.eval_results import LINE_FORMATS
 
 if TYPE_CHECKING:  # pandas is imported by what makes tables: `exampp eval` starts without it
     import pandas as pd
@@ -141,7 +142,7 @@ def emit_leaderboard(table: pd.DataFrame, fmt: str, output: str | None = None) -
     write_output(dumps(board, indent=2) + "\n", output)
 
 
-EVAL_RESULT_FORMATS = ("tot", "ir_measures", "jsonl")
+EVAL_RESULT_FORMATS = LINE_FORMATS
 """The ``--format`` choices of the commands that write TREC AutoJudge's per-topic results
 (:mod:`exampp.formats.eval_results`)."""
 LEADERBOARD_FORMATS = (*FORMATS, *EVAL_RESULT_FORMATS)

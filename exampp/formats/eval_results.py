@@ -27,14 +27,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from numbers import Real
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from exampp.collection.ids import check_id
 from exampp.errors import InputError
 from exampp.files.io import PathLike, atomic_write, display_name, iter_lines, parse_json
 from exampp.means import exact_mean
+
+if TYPE_CHECKING:  # the CLI takes the format names from here: pandas waits until a table is read
+    import pandas as pd
 
 EVAL_FORMATS = ("tot", "ir_measures", "jsonl", "trec_eval")
 LINE_FORMATS = EVAL_FORMATS[:3]
@@ -192,6 +193,8 @@ def read_eval_results(path: PathLike, format: str, *, measure: str | None = None
     board = {run: means.get(run, exact_mean(scores.get(run, {}).values())) for run in sorted({*means, *scores})}
     if not scores:
         return board, None
+    import pandas as pd
+
     table = pd.DataFrame.from_dict(scores, orient="index").fillna(0.0).sort_index()
     table.index.name = "run"
     return board, table[sorted(table.columns)]
