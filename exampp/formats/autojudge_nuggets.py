@@ -14,12 +14,12 @@ bank's ``metadata.topic_id`` or ``metadata.query_id``), the text, the answers' t
 ``question_id`` (a claim's ``claim_id``), except AutoJudge's default id, the md5 of the text, which
 is the same in every topic: that becomes exampp's ``<query_id>/<md5 of the text>``, and is written
 back as the bare md5. A claim keeps ``"claim": true`` in its ``info`` and is written back as a
-claim. exampp's fields that AutoJudge has no place for go to the question's ``metadata``:
-``facet_id``, ``facet_text``, ``source``, ``choices``, ``correct_choice``, ``disabled`` and the rest
-of ``info`` (and a claim's answers, which AutoJudge's claims lack); read back, any other
-``metadata`` key joins ``info``. So an exampp bank written and read
-back is the same bank. Left out on reading: references, sub-nuggets, aggregator types, creators,
-quality, and the bank's other fields.
+claim (a topic's claims after its questions). exampp's fields that AutoJudge has no place for go
+to the question's ``metadata``: ``facet_id``, ``facet_text``, ``source``, ``choices``,
+``correct_choice``, ``disabled`` and the rest of ``info`` (and a claim's answers, which
+AutoJudge's claims lack); read back, any other ``metadata`` key joins ``info``. So an exampp bank
+written and read back is the same bank. Left out on reading: references, sub-nuggets, aggregator
+types, creators, quality, and the bank's other fields.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from typing import Any
 
 from exampp.collection.questions import BankFile, Question, QuestionBank, question_id_for
 from exampp.errors import InputError
-from exampp.files.io import json_name
+from exampp.files.io import excerpt, json_name
 
 FORMAT_VERSION = "v3"
 # exampp's fields kept in a NuggetQuestion's metadata (info apart: its importance has a field of its own)
@@ -63,7 +63,7 @@ def read_nugget_banks_records(records: Iterable[tuple[int, Any]], path: str) -> 
                 try:
                     question = _question(query_id, nugget, kind)
                 except ValueError as exc:
-                    raise InputError(path, lineno, f"{kind} {json_name(nugget.get(kind))[:60]}: {exc}") from None
+                    raise InputError(path, lineno, f"{kind} {excerpt(nugget[kind])}: {exc}") from None
                 if question.question_id in bank:
                     first = lines[question.question_id]
                     raise InputError(path, lineno, f"question id {question.question_id!r} is also on line {first}: "
@@ -181,7 +181,8 @@ def _nugget(question: Question, kind: str, info: dict[str, Any]) -> dict[str, An
     if isinstance(importance, (int, str)) and not isinstance(importance, bool):  # the field's types
         nugget["importance"] = info.pop("importance")
     metadata = {name: getattr(question, name) for name in _IN_METADATA
-                if getattr(question, name) not in (None, (), False)}
+                if getattr(question, name) is not None and getattr(question, name) not in ((), False)
+                or name == "correct_choice" and question.correct_choice is not None}
     metadata = {name: list(value) if isinstance(value, tuple) else value for name, value in metadata.items()}
     if question.answers and kind == CLAIM:  # a claim has no answers field
         metadata["answers"] = list(question.answers)
