@@ -313,7 +313,7 @@ def read_labels(path: PathLike) -> pd.DataFrame:
         raise InputError(name, None, "empty label file: expected qrels lines, Label Studio's JSON export or "
                                      "autojudge-annotate's JSONL")
     start = first.lstrip()[:1]
-    labels = (_label_studio(lines, name) if start == "[" else _annotate(lines, name) if start == "{"
+    labels = (_annotate(lines, name) if _is_annotation(first) else _label_studio(lines, name) if start in "[{"
               else _qrels(lines, name))
     seen: dict[tuple[str, str, str], int | None] = {}
     for line, label in labels:
@@ -360,6 +360,15 @@ def _label(query_id: str, key: str, assessor: str, grade: object, note: str, tim
         return check_label(HumanLabel(query_id, key, assessor, grade, note, time), known_assessor=False)
     except ValueError as exc:
         raise InputError(name, line, str(exc)) from None
+
+
+def _is_annotation(line: str) -> bool:
+    """The line is an annotation of autojudge-annotate's JSONL (every record has a rating)."""
+    try:
+        record = json.loads(line)
+    except ValueError:  # a Label Studio export's first line, or bad JSON that reader tells of
+        return False
+    return isinstance(record, dict) and "rating" in record
 
 
 def _annotate(lines: Iterable[tuple[int, str]], name: str) -> list[tuple[int, HumanLabel]]:
