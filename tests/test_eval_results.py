@@ -281,3 +281,19 @@ def test_correlate_s_format_options_go_with_a_file(ws):
     assert ranks.exit_code == 2 and "hold scores, not ranks" in ranks.output
     folder = run("correlate", "--a", str(ws / "runs"), "--b", str(ws / "b.tot"), "--b-format", "tot")
     assert folder.exit_code == 1 and "a folder: give a leaderboard file" in folder.output
+
+
+def test_nuggets_score_writes_every_run_on_every_topic_and_the_complete_means(write):
+    from test_nugget_scores import HAND, MEASURES
+
+    path = write("a.jsonl", HAND)
+    result = run("nuggets", "score", str(path), "--format", "ir_measures")
+    assert result.exit_code == 0, result.output
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    # r2 answered t1 only: t2 and t3 are written as 0, so its means are --complete's (1/3)
+    assert [(t, m, v) for r, t, m, v in rows if r == "r2" and m == "V_strict"] == [
+        ("t1", "V_strict", "1.0"), ("t2", "V_strict", "0.0"), ("t3", "V_strict", "0.0"),
+        ("all", "V_strict", "0.333333333333")]
+    complete = json.loads(run("nuggets", "score", str(path), "--complete", "--format", "json").stdout)
+    assert {(r, m): float(v) for r, t, m, v in rows if t == "all"} == {
+        (r, m): pytest.approx(complete[r][m], abs=1e-12) for r in ("r1", "r2") for m in MEASURES}
