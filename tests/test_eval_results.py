@@ -94,10 +94,15 @@ ids = st.text(st.sampled_from("abcXYZ019_-.@"), min_size=1, max_size=4).filter(l
                              st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=30),
        format=st.sampled_from(EVAL_FORMATS))
 def test_round_trip(tmp_path_factory, cells, format):
+    """Read back by exampp, and by autojudge-evaluate's loader with its checks on: the same values."""
+    from autojudge_evaluate.eval_results import io
+
     values = pd.DataFrame([(*key, value) for key, value in cells.items()],
                           columns=["run", "query_id", "measure", "value"])
     path = tmp_path_factory.mktemp("rt") / "results"
     write_eval_results(values, path, format)
+    theirs = io.load(path, format, recompute_aggregates=False, verify=True, on_missing="error")
+    theirs = {(e.run_id, e.topic_id, e.measure): e.value for e in theirs.entries}
     topics = sorted(set(values["query_id"]))
     for measure in set(values["measure"]):
         board, table = read_eval_results(path, format, measure=measure)
@@ -106,6 +111,7 @@ def test_round_trip(tmp_path_factory, cells, format):
             expected = [cells.get((run, topic, measure), 0.0) for topic in topics]
             assert list(table.loc[run]) == expected  # repr and json keep every bit
             assert board[run] == pytest.approx(math.fsum(expected) / len(topics), abs=1e-9)
+            assert [theirs[run, topic, measure] for topic in [*topics, "all"]] == [*expected, board[run]]
 
 
 def test_reading_golden_files_by_hand(tmp_path):
