@@ -75,9 +75,12 @@ def write_eval_results(values: pd.DataFrame, path: PathLike, format: str) -> int
     :param path: The file (``-``: standard output), or the folder for ``trec_eval``.
     :param format: One of :data:`EVAL_FORMATS`.
     :returns: The number of runs written.
-    :raises ValueError: As :func:`eval_result_lines`; for ``trec_eval`` also a run name that cannot
-        name a file (``/``, a leading ``.``, which ``autojudge-evaluate`` skips as hidden).
+    :raises ValueError: As :func:`eval_result_lines` (nothing is written then); for ``trec_eval`` also
+        a run name that cannot name a file (``/``, a leading ``.``, which ``autojudge-evaluate`` skips
+        as hidden).
     """
+    if format not in EVAL_FORMATS:
+        raise ValueError(f"unknown format {format!r}; expected one of {', '.join(EVAL_FORMATS)}")
     runs = _complete(values)
     if format != "trec_eval":
         with atomic_write(path) as fh:
