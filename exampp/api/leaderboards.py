@@ -245,7 +245,7 @@ def _check_per_query(boards: _Boards, name: str, source: LeaderboardSource, what
         raise CorrelationError(
             f"{what} needs per-query scores, and leaderboard {name} ({source.label}) holds one score per run: "
             f"give a per-query table (a query_id column, as 'exampp leaderboard --per-query --format tsv' "
-            f"writes) or compute it from qrels")
+            f"writes), TREC AutoJudge results with per-topic rows, or compute it from qrels")
 
 
 def per_query_scores(
