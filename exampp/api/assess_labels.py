@@ -219,8 +219,9 @@ def import_labels(workspace: PathLike, path: PathLike, *, assessor: str | None =
 
     :param workspace: The workspace whose label store receives the labels.
     :param path: The label file (:func:`exampp.stores.assessments.read_labels`: qrels with an optional
-        assessor column, or Label Studio's export).
-    :param assessor: Names the assessor of labels the file gives none (qrels of four columns).
+        assessor column, Label Studio's export, or autojudge-annotate's JSONL).
+    :param assessor: Names the assessor of labels the file gives none (qrels of four columns,
+        annotations without a username).
     """
     if assessor is not None and assessor_problem(assessor):
         raise ExamppError(f"--assessor {assessor!r} {assessor_problem(assessor)}")

@@ -33,8 +33,8 @@ def _car_left_out(question: Question) -> list[str]:
 # Per output format, the fields of a question it leaves out (a format not named holds them all).
 _LEFT_OUT: dict[str, Callable[[Question], list[str]]] = {
     "tsv": tsv_bank.left_out, "tqa": tqa_bank.left_out, "car": _car_left_out, "nuggetizer": nugget_bank.left_out}
-_HOLDS_DISABLED = ("exampp", "reference", "reference-nuggets", "choices")
-_HOLDS_QUERY_TEXTS = ("exampp", "reference", "reference-nuggets", "nuggetizer", "car", "choices", "tqa")
+_HOLDS_DISABLED = ("exampp", "reference", "reference-nuggets", "choices", "autojudge")
+_HOLDS_QUERY_TEXTS = ("exampp", "reference", "reference-nuggets", "nuggetizer", "autojudge", "car", "choices", "tqa")
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ Errors are :class:`~exampp.errors.ExamppError` (the command line prints them as 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Collection
 from dataclasses import KW_ONLY, dataclass
 from typing import cast
@@ -17,7 +18,7 @@ from exampp.api import Warn, python_warning
 from exampp.api.workspace import RunsSource, read_runs_source
 from exampp.collection.qrels import IntentQrels, Qrels
 from exampp.collection.runs import Run
-from exampp.errors import ExamppError
+from exampp.errors import ExamppError, InputError
 from exampp.files.io import PathLike
 from exampp.setting_rules import CheckedSettings
 
@@ -35,20 +36,29 @@ class UnknownExcluded(CorrelationError):
 class LeaderboardFile:
     """A leaderboard read from a file: ``run<TAB>score``, a table or JSON. A per-query table (a
     ``query_id`` column, as ``exampp leaderboard --per-query`` writes) gives the runs' means and
-    per-query scores (see :mod:`exampp.formats.leaderboard`).
+    per-query scores (see :mod:`exampp.formats.leaderboard`). With ``format``, the file holds
+    per-topic results in one of TREC AutoJudge's formats (:mod:`exampp.formats.eval_results`).
 
-    :param path: The leaderboard file.
-    :param column: The measure column of a table (or key in JSON) to read.
+    :param path: The leaderboard file (a folder for ``trec_eval`` results).
+    :param column: The measure column of a table (or key in JSON), or the measure of AutoJudge results, to read.
     :param ranks: The numbers are ranks, 1 = best.
+    :param format: None: one of exampp's leaderboard files, told by content; else one of
+        :data:`~exampp.formats.eval_results.EVAL_FORMATS`.
     """
 
     path: PathLike
     column: str | None = None
     ranks: bool = False
+    format: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.format is not None and self.ranks:
+            raise CorrelationError(f"{self.path}: {self.format} results hold scores, not ranks")
 
     @property
     def label(self) -> str:
-        return str(self.path) + (f" [{self.column}]" if self.column else "") + (" (ranks)" if self.ranks else "")
+        return (str(self.path) + (f" [{self.column}]" if self.column else "") + (" (ranks)" if self.ranks else "")
+                + (f" ({self.format})" if self.format else ""))
 
 
 @dataclass(frozen=True)
@@ -235,7 +245,7 @@ def _check_per_query(boards: _Boards, name: str, source: LeaderboardSource, what
         raise CorrelationError(
             f"{what} needs per-query scores, and leaderboard {name} ({source.label}) holds one score per run: "
             f"give a per-query table (a query_id column, as 'exampp leaderboard --per-query --format tsv' "
-            f"writes) or compute it from qrels")
+            f"writes), TREC AutoJudge results with per-topic rows, or compute it from qrels")
 
 
 def per_query_scores(
@@ -349,9 +359,15 @@ class _Boards:
 
     def _file(self, source: LeaderboardFile) -> tuple[dict[str, float], pd.DataFrame | None]:
         if source not in self._files:  # read once: it may be standard input
+            from exampp.formats.eval_results import read_eval_results
             from exampp.formats.leaderboard import read_leaderboard_file
 
-            self._files[source] = read_leaderboard_file(source.path, column=source.column, ranks=source.ranks)
+            if source.format is None and os.path.isdir(source.path):
+                raise InputError(str(source.path), None, "a folder: give a leaderboard file (a folder of "
+                                                         "trec_eval results is read with format trec_eval)")
+            self._files[source] = (read_eval_results(source.path, source.format, measure=source.column)
+                                   if source.format else
+                                   read_leaderboard_file(source.path, column=source.column, ranks=source.ranks))
         return self._files[source]
 
     def runs(self) -> dict[str, Run]:

@@ -30,8 +30,9 @@ def _where(output: str) -> str:
 def import_bank(sources, fmt, topics, source, query_prefix, output, output_format) -> None:
     """Import the question banks SOURCES into one bank: exampp JSONL, TSV
     (query_id<TAB>question[<TAB>answer...]), multiple choice with answer keys (JSONL
-    {"query_id", "question", "choices", "correct_key"}), TQA's JSON, or the reference tool's
-    banks (reference, reference-nuggets, car).
+    {"query_id", "question", "choices", "correct_key"}), TQA's JSON, the reference tool's
+    banks (reference, reference-nuggets, car), nugget banks (nuggetizer) or TREC AutoJudge's
+    NuggetBanks JSONL (autojudge: questions and claims, answers, importance).
 
     A question with choices needs an answer key among 2 or more of them; with --topics, its
     query must be a topic. Each problem is an error naming the file and line. A question id
@@ -42,6 +43,7 @@ def import_bank(sources, fmt, topics, source, query_prefix, output, output_forma
       exampp bank export question_banks/questions.jsonl --format tsv -o manual.tsv
       exampp bank import manual.tsv --topics topics/topics.jsonl --source manual -o bank.jsonl
       exampp bank import tqa_v1_val.json --query-prefix tqa2: --source tqa -o tqa.jsonl.gz
+      exampp bank import nuggets.jsonl.gz --format autojudge -o bank.jsonl
     """
     from exampp.api.bank_io import import_banks
 
@@ -76,6 +78,7 @@ def export_bank(bank, fmt, output) -> None:
     Example:
       exampp bank export question_banks/answer_key.jsonl --format choices -o answer_key.choices.jsonl
       exampp bank export question_banks/questions.jsonl --format tsv | less
+      exampp bank export question_banks/questions.jsonl --format autojudge -o nuggets.jsonl
     """
     from exampp.api.bank_io import export_bank as job
 

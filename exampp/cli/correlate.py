@@ -8,7 +8,6 @@ import click
 
 from exampp.cli.measures import check_one_measure
 from exampp.cli.output import (
-    FILE,
     InputPath,
     bootstrap_options,
     format_option,
@@ -21,6 +20,7 @@ from exampp.cli.output import (
 )
 from exampp.cli.settings import Setting
 from exampp.defaults import DECIMALS
+from exampp.formats.eval_results import EVAL_FORMATS
 from exampp.report.records import dumps, json_value, records
 
 if TYPE_CHECKING:
@@ -31,10 +31,15 @@ def _side_options(side: str):
     """The options that define leaderboard A or B: a file, or qrels + a measure over --runs."""
     upper = side.upper()
     options = [
-        click.option(f"--{side}", f"{side}_file", type=FILE,
-                     help=f"Leaderboard file {upper} (run<TAB>score, table or JSON)."),
+        click.option(f"--{side}", f"{side}_file", type=InputPath(allow_dash=True),
+                     help=f"Leaderboard file {upper} (run<TAB>score, table or JSON; a folder of trec_eval results)."),
+        click.option(f"--{side}-format", f"{side}_format", type=click.Choice(EVAL_FORMATS),
+                     help=f"{upper}'s file holds per-topic results in this TREC AutoJudge format "
+                          f"(default: an exampp leaderboard, told by content)."),
         click.option(f"--{side}-ranks", is_flag=True, help=f"The numbers in {upper}'s file are ranks (1 = best)."),
-        click.option(f"--{side}-column", metavar="NAME", help=f"Measure column of {upper}'s file (several columns)."),
+        click.option(f"--{side}-column", metavar="NAME",
+                     help=f"Measure column of {upper}'s file (several columns), or the measure of "
+                          f"--{side}-format results."),
         click.option(f"--{side}-qrels", metavar="QRELS",
                      help=f"Compute {upper} from these qrels (file or irds:<dataset-id>) over --runs."),
         click.option(f"--{side}-measure", metavar="MEASURE", callback=check_one_measure,
@@ -53,17 +58,19 @@ def _source(side: str, params: dict[str, Any], runs_dir: str | None) -> Leaderbo
     """Side ``a`` or ``b``'s leaderboard from its flags: a file, or qrels + a measure over --runs."""
     from exampp.api.leaderboards import LeaderboardFile, QrelsMeasure
 
-    file, ranks, column, qrels, measure = (params[f"{side}_{key}"]
-                                           for key in ("file", "ranks", "column", "qrels", "measure"))
+    file, ranks, column, qrels, measure, fmt = (params[f"{side}_{key}"]
+                                                for key in ("file", "ranks", "column", "qrels", "measure", "format"))
     flag = f"--{side}"
     if (file is None) == (qrels is None):
         raise click.UsageError(f"give exactly one of {flag} FILE or {flag}-qrels QRELS")
     if file is not None:
         if measure:
             raise click.UsageError(f"{flag}-measure goes with {flag}-qrels, not with a leaderboard file")
-        return LeaderboardFile(file, column, ranks)
-    if ranks or column:
-        raise click.UsageError(f"{flag}-ranks and {flag}-column go with a leaderboard file {flag}")
+        if fmt and ranks:
+            raise click.UsageError(f"{flag}-ranks: {fmt} results hold scores, not ranks")
+        return LeaderboardFile(file, column, ranks, fmt)
+    if ranks or column or fmt:
+        raise click.UsageError(f"{flag}-ranks, {flag}-column and {flag}-format go with a leaderboard file {flag}")
     if not measure:
         raise click.UsageError(f"{flag}-qrels needs {flag}-measure")
     if runs_dir is None:
@@ -103,7 +110,10 @@ def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, boo
     runs in --runs (--a-qrels QRELS --a-measure MEASURE). A file may be a per-query table
     (a query_id column, as 'leaderboard --per-query --format tsv' and 'cover --per-query
     --format tsv' write; --a-column picks its measure): the runs' means are correlated, and
-    --per-query and --bootstrap can use its per-query scores.
+    --per-query and --bootstrap can use its per-query scores. --a-format reads per-topic
+    results in a TREC AutoJudge format (tot, ir_measures, jsonl, or a folder of trec_eval
+    files; --a-column names the measure): each run's 'all' row is its score (else its mean
+    over topics), and its per-topic rows serve --per-query and --bootstrap.
 
     --bootstrap N adds symmetric bootstrap intervals over N resamplings of the queries
     (the same draws for A and B) and Kendall's tau on A's --top runs.
@@ -114,6 +124,7 @@ def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, boo
                        --b-qrels qrels/exam.qrels --b-measure P@20 --show
       exampp correlate --a official.tsv --b cover.tsv --b-column mean --format json
       exampp correlate --a official-ranks.txt --a-ranks --b exam.json --exclude bm25_baseline
+      exampp correlate --a truth.tot --a-format tot --a-column nDCG@10 --b cover.tot --b-format tot
       exampp correlate --runs runs/ --a-qrels qrels/official.qrels --a-measure nDCG@10 \\
                        --b cover-per-query.tsv --bootstrap 1000 --seed 1
     """

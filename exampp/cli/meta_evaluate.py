@@ -23,6 +23,7 @@ from exampp.cli.output import (
 )
 from exampp.cli.settings import FiniteRange, Setting
 from exampp.defaults import DECIMALS, LABELS
+from exampp.formats.eval_results import EVAL_FORMATS
 from exampp.report.records import dumps, records
 
 if TYPE_CHECKING:
@@ -52,9 +53,14 @@ def draw_options(command):
 @click.option("--runs", "runs_dir", type=InputPath(), help="Run files or folder [default: WORKSPACE/runs].")
 @click.option("--responses", type=FILE,
               help="RAG answers graded with `exampp grade --responses`: meta-evaluate them instead of runs.")
-@click.option("--official", "official_file", type=FILE,
-              help="Official leaderboard file (run<TAB>score, a table, JSON) instead of --official-qrels.")
-@click.option("--official-column", metavar="NAME", help="Measure column of the --official file.")
+@click.option("--official", "official_file", type=InputPath(allow_dash=True),
+              help="Official leaderboard file (run<TAB>score, a table, JSON; a folder of trec_eval results) "
+                   "instead of --official-qrels.")
+@click.option("--official-format", type=click.Choice(EVAL_FORMATS),
+              help="The --official file holds per-topic results in this TREC AutoJudge format (its 'all' rows "
+                   "are the runs' scores; default: an exampp leaderboard, told by content).")
+@click.option("--official-column", metavar="NAME",
+              help="Measure column of the --official file (the measure of --official-format results).")
 @click.option("--official-qrels", metavar="QRELS",
               help="Official qrels (file or irds:<dataset-id>) [default: WORKSPACE/qrels/official.qrels].")
 @click.option("--official-measure", metavar="MEASURE", default="nDCG@10", show_default=True,
@@ -78,7 +84,8 @@ def draw_options(command):
 @format_option
 @click.option("--output", "-o", type=click.Path(dir_okay=False, allow_dash=True), help="Write the table here.")
 @progress_option
-def meta_evaluate(workspace, method, bank, runs_dir, responses, official_file, official_column, official_qrels,
+def meta_evaluate(workspace, method, bank, runs_dir, responses, official_file, official_format, official_column,
+                  official_qrels,
                   official_measure, labels, taus, families, depth, bootstrap, irt_bootstrap, seed, confidence, top,
                   exclude, decimals, strict, fmt, output, progress) -> None:
     """Correlate every evaluation the workspace's grades support with the official leaderboard:
@@ -91,6 +98,7 @@ def meta_evaluate(workspace, method, bank, runs_dir, responses, official_file, o
     Example:
       exampp meta-evaluate -w out/dl19 --exclude UNH_exDL_bm25
       exampp meta-evaluate -w out/dl19 --family qrels --label max --tau 4 --format tsv -o meta.tsv
+      exampp meta-evaluate -w out/dl19 --official truth.tot --official-format tot --official-column nDCG@10
     """
     from exampp.api.leaderboards import LeaderboardFile, QrelsMeasure
     from exampp.api.meta_evaluate import MetaEvaluateJob
@@ -99,9 +107,9 @@ def meta_evaluate(workspace, method, bank, runs_dir, responses, official_file, o
         raise click.UsageError("give --runs or --responses, not both")
     if official_file and official_qrels:
         raise click.UsageError("give --official FILE or --official-qrels QRELS, not both")
-    if official_column and not official_file:
-        raise click.UsageError("--official-column goes with --official FILE")
-    official = (LeaderboardFile(official_file, official_column) if official_file
+    if (official_column or official_format) and not official_file:
+        raise click.UsageError("--official-column and --official-format go with --official FILE")
+    official = (LeaderboardFile(official_file, official_column, format=official_format) if official_file
                 else QrelsMeasure(official_qrels, official_measure) if official_qrels else None)
     if official is None and official_measure != "nDCG@10":
         from exampp.stores.layout import Workspace

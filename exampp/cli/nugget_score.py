@@ -4,7 +4,16 @@ from __future__ import annotations
 import click
 
 from exampp.analysis.nugget_scores import MEASURES
-from exampp.cli.output import FILE, bootstrap_options, emit, emit_leaderboard, format_option, output_option
+from exampp.cli.output import (
+    EVAL_RESULT_FORMATS,
+    FILE,
+    bootstrap_options,
+    emit,
+    emit_eval_results,
+    emit_leaderboard,
+    leaderboard_format_option,
+    output_option,
+)
 
 
 @click.command()
@@ -17,7 +26,7 @@ from exampp.cli.output import FILE, bootstrap_options, emit, emit_leaderboard, f
 @click.option("--per-query", is_flag=True,
               help="Print each answer's scores (run, query_id, measures) instead of the leaderboard.")
 @bootstrap_options
-@format_option
+@leaderboard_format_option
 @output_option
 def score(assignments, measure, complete, per_query, bootstrap, seed, confidence, fmt, output) -> None:
     """Nugget scores of the answers of ASSIGNMENTS (the TREC 2024 RAG track's nugget assignment
@@ -29,6 +38,9 @@ def score(assignments, measure, complete, per_query, bootstrap, seed, confidence
     The leaderboard is a table (JSON: {run: {measure: value}}) that correlate, significance and
     meta-evaluate read (--a-column V_strict picks a measure); --per-query writes the per-query
     table they read (a topic a run did not answer counts 0 there, as with --complete).
+    --format tot (or ir_measures, jsonl) writes every measure of every answer and each run's
+    means (topic 'all') for TREC AutoJudge's autojudge-evaluate: every run on every topic,
+    an unanswered one as 0, so the means are those of --complete.
 
     \b
     Example:
@@ -36,14 +48,18 @@ def score(assignments, measure, complete, per_query, bootstrap, seed, confidence
       exampp nuggets score nugget-assignments.jsonl.gz --format json -o nuggets.json
       exampp nuggets score nugget-assignments.jsonl.gz --per-query --format tsv -o per-query.tsv
       exampp nuggets score nugget-assignments.jsonl.gz -m W --bootstrap 1000 --seed 1
+      exampp nuggets score nugget-assignments.jsonl.gz --format tot -o nuggets.tot
     """
     from exampp.api.nuggets import score_nuggets
 
-    if bootstrap and per_query:
-        raise click.UsageError("--bootstrap gives intervals of the means: drop --per-query")
+    if bootstrap and (per_query or fmt in EVAL_RESULT_FORMATS):
+        raise click.UsageError(f"--bootstrap gives intervals of the means: drop "
+                               f"{'--per-query' if per_query else f'--format {fmt}'}")
     result = score_nuggets(assignments, measure=measure, complete=complete, bootstrap=bootstrap, seed=seed,
                            confidence=confidence)
-    if per_query:
+    if fmt in EVAL_RESULT_FORMATS:
+        emit_eval_results(result.per_answer, fmt, output)
+    elif per_query:
         emit(result.per_answer, fmt, output)
     else:
         emit_leaderboard(result.leaderboard, fmt, output)

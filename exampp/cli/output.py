@@ -7,6 +7,7 @@ import click
 
 from exampp.cli.settings import FiniteRange, Setting
 from exampp.defaults import DEPTH
+from exampp.formats.eval_results import LINE_FORMATS
 
 if TYPE_CHECKING:  # pandas is imported by what makes tables: `exampp eval` starts without it
     import pandas as pd
@@ -139,6 +140,30 @@ def emit_leaderboard(table: pd.DataFrame, fmt: str, output: str | None = None) -
 
     board = {str(row.pop("run")): row for row in table.to_dict(orient="records")}
     write_output(dumps(board, indent=2) + "\n", output)
+
+
+EVAL_RESULT_FORMATS = LINE_FORMATS
+"""The ``--format`` choices of the commands that write TREC AutoJudge's per-topic results
+(:mod:`exampp.formats.eval_results`)."""
+LEADERBOARD_FORMATS = (*FORMATS, *EVAL_RESULT_FORMATS)
+
+leaderboard_format_option = format_option_of(
+    *LEADERBOARD_FORMATS,
+    help="Output format; tot, ir_measures and jsonl write per-query values and each run's mean (topic 'all') "
+         "in the formats of TREC AutoJudge's autojudge-evaluate.")
+
+
+def emit_eval_results(values: pd.DataFrame, fmt: str, output: str | None = None) -> None:
+    """Print per-query values (columns ``run, query_id`` and the measures, or ``measure, value``) with
+    each run's means in a TREC AutoJudge format, or write them to ``output``."""
+    from exampp.errors import OutputError
+    from exampp.formats.eval_results import eval_result_lines
+
+    try:
+        text = "".join(eval_result_lines(values, fmt))
+    except ValueError as exc:  # an id the format cannot hold
+        raise OutputError(output or "-", str(exc)) from None
+    write_output(text, output)
 
 
 strict_option = click.option(

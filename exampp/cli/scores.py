@@ -5,12 +5,14 @@ import click
 
 from exampp.cli.measures import check_measures
 from exampp.cli.output import (
+    EVAL_RESULT_FORMATS,
     FILE,
     InputPath,
     bootstrap_options,
     depth_option,
     emit,
-    format_option,
+    emit_eval_results,
+    leaderboard_format_option,
     method_option,
     one_stdin,
     output_option,
@@ -39,7 +41,7 @@ from exampp.defaults import LABELS, LEADERBOARD_MEASURES
 @click.option("--per-query", is_flag=True, help="Print per-query values instead of the leaderboard.")
 @bootstrap_options
 @strict_option
-@format_option
+@leaderboard_format_option
 @output_option
 def cover(runs, workspace, method, bank, tau, depth, normalized, expected, per_query, bootstrap, seed, confidence,
           strict, fmt, output) -> None:
@@ -48,10 +50,15 @@ def cover(runs, workspace, method, bank, tau, depth, normalized, expected, per_q
 
     RUNS are run files or folders (default: the workspace's runs/).
 
+    --format tot (or ir_measures, jsonl) writes the measure 'cover' of every run on every
+    query and each run's mean (topic 'all'), as TREC AutoJudge's autojudge-evaluate and
+    'exampp correlate --a-format' read them.
+
     \b
     Example:
       exampp cover --workspace dl19 --tau 4 --depth 20
       exampp cover runs/ --tau 3 --per-query --format tsv
+      exampp cover --workspace dl19 --format tot -o cover.tot
       exampp cover --workspace dl19 --expected        # grades with probabilities (self-rating)
     """
     from exampp.api.scores import CoverJob
@@ -59,12 +66,16 @@ def cover(runs, workspace, method, bank, tau, depth, normalized, expected, per_q
     one_stdin(bank, *runs)
     if expected and normalized:
         raise click.UsageError("--expected has no --normalized (n-EXAM) variant: give one of them")
-    if bootstrap and per_query:
-        raise click.UsageError("--bootstrap gives intervals of the means: drop --per-query")
+    if bootstrap and (per_query or fmt in EVAL_RESULT_FORMATS):
+        raise click.UsageError(f"--bootstrap gives intervals of the means: drop "
+                               f"{'--per-query' if per_query else f'--format {fmt}'}")
     job = CoverJob(workspace, runs or None, method=method, bank=bank, tau=tau, depth=depth, normalized=normalized,
                    expected=expected, bootstrap=bootstrap, seed=seed, confidence=confidence, strict=strict)
     result = job.run(warn=warn)
-    emit(result.per_query if per_query else result.leaderboard, fmt, output)
+    if fmt in EVAL_RESULT_FORMATS:
+        emit_eval_results(result.per_query[["run", "query_id", "cover"]], fmt, output)
+    else:
+        emit(result.per_query if per_query else result.leaderboard, fmt, output)
 
 
 @click.command()
@@ -147,27 +158,37 @@ def qrels(workspace, method, label, tau, min_grade, per_question, facets, bank, 
 @click.option("--per-query", is_flag=True, help="Print per-query values instead of means.")
 @bootstrap_options
 @strict_option
-@format_option
+@leaderboard_format_option
 @output_option
 def leaderboard(runs, qrels_path, measures, depth, exclude, per_query, bootstrap, seed, confidence, strict, fmt,
                 output) -> None:
     """Leaderboard of many runs under ir_measures measures: the mean over the qrels' queries
     (a query a run lacks scores 0), best first by the first measure.
 
+    --format tot (or ir_measures, jsonl) writes every measure of every run on every query and
+    each run's means (topic 'all'), as TREC AutoJudge's autojudge-evaluate reads them.
+
     \b
     Example:
       exampp leaderboard runs/ --qrels qrels/official.qrels -m nDCG@10 -m 'P(rel=2)@10' -m AP
       exampp leaderboard runs/ --qrels qrels/questions.qrels -m alpha_nDCG@10 -m ERR_IA@10 -m nDCG@10
       exampp leaderboard runs/ --qrels qrels/official.qrels -m nDCG@10 --bootstrap 1000 --seed 1
+      exampp leaderboard runs/ --qrels qrels/official.qrels -m nDCG@10 -m AP --format tot -o truth.tot
     """
     from exampp.api.scores import LeaderboardJob, NoRunLeft
 
     one_stdin(qrels_path, *runs)
-    if bootstrap and per_query:
-        raise click.UsageError("--bootstrap gives intervals of the means: drop --per-query")
+    as_results = fmt in EVAL_RESULT_FORMATS
+    if bootstrap and (per_query or as_results):
+        raise click.UsageError(f"--bootstrap gives intervals of the means: drop "
+                               f"{'--per-query' if per_query else f'--format {fmt}'}")
     try:
-        table = LeaderboardJob(runs, qrels_path, measures, depth=depth, exclude=exclude, per_query=per_query,
+        table = LeaderboardJob(runs, qrels_path, measures, depth=depth, exclude=exclude,
+                               per_query=per_query or as_results,
                                bootstrap=bootstrap, seed=seed, confidence=confidence, strict=strict).run(warn=warn)
     except NoRunLeft as exc:
         raise click.UsageError(f"--exclude leaves no run: it names every run read ({', '.join(exc.runs)})") from None
-    emit(table, fmt, output)
+    if as_results:
+        emit_eval_results(table, fmt, output)
+    else:
+        emit(table, fmt, output)

@@ -16,7 +16,7 @@ hand-written banks by :mod:`~exampp.formats.tsv_bank` (``query_id<TAB>question[<
 and :mod:`~exampp.formats.choice_bank` (multiple choice with answer keys), textbook exams by
 :mod:`~exampp.formats.tqa_bank` (TQA's JSON), nugget banks with their importance by
 :mod:`~exampp.formats.nugget_bank` (the ``nuggetizer`` package's, and the TREC RAG track's
-assignment files).
+assignment files), TREC AutoJudge's nugget banks by :mod:`~exampp.formats.autojudge_nuggets`.
 """
 from __future__ import annotations
 
@@ -30,10 +30,11 @@ from typing import Any
 from exampp.collection.questions import BankFile, QuestionBank
 from exampp.errors import InputError
 from exampp.files.io import PathLike, atomic_write, display_name, first_nonblank, iter_lines, json_lines
-from exampp.formats import choice_bank, nugget_bank, reference_bank, tqa_bank, tsv_bank
+from exampp.formats import autojudge_nuggets, choice_bank, nugget_bank, reference_bank, tqa_bank, tsv_bank
 from exampp.formats.exampp_bank import exampp_record, read_question_records
 
-WRITE_FORMATS = ("exampp", "reference", "reference-nuggets", "nuggetizer", "car", "choices", "tsv", "tqa")
+WRITE_FORMATS = ("exampp", "reference", "reference-nuggets", "nuggetizer", "autojudge", "car", "choices", "tsv",
+                 "tqa")
 READ_FORMATS = ("auto", *WRITE_FORMATS)
 
 
@@ -45,12 +46,13 @@ def read_question_bank(path: PathLike, format: str = "auto", *, disabled: bool =
         ``reference-nuggets`` (the reference tool's bank: one line per query or query facet holding
         ``questions`` or ``items``), ``nuggetizer`` (one line per topic with ``qid``, ``query`` and
         ``nuggets``: the ``nuggetizer`` package's nugget banks and the TREC RAG track's assignment
-        files), ``car`` (one question per line with ``qid``, ``question``, ``choices``, ``correctKey``,
-        ``correct``), ``choices`` (one question per line with ``query_id``, ``question``, ``choices``,
-        ``correct_key``), ``tsv`` (``query_id<TAB>question[<TAB>answer...]``), ``tqa`` (the TQA
-        dataset's JSON list of lessons). ``auto`` recognises them from the first non-blank line: a
-        JSON object is one of the JSONL formats (by its fields), ``[`` starts TQA's JSON, anything
-        else is TSV.
+        files), ``autojudge`` (TREC AutoJudge's ``NuggetBanks``: one ``NuggetBank`` per line with
+        ``query_id`` and ``nugget_bank``/``claim_bank``), ``car`` (one question per line with ``qid``,
+        ``question``, ``choices``, ``correctKey``, ``correct``), ``choices`` (one question per line
+        with ``query_id``, ``question``, ``choices``, ``correct_key``), ``tsv``
+        (``query_id<TAB>question[<TAB>answer...]``), ``tqa`` (the TQA dataset's JSON list of
+        lessons). ``auto`` recognises them from the first non-blank line: a JSON object is one of
+        the JSONL formats (by its fields), ``[`` starts TQA's JSON, anything else is TSV.
     :param disabled: Keep the disabled questions too (by default they are left out).
     :raises InputError: An empty or malformed file, naming the line.
     :raises ValueError: An unknown format.
@@ -132,6 +134,7 @@ def _formats() -> dict[str, _Format]:
         "reference-nuggets": _Format(reference_bank.read_reference_records,
                                      functools.partial(reference_bank.reference_records, nuggets=True)),
         "nuggetizer": _Format(nugget_bank.read_nuggetizer_records, nugget_bank.nuggetizer_records),
+        "autojudge": _Format(autojudge_nuggets.read_nugget_banks_records, autojudge_nuggets.nugget_banks_records),
         "car": _Format(reference_bank.read_car_records, reference_bank.car_records),
         "choices": _Format(choice_bank.read_choice_records, choice_bank.choice_records),
         "tsv": _Format(tsv_bank.read_tsv, tsv_bank.tsv_lines, jsonl=False),
@@ -151,6 +154,8 @@ def detect_format(record: Any, path: str, lineno: int) -> str:
 
         if "questions" in record or "items" in record:
             return "reference"
+        if "nugget_bank" in record or "claim_bank" in record:
+            return "autojudge"
         if "qid" in record and "nuggets" in record:
             return "nuggetizer"
         if "qid" in record and "question" in record:
@@ -161,6 +166,7 @@ def detect_format(record: Any, path: str, lineno: int) -> str:
             return "exampp"
     raise InputError(path, lineno, "not a question bank: expected an exampp question {\"query_id\", \"text\"}, "
                                    "a reference bank line with \"questions\"/\"items\", a nuggetizer line "
-                                   "{\"qid\", \"nuggets\"}, a CAR question "
+                                   "{\"qid\", \"nuggets\"}, a TREC AutoJudge NuggetBank {\"query_id\", "
+                                   "\"nugget_bank\"}, a CAR question "
                                    "{\"qid\", \"question\"}, or a multiple-choice question "
                                    "{\"query_id\", \"question\", \"choices\", \"correct_key\"}")

@@ -1,5 +1,6 @@
 """The assessors' label store: one SQLite file (``<workspace>/assessments.sqlite``), and the label
-files that move labels between tools (TREC qrels with an assessor column, Label Studio's export).
+files that move labels between tools (TREC qrels with an assessor column, Label Studio's export,
+autojudge-annotate's JSONL).
 
 A label is a person's grade of one pair of an assessment sample (:mod:`exampp.formats.assessment_sample`):
 ``query_id``, ``key`` (the pair's name within its query: a doc_id, or ``run/nugget_id``), ``assessor``,
@@ -38,9 +39,11 @@ from exampp.files.io import (
     first_nonblank,
     held_lines,
     iter_lines,
+    json_lines,
     json_name,
     parse_json,
 )
+from exampp.formats.annotate_export import read_annotations
 from exampp.formats.trec_qrels import parse_label
 from exampp.stores.sqlite_file import SQLiteFile
 
@@ -293,7 +296,12 @@ def read_labels(path: PathLike) -> pd.DataFrame:
     - Label Studio's JSON export of the tasks ``exampp assess export --format label-studio`` wrote:
       each annotation not cancelled is a label by its annotator (``completed_by``: the user's email
       where the export gives it, else ``ls-user-<id>``), the grade the alias of the ``grade`` choice,
-      the note the ``note`` text area, the time the annotation's.
+      the note the ``note`` text area, the time the annotation's;
+    - TREC AutoJudge's annotation page's JSONL export (``autojudge-annotate``): a rated document
+      annotation is the label of ``(topic_id, docid)``, a rated report annotation that of
+      ``(topic_id, <run_id>/answer)``, by ``username``, its rating ``Perfect``/``Mostly Good``/
+      ``So-so``/``Bad`` the grade 3/2/1/0, ``comment`` the note; citation annotations, and those
+      ``Not rated``, are skipped (:mod:`exampp.formats.annotate_export` says why).
 
     :param path: The label file.
     :raises InputError: A pair labelled twice by one assessor, a fractional grade, a line of the wrong
@@ -302,8 +310,11 @@ def read_labels(path: PathLike) -> pd.DataFrame:
     name = display_name(path)
     first, lines = first_nonblank(iter_lines(path))
     if first is None:
-        raise InputError(name, None, "empty label file: expected qrels lines or Label Studio's JSON export")
-    labels = _label_studio(lines, name) if first.lstrip()[:1] in ("[", "{") else _qrels(lines, name)
+        raise InputError(name, None, "empty label file: expected qrels lines, Label Studio's JSON export or "
+                                     "autojudge-annotate's JSONL")
+    start = first.lstrip()[:1]
+    labels = (_annotate(lines, name) if _is_annotation(first) else _label_studio(lines, name) if start in "[{"
+              else _qrels(lines, name))
     seen: dict[tuple[str, str, str], int | None] = {}
     for line, label in labels:
         pair = (label.query_id, label.key, label.assessor)
@@ -349,6 +360,24 @@ def _label(query_id: str, key: str, assessor: str, grade: object, note: str, tim
         return check_label(HumanLabel(query_id, key, assessor, grade, note, time), known_assessor=False)
     except ValueError as exc:
         raise InputError(name, line, str(exc)) from None
+
+
+def _is_annotation(line: str) -> bool:
+    """The line is an annotation of autojudge-annotate's JSONL (every record has a rating)."""
+    try:
+        record = json.loads(line)
+    except ValueError:  # a Label Studio export's first line, or bad JSON that reader tells of
+        return False
+    return isinstance(record, dict) and "rating" in record
+
+
+def _annotate(lines: Iterable[tuple[int, str]], name: str) -> list[tuple[int, HumanLabel]]:
+    labels = [(a.line, _label(a.query_id, a.key, a.assessor, a.grade, a.note,
+                              _ls_time({"updated_at": a.stamp}, "the annotation", name, a.line), name, a.line))
+              for a in read_annotations(json_lines(lines, name), name)]
+    if not labels:
+        raise InputError(name, None, "no labels: no rated document or report annotation")
+    return labels
 
 
 _GRADE_CHOICE = re.compile(r"(-?[0-9]+)(?:\s.*)?", re.DOTALL)
