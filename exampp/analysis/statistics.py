@@ -150,6 +150,33 @@ def bootstrap_means(scores: pd.DataFrame, n: int = 1000, seed: int = 0, confiden
                         index=pd.Index(scores.index, name="run"))
 
 
+def bootstrap_nanmeans(values: pd.DataFrame, n: int = 1000, seed: int = 0, confidence: float = 0.95
+                       ) -> pd.DataFrame:
+    """Each column's mean over the rows, skipping NaN (a statistic undefined on some topics), with a
+    bootstrap interval over resampled rows; :func:`bootstrap_means` for tables with gaps.
+
+    :param values: One row per unit resampled (a topic), one column per statistic.
+    :param n: The number of bootstrap replicates.
+    :param seed: The seed of the draws.
+    :param confidence: The interval's confidence level.
+    :returns: Index the columns; columns ``mean``, ``low``, ``high`` (NaN where every row is NaN;
+        the interval within the column's lowest and highest value).
+    """
+    data = values.to_numpy(dtype=float).T  # statistics x units
+    if data.shape[1] == 0:
+        raise ValueError("the bootstrap needs at least one row")
+    counts = _draw_counts(bootstrap_samples(data.shape[1], n, seed), data.shape[1])
+    defined = ~np.isnan(data)
+    filled = np.where(defined, data, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = filled.sum(axis=1) / defined.sum(axis=1)
+        replicates = (filled @ counts.T) / (defined.astype(float) @ counts.T)  # NaN: no defined row drawn
+    lowest = np.where(defined.any(axis=1), np.nanmin(np.where(defined, data, np.inf), axis=1), np.nan)
+    highest = np.where(defined.any(axis=1), np.nanmax(np.where(defined, data, -np.inf), axis=1), np.nan)
+    low, high = bootstrap_interval(means, replicates, confidence, data.shape[1], (lowest, highest))
+    return pd.DataFrame({"mean": means, "low": low, "high": high}, index=pd.Index(values.columns, name="statistic"))
+
+
 def scores_table(per_query: pd.DataFrame, value: str = "value", measure: str | None = None) -> pd.DataFrame:
     """The run x query scores table of a long per-query table; a query a run lacks scores 0.
 
