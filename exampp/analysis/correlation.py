@@ -36,7 +36,7 @@ from typing import NamedTuple, cast
 import numpy as np
 import pandas as pd
 
-from exampp.defaults import DECIMALS as DEFAULT_DECIMALS
+from exampp.defaults import DECIMALS as DEFAULT_DECIMALS, TOP_TIES
 
 
 def round_scores(board: Mapping[str, float], decimals: int = DEFAULT_DECIMALS) -> dict[str, float]:
@@ -146,6 +146,24 @@ def tau_gap_rows(reference: np.ndarray, other: np.ndarray) -> np.ndarray:
         return np.where(n_used > 0, 2 * shares / n_used - 1, math.nan)
 
 
+def top_systems(reference: Mapping[str, float], top: int = 10, ties: str = "include") -> list[str]:
+    """The systems of the reference's top ``top`` that a top-k correlation takes, best first.
+
+    :param reference: The leaderboard whose top is taken: system -> score (its order breaks ties at
+        the cut with ``truncate``).
+    :param top: How many of the reference's top systems.
+    :param ties: ``include`` keeps every system tied at the cut (those with fewer than ``top``
+        systems strictly above); ``truncate`` keeps exactly ``top``, the first in the reference's
+        order among those tied at the cut (autojudge-evaluate's ``kendall@k``).
+    """
+    if ties not in TOP_TIES:
+        raise ValueError(f"unknown top ties {ties!r}; one of {', '.join(TOP_TIES)}")
+    ranked = sorted(reference, key=lambda system: -reference[system])  # stable: ties in the reference's order
+    if ties == "truncate":
+        return ranked[:top]
+    return [s for s in ranked if sum(other > reference[s] for other in reference.values()) < top]
+
+
 ISSUES = ("measure_defaulted", "too_few", "all_tied")
 """autojudge-evaluate's diagnostics of a correlation, by precedence (:func:`correlation_issue`)."""
 
@@ -234,7 +252,6 @@ def correlate(
         (:func:`exampp.analysis.statistics.top_systems`).
     :raises ValueError: An excluded system in neither leaderboard.
     """
-    from exampp.analysis.statistics import correlation_values, top_systems
 
     excluded = sorted(set(exclude))
     unknown = [s for s in excluded if s not in first and s not in second]
@@ -253,8 +270,10 @@ def correlate(
     kendall = _statistic(stats.kendalltau, x, y)  # τ-b: ties in either ranking are handled
     pearson = _statistic(stats.pearsonr, x, y)
     both_first = {s: v for s, v in kept_first.items() if s in kept_second}  # in the first's order
-    more = correlation_values(both_first, kept_second, top, decimals=None, ties=top_ties) if common else {}
     tops = top_systems(both_first, top, top_ties)
+    top_x = np.array([both_first[s] for s in tops], dtype=float)
+    top_y = np.array([kept_second[s] for s in tops], dtype=float)
+    defined = len(common) >= 2
     return Correlation(
         spearman=spearman[0],
         spearman_p=spearman[1],
@@ -263,9 +282,9 @@ def correlate(
         pearson=pearson[0],
         pearson_p=pearson[1],
         tau_ap=tau_ap(x, y) if len(common) >= 2 else math.nan,
-        tau_ap_b=more.get("tau_ap_b", math.nan),
-        tau_gap=more.get("tau_gap", math.nan),
-        kendall_top=more.get("kendall_top", math.nan),
+        tau_ap_b=tau_ap_b(x, y) if defined else math.nan,
+        tau_gap=tau_gap(x, y),
+        kendall_top=_statistic(stats.kendalltau, top_x, top_y)[0],
         n_systems=len(common),
         only_in_first=sorted(kept_first.keys() - kept_second.keys()),
         only_in_second=sorted(kept_second.keys() - kept_first.keys()),
@@ -273,7 +292,7 @@ def correlate(
         top=top,
         top_ties=top_ties,
         issue=correlation_issue(x.tolist(), y.tolist()),
-        top_issue=correlation_issue([both_first[s] for s in tops], [kept_second[s] for s in tops]),
+        top_issue=correlation_issue(top_x.tolist(), top_y.tolist()),
     )
 
 

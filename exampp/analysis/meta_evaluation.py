@@ -316,8 +316,7 @@ def _irt(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping[str, Seque
 def _issues(official: pd.Series, board: pd.Series, top: int, ties: str, decimals: int | None) -> tuple[str, str]:
     """autojudge-evaluate's diagnostics of the runs and of the official top runs ('' for none), on
     the scores as they are ranked."""
-    from exampp.analysis.correlation import correlation_issue, round_scores
-    from exampp.analysis.statistics import top_systems
+    from exampp.analysis.correlation import correlation_issue, round_scores, top_systems
 
     reference = cast("dict[str, float]", official.to_dict())  # runs' names
     other = cast("dict[str, float]", board.to_dict())

@@ -272,21 +272,6 @@ def _correlation_rows(x: np.ndarray, y: np.ndarray, top: int, ties: str = "inclu
     }
 
 
-def top_systems(reference: Mapping[str, float], top: int = 10, ties: str = "include") -> list[str]:
-    """The systems of the reference's top ``top`` that ``kendall_top`` takes, best first.
-
-    :param reference: The leaderboard whose top is taken: system -> score (its order breaks ties at
-        the cut with ``truncate``).
-    :param top: How many of the reference's top systems.
-    :param ties: ``include`` keeps every system tied at the cut; ``truncate`` keeps exactly ``top``,
-        the first in the reference's order (autojudge-evaluate's ``kendall@k``).
-    """
-    systems = list(reference.keys())
-    scores = np.array([[reference[s] for s in systems]], dtype=float)
-    inside = _top_mask(scores, top, ties)[0]
-    return sorted((s for s, kept in zip(systems, inside) if kept), key=lambda s: -reference[s])
-
-
 def kendall_top(reference: Mapping[str, float], other: Mapping[str, float], top: int = 10,
                 ties: str = "include") -> float:
     """Kendall's τ-b of two leaderboards on the systems in the reference's top ``top``, over the
@@ -330,7 +315,8 @@ def correlation_values(reference: Mapping[str, float] | pd.Series, other: Mappin
     :param other: The other leaderboard.
     :param top: How many of the reference's top systems ``kendall_top`` takes.
     :param decimals: Scores are rounded to this many decimals first (None: not rounded).
-    :param ties: ``kendall_top``'s systems tied at the cut: ``include`` or ``truncate`` (:func:`top_systems`).
+    :param ties: ``kendall_top``'s systems tied at the cut: ``include`` or ``truncate``
+        (:func:`~exampp.analysis.correlation.top_systems`).
     """
     common = sorted(set(reference.keys()) & set(other.keys()))
     x = _round(np.array([[reference[s] for s in common]], dtype=float), decimals)
@@ -355,7 +341,8 @@ def correlation_intervals(reference: pd.DataFrame | pd.Series, other: pd.DataFra
     :param top: ``kendall_top`` is Kendall tau-b on the systems in the reference's top ``top`` (by mean).
     :param decimals: Means are rounded to this many decimals before ranking (:func:`round_scores`);
         None does not round.
-    :param ties: ``kendall_top``'s systems tied at the cut: ``include`` or ``truncate`` (:func:`top_systems`).
+    :param ties: ``kendall_top``'s systems tied at the cut: ``include`` or ``truncate``
+        (:func:`~exampp.analysis.correlation.top_systems`).
     :param order: The runs in the reference's order, which breaks ties at a truncated cut (default:
         the reference's own row order).
     :returns: Index statistic (one of :data:`CORRELATIONS`); columns ``value`` (on all queries), ``low``, ``high``.
