@@ -283,8 +283,8 @@ def test_agree_per_topic_equals_their_qrel_evaluate(pair):
 
 def test_the_pooled_default_and_the_per_topic_mean_are_different_definitions(tmp_path):
     """exampp agree (default) pools the documents judged on both sides into one table; --per-topic
-    takes each topic over the union of documents, then the mean: on these qrels κ is 1/3 pooled and
-    1/2 per topic."""
+    takes each topic over the union of documents, then the mean: on these qrels κ is 1/2 pooled and
+    −0.05 per topic."""
     official = write_qrels(tmp_path / "official.qrels", {"t1": {"d1": 1, "d2": 0, "d3": 1}, "t2": {"d1": 1, "d2": 0}})
     exam = write_qrels(tmp_path / "exam.qrels", {"t1": {"d1": 1, "d2": 1}, "t2": {"d1": 1, "d2": 0, "d3": 1}})
     pooled = label_agreement(exam, official).kappas.loc[1]

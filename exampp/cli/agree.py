@@ -127,8 +127,11 @@ def _with_mean(result: TopicAgreement):
     """The per-topic table and a MEAN row (counts left empty), as qrel-evaluate prints it."""
     import pandas as pd
 
-    mean = result.mean["mean"].rename("MEAN").to_frame().T
-    table = pd.concat([result.per_topic.astype(object), mean.astype(object)])
+    from exampp.analysis.topic_agreement import COUNTS
+
+    mean = result.mean["mean"].rename("MEAN").to_frame().T.astype(object)
+    mean[list(COUNTS)] = ""
+    table = pd.concat([result.per_topic.astype(object), mean])[list(result.per_topic.columns)]
     table.index.name = "topic"
     return table
 
