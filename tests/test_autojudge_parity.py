@@ -147,6 +147,32 @@ def test_meta_evaluate_s_correlations_equal_their_meta_evaluate(pair):
     assert same(values["tau_ap_b"], expected["tauap_b"]) or math.isnan(values["tau_ap_b"])
 
 
+def test_meta_evaluate_rows_equal_their_meta_evaluate_of_each_evaluation_s_leaderboard(tmp_path):
+    """The command's job end to end on a small graded workspace: an official file with a tie at the
+    top-3 cut, written in an order of its own; each row's figures against theirs on the row's
+    leaderboard (``MetaEvaluation.scores``)."""
+    from exampp.api.meta_evaluate import MetaEvaluateJob
+    from irt_workspace import graded_workspace
+
+    workspace = graded_workspace(tmp_path / "ws", "self-rating|google/flan-t5-large|test", 5.0)
+    official = {"r3": 0.5, "r5": 0.9, "r0": 0.1, "r2": 0.5, "r4": 0.7, "r1": 0.2}  # r3 before r2: r3 is kept
+    result = MetaEvaluateJob(workspace, official=LeaderboardFile(write_tsv(tmp_path / "official.tsv", official)),
+                             families=("cover", "qrels"), labels=("max",), bootstrap=0, decimals=None, top=3,
+                             top_ties="truncate", progress=False).run()
+    assert len(result.table) >= 3
+    for row in result.table.to_dict("records"):
+        judged = result.scores[row["evaluation"]].to_dict()
+        folder = tmp_path / f"row{len(list(tmp_path.iterdir()))}"
+        folder.mkdir()
+        expected, issues = theirs(folder, official, judged, 3)
+        for method, name in OURS.items():
+            if method == "pearson":
+                continue  # meta-evaluate has no Pearson column
+            assert same(row[name], expected[method]) or (method == "tauap_b" and math.isnan(row[name])), method
+        assert same(row["kendall_top"], expected["kendall@3"]), row["evaluation"]
+        assert (row["issue"] or None, row["top_issue"] or None) == (issues["kendall"], issues["kendall@3"])
+
+
 # --- the documented differences, by hand ----------------------------------------------------------
 
 TRUTH = {"a": 0.9, "b": 0.7, "c": 0.5, "d": 0.5, "e": 0.1}
