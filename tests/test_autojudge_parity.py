@@ -324,6 +324,19 @@ def test_the_pooled_default_and_the_per_topic_mean_are_different_definitions(tmp
     assert per_topic.mean.at["kappa@1", "mean"] == pytest.approx(-0.05)
 
 
+def test_per_topic_agreement_refuses_a_grade_scale_it_would_need_millions_of_kappas_for(tmp_path):
+    official = write_qrels(tmp_path / "official.qrels", {"t1": {"d1": 1, "d2": 5000}})
+    exam = write_qrels(tmp_path / "exam.qrels", {"t1": {"d1": 1}})
+    result = CliRunner().invoke(main, ["agree", "--exam", str(exam), "--official", str(official), "--per-topic"])
+    assert result.exit_code == 1
+    assert "official.qrels: official grades up to 5000; per-topic agreement takes scales up to 20 (clip them: " \
+           "--official-max-grade)" in result.output
+    clipped = CliRunner().invoke(main, ["agree", "--exam", str(exam), "--official", str(official), "--per-topic",
+                                        "--official-max-grade", "1", "--format", "json"])
+    # clipped: official relevant throughout (constant), EXAM lacks d2 (grade 0 there): κ 0, as qrel-evaluate's
+    assert json.loads(clipped.stdout)["topics"][0]["kappa@1"] == 0.0
+
+
 def test_adjusted_rand_and_weighted_kappa_equal_scikit_learn():
     sklearn = pytest.importorskip("sklearn.metrics", reason="scikit-learn comes with autojudge-evaluate")
     rng = np.random.default_rng(3)

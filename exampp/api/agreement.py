@@ -61,6 +61,14 @@ def label_agreement(exam: PathLike, official: PathLike, *, rel_level: float = 1)
                           ordinal_alpha(exam_labels, official_labels))
 
 
+MAX_SCALE = 20
+"""The highest max grade per-topic agreement takes: κ is computed at every pair of thresholds."""
+
+
+class GradeScaleError(ExamppError, ValueError):
+    """A grade scale too long for per-topic agreement (its κ columns grow with the product of the scales)."""
+
+
 @dataclass(frozen=True)
 class TopicAgreement:
     """EXAM labels against official judgments topic by topic, as autojudge-evaluate's
@@ -108,6 +116,7 @@ def topic_label_agreement(exam: PathLike, official: PathLike, *, rel_level: int 
     :param seed: The seed of the resamples.
     :param confidence: The intervals' confidence level.
     :raises FractionalLabelError: A label that is not an integer grade.
+    :raises GradeScaleError: A max grade above :data:`MAX_SCALE`.
     :raises InputError: A malformed qrels file.
     """
     import math
@@ -122,6 +131,10 @@ def topic_label_agreement(exam: PathLike, official: PathLike, *, rel_level: int 
         check_integer_labels(labels, "per-topic agreement (grades on a scale 0 .. max)")
     official_max = official_max or max([1, *(int(g) for docs in official_labels.values() for g in docs.values())])
     exam_max = exam_max or max([1, *(int(g) for docs in exam_labels.values() for g in docs.values())])
+    for name, path, top in (("official", official, official_max), ("EXAM", exam, exam_max)):
+        if top > MAX_SCALE:
+            raise GradeScaleError(f"{path}: {name} grades up to {top}; per-topic agreement takes scales up to "
+                                  f"{MAX_SCALE} (clip them: --{name.lower()}-max-grade)")
     table = topic_agreement(official_labels, exam_labels, truth_max=official_max, predicted_max=exam_max,
                             truth_threshold=rel_level, predicted_threshold=exam_level)
     columns = table[averaged(table)]
