@@ -68,7 +68,8 @@ _EXPORTS = {
     "LeaderboardCorrelation": "exampp.api.leaderboards", "CorrelateJob": "exampp.api.leaderboards",
     "CorrelationError": "exampp.api.leaderboards", "UnknownExcluded": "exampp.api.leaderboards",
     "label_agreement": "exampp.api.agreement", "LabelAgreement": "exampp.api.agreement",
-    "NoCommonJudgments": "exampp.api.agreement",
+    "NoCommonJudgments": "exampp.api.agreement", "topic_label_agreement": "exampp.api.agreement",
+    "TopicAgreement": "exampp.api.agreement",
     "SignificanceJob": "exampp.api.significance", "Significance": "exampp.api.significance",
     "PairedTests": "exampp.api.significance", "read_leaderboard_file": "exampp.formats.leaderboard",
     "MetaEvaluateJob": "exampp.api.meta_evaluate", "MetaEvaluation": "exampp.analysis.meta_evaluation",
@@ -89,7 +90,9 @@ _EXPORTS = {
     "read_systems": "exampp.formats.systems",
     # analysis
     "correlate": "exampp.analysis.correlation", "per_query_correlation": "exampp.analysis.correlation",
-    "tau_ap": "exampp.analysis.correlation", "kappa_table": "exampp.analysis.label_agreement",
+    "tau_ap": "exampp.analysis.correlation", "tau_ap_b": "exampp.analysis.correlation",
+    "tau_gap": "exampp.analysis.correlation", "kappa_table": "exampp.analysis.label_agreement",
+    "weighted_kappa": "exampp.analysis.label_agreement", "adjusted_rand": "exampp.analysis.label_agreement",
     "cohen_kappa": "exampp.analysis.label_agreement", "graded_confusion": "exampp.analysis.label_agreement",
     "ordinal_alpha": "exampp.analysis.label_agreement", "krippendorff_alpha": "exampp.analysis.statistics",
     "bootstrap_means": "exampp.analysis.statistics", "correlation_intervals": "exampp.analysis.statistics",
@@ -105,11 +108,18 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers and editors (a test keeps them equal)
-    from exampp.analysis.correlation import correlate, per_query_correlation, tau_ap
+    from exampp.analysis.correlation import correlate, per_query_correlation, tau_ap, tau_ap_b, tau_gap
     from exampp.analysis.irt.hierarchical import HierarchicalAbility
     from exampp.analysis.irt.models import IRTModel
     from exampp.analysis.irt.responses import responses_from_grades
-    from exampp.analysis.label_agreement import cohen_kappa, graded_confusion, kappa_table, ordinal_alpha
+    from exampp.analysis.label_agreement import (
+        adjusted_rand,
+        cohen_kappa,
+        graded_confusion,
+        kappa_table,
+        ordinal_alpha,
+        weighted_kappa,
+    )
     from exampp.analysis.meta_evaluation import MetaEvaluation, MetaEvaluationError
     from exampp.analysis.statistics import (
         bootstrap_means,
@@ -118,7 +128,13 @@ if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers and editors (
         paired_tests,
         scores_table,
     )
-    from exampp.api.agreement import LabelAgreement, NoCommonJudgments, label_agreement
+    from exampp.api.agreement import (
+        LabelAgreement,
+        NoCommonJudgments,
+        TopicAgreement,
+        label_agreement,
+        topic_label_agreement,
+    )
     from exampp.api.assess import EstimateJob, HumanCheckJob, PlanJob, SampleJob, draw_sample, judge_agreement
     from exampp.api.assess_labels import store_labels
     from exampp.api.bank_generate import generate_bank

@@ -14,3 +14,6 @@ CHUNK = 128  # pairs graded between two commits to the store
 # returns (top_logprobs <= 20), so that every backend yields the same label probabilities.
 TOP_LOGPROBS = 20
 CAUSAL_OUTPUT_ROOM = 64  # positions a causal LM keeps free after the prompt for generated tokens
+TOP_TIES = ("include", "truncate")
+"""How a top-k correlation cuts the reference's top: ``include`` every system tied at the cut, or
+``truncate`` to exactly k, ties by the reference's order (autojudge-evaluate's ``kendall@k``)."""

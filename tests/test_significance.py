@@ -134,7 +134,7 @@ def test_correlate_bootstrap_with_per_query_tables(collection, tmp_path):
     tsv = read_tsv(invoke("correlate", "--runs", collection / "runs", "--a-qrels", collection / "qrels",
                           "--a-measure", "P@1", "--b", b, "--bootstrap", 300, "--seed", 2, "--format", "tsv"))
     assert list(tsv.columns) == ["measure", "value", "p_value", "low", "high"]
-    assert list(tsv["measure"]) == ["spearman", "kendall", "pearson", "tau_ap", "kendall_top"]
+    assert list(tsv["measure"]) == ["spearman", "kendall", "pearson", "tau_ap", "kendall_top", "tau_ap_b", "tau_gap"]
 
 
 def test_correlate_bootstrap_needs_per_query_scores(collection, write):

@@ -159,7 +159,20 @@ def _plain_correlations(x: np.ndarray, y: np.ndarray, top: int) -> dict[str, flo
     order = stats.rankdata(-x, method="min")
     inside = order <= top
     return {"spearman": quiet(stats.spearmanr, x, y), "kendall": quiet(stats.kendalltau, x, y),
-            "tau_ap": tau_ap(x, y), "kendall_top": quiet(stats.kendalltau, x[inside], y[inside])}
+            "tau_ap": tau_ap(x, y), "kendall_top": quiet(stats.kendalltau, x[inside], y[inside]),
+            "tau_ap_b": (tau_ap(x, y) + tau_ap(y, x)) / 2, "tau_gap": _plain_tau_gap(x, y)}
+
+
+def _plain_tau_gap(truth: np.ndarray, predicted: np.ndarray) -> float:
+    """Gao & Oard's τ_GAP as a loop: y's order (ties by position), x's gaps."""
+    order = sorted(range(len(truth)), key=lambda k: (-predicted[k], k))
+    shares = []
+    for i in range(1, len(order)):
+        gaps = [abs(truth[order[j]] - truth[order[i]]) for j in range(i)]
+        right = [g for j, g in enumerate(gaps) if truth[order[j]] > truth[order[i]]]
+        if sum(gaps) > 0:
+            shares.append(sum(right) / sum(gaps))
+    return 2 * np.mean(shares) - 1 if shares else math.nan
 
 
 @pytest.mark.slow
@@ -204,7 +217,7 @@ def test_a_leaderboard_reference_is_held_fixed_in_every_replicate(random_scores)
     other = random_scores + rng.normal(0, 0.15, size=random_scores.shape)
     official = pd.Series(np.linspace(1, 0, len(other)), index=other.index[::-1])  # a leaderboard, no per-query
     result = correlation_intervals(official, other, n=300, seed=3, top=4)
-    fixed = official.loc[other.index].to_numpy()
+    fixed = np.round(official.loc[other.index].to_numpy(), 10)  # rounded as ranked: τ_GAP weighs its gaps
     replicates = {name: [] for name in CORRELATIONS}
     for draw in bootstrap_samples(other.shape[1], 300, 3):
         for name, value in _plain_correlations(fixed, np.round(other.to_numpy()[:, draw].mean(axis=1), 10), 4).items():

@@ -13,7 +13,13 @@ of those are also strictly above i in the *reference* ranking; then
 Without ties this is exactly Yilmaz et al.'s τ_AP = 2/(N−1) Σ_{i=2..N} C(i)/(i−1) − 1.
 τ_AP is asymmetric: it weights the top of the compared ranking and judges it against the
 reference, which is the first argument everywhere in this module (the official leaderboard).
-Urbano & Marrero's symmetric τ_AP,b is the mean of both directions.
+Urbano & Marrero's symmetric τ_AP,b (:func:`tau_ap_b`) is the mean of both directions.
+
+τ_GAP (Gao & Oard, "A Head-Weighted Gap-Sensitive Correlation Coefficient", SIGIR 2015;
+:func:`tau_gap`) also weights the top, and weighs each swap by the reference's score gap.
+
+autojudge-evaluate (the TREC AutoJudge meta-evaluation) reports both; docs/explanation/statistics.md
+says where its definitions and exampp's differ and why.
 
 Scores are rounded (:func:`round_scores`, 10 decimals by default) before ranking: a mean
 computed by summing floats in another order differs in the last bits, which turns true ties
@@ -30,7 +36,7 @@ from typing import NamedTuple, cast
 import numpy as np
 import pandas as pd
 
-from exampp.defaults import DECIMALS as DEFAULT_DECIMALS
+from exampp.defaults import DECIMALS as DEFAULT_DECIMALS, TOP_TIES
 
 
 def round_scores(board: Mapping[str, float], decimals: int = DEFAULT_DECIMALS) -> dict[str, float]:
@@ -75,12 +81,120 @@ def tau_ap_rows(reference: np.ndarray, other: np.ndarray) -> np.ndarray:
         return np.where(n_ranked > 0, 2 * ratios / n_ranked - 1, math.nan)
 
 
+def tau_ap_b(first: Sequence[float] | np.ndarray, second: Sequence[float] | np.ndarray) -> float:
+    """Symmetric τ_AP,b: the mean of :func:`tau_ap` in both directions.
+
+    NaN when either side ties throughout (a direction whose compared side ties has no system to
+    weight). autojudge-evaluate's ``tauap_b`` counts such a direction as 0.0 instead, so for a
+    constant leaderboard it reports −0.5 where exampp reports NaN, as Kendall's τ does.
+
+    :param first: One side's scores, one per system (higher is better).
+    :param second: The other side's scores, aligned with ``first``.
+    """
+    x, y = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"tau_ap_b needs two score vectors of the same length, got {x.shape} and {y.shape}")
+    return float(tau_ap_b_rows(x[None, :], y[None, :])[0])
+
+
+def tau_ap_b_rows(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """:func:`tau_ap_b` of each row pair of two (replicates, systems) arrays.
+
+    :param first: One side's scores, a row per replicate.
+    :param second: The other side's scores, aligned with ``first``.
+    """
+    return (tau_ap_rows(first, second) + tau_ap_rows(second, first)) / 2
+
+
+def tau_gap(reference: Sequence[float] | np.ndarray, other: Sequence[float] | np.ndarray) -> float:
+    """τ_GAP (Gao & Oard 2015) of the order of ``other`` against the scores of ``reference``.
+
+    ``other`` is sorted best first, ties by position (the caller's system order: exampp passes
+    systems sorted by name, as autojudge-evaluate does). Each position i past the first scores the
+    share of the reference's gap mass Σ_{j<i} |g_ji| above it that ``other`` orders as the
+    reference does; τ_GAP = 2/P · Σ shares − 1, P the positions with any gap mass. NaN with fewer
+    than two systems or when the reference ties throughout.
+
+    :param reference: The reference's scores (they give the gaps), one per system.
+    :param other: The compared scores (they give the order), aligned with ``reference``.
+    """
+    x, y = np.asarray(reference, dtype=float), np.asarray(other, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"tau_gap needs two score vectors of the same length, got {x.shape} and {y.shape}")
+    return float(tau_gap_rows(x[None, :], y[None, :])[0])
+
+
+def tau_gap_rows(reference: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """:func:`tau_gap` of each row pair of two (replicates, systems) arrays.
+
+    :param reference: The reference's scores, a row per replicate.
+    :param other: The compared scores, aligned with ``reference``.
+    """
+    n = reference.shape[1]
+    if n < 2:
+        return np.full(len(reference), math.nan)
+    order = np.argsort(-other, axis=1, kind="stable")  # ties by position
+    truth = np.take_along_axis(reference, order, axis=1)  # the reference's scores in other's order
+    gaps = np.abs(truth[:, :, None] - truth[:, None, :])  # [r, i, j]
+    above = np.tril(np.ones((n, n), dtype=bool), k=-1)  # j ranked above i in other
+    mass = (gaps * above).sum(axis=2)
+    correct = (gaps * (above & (truth[:, None, :] > truth[:, :, None]))).sum(axis=2)
+    used = mass > 0
+    shares = np.divide(correct, mass, out=np.zeros(mass.shape), where=used).sum(axis=1)
+    n_used = used.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n_used > 0, 2 * shares / n_used - 1, math.nan)
+
+
+def top_systems(reference: Mapping[str, float], top: int = 10, ties: str = "include") -> list[str]:
+    """The systems of the reference's top ``top`` that a top-k correlation takes, best first.
+
+    :param reference: The leaderboard whose top is taken: system -> score (its order breaks ties at
+        the cut with ``truncate``).
+    :param top: How many of the reference's top systems.
+    :param ties: ``include`` keeps every system tied at the cut (those with fewer than ``top``
+        systems strictly above); ``truncate`` keeps exactly ``top``, the first in the reference's
+        order among those tied at the cut (autojudge-evaluate's ``kendall@k``).
+    """
+    if ties not in TOP_TIES:
+        raise ValueError(f"unknown top ties {ties!r}; one of {', '.join(TOP_TIES)}")
+    ranked = sorted(reference, key=lambda system: -reference[system])  # stable: ties in the reference's order
+    if ties == "truncate":
+        return ranked[:top]
+    return [s for s in ranked if sum(other > reference[s] for other in reference.values()) < top]
+
+
+ISSUES = ("measure_defaulted", "too_few", "all_tied")
+"""autojudge-evaluate's diagnostics of a correlation, by precedence (:func:`correlation_issue`)."""
+
+
+def correlation_issue(reference: Sequence[float], other: Sequence[float], *, defaulted: bool = False) -> str | None:
+    """autojudge-evaluate's diagnostic of a correlation on these systems' scores: ``measure_defaulted``
+    when a side's measure was missing and filled with zeros, else ``too_few`` under three systems,
+    else ``all_tied`` when each side holds a single value; None for none of these.
+
+    :param reference: The reference's scores of the systems correlated.
+    :param other: The compared scores, aligned with ``reference``.
+    :param defaulted: A side's scores were made up as zeros (autojudge-evaluate's ``--on-missing
+        default`` for a missing measure; exampp refuses a missing measure, so its commands pass False).
+    """
+    if defaulted:
+        return "measure_defaulted"
+    if len(reference) < 3:
+        return "too_few"
+    if len(set(reference)) == 1 and len(set(other)) == 1:
+        return "all_tied"
+    return None
+
+
 @dataclass(frozen=True)
 class Correlation:
     """Correlation of two leaderboards over the systems they have in common.
 
-    ``tau_ap`` takes the first leaderboard as the reference. Values are NaN where undefined
-    (fewer than two common systems, or a leaderboard where all systems tie).
+    ``tau_ap``, ``tau_gap`` and ``kendall_top`` take the first leaderboard as the reference. Values
+    are NaN where undefined (fewer than two common systems, or a leaderboard where all systems tie).
+    ``issue`` and ``top_issue`` are autojudge-evaluate's diagnostics (:func:`correlation_issue`) of
+    the common systems and of the top systems ``kendall_top`` takes.
     """
 
     spearman: float
@@ -90,10 +204,17 @@ class Correlation:
     pearson: float
     pearson_p: float
     tau_ap: float
+    tau_ap_b: float
+    tau_gap: float
+    kendall_top: float
     n_systems: int
     only_in_first: list[str]
     only_in_second: list[str]
     excluded: list[str]
+    top: int
+    top_ties: str
+    issue: str | None
+    top_issue: str | None
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -113,18 +234,25 @@ def correlate(
     *,
     exclude: Iterable[str] = (),
     decimals: int | None = DEFAULT_DECIMALS,
+    top: int = 10,
+    top_ties: str = "include",
 ) -> Correlation:
     """Correlate two leaderboards on their common systems.
 
     Systems in only one leaderboard are listed in the result, not used.
 
-    :param first: The reference leaderboard (system -> score): τ_AP's reference.
+    :param first: The reference leaderboard (system -> score): τ_AP's, τ_GAP's and the top's
+        reference; its order breaks ties at a truncated top cut.
     :param second: The compared leaderboard.
     :param exclude: Systems to leave out of both; each must be in at least one leaderboard, to catch typos.
     :param decimals: Scores are rounded to this many decimals before ranking (:func:`round_scores`);
         None does not round.
+    :param top: ``kendall_top`` is Kendall's τ-b on the common systems in the first's top this many.
+    :param top_ties: Systems tied at that cut: ``include`` all, or ``truncate`` to exactly ``top``
+        (:func:`exampp.analysis.statistics.top_systems`).
     :raises ValueError: An excluded system in neither leaderboard.
     """
+
     excluded = sorted(set(exclude))
     unknown = [s for s in excluded if s not in first and s not in second]
     if unknown:
@@ -141,6 +269,11 @@ def correlate(
     spearman = _statistic(stats.spearmanr, x, y)
     kendall = _statistic(stats.kendalltau, x, y)  # τ-b: ties in either ranking are handled
     pearson = _statistic(stats.pearsonr, x, y)
+    both_first = {s: v for s, v in kept_first.items() if s in kept_second}  # in the first's order
+    tops = top_systems(both_first, top, top_ties)
+    top_x = np.array([both_first[s] for s in tops], dtype=float)
+    top_y = np.array([kept_second[s] for s in tops], dtype=float)
+    defined = len(common) >= 2
     return Correlation(
         spearman=spearman[0],
         spearman_p=spearman[1],
@@ -149,10 +282,17 @@ def correlate(
         pearson=pearson[0],
         pearson_p=pearson[1],
         tau_ap=tau_ap(x, y) if len(common) >= 2 else math.nan,
+        tau_ap_b=tau_ap_b(x, y) if defined else math.nan,
+        tau_gap=tau_gap(x, y),
+        kendall_top=_statistic(stats.kendalltau, top_x, top_y)[0],
         n_systems=len(common),
         only_in_first=sorted(kept_first.keys() - kept_second.keys()),
         only_in_second=sorted(kept_second.keys() - kept_first.keys()),
         excluded=excluded,
+        top=top,
+        top_ties=top_ties,
+        issue=correlation_issue(x.tolist(), y.tolist()),
+        top_issue=correlation_issue(top_x.tolist(), top_y.tolist()),
     )
 
 

@@ -72,6 +72,52 @@ def cohen_kappa_counts(tables: np.ndarray) -> np.ndarray:
     return np.where((n > 0) & (expected < 1), value, math.nan)
 
 
+def weighted_kappa(tables: np.ndarray) -> np.ndarray:
+    """Cohen's κ with linear weights of each k×k count table along the last two axes (rows one
+    coder, columns the other, levels 0 .. k−1): 1 − Σ |i−j| o_ij / Σ |i−j| e_ij, e from each coder's
+    own marginals (scikit-learn's ``cohen_kappa_score(weights="linear")``); NaN where no disagreement
+    is expected (each coder uses one level, the same) or the table is empty.
+
+    :param tables: k×k count tables along the last two axes.
+    """
+    tables = np.asarray(tables, dtype=float)
+    levels = np.arange(tables.shape[-1])
+    weights = np.abs(np.subtract.outer(levels, levels))
+    n = tables.sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = tables.sum(axis=-1)[..., :, None] * tables.sum(axis=-2)[..., None, :] / n[..., None, None]
+        observed_cost, expected_cost = (tables * weights).sum(axis=(-2, -1)), (expected * weights).sum(axis=(-2, -1))
+        value = 1 - observed_cost / expected_cost
+    return np.where((n > 0) & (expected_cost > 0), value, math.nan)
+
+
+def adjusted_rand(first: Iterable[object], second: Iterable[object]) -> float:
+    """The adjusted Rand index of two labelings of the same items (Hubert & Arabie 1985), from the
+    pair confusion counts as scikit-learn's ``adjusted_rand_score`` computes it: with tp the pairs
+    together in both, tn apart in both, fp and fn together in one only,
+    ARI = 2 (tp·tn − fn·fp) / ((tp+fn)(fn+tn) + (tp+fp)(fp+tn)); 1.0 when fn = fp = 0 (identical
+    partitions, one item included).
+
+    :param first: One label per item.
+    :param second: Another label per item, aligned with ``first``.
+    """
+    a, b = list(first), list(second)
+    if len(a) != len(b):
+        raise ValueError(f"adjusted_rand needs two labelings of the same items, got {len(a)} and {len(b)} labels")
+    cells = Counter(zip(a, b))
+    rows, columns = Counter(a), Counter(b)
+    n = len(a)
+    squares = sum(c * c for c in cells.values())
+    together_both = squares - n  # ordered pairs (i ≠ j) together in both
+    together_second = sum(c * columns[y] for (_, y), c in cells.items()) - squares  # in the second only
+    together_first = sum(c * rows[x] for (x, _), c in cells.items()) - squares
+    apart_both = n * n - together_second - together_first - squares
+    tp, fp, fn, tn = together_both, together_second, together_first, apart_both
+    if fn == 0 and fp == 0:
+        return 1.0
+    return 2 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn))
+
+
 def judged_pairs(exam: Labels, official: Labels) -> list[tuple[Label, Label]]:
     """``(exam grade, official grade)`` of every (query, docid) judged in both.
 

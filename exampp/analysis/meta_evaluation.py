@@ -63,7 +63,8 @@ class MetaEvaluation:
         name), ``family`` (qrels, intent, cover, n-exam, irt), ``label``, ``tau``, ``measure``,
         ``n_systems``, and for each statistic s of :data:`exampp.analysis.statistics.CORRELATIONS`:
         ``s``, ``s_low``, ``s_high``; ``best`` names the statistics for which the row is best (empty
-        elsewhere).
+        elsewhere); ``issue`` and ``top_issue``: autojudge-evaluate's diagnostics of the runs and of
+        the official top runs (:func:`exampp.analysis.correlation.correlation_issue`; empty for none).
     :param scores: Index run, one column per evaluation: its mean scores.
     :param low: Same shape as ``scores``: the low end of each mean's bootstrap interval (NaN where none).
     :param high: Likewise, the high end.
@@ -75,6 +76,7 @@ class MetaEvaluation:
     :param seed: The seed of the resamples.
     :param top: How many official top runs ``kendall_top`` takes.
     :param confidence: The intervals' confidence level.
+    :param top_ties: The official runs tied at the top cut: ``include`` all, or ``truncate`` to ``top``.
     """
 
     table: pd.DataFrame
@@ -88,6 +90,7 @@ class MetaEvaluation:
     seed: int
     top: int
     confidence: float
+    top_ties: str = "include"
 
 
 def grade_levels(grades: pd.Series) -> list[float]:
@@ -176,7 +179,7 @@ def meta_evaluation(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping
                     evaluations: Mapping[Evaluation, pd.DataFrame], *, taus: Sequence[float], depth: int,
                     irt: bool = True, bootstrap: int = 1000, irt_bootstrap: int = 50, seed: int = 0, top: int = 10,
                     confidence: float = 0.95, decimals: int | None = None, progress: bool = False,
-                    warn: Callable[[str], None]) -> MetaEvaluation:
+                    top_ties: str = "include", warn: Callable[[str], None]) -> MetaEvaluation:
     """Correlate every evaluation with the official leaderboard, on the queries all of them hold.
 
     Each correlation (Spearman, Kendall τ-b, τ_AP, Kendall τ-b on the official top-``top``) gets an
@@ -200,6 +203,8 @@ def meta_evaluation(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping
     :param confidence: The intervals' confidence level.
     :param decimals: Round scores to this many decimals before ranking (None: exact).
     :param progress: Show a bar on stderr, on a terminal only.
+    :param top_ties: The official runs tied at the top cut: ``include`` all, or ``truncate`` to exactly
+        ``top``, ties by the official leaderboard's order (autojudge-evaluate's ``kendall@k``).
     :param warn: Takes each warning line.
     :raises MetaEvaluationError: No query in common, or no evaluation.
     """
@@ -223,8 +228,8 @@ def meta_evaluation(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping
             table = per_query[name] = table.loc[official.index, queries]
             boards[name] = table.mean(axis=1)
             stats = correlation_intervals(reference, table, n=bootstrap, seed=seed, confidence=confidence, top=top,
-                                          decimals=decimals)
-            rows.append(_row(evaluation, len(table), stats))
+                                          decimals=decimals, ties=top_ties, order=list(official.index))
+            rows.append(_row(evaluation, len(table), stats, _issues(official, boards[name], top, top_ties, decimals)))
             if bootstrap:
                 means = bootstrap_means(table, n=bootstrap, seed=seed, confidence=confidence)
                 lows[name], highs[name] = means["low"], means["high"]
@@ -235,17 +240,17 @@ def meta_evaluation(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping
                 evaluation = Evaluation("irt", "IRT theta (2PL)", tau=tau)
                 theta, stats, interval = _irt(runs, grades, common, tau, depth, reference, queries,
                                               draws[:irt_bootstrap] if draws is not None else None,
-                                              top, confidence, decimals, tick)
+                                              top, confidence, decimals, tick, top_ties)
                 boards[evaluation.name] = theta
                 lows[evaluation.name], highs[evaluation.name] = interval
-                rows.append(_row(evaluation, len(theta), stats))
+                rows.append(_row(evaluation, len(theta), stats, _issues(official, theta, top, top_ties, decimals)))
     table = _ranked_table(rows)
     order = list(table["evaluation"])
     scores = pd.DataFrame(boards).reindex(index=official.index, columns=order)
     low = pd.DataFrame(lows).reindex(index=scores.index, columns=order)
     high = pd.DataFrame(highs).reindex(index=scores.index, columns=order)
     return MetaEvaluation(table, scores, low, high, per_query, official, official_per_query, bootstrap, seed, top,
-                          confidence)
+                          confidence, top_ties)
 
 
 def _common_queries(official: pd.DataFrame | None, tables: Mapping[Evaluation, pd.DataFrame],
@@ -269,8 +274,8 @@ def _common_queries(official: pd.DataFrame | None, tables: Mapping[Evaluation, p
 
 def _irt(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping[str, Sequence[str]], tau: float,
          depth: int, official: pd.DataFrame | pd.Series, queries: list[str], draws: np.ndarray | None,
-         top: int, confidence: float, decimals: int | None, tick: Callable[[], object] = lambda: None
-         ) -> tuple[pd.Series, pd.DataFrame, tuple[pd.Series, pd.Series]]:
+         top: int, confidence: float, decimals: int | None, tick: Callable[[], object] = lambda: None,
+         top_ties: str = "include") -> tuple[pd.Series, pd.DataFrame, tuple[pd.Series, pd.Series]]:
     """The 2PL ability of each run at ``tau``, its correlations with the ``official`` leaderboard (its
     per-query table, or the leaderboard held fixed), and the abilities' bootstrap interval: the model
     refitted on every draw of queries; ``tick`` called after each fit."""
@@ -284,7 +289,7 @@ def _irt(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping[str, Seque
     values = matrix.to_numpy(dtype=float)
     theta = pd.Series(IRTModel().fit(values).theta_, index=matrix.index)
     tick()
-    point = correlation_values(board, theta, top=top, decimals=decimals)
+    point = correlation_values(board, theta, top=top, decimals=decimals, ties=top_ties)
     if draws is None or not len(draws):
         nan = pd.Series(math.nan, index=theta.index)
         stats = pd.DataFrame({"value": point, "low": math.nan, "high": math.nan}, index=list(CORRELATIONS))
@@ -299,7 +304,7 @@ def _irt(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping[str, Seque
         thetas.append(fitted)
         reference = board if isinstance(official, pd.Series) else official.iloc[:, draw].mean(axis=1)
         replicates.append(correlation_values(reference, pd.Series(fitted, index=matrix.index), top=top,
-                                             decimals=decimals))
+                                             decimals=decimals, ties=top_ties))
     spread = np.array([[replicate[name] for replicate in replicates] for name in CORRELATIONS])
     estimates = np.array([point[name] for name in CORRELATIONS])
     low, high = bootstrap_interval(estimates, spread, confidence, len(queries), (-1, 1))
@@ -308,7 +313,22 @@ def _irt(runs: Mapping[str, Run], grades: pd.DataFrame, exam: Mapping[str, Seque
     return theta, stats, (pd.Series(low, index=theta.index), pd.Series(high, index=theta.index))
 
 
-def _row(evaluation: Evaluation, n_systems: int, stats: pd.DataFrame) -> dict[str, object]:
+def _issues(official: pd.Series, board: pd.Series, top: int, ties: str, decimals: int | None) -> tuple[str, str]:
+    """autojudge-evaluate's diagnostics of the runs and of the official top runs ('' for none), on
+    the scores as they are ranked."""
+    from exampp.analysis.correlation import correlation_issue, round_scores, top_systems
+
+    reference = cast("dict[str, float]", official.to_dict())  # runs' names
+    other = cast("dict[str, float]", board.to_dict())
+    if decimals is not None:
+        reference, other = round_scores(reference, decimals), round_scores(other, decimals)
+    runs = [run for run in reference if run in other]
+    tops = top_systems({run: reference[run] for run in runs}, top, ties)
+    return (correlation_issue([reference[r] for r in runs], [other[r] for r in runs]) or "",
+            correlation_issue([reference[r] for r in tops], [other[r] for r in tops]) or "")
+
+
+def _row(evaluation: Evaluation, n_systems: int, stats: pd.DataFrame, issues: tuple[str, str]) -> dict[str, object]:
     row: dict[str, object] = {"evaluation": evaluation.name, "family": evaluation.family,
                               "label": evaluation.label or "", "tau": evaluation.tau,
                               "measure": evaluation.measure, "n_systems": n_systems}
@@ -316,6 +336,7 @@ def _row(evaluation: Evaluation, n_systems: int, stats: pd.DataFrame) -> dict[st
         statistic = cast(str, label)  # the statistics' names
         row[statistic] = values["value"]
         row[f"{statistic}_low"], row[f"{statistic}_high"] = values["low"], values["high"]
+    row["issue"], row["top_issue"] = issues
     return row
 
 

@@ -24,9 +24,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from exampp.analysis.correlation import DEFAULT_DECIMALS, round_scores, tau_ap_rows
+from exampp.analysis.correlation import DEFAULT_DECIMALS, round_scores, tau_ap_b_rows, tau_ap_rows, tau_gap_rows
+from exampp.defaults import TOP_TIES
 
-CORRELATIONS = ("spearman", "kendall", "tau_ap", "kendall_top")
+CORRELATIONS = ("spearman", "kendall", "tau_ap", "kendall_top", "tau_ap_b", "tau_gap")
 TESTS = ("t", "randomization")
 CORRECTIONS = ("holm", "bh", "none")
 LEVELS = ("nominal", "ordinal", "interval")
@@ -149,6 +150,33 @@ def bootstrap_means(scores: pd.DataFrame, n: int = 1000, seed: int = 0, confiden
                         index=pd.Index(scores.index, name="run"))
 
 
+def bootstrap_nanmeans(values: pd.DataFrame, n: int = 1000, seed: int = 0, confidence: float = 0.95
+                       ) -> pd.DataFrame:
+    """Each column's mean over the rows, skipping NaN (a statistic undefined on some topics), with a
+    bootstrap interval over resampled rows; :func:`bootstrap_means` for tables with gaps.
+
+    :param values: One row per unit resampled (a topic), one column per statistic.
+    :param n: The number of bootstrap replicates.
+    :param seed: The seed of the draws.
+    :param confidence: The interval's confidence level.
+    :returns: Index the columns; columns ``mean``, ``low``, ``high`` (NaN where every row is NaN;
+        the interval within the column's lowest and highest value).
+    """
+    data = values.to_numpy(dtype=float).T  # statistics x units
+    if data.shape[1] == 0:
+        raise ValueError("the bootstrap needs at least one row")
+    counts = _draw_counts(bootstrap_samples(data.shape[1], n, seed), data.shape[1])
+    defined = ~np.isnan(data)
+    filled = np.where(defined, data, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = filled.sum(axis=1) / defined.sum(axis=1)
+        replicates = (filled @ counts.T) / (defined.astype(float) @ counts.T)  # NaN: no defined row drawn
+    lowest = np.where(defined.any(axis=1), np.nanmin(np.where(defined, data, np.inf), axis=1), np.nan)
+    highest = np.where(defined.any(axis=1), np.nanmax(np.where(defined, data, -np.inf), axis=1), np.nan)
+    low, high = bootstrap_interval(means, replicates, confidence, data.shape[1], (lowest, highest))
+    return pd.DataFrame({"mean": means, "low": low, "high": high}, index=pd.Index(values.columns, name="statistic"))
+
+
 def scores_table(per_query: pd.DataFrame, value: str = "value", measure: str | None = None) -> pd.DataFrame:
     """The run x query scores table of a long per-query table; a query a run lacks scores 0.
 
@@ -204,36 +232,58 @@ def _spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(rho), np.clip(rho, -1, 1), math.nan)
 
 
-def _top_pairs(reference: np.ndarray, top: int) -> np.ndarray:
-    """(replicates, pairs): both systems of the pair in the reference's top ``top`` (rank by
-    'min', so that systems tied at the cut are all in)."""
+def _top_mask(reference: np.ndarray, top: int, ties: str = "include", priority: np.ndarray | None = None
+              ) -> np.ndarray:
+    """(replicates, systems): the system is in the reference's top ``top``. ``include``: by 'min'
+    rank, so that systems tied at the cut are all in; ``truncate``: exactly ``top`` systems, ties at
+    the cut broken by ``priority`` (lower first; by default the column order), as autojudge-evaluate."""
+    if ties not in TOP_TIES:
+        raise ValueError(f"unknown top ties {ties!r}; one of {', '.join(TOP_TIES)}")
     from scipy import stats
 
-    ranks = stats.rankdata(-reference, method="min", axis=1)
-    inside = ranks <= top
+    if ties == "include":
+        return stats.rankdata(-reference, method="min", axis=1) <= top
+    priority = np.arange(reference.shape[1]) if priority is None else np.asarray(priority)
+    order = np.lexsort((np.broadcast_to(priority, reference.shape), -reference), axis=1)
+    inside = np.zeros(reference.shape, dtype=bool)
+    np.put_along_axis(inside, order[:, :top], True, axis=1)
+    return inside
+
+
+def _top_pairs(reference: np.ndarray, top: int, ties: str = "include", priority: np.ndarray | None = None
+               ) -> np.ndarray:
+    """(replicates, pairs): both systems of the pair in the reference's top (:func:`_top_mask`)."""
+    inside = _top_mask(reference, top, ties, priority)
     i, j = np.triu_indices(reference.shape[1], k=1)
     return inside[:, i] & inside[:, j]
 
 
-def _correlation_rows(x: np.ndarray, y: np.ndarray, top: int) -> dict[str, np.ndarray]:
-    """Every statistic of :data:`CORRELATIONS` for each row pair (x the reference)."""
+def _correlation_rows(x: np.ndarray, y: np.ndarray, top: int, ties: str = "include",
+                      priority: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Every statistic of :data:`CORRELATIONS` for each row pair (x the reference; the columns are
+    the systems sorted by name, which τ_GAP's ties follow)."""
     return {
         "spearman": _spearman_rows(x, y),
         "kendall": _kendall_rows(x, y),
         "tau_ap": tau_ap_rows(x, y),
-        "kendall_top": _kendall_rows(x, y, _top_pairs(x, top)),
+        "kendall_top": _kendall_rows(x, y, _top_pairs(x, top, ties, priority)),
+        "tau_ap_b": tau_ap_b_rows(x, y),
+        "tau_gap": tau_gap_rows(x, y),
     }
 
 
-def kendall_top(reference: Mapping[str, float], other: Mapping[str, float], top: int = 10) -> float:
-    """Kendall's τ-b of two leaderboards on the systems in the reference's top ``top`` (systems
-    tied at the cut all count), over the systems both hold; NaN when undefined.
+def kendall_top(reference: Mapping[str, float], other: Mapping[str, float], top: int = 10,
+                ties: str = "include") -> float:
+    """Kendall's τ-b of two leaderboards on the systems in the reference's top ``top``, over the
+    systems both hold; NaN when undefined.
 
     :param reference: The leaderboard whose top is taken: system -> score.
     :param other: The other leaderboard.
     :param top: How many of the reference's top systems.
+    :param ties: ``include`` (systems tied at the cut all count) or ``truncate`` (exactly ``top``,
+        ties at the cut by the reference's order: autojudge-evaluate's ``kendall@k``).
     """
-    return correlation_values(reference, other, top, decimals=None)["kendall_top"]
+    return correlation_values(reference, other, top, decimals=None, ties=ties)["kendall_top"]
 
 
 def _leaderboard_row(scores: pd.DataFrame, decimals: int | None) -> np.ndarray:
@@ -249,24 +299,35 @@ def _aligned(reference: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
     return other.loc[reference.index, reference.columns]
 
 
+def _priority(systems: list, order: list) -> np.ndarray:
+    """Each system's position in ``order`` (the reference's order, which breaks ties at a truncated cut)."""
+    position = {system: i for i, system in enumerate(order)}
+    return np.array([position.get(s, len(position)) for s in systems])
+
+
 def correlation_values(reference: Mapping[str, float] | pd.Series, other: Mapping[str, float] | pd.Series,
-                       top: int = 10, decimals: int | None = DEFAULT_DECIMALS) -> dict[str, float]:
+                       top: int = 10, decimals: int | None = DEFAULT_DECIMALS, ties: str = "include"
+                       ) -> dict[str, float]:
     """Every statistic of :data:`CORRELATIONS` of two leaderboards on the systems both hold.
 
-    :param reference: τ_AP's reference, which also picks the top: system -> score.
+    :param reference: τ_AP's reference, which also picks the top: system -> score (its order breaks
+        ties at the cut with ``ties="truncate"``).
     :param other: The other leaderboard.
     :param top: How many of the reference's top systems ``kendall_top`` takes.
     :param decimals: Scores are rounded to this many decimals first (None: not rounded).
+    :param ties: ``kendall_top``'s systems tied at the cut: ``include`` or ``truncate``
+        (:func:`~exampp.analysis.correlation.top_systems`).
     """
     common = sorted(set(reference.keys()) & set(other.keys()))
     x = _round(np.array([[reference[s] for s in common]], dtype=float), decimals)
     y = _round(np.array([[other[s] for s in common]], dtype=float), decimals)
-    return {name: float(values[0]) for name, values in _correlation_rows(x, y, top).items()}
+    priority = _priority(common, list(reference.keys()))
+    return {name: float(values[0]) for name, values in _correlation_rows(x, y, top, ties, priority).items()}
 
 
 def correlation_intervals(reference: pd.DataFrame | pd.Series, other: pd.DataFrame, n: int = 1000, seed: int = 0,
-                          confidence: float = 0.95, top: int = 10, decimals: int | None = DEFAULT_DECIMALS
-                          ) -> pd.DataFrame:
+                          confidence: float = 0.95, top: int = 10, decimals: int | None = DEFAULT_DECIMALS,
+                          ties: str = "include", order: list[str] | None = None) -> pd.DataFrame:
     """Rank correlations of two leaderboards' means with bootstrap intervals over resampled queries,
     one set of draws for both tables.
 
@@ -280,19 +341,28 @@ def correlation_intervals(reference: pd.DataFrame | pd.Series, other: pd.DataFra
     :param top: ``kendall_top`` is Kendall tau-b on the systems in the reference's top ``top`` (by mean).
     :param decimals: Means are rounded to this many decimals before ranking (:func:`round_scores`);
         None does not round.
+    :param ties: ``kendall_top``'s systems tied at the cut: ``include`` or ``truncate``
+        (:func:`~exampp.analysis.correlation.top_systems`).
+    :param order: The runs in the reference's order, which breaks ties at a truncated cut (default:
+        the reference's own row order).
     :returns: Index statistic (one of :data:`CORRELATIONS`); columns ``value`` (on all queries), ``low``, ``high``.
     :raises ValueError: The tables' runs or queries differ.
     """
+    priority_order = list(reference.index) if order is None else list(order)
+    runs = sorted(reference.index)  # τ_GAP breaks ties in ``other`` by this order, as autojudge-evaluate
     if isinstance(reference, pd.Series):
         if set(reference.index) != set(other.index):
             raise ValueError("the leaderboard and the score table must hold the same runs")
-        other = other.loc[reference.index]
+        reference = reference.loc[runs]
+        other = other.loc[runs]
         x_row = _round(reference.to_numpy(dtype=float)[None, :], decimals)
     else:
-        other = _aligned(reference, other)
+        other = _aligned(reference, other).loc[runs]
+        reference = reference.loc[runs]
         x_row = _leaderboard_row(reference, decimals)
+    priority = _priority(runs, priority_order)
     y_values = _check_scores(other, "other")
-    values = _correlation_rows(x_row, _leaderboard_row(other, decimals), top)
+    values = _correlation_rows(x_row, _leaderboard_row(other, decimals), top, ties, priority)
     rows = {name: (float(values[name][0]), math.nan, math.nan) for name in CORRELATIONS}
     if n:
         counts = _draw_counts(bootstrap_samples(y_values.shape[1], n, seed), y_values.shape[1])
@@ -301,7 +371,7 @@ def correlation_intervals(reference: pd.DataFrame | pd.Series, other: pd.DataFra
             x_boot = np.repeat(x_row, n, axis=0)
         else:
             x_boot = _round(_replicate_means(_check_scores(reference, "reference"), counts).T, decimals)
-        replicates = _correlation_rows(x_boot, y_boot, top)
+        replicates = _correlation_rows(x_boot, y_boot, top, ties, priority)
         for name in CORRELATIONS:
             low, high = bootstrap_interval(values[name], replicates[name][None], confidence, y_values.shape[1], (-1, 1))
             rows[name] = (rows[name][0], float(low[0]), float(high[0]))

@@ -124,19 +124,17 @@ class LeaderboardCorrelation:
     bootstrap: Bootstrap | None = None
 
     def table(self) -> pd.DataFrame:
-        """Columns ``measure, value, p_value``: spearman, kendall, pearson, tau_ap (no p-value);
-        with a bootstrap also ``low, high`` (none for pearson) and a ``kendall_top`` row (Kendall
-        on the runs in A's top ``bootstrap.top``)."""
+        """Columns ``measure, value, p_value``: spearman, kendall, pearson, tau_ap, kendall_top (Kendall
+        on the runs in A's top ``correlation.top``), tau_ap_b, tau_gap (p-values for the first three);
+        with a bootstrap also ``low, high`` (none for pearson)."""
         result = self.correlation
         table = pd.DataFrame(
             [(name, getattr(result, name), getattr(result, f"{name}_p", math.nan))
-             for name in ("spearman", "kendall", "pearson", "tau_ap")],
+             for name in ("spearman", "kendall", "pearson", "tau_ap", "kendall_top", "tau_ap_b", "tau_gap")],
             columns=["measure", "value", "p_value"],
         )
         if self.intervals is None:
             return table
-        top = self.intervals.loc[["kendall_top"], ["value"]].rename_axis("measure").reset_index()
-        table = pd.concat([table, top.assign(p_value=math.nan)], ignore_index=True)
         bounds = self.intervals[["low", "high"]]
         return table.join(bounds, on="measure")
 
@@ -168,6 +166,8 @@ class CorrelateJob(CheckedSettings):
     :param seed: The seed of the bootstrap's draws.
     :param confidence: The intervals' confidence level.
     :param top: How many of A's top runs ``kendall_top`` takes.
+    :param top_ties: A's runs tied at that cut: ``include`` all, or ``truncate`` to exactly ``top``
+        by A's order (autojudge-evaluate's ``kendall@k``).
     :param strict: A run query the qrels lack is an error, not a warning.
     :raises SettingError: A setting that breaks its rule (:mod:`exampp.setting_rules`).
     """
@@ -184,6 +184,7 @@ class CorrelateJob(CheckedSettings):
     seed: int = 0
     confidence: float = 0.95
     top: int = 10
+    top_ties: str = "include"
     strict: bool = False
 
     def run(self, warn: Warn = python_warning) -> LeaderboardCorrelation:
@@ -203,7 +204,8 @@ class CorrelateJob(CheckedSettings):
             for name, source in (("A", self.a), ("B", self.b)):
                 _check_per_query(boards, name, source, "per-query correlation" if self.per_query else "the bootstrap")
         try:
-            result = correlate(board_a, board_b, exclude=self.exclude, decimals=self.decimals)
+            result = correlate(board_a, board_b, exclude=self.exclude, decimals=self.decimals, top=self.top,
+                               top_ties=self.top_ties)
         except ValueError as exc:  # an excluded run in neither leaderboard
             raise UnknownExcluded(str(exc)) from None
         if result.n_systems < 2:
@@ -215,13 +217,15 @@ class CorrelateJob(CheckedSettings):
         intervals = settings = None
         if self.bootstrap:
             intervals, settings = _intervals(boards.per_query(self.a), boards.per_query(self.b), self.exclude,
-                                             self.decimals, self.bootstrap, self.seed, self.confidence, self.top, warn)
+                                             self.decimals, self.bootstrap, self.seed, self.confidence, self.top,
+                                             warn, self.top_ties, list(board_a))
         return LeaderboardCorrelation(self.a, self.b, board_a, board_b, result, queries, tuple(self.exclude),
                                       self.decimals, intervals, settings)
 
 
 def _intervals(table_a: pd.DataFrame, table_b: pd.DataFrame, exclude: Collection[str], decimals: int | None,
-               n: int, seed: int, confidence: float, top: int, warn: Warn) -> tuple[pd.DataFrame, Bootstrap]:
+               n: int, seed: int, confidence: float, top: int, warn: Warn, top_ties: str = "include",
+               order: list[str] | None = None) -> tuple[pd.DataFrame, Bootstrap]:
     """Bootstrap intervals of the correlations on the runs and queries both tables hold."""
     from exampp.analysis.statistics import correlation_intervals
 
@@ -235,7 +239,8 @@ def _intervals(table_a: pd.DataFrame, table_b: pd.DataFrame, exclude: Collection
         warn(f"bootstrap over the {len(queries)} queries both leaderboards hold; left out: "
              f"{len(only_a)} only in A, {len(only_b)} only in B")
     intervals = correlation_intervals(table_a.loc[runs, queries], table_b.loc[runs, queries], n=n, seed=seed,
-                                      confidence=confidence, top=top, decimals=decimals)
+                                      confidence=confidence, top=top, decimals=decimals, ties=top_ties,
+                                      order=[run for run in order if run in runs] if order else None)
     return intervals, Bootstrap(n, seed, confidence, top, len(queries), only_a, only_b)
 
 

@@ -70,6 +70,8 @@ class MetaEvaluateJob(CheckedSettings):
         (a fit takes a fraction of a second; 0: no interval).
     :param seed: The seed of the resamples.
     :param top: How many official top runs ``kendall_top`` takes.
+    :param top_ties: The official runs tied at that cut: ``include`` all, or ``truncate`` to exactly
+        ``top`` by the official leaderboard's order (autojudge-evaluate's ``kendall@k``).
     :param confidence: The intervals' confidence level.
     :param exclude: Runs to leave out.
     :param decimals: Round scores to this many decimals before ranking, as ``exampp correlate`` does
@@ -94,6 +96,7 @@ class MetaEvaluateJob(CheckedSettings):
     irt_bootstrap: int = 50
     seed: int = 0
     top: int = 10
+    top_ties: str = "include"
     confidence: float = 0.95
     exclude: Collection[str] = ()
     decimals: int | None = DECIMALS
@@ -140,7 +143,8 @@ class MetaEvaluateJob(CheckedSettings):
         return meta_evaluation(read, stored.grades, exam, board.rename(official.label), per_query, evaluations,
                                taus=levels, depth=self.depth, irt="irt" in self.families, bootstrap=self.bootstrap,
                                irt_bootstrap=self.irt_bootstrap, seed=self.seed, top=self.top,
-                               confidence=self.confidence, decimals=self.decimals, progress=self.progress, warn=warn)
+                               confidence=self.confidence, decimals=self.decimals, progress=self.progress,
+                               top_ties=self.top_ties, warn=warn)
 
 
 # --- the leaderboards ------------------------------------------------------------------------------
@@ -172,4 +176,4 @@ def _official(source: LeaderboardSource, runs: Mapping[str, Run], strict: bool,
     if scores is not None:  # its queries are resampled like the others
         scores = scores.loc[sorted(runs)]
         return scores.mean(axis=1), scores
-    return pd.Series({name: float(board[name]) for name in sorted(runs)}), None
+    return pd.Series({name: float(board[name]) for name in board if name in runs}), None  # the file's order

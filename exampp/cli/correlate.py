@@ -15,6 +15,7 @@ from exampp.cli.output import (
     output_option,
     render,
     strict_option,
+    top_ties_option,
     warn,
     write_output,
 )
@@ -96,15 +97,17 @@ def _number(spec: str):
 @click.option("--show", is_flag=True, help="Also print both leaderboards side by side with ranks.")
 @bootstrap_options
 @click.option("--top", type=click.IntRange(min=2), default=10, show_default=True,
-              help="With --bootstrap: also Kendall's tau on the runs in A's top this many.")
+              help="kendall_top: Kendall's tau on the runs in A's top this many.")
+@top_ties_option
 @strict_option
 @format_option
 @output_option
-def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, bootstrap, seed, confidence, top, strict,
-              fmt, output, **sides) -> None:
-    """Rank correlation of leaderboard A with leaderboard B: Spearman, Kendall tau-b, Pearson
-    and tau_ap (tie-aware, A is the reference), on the runs both contain; runs in only
-    one are listed.
+def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, bootstrap, seed, confidence, top,
+              top_ties, strict, fmt, output, **sides) -> None:
+    """Rank correlation of leaderboard A with leaderboard B: Spearman, Kendall tau-b, Pearson,
+    tau_ap (tie-aware, A is the reference), Kendall on A's --top runs (kendall_top), the
+    symmetric tau_ap_b and tau_gap (A gives the gaps), on the runs both contain; runs in
+    only one are listed, and autojudge-evaluate's diagnostics (too_few, all_tied) shown.
 
     Each leaderboard is a file (--a FILE) or computed from qrels and a measure over the
     runs in --runs (--a-qrels QRELS --a-measure MEASURE). A file may be a per-query table
@@ -116,7 +119,7 @@ def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, boo
     over topics), and its per-topic rows serve --per-query and --bootstrap.
 
     --bootstrap N adds symmetric bootstrap intervals over N resamplings of the queries
-    (the same draws for A and B) and Kendall's tau on A's --top runs.
+    (the same draws for A and B).
 
     \b
     Example:
@@ -136,7 +139,7 @@ def correlate(runs_dir, depth, exclude, per_query, decimals, no_round, show, boo
     try:
         report = CorrelateJob(a, b, runs=runs_dir, depth=depth, exclude=exclude, decimals=rounding,
                               per_query=per_query, bootstrap=bootstrap, seed=seed, confidence=confidence,
-                              top=top, strict=strict).run(warn=warn)
+                              top=top, top_ties=top_ties, strict=strict).run(warn=warn)
     except UnknownExcluded as exc:
         raise click.UsageError(str(exc)) from None
     _print(report, show, fmt, output)
@@ -186,6 +189,10 @@ def _text(report: LeaderboardCorrelation, show: bool) -> list[str]:
         f"{result.n_systems} runs in both; tau_ap takes A as the reference"
         + ("" if rounding is None else f"; scores rounded to {rounding} decimals"),
         *_bootstrap_lines(report),
+        f"top runs (for kendall_top): A's top {result.top}, "
+        + ("runs tied at the cut all in" if result.top_ties == "include" else "exactly that many, ties by A's order"),
+        *([f"diagnostics: {result.issue or '-'} (all runs), {result.top_issue or '-'} (top runs)"]
+          if result.issue or result.top_issue else []),
         "",
         report.table().to_string(index=False, na_rep="-",
                                  formatters={"value": _number("{:.4f}"), "p_value": _number("{:.3g}"),
@@ -212,4 +219,4 @@ def _bootstrap_lines(report: LeaderboardCorrelation) -> list[str]:
     if settings is None:
         return []
     return [f"{settings.confidence:.0%} intervals: bootstrap of {settings.n} resamplings of {settings.n_queries} "
-            f"queries (seed {settings.seed}); kendall_top: Kendall's tau on A's top {settings.top} runs"]
+            f"queries (seed {settings.seed})"]

@@ -17,6 +17,7 @@ from exampp.cli.output import (
     progress_option,
     render,
     strict_option,
+    top_ties_option,
     warn,
     workspace_option,
     write_output,
@@ -77,6 +78,7 @@ def draw_options(command):
               show_default=True, help="Confidence level of the intervals.")
 @click.option("--top", type=click.IntRange(min=2), default=10, show_default=True,
               help="Kendall's tau on the official top-N systems.")
+@top_ties_option
 @click.option("--exclude", multiple=True, metavar="RUN", help="Leave this run out (repeatable).")
 @click.option("--decimals", type=click.IntRange(0, 15), default=DECIMALS, show_default=True,
               help="Round scores to this many decimals before ranking.")
@@ -87,12 +89,13 @@ def draw_options(command):
 def meta_evaluate(workspace, method, bank, runs_dir, responses, official_file, official_format, official_column,
                   official_qrels,
                   official_measure, labels, taus, families, depth, bootstrap, irt_bootstrap, seed, confidence, top,
-                  exclude, decimals, strict, fmt, output, progress) -> None:
+                  top_ties, exclude, decimals, strict, fmt, output, progress) -> None:
     """Correlate every evaluation the workspace's grades support with the official leaderboard:
     P@k and AP on EXAM-Qrels at every tau, nDCG@k with each label variant as gains, alpha-nDCG@k
     and ERR-IA@k with each question a subtopic, EXAM-Cover@k, n-EXAM@k and the IRT ability.
-    Spearman, Kendall tau-b, tau_ap and Kendall on the official top-N, each with a bootstrap
-    interval over queries; best first by Kendall's tau, the best of each statistic marked *.
+    Spearman, Kendall tau-b, tau_ap, Kendall on the official top-N, the symmetric tau_ap_b and
+    tau_gap, each with a bootstrap interval over queries; best first by Kendall's tau, the best
+    of each statistic marked *; autojudge-evaluate's diagnostics (too_few, all_tied) where any.
 
     \b
     Example:
@@ -117,7 +120,8 @@ def meta_evaluate(workspace, method, bank, runs_dir, responses, official_file, o
         official = QrelsMeasure(str(Workspace.at(workspace).official_qrels), official_measure)
     job = MetaEvaluateJob(workspace, official=official, runs=runs_dir, responses=responses, method=method, bank=bank,
                           labels=labels or LABELS, taus=taus or None, depth=depth, families=families or FAMILIES,
-                          bootstrap=bootstrap, irt_bootstrap=irt_bootstrap, seed=seed, top=top, confidence=confidence,
+                          bootstrap=bootstrap, irt_bootstrap=irt_bootstrap, seed=seed, top=top, top_ties=top_ties,
+                          confidence=confidence,
                           exclude=exclude, decimals=decimals, strict=strict, progress=progress)
     result = job.run(warn=warn)
     write_output(_render(result, fmt), output)
@@ -128,7 +132,7 @@ def _render(result: MetaEvaluation, fmt: str) -> str:
         return dumps({
             "official": result.official.name, "n_systems": int(len(result.official)),
             "bootstrap": result.bootstrap, "seed": result.seed, "confidence": result.confidence,
-            "top": result.top, "evaluations": records(result.table),
+            "top": result.top, "top_ties": result.top_ties, "evaluations": records(result.table),
         }, indent=2) + "\n"
     if fmt == "tsv":
         return render(result.table, "tsv") + "\n"
@@ -145,11 +149,15 @@ def _text(result: MetaEvaluation) -> list[str]:
         marks = ["*" if statistic in best.split(", ") else " " for best in table["best"]]
         shown[statistic] = [_cell(row[statistic], row[f"{statistic}_low"], row[f"{statistic}_high"], intervals) + m
                             for (_, row), m in zip(table.iterrows(), marks)]
+    for column in ("issue", "top_issue"):
+        if table[column].astype(bool).any():  # autojudge-evaluate's diagnostics, where there are any
+            shown[column] = table[column].replace("", "-")
     level = f"{result.confidence:.0%}"
     header = [f"official: {result.official.name}; {len(result.official)} runs; "
               + (f"{level} intervals from {result.bootstrap} bootstrap resamples of the queries (seed {result.seed})"
                  if intervals else "no intervals (--bootstrap 0)")
-              + f"; kendall_top: the official top {result.top}; * best", ""]
+              + f"; kendall_top: the official top {result.top}"
+              + ("" if result.top_ties == "include" else " (exactly, ties by the official order)") + "; * best", ""]
     return header + [render(pd.DataFrame(shown), "text")]
 
 

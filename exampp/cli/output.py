@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from exampp.cli.settings import FiniteRange, Setting
-from exampp.defaults import DEPTH
+from exampp.defaults import DEPTH, TOP_TIES
 from exampp.formats.eval_results import LINE_FORMATS
 
 if TYPE_CHECKING:  # pandas is imported by what makes tables: `exampp eval` starts without it
@@ -99,6 +99,12 @@ def bootstrap_options(command):
     for option in reversed(options):
         command = option(command)
     return command
+
+
+top_ties_option = click.option(
+    "--top-ties", type=click.Choice(TOP_TIES), default="include", show_default=True,
+    help="kendall_top's runs tied at the cut: include them all, or truncate to exactly --top by the "
+         "reference's order (autojudge-evaluate's kendall@k).")
 
 
 output_option = click.option(
