@@ -4,7 +4,16 @@ from __future__ import annotations
 import click
 
 from exampp.cli.backend_options import backend_options
-from exampp.cli.output import InputPath, check_method, emit, format_option, one_stdin, output_option, progress_option
+from exampp.cli.output import (
+    RESPONSES,
+    InputPath,
+    check_method,
+    emit,
+    format_option,
+    one_stdin,
+    output_option,
+    progress_option,
+)
 from exampp.cli.settings import Setting
 from exampp.defaults import CHUNK, LABELS
 
@@ -40,8 +49,9 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
                                "[default: WORKSPACE/topics/topics.jsonl].")
 @click.option("--corpus", help="Passage texts: JSONL/TSV file, irds:<dataset-id> or pyserini:<index-dir> "
                                "[default: WORKSPACE/corpus/passages.jsonl].")
-@click.option("--responses", type=_PATH, help="Generated responses (RAG answers, JSONL or TSV) to segment "
-                                              "into passages and grade as extra runs.")
+@click.option("--responses", type=RESPONSES, help="Generated responses (RAG answers, JSONL or TSV; AutoJudge "
+                                              "reports; a file or a folder of them) to segment into passages and "
+                                              "grade as extra runs.")
 @click.option("--workspace", "-w", type=click.Path(file_okay=False),
               help="Workspace folder for grades.sqlite and qrels/ [default: the config file's folder, else .].")
 @click.option("--store", type=_PATH, help="Grade store file [default: WORKSPACE/grades.sqlite].")
