@@ -109,28 +109,39 @@ def _checked(value: str, what: str, name: str, lineno: int, *, first_column: boo
 
 def _jsonl_responses(lines: Iterator[tuple[int, str]], name: str, default_run: str) -> Iterator[Response]:
     for lineno, record in json_lines(lines, name):
-        if not isinstance(record, dict):
-            raise InputError(name, lineno, f"expected a response object, found {type(record).__name__}")
-        if is_report(record):
-            yield _report_response(record, name, lineno, default_run)
-            continue
-        query_id = line_field(record, QUERY_KEYS)
-        if isinstance(query_id, int) and not isinstance(query_id, bool):
-            query_id = str(query_id)
-        if not isinstance(query_id, str):
-            raise InputError(name, lineno, f"missing query id: expected a string in one of {', '.join(QUERY_KEYS)}")
-        query_id = _checked(query_id, "query id", name, lineno, first_column=True)
-        run_id = line_field(record, ("run_id",))
-        run_id = default_run if run_id is None else run_id
-        if not isinstance(run_id, str):
-            raise InputError(name, lineno, f"run_id {run_id!r} must be a string")
-        run_id = _checked(run_id, "run_id", name, lineno)
-        key = next((k for k in TEXT_KEYS if record.get(k) is not None), None)
-        text = None if key is None else _answer_text(record[key])
-        if text is None:
-            raise InputError(name, lineno, "missing text: expected 'answer' (a list of {\"text\"} sentences or "
-                                           "a string), 'response', 'text' or 'answer_text'")
-        yield Response(run_id, query_id, text, lineno)
+        yield parse_response(record, name, lineno, default_run)
+
+
+def parse_response(record: Any, name: str, lineno: int, default_run: str) -> Response:
+    """One JSONL line of a responses file (see the module docstring).
+
+    :param record: The line's JSON value.
+    :param name: The file's name, for messages.
+    :param lineno: The line's number.
+    :param default_run: The run id of a line that names none.
+    :raises InputError: A malformed line.
+    """
+    if not isinstance(record, dict):
+        raise InputError(name, lineno, f"expected a response object, found {type(record).__name__}")
+    if is_report(record):
+        return _report_response(record, name, lineno, default_run)
+    query_id = line_field(record, QUERY_KEYS)
+    if isinstance(query_id, int) and not isinstance(query_id, bool):
+        query_id = str(query_id)
+    if not isinstance(query_id, str):
+        raise InputError(name, lineno, f"missing query id: expected a string in one of {', '.join(QUERY_KEYS)}")
+    query_id = _checked(query_id, "query id", name, lineno, first_column=True)
+    run_id = line_field(record, ("run_id",))
+    run_id = default_run if run_id is None else run_id
+    if not isinstance(run_id, str):
+        raise InputError(name, lineno, f"run_id {run_id!r} must be a string")
+    run_id = _checked(run_id, "run_id", name, lineno)
+    key = next((k for k in TEXT_KEYS if record.get(k) is not None), None)
+    text = None if key is None else _answer_text(record[key])
+    if text is None:
+        raise InputError(name, lineno, "missing text: expected 'answer' (a list of {\"text\"} sentences or "
+                                       "a string), 'response', 'text' or 'answer_text'")
+    return Response(run_id, query_id, text, lineno)
 
 
 def _report_response(record: dict[str, Any], name: str, lineno: int, default_run: str) -> Response:
