@@ -102,7 +102,9 @@ def validate_runs(submissions: Submissions, spec: TrackSpec, topics: Collection[
     for run_id, files in submissions.files.items():
         found = Findings(run_id, spec)
         ranked, answers = submissions.ranked.get(run_id), submissions.answers.get(run_id)
-        _file_checks(found, run_id, files, runs_in)
+        for group in ([r.file for r in ranked or ()], [a.file for a in answers or ()]):  # a ranking and its answers
+            if group:
+                _file_checks(found, run_id, list(dict.fromkeys(group)), runs_in)
         for name in files:
             if ranked and len(runs_in[name]) > 1 and any(r.file == name for r in ranked):
                 found.add("run_tag", f"the run file holds several run tags: {', '.join(sorted(runs_in[name]))}",
