@@ -4,14 +4,13 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
+from conftest import jsonl
 from exampp.errors import InputError
 from exampp.formats.rag_responses import Response, read_responses
 from exampp.formats.reports import CitedSentence, RagReport, Request, read_reports, read_requests
 from exampp.formats.topic_files import read_topics
-from conftest import jsonl
 
 RAG24 = {"metadata": {"team_id": "t", "run_id": "r24", "narrative_id": 7, "narrative": "solar", "type": "automatic"},
          "references": ["d1", "d2", "d3"],
@@ -57,7 +56,8 @@ def test_a_run_answering_twice_across_files_names_both(tmp_path):
                                                                   {"text": "b", "citations": ["d"]}]},
      "responses[0] cites as rag24 and responses[1] as neuclir: a report writes its citations one way (indices, "
      "{doc: confidence} or doc ids)"),
-    ({"metadata": {"run_id": "r", "topic_id": "q"}, "references": ["d"], "answer": [{"text": "a", "citations": [0, True]}]},
+    ({"metadata": {"run_id": "r", "topic_id": "q"}, "references": ["d"],
+      "answer": [{"text": "a", "citations": [0, True]}]},
      "answer[0].citations[1] must be an integer (an index into references), found bool"),
     ({"metadata": {"run_id": "r", "topic_id": "q"}, "responses": [{"text": "a", "citations": {"d": "0.5"}}]},
      "responses[0].citations['d'] must be a number (a confidence), found str"),

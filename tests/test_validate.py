@@ -5,8 +5,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from conftest import jsonl, shared_path
 from exampp.api.validate import validate

@@ -216,8 +216,9 @@ def parse_report(record: Any, name: str, line: int, default_run: str | None = No
     meta = record.get("metadata")
     if meta is not None and not isinstance(meta, dict):
         raise InputError(name, line, f"'metadata' must be an object, found {json_name(meta)}")
+    meta = meta or {}
     topic_id = _id(line_field(record, QUERY_KEYS))
-    named = {_id(meta.get(k)) for k in ("topic_id", "narrative_id") if meta and meta.get(k) is not None}
+    named = {_id(meta.get(k)) for k in ("topic_id", "narrative_id") if meta.get(k) is not None}
     if len(named) > 1:  # as ReportMetaData: two names of one topic
         raise InputError(name, line, f"metadata topic_id {meta['topic_id']!r} and narrative_id "
                                      f"{meta['narrative_id']!r} differ")
@@ -246,7 +247,7 @@ def parse_report(record: Any, name: str, line: int, default_run: str | None = No
     shape = _shape(items, key, name, line)
     sentences = tuple(_sentence(s, shape, references or (), f"{key}[{i}]", name, line)
                       for i, s in enumerate(items))
-    return RagReport(run_id, topic_id, sentences, shape, team_id, references, meta or {}, key, line)
+    return RagReport(run_id, topic_id, sentences, shape, team_id, references, meta, key, line)
 
 
 def report_files(source: PathLike) -> list[Path | str]:
