@@ -39,7 +39,7 @@ def test_ranked_runs(tmp_path):
         "other": [("warning", "file_name", None, "the file 'bad.txt' is not named after the run tag"),
                   ("error", "duplicate_docs", "q1", "document 'd1' twice (line 1)"),
                   ("error", "depth", "q1", "3 documents ranked (at most 2)"),
-                  ("error", "docid_pattern", "q1", "1 doc id(s) do not match d\\d: 'x9'"),
+                  ("error", "docid_pattern", None, "1 doc id(s) in 1 topic(s) do not match d\\d: 'x9'"),
                   ("warning", "rank_order", None, "1 topic(s) whose ranks do not rise by line or whose scores "
                                                   "rise with rank: 'q1'"),
                   ("error", "missing_topics", None, "1 of 2 topics not answered: 'q2'"),

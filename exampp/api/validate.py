@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from exampp.files.io import PathLike
 from exampp.intake import RunValidation, load_spec, validate_runs
 from exampp.intake.submissions import read_submissions
+
+if TYPE_CHECKING:
+    from exampp.api.grade import GradeJob
 
 COLUMNS = ["severity", "check", "topic", "where", "message"]
 
@@ -69,3 +73,18 @@ def validate(sources: Iterable[PathLike], *, topics: str | None = None, corpus: 
             return set(store.get_many(ids))
 
     return Validation(tuple(validate_runs(read_submissions(sources), track, wanted, known)), track.track)
+
+
+def validate_grade_inputs(job: GradeJob) -> Validation:
+    """The checks ``exampp grade --validate`` makes before grading: on the job's runs (its
+    workspace's runs/ by default) and responses, against its topics when given, with no track spec.
+
+    :param job: The grade job.
+    """
+    from exampp.stores.layout import Workspace
+
+    runs_dir = Workspace.at(job.workspace).runs
+    sources: list[PathLike] = list(job.runs) or ([runs_dir] if runs_dir.is_dir() else [])
+    if job.responses is not None:
+        sources.append(job.responses)
+    return validate(sources, topics=job.topics)

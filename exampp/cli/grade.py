@@ -102,10 +102,13 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
                    "labels).")
 @click.option("--export-reference", type=_PATH,
               help="Also write the grades as the reference EXAM++ tool's graded JSONL.gz.")
+@click.option("--validate", "validate_first", is_flag=True,
+              help="Check the runs and responses first (`exampp validate`, against --topics when given) and stop "
+                   "on errors.")
 @progress_option
 @format_option
 @output_option
-def grade(runs, config_path, grader, workspace, progress, fmt, output, **settings) -> None:
+def grade(runs, config_path, grader, workspace, progress, fmt, output, validate_first, **settings) -> None:
     """Grade the pooled passages of RUNS (files or folders [default: WORKSPACE/runs/]) against
     the question bank, then write WORKSPACE/qrels/exam.qrels (EXAM labels) and print the
     EXAM-Cover@k leaderboard.
@@ -137,6 +140,16 @@ def grade(runs, config_path, grader, workspace, progress, fmt, output, **setting
     one_stdin(settings["bank"], settings["topics"], settings["corpus"], settings["responses"], *runs)
     job = GradeJob.configure(config_path, workspace, runs=tuple(runs) or None, grader=grader, progress=progress,
                              **settings)
+    if validate_first:
+        from exampp.api.validate import validate_grade_inputs
+
+        refused = [run for run in validate_grade_inputs(job).runs if run.errors]
+        for run in refused:
+            for finding in (f for f in run.findings if f.severity == "error"):
+                click.echo(f"{finding.where or run.run_id}: {finding.check}: {finding.message}", err=True)
+        if refused:
+            raise click.ClickException(f"validate refused {len(refused)} runs; nothing graded "
+                                       f"(`exampp validate` shows every finding)")
     result = job.run()
     for warning in result.warnings:
         click.echo(warning, err=True)

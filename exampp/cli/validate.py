@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from exampp.cli.output import InputPath, format_option_of, output_option, write_output
-from exampp.report.records import dumps, records
+from exampp.report.records import dumps
 
 
 @click.command()
@@ -33,7 +33,9 @@ def validate(runs, topics, corpus, spec, fmt, output) -> None:
     if fmt == "json":
         write_output(dumps({"spec": result.spec, "errors": result.errors, "runs": [
             {"run_id": run.run_id, "kind": run.kind, "files": list(run.files), "topics": run.topics,
-             "errors": run.errors, "warnings": run.warnings, "findings": records(result.table(run))}
+             "errors": run.errors, "warnings": run.warnings,
+             "findings": [{key: value for key, value in vars(finding).items() if key != "run_id"}
+                          for finding in run.findings]}
             for run in result.runs]}, indent=2) + "\n", output)
     else:
         lines: list[str] = []
@@ -42,10 +44,18 @@ def validate(runs, topics, corpus, spec, fmt, output) -> None:
             lines.append(f"run {run.run_id} ({run.kind}, {run.topics} topics, {', '.join(run.files)}): {verdict}, "
                          f"{run.errors} errors, {run.warnings} warnings")
             if run.findings:
-                lines.append(result.table(run).to_string(index=False))
+                lines.extend(_aligned(result.table(run)))
             lines.append("")
         refused = sum(1 for run in result.runs if run.errors)
         lines.append(f"{len(result.runs)} runs checked against spec {result.spec}: {refused} refused")
         write_output("\n".join(lines) + "\n", output)
     if result.errors:
         raise SystemExit(1)
+
+
+def _aligned(table) -> list[str]:
+    """A findings table as text, each column left-aligned (the message last, unpadded)."""
+    rows = [list(table.columns)] + table.astype(str).values.tolist()
+    widths = [max(len(row[i]) for row in rows) for i in range(len(table.columns) - 1)]
+    return ["  " + "  ".join([cell.ljust(width) for cell, width in zip(row, widths)] + [row[-1]]).rstrip()
+            for row in rows]

@@ -234,6 +234,7 @@ def check_ranking(found: Findings, results: list[Ranked]) -> dict[str, list[str]
     for result in results:
         by_topic[result.result.qid].append(result)
     out_of_order: list[str] = []
+    unmatched: dict[str, list[str]] = defaultdict(list)  # doc id -> the topics ranking it
     rankings: dict[str, list[str]] = {}
     pattern = re.compile(spec.docid_pattern) if spec.docid_pattern else None
     for topic, lines in by_topic.items():
@@ -246,14 +247,17 @@ def check_ranking(found: Findings, results: list[Ranked]) -> dict[str, list[str]
         if spec.depth is not None and len(seen) > spec.depth:
             found.add("depth", f"{len(seen)} documents ranked (at most {spec.depth})", topic, lines[0].file)
         if pattern is not None:
-            bad = [d for d in seen if not pattern.match(d)]
-            if bad:
-                found.add("docid_pattern", f"{len(bad)} doc id(s) do not match {spec.docid_pattern}: "
-                                           f"{some_ids(bad)}", topic, lines[0].file)
+            for docid in seen:
+                if not pattern.match(docid):
+                    unmatched[docid].append(topic)
         if not _in_order(lines):
             out_of_order.append(topic)
         ordered = sorted(seen.values(), key=lambda r: (r.result.score, r.result.docid), reverse=True)
         rankings[topic] = [r.result.docid for r in ordered]
+    if unmatched:
+        topics = {t for ts in unmatched.values() for t in ts}
+        found.add("docid_pattern", f"{len(unmatched)} doc id(s) in {len(topics)} topic(s) do not match "
+                                   f"{spec.docid_pattern}: {some_ids(unmatched)}")
     if out_of_order:
         found.add("rank_order", f"{len(out_of_order)} topic(s) whose ranks do not rise by line or whose scores rise "
                                 f"with rank: {some_ids(out_of_order, 10)}")
