@@ -219,3 +219,19 @@ def test_coverage_finds_what_report_verification_finds(write):
     check_coverage(findings, [r.topic_id for r in read_reports(path)], ["q1", "q2"])
     assert sorted(f.check for f in findings.found) == sorted(f.category for f in theirs.findings) == [
         "duplicate_topics", "missing_topics", "new_topics"]
+
+
+def test_grade_validate_stops_on_errors(tmp_path):
+    import shutil
+
+    from conftest import EXAMPLES
+
+    shutil.copytree(EXAMPLES, tmp_path / "ws")
+    ws = tmp_path / "ws"
+    result = CliRunner().invoke(main, ["grade", str(ws / "runs"), "-w", str(ws), "--validate",
+                                       "--topics", str(ws / "topics" / "topics.jsonl")])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        "weak: missing_topics: 1 of 6 topics not answered: 'Q4'",
+        "Error: validate refused 1 runs; nothing graded (`exampp validate` shows every finding)"]
+    assert not (ws / "grades.sqlite").exists()

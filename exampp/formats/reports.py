@@ -28,13 +28,14 @@ A request (topic) file is JSONL too: ``{"request_id", "title", "problem_statemen
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from exampp.errors import InputError
-from exampp.files.io import PathLike, display_name, is_stdio, iter_json_lines, json_name
+from exampp.files.io import PathLike, display_name, excerpt, is_stdio, iter_json_lines, json_name
 
 QUERY_KEYS = ("topic_id", "query_id", "qid", "narrative_id")
 SENTENCE_KEYS = ("responses", "answer")  # Report.responses, else Report.answer
@@ -218,13 +219,13 @@ def parse_report(record: Any, name: str, line: int, default_run: str | None = No
         raise InputError(name, line, f"'metadata' must be an object, found {json_name(meta)}")
     meta = meta or {}
     topic_id = _id(line_field(record, QUERY_KEYS))
-    named = {_id(meta.get(k)) for k in ("topic_id", "narrative_id") if meta.get(k) is not None}
-    if len(named) > 1:  # as ReportMetaData: two names of one topic
-        raise InputError(name, line, f"metadata topic_id {meta['topic_id']!r} and narrative_id "
-                                     f"{meta['narrative_id']!r} differ")
     if not isinstance(topic_id, str) or not topic_id:
         raise InputError(name, line, f"missing topic id: expected a string in metadata or the line, one of "
                                      f"{', '.join(QUERY_KEYS)}")
+    if meta.get("topic_id") is not None and meta.get("narrative_id") is not None \
+            and _id(meta["topic_id"]) != _id(meta["narrative_id"]):  # as ReportMetaData: two names of one topic
+        raise InputError(name, line, f"metadata topic_id {excerpt(str(meta['topic_id']))} and narrative_id "
+                                     f"{excerpt(str(meta['narrative_id']))} differ")
     run_id = line_field(record, ("run_id",))
     run_id = default_run if run_id is None else run_id
     if not isinstance(run_id, str) or not run_id:
@@ -257,7 +258,7 @@ def report_files(source: PathLike) -> list[Path | str]:
     :param source: A file, ``-`` (standard input) or a folder.
     :raises InputError: A folder without files.
     """
-    if is_stdio(source) or not Path(source).is_dir():
+    if is_stdio(source) or not os.path.isdir(source):  # False for a name no file can have: its reader says why
         return [source if is_stdio(source) else Path(source)]
     files = sorted(p for p in Path(source).iterdir() if p.is_file() and not p.name.startswith("."))
     if not files:

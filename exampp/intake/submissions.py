@@ -98,29 +98,36 @@ def read_submissions(sources: Iterable[PathLike]) -> Submissions:
         for path in report_files(source):
             name = display_name(path)
             default_run = Path(path).name.split(".")[0]
-            first, lines = first_nonblank(iter_lines(path))
-            if first is None:
-                found.unreadable.append((name, default_run, InputError(name, None, "the file is empty")))
-                continue
-            jsonl = first.lstrip().startswith("{")
-            for lineno, text in lines:
-                try:
-                    if jsonl:
-                        if not text.strip():
-                            continue
-                        answer = _answer(parse_json(text, name, lineno), name, lineno, default_run)
-                        found.answers.setdefault(answer.run_id, []).append(answer)
-                        run_id = answer.run_id
-                    else:
-                        result = parse_run_line(text, name, lineno)
-                        if result is None:
-                            continue
-                        found.ranked.setdefault(result.runid, []).append(Ranked(result, name, lineno))
-                        run_id = result.runid
-                except InputError as exc:
-                    found.unreadable.append((name, default_run, exc))
-                    continue
-                files = found.files.setdefault(run_id, [])
-                if name not in files:
-                    files.append(name)
+            try:
+                _read_file(found, path, name, default_run)
+            except InputError as exc:  # the file itself (not UTF-8, a broken gzip): the rest of it is not read
+                found.unreadable.append((name, default_run, exc))
     return found
+
+
+def _read_file(found: Submissions, path: PathLike, name: str, default_run: str) -> None:
+    """The runs of one file into ``found``; a line that cannot be read is kept as such."""
+    first, lines = first_nonblank(iter_lines(path))
+    if first is None:
+        raise InputError(name, None, "the file is empty")
+    jsonl = first.lstrip().startswith("{")
+    for lineno, text in lines:
+        try:
+            if not text.strip():
+                continue
+            if jsonl:
+                answer = _answer(parse_json(text, name, lineno), name, lineno, default_run)
+                found.answers.setdefault(answer.run_id, []).append(answer)
+                run_id = answer.run_id
+            else:
+                result = parse_run_line(text, name, lineno)
+                if result is None:
+                    continue
+                found.ranked.setdefault(result.runid, []).append(Ranked(result, name, lineno))
+                run_id = result.runid
+        except InputError as exc:
+            found.unreadable.append((name, default_run, exc))
+            continue
+        files = found.files.setdefault(run_id, [])
+        if name not in files:
+            files.append(name)
