@@ -96,10 +96,12 @@ def test_same_answer_and_severity_from_the_spec(tmp_path):
 @pytest.mark.parametrize("text, message", [
     ("depth = 0\n", "spec.toml:1: 'depth' must be a positive integer, found 0"),
     ("lenght_limit = 4\n", "spec.toml:1: 'lenght_limit' is not a track spec key; known keys: citation_top_k, "
-                           "depth, docid_pattern, length_limit, length_unit, mandatory_metadata, "
+                           "depth, docid_pattern, length_limit, length_limit_request_field, length_unit, mandatory_metadata, "
                            "max_citations_per_sentence, references_max, references_required, same_answer_topics, "
                            "severity, track"),
     ("length_unit = 'tokens'\n", "spec.toml:1: 'length_unit' must be one of 'words', 'chars', found 'tokens'"),
+    ("length_limit = 4\nlength_limit_request_field = 'limit'\n", "spec.toml:2: 'length_limit_request_field' and "
+     "'length_limit' exclude each other: one limit for all topics, or each topic's from its request"),
     ("\n[severity]\nsmell = 'warning'\n", "spec.toml: [severity] names unknown checks 'smell'; the checks are "),
 ])
 def test_bad_specs(write, text, message):
@@ -205,6 +207,32 @@ def test_the_shared_checks_find_what_autojudge_base_finds(tmp_path_factory, line
     check_answer(findings, Answer(report.run_id, report.topic_id, report.text, report.sentences, report.shape,
                                   report.references, dict(report.metadata)))
     assert {f.check for f in findings.found} & SHARED == expected
+
+
+def test_length_limits_from_the_requests(tmp_path):
+    """RAGTIME's limits: each topic's from its request, in characters; a topic without one is not checked."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(jsonl({"request_id": "q1", "title": "a", "limit": 10}, {"request_id": "q2", "title": "b"},
+                              {"request_id": "q3", "title": "c", "limit": 12}))
+    run = tmp_path / "r.jsonl"
+    lines = [report("r", topic, [{"text": "Ten chars!"}, {"text": "x"}]) for topic in ("q1", "q2", "q3")]
+    run.write_text(jsonl(*lines))
+    spec = tmp_path / "spec.toml"
+    spec.write_text("length_unit = 'chars'\nlength_limit_request_field = 'limit'\n[severity]\nsame_answer = 'off'\n")
+    result = validate([run], topics=str(requests), spec=str(spec))
+    assert found(result) == {"r": [("error", "length", "q1", "the answer is 12 chars long (at most 10)")]}
+    verification = pytest.importorskip("autojudge_base.report_spec_verification")
+    from autojudge_base.report import load_report
+    from autojudge_base.request import load_requests_from_file
+    from autojudge_base.track_spec import TrackSpec as TheirSpec
+
+    theirs = TheirSpec.from_dict({"track": "t", "task": "repgen", "sentence_type": ["neuclir"],
+                                  "sentences_key": "responses", "topic_id_field": "topic_id",
+                                  "mandatory_metadata": [], "references_kind": "ignore", "length_unit": "chars",
+                                  "length_limit_request_field": "limit", "smells": []})
+    by_topic = {r.request_id: r for r in load_requests_from_file(requests)}
+    assert [bool(verification.check(r, theirs, request=by_topic[r.metadata.topic_id])) for r in load_report(run)] \
+        == [True, False, False]
 
 
 def test_coverage_finds_what_report_verification_finds(write):

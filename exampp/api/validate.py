@@ -54,7 +54,8 @@ def validate(sources: Iterable[PathLike], *, topics: str | None = None, corpus: 
 
     :param sources: Run files (TREC), answer files (JSONL: AutoJudge reports, the TREC RAG track's
         answer files, any file ``exampp grade --responses`` reads), or folders of them.
-    :param topics: The topics the track asks for (any topics file; None: coverage is not checked).
+    :param topics: The topics the track asks for (any topics file; None: coverage is not checked); an
+        AutoJudge requests file where the spec takes each topic's length limit from its request.
     :param corpus: The passages (a file, ``irds:`` or ``pyserini:``; None: doc ids are not looked up).
     :param spec: A built-in track spec (``rag24``) or a spec file (None: no limits).
     :raises InputError: A bad topics file or spec.
@@ -63,6 +64,12 @@ def validate(sources: Iterable[PathLike], *, topics: str | None = None, corpus: 
 
     track = load_spec(spec)
     wanted = list(read_topics(topics)) if topics is not None else None
+    limits = None
+    if track.length_limit_request_field is not None and topics is not None:
+        from exampp.formats.reports import read_requests
+
+        field = track.length_limit_request_field
+        limits = {topic: getattr(request, field) for topic, request in read_requests(topics).items()}
     known = None
     if corpus is not None:
         from exampp.formats.corpus_sources import open_corpus
@@ -72,7 +79,7 @@ def validate(sources: Iterable[PathLike], *, topics: str | None = None, corpus: 
         def known(ids: set[str]) -> set[str]:
             return set(store.get_many(ids))
 
-    return Validation(tuple(validate_runs(read_submissions(sources), track, wanted, known)), track.track)
+    return Validation(tuple(validate_runs(read_submissions(sources), track, wanted, known, limits)), track.track)
 
 
 def validate_grade_inputs(job: GradeJob) -> Validation:

@@ -33,6 +33,7 @@ from exampp.formats.exampp_toml import key_line, read_toml
 
 SEVERITIES = ("error", "warning", "off")
 LENGTH_UNITS = ("words", "chars")
+REQUEST_LIMITS = ("limit", "word_limit")  # the fields of a request that hold a length limit
 _INT_KEYS = ("depth", "length_limit", "max_citations_per_sentence", "references_max", "citation_top_k",
              "same_answer_topics")
 
@@ -46,6 +47,8 @@ class TrackSpec:
     :param depth: The most documents a ranked run may give a topic, or None.
     :param length_unit: ``words`` or ``chars``.
     :param length_limit: The longest an answer may be, in ``length_unit``, or None.
+    :param length_limit_request_field: The field of each topic's AutoJudge request that holds its limit
+        (``limit``, ``word_limit``), where ``length_limit`` is not set.
     :param max_citations_per_sentence: The most citations one sentence may have, or None.
     :param references_max: The most references a report may list, or None.
     :param references_required: Whether a report must list its references.
@@ -62,6 +65,7 @@ class TrackSpec:
     depth: int | None = None
     length_unit: str = "words"
     length_limit: int | None = None
+    length_limit_request_field: str | None = None
     max_citations_per_sentence: int | None = None
     references_max: int | None = None
     references_required: bool = False
@@ -104,6 +108,8 @@ def read_track_spec(path: PathLike) -> TrackSpec:
                 raise bad(key, f"must be a table of check = {' | '.join(map(repr, SEVERITIES))}")
         elif not isinstance(value, str):
             raise bad(key, f"must be a string, found {value!r}")
+        elif key == "length_limit_request_field" and value not in REQUEST_LIMITS:
+            raise bad(key, f"must be one of {', '.join(map(repr, REQUEST_LIMITS))}, found {value!r}")
         elif key == "length_unit" and value not in LENGTH_UNITS:
             raise bad(key, f"must be one of {', '.join(map(repr, LENGTH_UNITS))}, found {value!r}")
         elif key == "docid_pattern":
@@ -112,4 +118,7 @@ def read_track_spec(path: PathLike) -> TrackSpec:
             except re.error as exc:
                 raise bad(key, f"is not a regular expression: {exc}") from None
         values[key] = value
+    if "length_limit" in values and "length_limit_request_field" in values:
+        raise bad("length_limit_request_field", "and 'length_limit' exclude each other: one limit for all topics, "
+                                                "or each topic's from its request")
     return TrackSpec(**values, path=str(Path(path)))

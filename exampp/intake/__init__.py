@@ -4,7 +4,7 @@ the lenient reading of submissions (:mod:`exampp.intake.submissions`), the built
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,13 +85,15 @@ def _file_checks(found: Findings, run_id: str, files: list[str], runs_in: dict[s
 
 
 def validate_runs(submissions: Submissions, spec: TrackSpec, topics: Collection[str] | None = None,
-                  known: Callable[[set[str]], set[str]] | None = None) -> list[RunValidation]:
+                  known: Callable[[set[str]], set[str]] | None = None,
+                  limits: Mapping[str, int | None] | None = None) -> list[RunValidation]:
     """Every check on every run, a run at a time, in the order the runs were read.
 
     :param submissions: The runs (:func:`~exampp.intake.submissions.read_submissions`).
     :param spec: The track spec.
     :param topics: The topics the track asks for (None: coverage not checked).
     :param known: Which of a set of doc ids the corpus holds (None: not checked).
+    :param limits: Each topic's length limit from its request (spec ``length_limit_request_field``).
     """
     runs_in: dict[str, set[str]] = {}
     for run_id, files in submissions.files.items():
@@ -114,7 +116,7 @@ def validate_runs(submissions: Submissions, spec: TrackSpec, topics: Collection[
         rankings = check_ranking(found, ranked) if ranked else None
         named = {d for ranking in (rankings or {}).values() for d in ranking}
         for answer in answers or ():
-            named |= check_answer(found, answer, rankings)
+            named |= check_answer(found, answer, rankings, limits)
         if answers:
             check_same_answers(found, answers)
         answered = [a.topic_id for a in answers] if answers else list(rankings or {})

@@ -141,13 +141,16 @@ def _present(answer: Answer, key: str) -> bool:
     return value is not None and not (isinstance(value, str) and not value.strip())
 
 
-def check_answer(found: Findings, answer: Answer, retrieved: Mapping[str, list[str]] | None = None) -> set[str]:
+def check_answer(found: Findings, answer: Answer, retrieved: Mapping[str, list[str]] | None = None,
+                 limits: Mapping[str, int | None] | None = None) -> set[str]:
     """The per-answer checks; the doc ids it names (cited and referenced), for the corpus check.
 
     :param found: Where the findings go.
     :param answer: The answer.
     :param retrieved: The run's own ranking (topic -> doc ids, best first), when the run also
         submitted one: citations must point into it (its top ``citation_top_k``).
+    :param limits: Each topic's length limit, from its request (spec ``length_limit_request_field``;
+        a topic without one is not checked, as ``autojudge_base`` does).
     """
     spec, topic, add = found.spec, answer.topic_id, found.add
 
@@ -192,10 +195,11 @@ def check_answer(found: Findings, answer: Answer, retrieved: Mapping[str, list[s
                                               f"{some_ids(undeclared)}")
             if spec.references_max is not None and len(refs) > spec.references_max:
                 here("references_max", f"{len(refs)} references (at most {spec.references_max})")
-    if spec.length_limit is not None:
+    limit = spec.length_limit if spec.length_limit is not None else (limits or {}).get(topic)
+    if limit is not None:
         length = length_of(texts, spec.length_unit)
-        if length > spec.length_limit:
-            here("length", f"the answer is {length} {spec.length_unit} long (at most {spec.length_limit})")
+        if length > limit:
+            here("length", f"the answer is {length} {spec.length_unit} long (at most {limit})")
     if retrieved is not None and cited:
         ranking = retrieved.get(topic, [])[:spec.citation_top_k]
         outside = sorted(set(cited) - set(ranking))
