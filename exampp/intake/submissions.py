@@ -48,7 +48,7 @@ class Answer:
     line: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per result line: runs have millions
 class Ranked:
     """A result line of a ranked run, where it was read."""
 
