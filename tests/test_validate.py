@@ -96,9 +96,9 @@ def test_same_answer_and_severity_from_the_spec(tmp_path):
 @pytest.mark.parametrize("text, message", [
     ("depth = 0\n", "spec.toml:1: 'depth' must be a positive integer, found 0"),
     ("lenght_limit = 4\n", "spec.toml:1: 'lenght_limit' is not a track spec key; known keys: citation_top_k, "
-                           "depth, docid_pattern, length_limit, length_limit_request_field, length_unit, mandatory_metadata, "
-                           "max_citations_per_sentence, references_max, references_required, same_answer_topics, "
-                           "severity, track"),
+                           "depth, docid_pattern, length_limit, length_limit_request_field, length_unit, "
+                           "mandatory_metadata, max_citations_per_sentence, references_max, references_required, "
+                           "same_answer_topics, severity, track"),
     ("length_unit = 'tokens'\n", "spec.toml:1: 'length_unit' must be one of 'words', 'chars', found 'tokens'"),
     ("length_limit = 4\nlength_limit_request_field = 'limit'\n", "spec.toml:2: 'length_limit_request_field' and "
      "'length_limit' exclude each other: one limit for all topics, or each topic's from its request"),
