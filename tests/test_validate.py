@@ -47,6 +47,7 @@ def test_ranked_runs(tmp_path):
                   ("error", "unknown_docs", None, "1 of 4 doc ids not in the corpus: 'x9'")],
         "good": [],
         "broken": [("error", "format", None, "expected 6 columns 'qid Q0 docid rank score runid', found 4")]}
+    assert [f.items for f in result.runs[0].findings] == [(), (), (), ("x9",), ("q1",), ("q2",), ("q3",), ("x9",)]
     assert [(r.run_id, r.kind, r.topics, r.errors, r.warnings) for r in result.runs] == [
         ("other", "ranked", 2, 6, 2), ("good", "ranked", 2, 0, 0), ("broken", "unreadable", 0, 1, 0)]
     assert result.runs[-1].findings[0].where == f"{runs / 'broken.run'}:1"
@@ -125,6 +126,11 @@ def test_the_command_exits_1_on_errors_only(tmp_path):
     assert json.loads(result.output) == {"spec": "exampp", "errors": 0, "runs": [
         {"run_id": "ok", "kind": "ranked", "files": [str(tmp_path / "ok.run")], "topics": 1, "errors": 0,
          "warnings": 0, "findings": []}]}
+    result = CliRunner().invoke(main, ["validate", str(tmp_path), "--format", "json"])
+    assert result.exit_code == 1
+    assert json.loads(result.output)["runs"][1]["findings"] == [
+        {"check": "duplicate_docs", "severity": "error", "message": "document 'd1' twice (line 1)", "topic": "q1",
+         "where": f"{tmp_path / 'twice.run'}:2", "items": []}]
     result = CliRunner().invoke(main, ["validate", str(tmp_path)])
     assert result.exit_code == 1
     assert result.output.splitlines()[0] == f"run ok (ranked, 1 topics, {tmp_path / 'ok.run'}): accepted, 0 errors, " \

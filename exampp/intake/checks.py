@@ -60,6 +60,8 @@ class Finding:
     :param message: What is wrong.
     :param topic: The topic, where it is about one.
     :param where: ``file:line``, where it is about one line.
+    :param items: Every id it is about, where the message names only some (the topics missing, the
+        doc ids not in the corpus...), sorted.
     """
 
     run_id: str
@@ -68,6 +70,7 @@ class Finding:
     message: str
     topic: str | None = None
     where: str | None = None
+    items: tuple[str, ...] = ()
 
 
 class Findings:
@@ -83,7 +86,7 @@ class Findings:
         self.found: list[Finding] = []
 
     def add(self, check: str, message: str, topic: str | None = None, file: str | None = None,
-            line: int | None = None) -> None:
+            line: int | None = None, items: Iterable[str] = ()) -> None:
         """Add a finding of ``check`` (unless the spec turns it off).
 
         :param check: The check's name.
@@ -91,11 +94,12 @@ class Findings:
         :param topic: The topic, if any.
         :param file: The file, if any.
         :param line: The line, if any.
+        :param items: Every id it is about, where the message names only some.
         """
         severity = self.spec.severity.get(check, CHECKS[check][0])
         if severity != "off":
             where = None if file is None else file if line is None else f"{file}:{line}"
-            self.found.append(Finding(self.run_id, check, severity, message, topic, where))
+            self.found.append(Finding(self.run_id, check, severity, message, topic, where, tuple(sorted(set(items)))))
 
 
 def length_of(texts: Iterable[str], unit: str) -> int:
@@ -121,15 +125,17 @@ def check_coverage(found: Findings, answered: list[str], topics: Collection[str]
         counts[topic] += 1
     twice = [t for t, n in counts.items() if n > 1]
     if twice:
-        found.add("duplicate_topics", f"{len(twice)} topic(s) answered more than once: {some_ids(twice, 10)}")
+        found.add("duplicate_topics", f"{len(twice)} topic(s) answered more than once: {some_ids(twice, 10)}",
+                  items=twice)
     if topics is None:
         return
     missing = [t for t in topics if t not in counts]
     if missing:
-        found.add("missing_topics", f"{len(missing)} of {len(topics)} topics not answered: {some_ids(missing, 10)}")
+        found.add("missing_topics", f"{len(missing)} of {len(topics)} topics not answered: {some_ids(missing, 10)}",
+                  items=missing)
     new = [t for t in counts if t not in topics]
     if new:
-        found.add("new_topics", f"{len(new)} topic(s) not in the topics file: {some_ids(new, 10)}")
+        found.add("new_topics", f"{len(new)} topic(s) not in the topics file: {some_ids(new, 10)}", items=new)
 
 
 def _present(answer: Answer, key: str) -> bool:
@@ -154,8 +160,8 @@ def check_answer(found: Findings, answer: Answer, retrieved: Mapping[str, list[s
     """
     spec, topic, add = found.spec, answer.topic_id, found.add
 
-    def here(check: str, message: str) -> None:
-        add(check, message, topic, answer.file, answer.line)
+    def here(check: str, message: str, items: Iterable[str] = ()) -> None:
+        add(check, message, topic, answer.file, answer.line, items)
 
     texts = [s.text for s in answer.sentences] if answer.sentences else [answer.text]
     if not any(t.strip() for t in texts):
@@ -181,7 +187,7 @@ def check_answer(found: Findings, answer: Answer, retrieved: Mapping[str, list[s
     if pattern is not None:
         bad = [d for d in named if not pattern.match(d)]
         if bad:
-            here("docid_pattern", f"{len(bad)} doc id(s) do not match {spec.docid_pattern}: {some_ids(bad)}")
+            here("docid_pattern", f"{len(bad)} doc id(s) do not match {spec.docid_pattern}: {some_ids(bad)}", bad)
     if answer.shape in ("rag24", "ragtime", "neuclir"):
         if refs is None:
             if spec.references_required:
@@ -192,7 +198,7 @@ def check_answer(found: Findings, answer: Answer, retrieved: Mapping[str, list[s
             undeclared = sorted(set(cited) - set(refs))
             if undeclared:
                 here("references_undeclared", f"{len(undeclared)} cited doc id(s) not in the references: "
-                                              f"{some_ids(undeclared)}")
+                                              f"{some_ids(undeclared)}", undeclared)
             if spec.references_max is not None and len(refs) > spec.references_max:
                 here("references_max", f"{len(refs)} references (at most {spec.references_max})")
     limit = spec.length_limit if spec.length_limit is not None else (limits or {}).get(topic)
@@ -206,7 +212,7 @@ def check_answer(found: Findings, answer: Answer, retrieved: Mapping[str, list[s
         top = f"top {spec.citation_top_k} of its" if spec.citation_top_k else "its"
         if outside:
             here("citation_not_retrieved", f"{len(outside)} cited doc id(s) not in the {top} ranking for the "
-                                           f"topic: {some_ids(outside)}")
+                                           f"topic: {some_ids(outside)}", outside)
     return set(named)
 
 
@@ -224,7 +230,8 @@ def check_same_answers(found: Findings, answers: list[Answer]) -> None:
     for text, same in topics.items():
         if len(set(same)) >= found.spec.same_answer_topics:
             shown = text if len(text) <= 60 else text[:57] + "..."
-            found.add("same_answer", f"the same answer for {len(set(same))} topics ({some_ids(same, 10)}): {shown!r}")
+            found.add("same_answer", f"the same answer for {len(set(same))} topics ({some_ids(same, 10)}): {shown!r}",
+                      items=same)
 
 
 def check_ranking(found: Findings, results: list[Ranked]) -> dict[str, list[str]]:
@@ -261,10 +268,10 @@ def check_ranking(found: Findings, results: list[Ranked]) -> dict[str, list[str]
     if unmatched:
         topics = {t for ts in unmatched.values() for t in ts}
         found.add("docid_pattern", f"{len(unmatched)} doc id(s) in {len(topics)} topic(s) do not match "
-                                   f"{spec.docid_pattern}: {some_ids(unmatched)}")
+                                   f"{spec.docid_pattern}: {some_ids(unmatched)}", items=unmatched)
     if out_of_order:
         found.add("rank_order", f"{len(out_of_order)} topic(s) whose ranks do not rise by line or whose scores rise "
-                                f"with rank: {some_ids(out_of_order, 10)}")
+                                f"with rank: {some_ids(out_of_order, 10)}", items=out_of_order)
     return rankings
 
 
@@ -288,4 +295,5 @@ def check_doc_ids(found: Findings, named: Iterable[str], known: Callable[[set[st
     ids = set(named)
     unknown = ids - known(ids)
     if unknown:
-        found.add("unknown_docs", f"{len(unknown)} of {len(ids)} doc ids not in the corpus: {some_ids(unknown)}")
+        found.add("unknown_docs", f"{len(unknown)} of {len(ids)} doc ids not in the corpus: {some_ids(unknown)}",
+                  items=unknown)
