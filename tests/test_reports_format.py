@@ -1,7 +1,6 @@
 """AutoJudge reports and requests (exampp.formats.reports), as read_responses and read_topics read them; and
 their equality with autojudge_base's own models on the same files."""
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -144,15 +143,24 @@ def test_reports_equal_autojudge_base(tmp_path_factory, records):
                                                       for t in theirs if t.responses]
 
 
-def test_requests_equal_autojudge_base(write):
+_requests = st.lists(st.fixed_dictionaries(
+    {"request_id": _ids, "title": _texts},
+    optional={key: st.none() | _texts for key in ("problem_statement", "background", "original_background")}
+    | {key: st.none() | st.integers(0, 5000) for key in ("limit", "word_limit")}
+    | {"collection_ids": st.none() | st.lists(_ids, max_size=2)}), min_size=1, max_size=4,
+    unique_by=lambda r: r["request_id"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(records=_requests)
+def test_requests_equal_autojudge_base(tmp_path_factory, records):
     request = pytest.importorskip("autojudge_base.request")
-    records = [dict(r, request_id=str(r["request_id"])) for r in REQUESTS]
-    path = write("requests.jsonl", jsonl(*records))
-    theirs = request.load_requests_from_file(Path(path))
+    path = tmp_path_factory.mktemp("aj") / "requests.jsonl"
+    path.write_text(jsonl(*records), encoding="utf-8")
     fields = ("request_id", "title", "problem_statement", "background", "original_background", "limit", "word_limit")
-    assert [tuple(getattr(r, f) for f in fields) + (r.collection_ids and tuple(r.collection_ids),)
-            for r in read_requests(path).values()] == [
-        tuple(getattr(r, f) for f in fields) + (r.collection_ids and tuple(r.collection_ids),) for r in theirs]
+    assert [tuple(getattr(r, f) for f in fields) + (r.collection_ids,) for r in read_requests(path).values()] == [
+        tuple(getattr(r, f) for f in fields) + (None if r.collection_ids is None else tuple(r.collection_ids),)
+        for r in request.load_requests_from_file(path)]
 
 
 def test_example_report_lines_of_the_memo_read_alike(write):
