@@ -27,6 +27,7 @@ _EXPORTS = {
     "Label": "exampp.collection.qrels", "as_label": "exampp.collection.qrels",
     "FractionalLabelError": "exampp.collection.qrels",
     "Response": "exampp.formats.rag_responses", "read_responses": "exampp.formats.rag_responses",
+    "read_reports": "exampp.formats.reports", "read_requests": "exampp.formats.reports",
     "Topic": "exampp.collection.topics", "Subtopic": "exampp.collection.topics",
     "read_topics": "exampp.formats.topic_files", "write_topics": "exampp.formats.topic_files",
     "Question": "exampp.collection.questions", "QuestionBank": "exampp.collection.questions",
@@ -70,6 +71,7 @@ _EXPORTS = {
     "label_agreement": "exampp.api.agreement", "LabelAgreement": "exampp.api.agreement",
     "NoCommonJudgments": "exampp.api.agreement", "topic_label_agreement": "exampp.api.agreement",
     "TopicAgreement": "exampp.api.agreement",
+    "validate": "exampp.api.validate", "Validation": "exampp.api.validate",
     "SignificanceJob": "exampp.api.significance", "Significance": "exampp.api.significance",
     "PairedTests": "exampp.api.significance", "read_leaderboard_file": "exampp.formats.leaderboard",
     "MetaEvaluateJob": "exampp.api.meta_evaluate", "MetaEvaluation": "exampp.analysis.meta_evaluation",
@@ -172,6 +174,7 @@ if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers and editors (
         export_question_qrels,
     )
     from exampp.api.significance import PairedTests, Significance, SignificanceJob
+    from exampp.api.validate import Validation, validate
     from exampp.api.workspace import StoredGrades, WorkspaceError, stored_grades
     from exampp.collection.corpus import Passage
     from exampp.collection.grades import Grade, Method
@@ -185,6 +188,7 @@ if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers and editors (
     from exampp.formats.leaderboard import read_leaderboard, read_leaderboard_file, write_leaderboard
     from exampp.formats.question_bank import load_question_bank, read_question_bank, write_question_bank
     from exampp.formats.rag_responses import Response, read_responses
+    from exampp.formats.reports import read_reports, read_requests
     from exampp.formats.response_matrix import Responses, read_response_matrix
     from exampp.formats.systems import read_systems
     from exampp.formats.topic_files import read_topics, write_topics

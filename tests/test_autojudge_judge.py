@@ -5,8 +5,8 @@ give on the same inputs."""
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -307,7 +307,8 @@ settings:
         asked = len(server.completions)
     assert asked == 6  # one request per topic (the Requests have no subtopics: the query prompt)
     banks = load_nugget_banks_generic(out / "exampp.nuggets.jsonl", NuggetBanks)
-    titles = {t["request_id"]: t["title"] for t in map(json.loads, (SHIPPED / "requests.jsonl").read_text().splitlines())}
+    titles = {t["request_id"]: t["title"]
+              for t in map(json.loads, (SHIPPED / "requests.jsonl").read_text(encoding="utf-8").splitlines())}
     assert {qid: sorted(bank.nugget_bank) for qid, bank in banks.banks.items()} == \
         {qid: sorted([f"What is {title}?", f"Why does {title} matter?"]) for qid, title in titles.items()}
     board = read_tot(out / "exampp.eval.txt")

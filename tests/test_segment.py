@@ -10,6 +10,7 @@ import pytest
 from exampp.collection.runs import trec_order
 from exampp.errors import InputError
 from exampp.formats.rag_responses import Response, read_responses
+from exampp.formats.reports import CitedSentence
 from exampp.segment import segment_id, segment_responses, segment_text
 
 
@@ -103,7 +104,8 @@ def test_trec_rag_2024_jsonl_with_metadata_and_variants(write):
     path = write("answers.jsonl.gz", b"")
     path.write_bytes(gzip.compress("\n".join(json.dumps(x) for x in lines).encode()))
     assert read_responses(path) == [
-        Response("ragA", "2024-1", "First sentence. Second one.", 1),
+        Response("ragA", "2024-1", "First sentence. Second one.", 1,
+                 (CitedSentence("First sentence.", ("doc1",)), CitedSentence(" Second one."))),
         Response("ragB", "2024-1", "A plain answer.", 2),
         Response("answers", "7", "Response field.", 3),
         Response("ragB", "9", "Text field.", 4),
@@ -121,6 +123,8 @@ def test_tsv_responses_take_the_file_name_as_run_id(write):
     ('{"run_id": "r", "answer": "x"}\n',
      "answers.jsonl:1: missing query id: expected a string in one of topic_id, query_id, qid, narrative_id"),
     ('{"run_id": "r", "topic_id": "q", "answer": [{"citations": []}]}\n',
+     "answers.jsonl:1: answer[0].text must be a string, found null"),
+    ('{"run_id": "r", "topic_id": "q", "answer": {"text": "x"}}\n',
      "answers.jsonl:1: missing text: expected 'answer' (a list of {\"text\"} sentences or a string), "
      "'response', 'text' or 'answer_text'"),
     ('{"run_id": "my run", "topic_id": "q", "answer": "x"}\n',

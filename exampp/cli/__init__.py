@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "nuggets": "exampp.cli.nuggets:nuggets",
     "support": "exampp.cli.support:support",
     "assess": "exampp.cli.assess:assess",
+    "validate": "exampp.cli.validate:validate",
 }
 
 

@@ -8,6 +8,7 @@ import click
 
 from exampp.cli.output import (
     FILE,
+    RESPONSES,
     depth_option,
     format_option,
     method_option,
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
               help="Question bank: the exam copied texts are checked against and scored on (default: the workspace's).")
 @click.option("--tau", type=Setting("tau"),
               help="A question counts as answered at grade >= tau [default: the stored method's].")
-@click.option("--responses", type=FILE,
+@click.option("--responses", type=RESPONSES,
               help="RAG answers (any file `exampp grade --responses` reads) to audit, each whole, instead of the "
                    "runs' pooled passages; the scores are of their segments as graded.")
 @format_option

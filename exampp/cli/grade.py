@@ -4,7 +4,16 @@ from __future__ import annotations
 import click
 
 from exampp.cli.backend_options import backend_options
-from exampp.cli.output import InputPath, check_method, emit, format_option, one_stdin, output_option, progress_option
+from exampp.cli.output import (
+    RESPONSES,
+    InputPath,
+    check_method,
+    emit,
+    format_option,
+    one_stdin,
+    output_option,
+    progress_option,
+)
 from exampp.cli.settings import Setting
 from exampp.defaults import CHUNK, LABELS
 
@@ -40,8 +49,9 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
                                "[default: WORKSPACE/topics/topics.jsonl].")
 @click.option("--corpus", help="Passage texts: JSONL/TSV file, irds:<dataset-id> or pyserini:<index-dir> "
                                "[default: WORKSPACE/corpus/passages.jsonl].")
-@click.option("--responses", type=_PATH, help="Generated responses (RAG answers, JSONL or TSV) to segment "
-                                              "into passages and grade as extra runs.")
+@click.option("--responses", type=RESPONSES, help="Generated responses (RAG answers, JSONL or TSV; AutoJudge "
+                                              "reports; a file or a folder of them) to segment into passages and "
+                                              "grade as extra runs.")
 @click.option("--workspace", "-w", type=click.Path(file_okay=False),
               help="Workspace folder for grades.sqlite and qrels/ [default: the config file's folder, else .].")
 @click.option("--store", type=_PATH, help="Grade store file [default: WORKSPACE/grades.sqlite].")
@@ -92,10 +102,13 @@ def _list_graders(ctx: click.Context, _param: click.Parameter, value: bool) -> N
                    "labels).")
 @click.option("--export-reference", type=_PATH,
               help="Also write the grades as the reference EXAM++ tool's graded JSONL.gz.")
+@click.option("--validate", "validate_first", is_flag=True,
+              help="Check the runs and responses first (`exampp validate`, against --topics when given) and stop "
+                   "on errors.")
 @progress_option
 @format_option
 @output_option
-def grade(runs, config_path, grader, workspace, progress, fmt, output, **settings) -> None:
+def grade(runs, config_path, grader, workspace, progress, fmt, output, validate_first, **settings) -> None:
     """Grade the pooled passages of RUNS (files or folders [default: WORKSPACE/runs/]) against
     the question bank, then write WORKSPACE/qrels/exam.qrels (EXAM labels) and print the
     EXAM-Cover@k leaderboard.
@@ -127,6 +140,16 @@ def grade(runs, config_path, grader, workspace, progress, fmt, output, **setting
     one_stdin(settings["bank"], settings["topics"], settings["corpus"], settings["responses"], *runs)
     job = GradeJob.configure(config_path, workspace, runs=tuple(runs) or None, grader=grader, progress=progress,
                              **settings)
+    if validate_first:
+        from exampp.api.validate import validate_grade_inputs
+
+        refused = [run for run in validate_grade_inputs(job).runs if run.errors]
+        for run in refused:
+            for finding in (f for f in run.findings if f.severity == "error"):
+                click.echo(f"{finding.where or run.run_id}: {finding.check}: {finding.message}", err=True)
+        if refused:
+            raise click.ClickException(f"validate refused {len(refused)} runs; nothing graded "
+                                       f"(`exampp validate` shows every finding)")
     result = job.run()
     for warning in result.warnings:
         click.echo(warning, err=True)

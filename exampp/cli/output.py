@@ -47,6 +47,7 @@ class InputPath(click.Path):
 
 
 FILE = InputPath(dir_okay=False, allow_dash=True)  # an input file, - for standard input
+RESPONSES = InputPath(allow_dash=True)  # RAG answers: a file, a folder of files (AutoJudge reports), or -
 
 # The options of the commands that read a workspace's grades.
 workspace_option = click.option(

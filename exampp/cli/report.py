@@ -23,7 +23,7 @@ _INPUT = InputPath(dir_okay=False)  # no standard input: a report reads several 
                    "measure (the qrels then serve only the agreement and the bank review), e.g. "
                    "`exampp nuggets score --per-query`'s table.")
 @click.option("--official-column", metavar="NAME", help="Measure column of the --official file (e.g. V_strict).")
-@click.option("--responses", type=_INPUT,
+@click.option("--responses", type=InputPath(),
               help="RAG responses graded with `exampp grade --responses`: their answers are the runs "
                    "[default: WORKSPACE/runs].")
 @click.option("--nuggets", type=_INPUT,

@@ -6,7 +6,7 @@ import click
 from exampp.cli.measures import check_measures
 from exampp.cli.output import (
     EVAL_RESULT_FORMATS,
-    FILE,
+    RESPONSES,
     InputPath,
     bootstrap_options,
     depth_option,
@@ -101,7 +101,7 @@ def cover(runs, workspace, method, bank, tau, depth, normalized, expected, per_q
 @click.option("--output", "-o", type=click.Path(dir_okay=False, allow_dash=True),
               help="Qrels file to write (- for stdout) [default: WORKSPACE/qrels/exam.qrels, with --per-question "
                    "WORKSPACE/qrels/questions.qrels, with --responses WORKSPACE/qrels/responses.qrels].")
-@click.option("--responses", type=FILE,
+@click.option("--responses", type=RESPONSES,
               help="Label the passages of these RAG answers (graded with `exampp grade --responses`) instead of "
                    "those of the workspace's runs.")
 def qrels(workspace, method, label, tau, min_grade, per_question, facets, bank, output, responses) -> None:

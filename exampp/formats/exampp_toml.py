@@ -98,7 +98,12 @@ class Config:
         return flag if flag is not None else self.get(key, default)
 
 
-def _key_line(text: str, key: str) -> int | None:
+def key_line(text: str, key: str) -> int | None:
+    """The line of a TOML document where ``key`` (or the table ``[key]``) is set, None when not found.
+
+    :param text: The document.
+    :param key: A top-level key.
+    """
     pattern = re.compile(rf"""^\s*(\[\s*)?(["']?){re.escape(key)}\2\s*[=\]\.]""")
     return next((n for n, line in enumerate(text.splitlines(), start=1) if pattern.match(line)), None)
 
@@ -129,28 +134,39 @@ def value_problem(key: str, value: Any) -> str | None:
     return None
 
 
-def read_config(path: PathLike) -> Config:
-    """Read and check a config file."""
+def read_toml(path: PathLike, what: str) -> tuple[dict[str, Any], str]:
+    """A TOML file's values and its text (for :func:`key_line`).
+
+    :param path: The file.
+    :param what: What it is, for the message when it is missing (``no such <what>``).
+    :raises InputError: A missing or unreadable file, or invalid TOML, naming the line.
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InputError(path, None, "no such config file") from None
+        raise InputError(path, None, f"no such {what}") from None
     except (OSError, ValueError) as exc:  # ValueError: not UTF-8, or a NUL byte in the file name
         raise InputError(path, None, f"cannot read: {exc}") from None
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
         match = _TOML_LINE.search(str(exc))
         raise InputError(path, int(match.group(1)) if match else None, f"invalid TOML: {exc}") from None
+
+
+def read_config(path: PathLike) -> Config:
+    """Read and check a config file."""
+    path = Path(path)
+    data, text = read_toml(path, "config file")
     values: dict[str, Any] = {}
     for key, value in data.items():
         if key not in KEYS:
-            raise InputError(path, _key_line(text, key),
+            raise InputError(path, key_line(text, key),
                              f"unknown key {key!r}; known keys: {', '.join(KEYS)}")
         problem = value_problem(key, value)
         if problem is not None:
-            raise InputError(path, _key_line(text, key), problem)
+            raise InputError(path, key_line(text, key), problem)
         what = KEYS[key][1]
         if key in PATH_KEYS:
             assert isinstance(value, str)  # every path key's type is str (KEYS), checked above
@@ -159,7 +175,7 @@ def read_config(path: PathLike) -> Config:
                     raise ValueError("a path cannot hold a NUL character")
                 value = _resolve(value, path.parent)
             except (ValueError, RuntimeError) as exc:  # RuntimeError: expanding '~user' of no such user
-                raise InputError(path, _key_line(text, key), f"key {key!r} ({what}): {exc}") from None
+                raise InputError(path, key_line(text, key), f"key {key!r} ({what}): {exc}") from None
         values[key] = value
     return Config(values, path)
 

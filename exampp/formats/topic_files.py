@@ -2,7 +2,10 @@
 and narrative where the file gives them.
 
 Read from a JSON map ``{query_id: text}``, a JSON list or JSONL of topic objects, a TSV file
-``query_id<TAB>text``, or ``irds:<dataset-id>`` (ir_datasets); written as exampp JSONL.
+``query_id<TAB>text``, or ``irds:<dataset-id>`` (ir_datasets); written as exampp JSONL. A topic
+object with a ``request_id`` is a TREC AutoJudge request (:mod:`exampp.formats.reports`): its
+``title`` is the query, its ``problem_statement`` the description and its ``background`` the
+narrative.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from exampp.files.io import (
     parse_json,
 )
 from exampp.formats.irds import IRDS_PREFIX, load_ir_dataset
+from exampp.formats.reports import parse_request
 
 _ID_KEYS = ("query_id", "qid")
 _TEXT_KEYS = ("text", "title", "query_text")
@@ -119,6 +123,8 @@ def _query_id(value: object, name: str, lineno: int | None) -> str:
 def _topic_from_object(obj: Any, path: str, lineno: int | None) -> Topic:
     if not isinstance(obj, dict):
         raise InputError(path, lineno, f"expected a topic object, found {type(obj).__name__}")
+    if "request_id" in obj:
+        return _topic_from_request(obj, path, lineno)
     query_id = _first(obj, _ID_KEYS, "query id", path, lineno)
     if isinstance(query_id, int) and not isinstance(query_id, bool):
         query_id = str(query_id)
@@ -144,6 +150,15 @@ def _topic_from_object(obj: Any, path: str, lineno: int | None) -> Topic:
                                                    "facet text", path, lineno)))
     guidance = {key: _optional_text(obj.get(key), key, path, lineno) for key in _GUIDANCE_KEYS}
     return Topic(query_id, text, tuple(facets), **guidance)
+
+
+def _topic_from_request(obj: dict[str, Any], path: str, lineno: int | None) -> Topic:
+    """An AutoJudge request as a topic: the problem statement says what the query means (TREC's
+    description), the background who asks and why, which guides judging as a narrative does."""
+    request = parse_request(obj, path, lineno)
+    return Topic(_query_id(request.request_id, path, lineno), _nonblank(request.title, "title", path, lineno),
+                 description=_optional_text(request.problem_statement, "problem_statement", path, lineno),
+                 narrative=_optional_text(request.background, "background", path, lineno))
 
 
 def _optional_text(value: Any, name: str, path: str, lineno: int | None) -> str | None:

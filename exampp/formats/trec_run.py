@@ -36,24 +36,47 @@ def _run_lines(lines: Iterable[tuple[int, str]], name: str) -> Iterator[_Line]:
     """The result lines of a run file, checked (``#`` lines are comments; text after the runid
     column is ignored, as trec_eval does)."""
     for lineno, line in lines:
-        cols = line.split()
-        if not cols or cols[0][0] == "#":
-            continue
-        problem = line_problem(line)
-        if problem is not None:
-            raise InputError(name, lineno, problem)
-        if len(cols) < 6:
-            raise InputError(name, lineno, f"expected 6 columns 'qid Q0 docid rank score runid', found {len(cols)}"
-                                           f"{_qrels_hint(cols)}")
-        try:
-            if "_" in cols[4]:  # float() reads 1_0 as 10, trec_eval's atof as 1: neither is meant
-                raise ValueError
-            score = float(cols[4])
-        except ValueError:
-            raise InputError(name, lineno, f"score {excerpt(cols[4])} is not a number") from None
-        if score != score:
-            raise InputError(name, lineno, "score is NaN")
-        yield lineno, cols[0], cols[2], score, cols[5]
+        parsed = parse_run_line(line, name, lineno)
+        if parsed is not None:
+            yield lineno, parsed.qid, parsed.docid, parsed.score, parsed.runid
+
+
+class RunLine(NamedTuple):
+    """A result line's columns (the rank as written: trec_eval does not read it)."""
+
+    qid: str
+    docid: str
+    rank: str
+    score: float
+    runid: str
+
+
+def parse_run_line(line: str, name: str, lineno: int) -> RunLine | None:
+    """One line of a run file, checked; None for a blank line or a ``#`` comment.
+
+    :param line: The line.
+    :param name: The file's name, for messages.
+    :param lineno: Its number.
+    :raises InputError: A malformed line.
+    """
+    cols = line.split()
+    if not cols or cols[0][0] == "#":
+        return None
+    problem = line_problem(line)
+    if problem is not None:
+        raise InputError(name, lineno, problem)
+    if len(cols) < 6:
+        raise InputError(name, lineno, f"expected 6 columns 'qid Q0 docid rank score runid', found {len(cols)}"
+                                       f"{_qrels_hint(cols)}")
+    try:
+        if "_" in cols[4]:  # float() reads 1_0 as 10, trec_eval's atof as 1: neither is meant
+            raise ValueError
+        score = float(cols[4])
+    except ValueError:
+        raise InputError(name, lineno, f"score {excerpt(cols[4])} is not a number") from None
+    if score != score:
+        raise InputError(name, lineno, "score is NaN")
+    return RunLine(cols[0], cols[2], cols[3], score, cols[5])
 
 
 def _qrels_hint(cols: list[str]) -> str:

@@ -162,7 +162,13 @@ _topic_text = mostly(st.sampled_from(["what is a cat", "t", " spaced "]), texts)
 _subtopic = records({"facet_id": field(pool_ids(("f1", "f2"))), "text": field(_topic_text)})
 _topic = records({"query_id": field(pool_ids(QUERIES, first_column=True)), "text": field(_topic_text),
                   "subtopics": field(st.lists(_subtopic, max_size=2))})
+_request = records({  # an AutoJudge request, which read_topics reads too
+    "request_id": field(pool_ids(QUERIES, first_column=True)), "title": field(_topic_text),
+    "problem_statement": field(st.none() | _topic_text), "background": field(st.none() | _topic_text),
+    "limit": field(st.none() | st.integers(0, 2000))})
+requests_text = jsonl(_request)
 topics_text = st.one_of(
+    requests_text,
     json_document(st.dictionaries(pool_ids(QUERIES, first_column=True), field(_topic_text), max_size=4)),
     json_document(st.lists(_topic, max_size=4)),
     jsonl(_topic),
@@ -241,9 +247,19 @@ graded_text = jsonl(st.tuples(field(pool_ids(QUERIES, first_column=True)),
                               field(st.lists(_paragraph, max_size=3))).map(list), max_lines=3)
 
 _response_text = mostly(st.sampled_from(["An answer. Another sentence.", "x"]), texts)
+# AutoJudge reports: citations as indices into references (rag24), {doc: confidence} (ragtime) or doc ids (neuclir)
+_citations = st.one_of(st.none(), st.lists(st.integers(-1, 3), max_size=3), st.lists(pool_ids(DOCS), max_size=3),
+                       st.dictionaries(pool_ids(DOCS), st.floats(0, 100), max_size=2))
+_report_meta = records({"team_id": field(st.just("t")), "run_id": field(pool_ids(RUNS)),
+                        "topic_id": field(pool_ids(QUERIES, first_column=True))})
+reports_text = jsonl(records({
+    "metadata": field(_report_meta), "references": field(st.none() | st.lists(pool_ids(DOCS), max_size=3)),
+    "responses": field(st.lists(records({"text": field(_response_text), "citations": field(_citations)}),
+                                max_size=3))}))
 responses_text = st.one_of(
     jsonl(records({"topic_id": field(pool_ids(QUERIES, first_column=True)), "run_id": field(pool_ids(RUNS)),
                    "answer": field(st.lists(records({"text": field(_response_text)}), max_size=3))})),
+    reports_text,
     jsonl(records({"metadata": field(records({"query_id": field(pool_ids(QUERIES, first_column=True)),
                                               "run_id": field(pool_ids(RUNS))})),
                    "response": field(_response_text)})),

@@ -16,6 +16,7 @@ from exampp.formats.exampp_toml import read_config
 from exampp.formats.leaderboard import read_leaderboard
 from exampp.formats.question_bank import read_question_bank
 from exampp.formats.reference_grades import read_reference_grades
+from exampp.formats.reports import read_reports, read_requests
 from exampp.formats.response_matrix import read_response_matrix
 from exampp.formats.systems import read_systems
 from exampp.formats.topic_files import read_topics
@@ -49,6 +50,8 @@ READERS = {
     "read_passages": Reader(read_passages, s.corpus_text, "corpus.jsonl"),
     "read_reference_grades": Reader(read_reference_grades, s.graded_text, "graded.jsonl"),
     "segment.read_responses": Reader(read_responses, s.responses_text, "stdin.jsonl"),  # run id from the name
+    "read_reports": Reader(read_reports, s.reports_text, "run.jsonl"),
+    "read_requests": Reader(read_requests, s.requests_text, "requests.jsonl"),
     "read_leaderboard": Reader(read_leaderboard, s.leaderboard_text, "board.tsv"),
     "read_systems": Reader(read_systems, s.systems_text, "systems.tsv", same=_frame),
     "read_response_matrix": Reader(read_response_matrix, s.matrix_text, "m.csv", stdin=False,
