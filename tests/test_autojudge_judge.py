@@ -316,3 +316,28 @@ settings:
     for path in (out / "exampp").rglob("*"):  # the workspace: bank, journal, store, inputs
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path
+
+
+@pytest.mark.slow
+def test_a_folder_of_reports_is_read_wherever_exampp_reads_answers(tmp_path):
+    """exampp grade and meta-evaluate take the AutoJudge reports' folder as --responses and give what the same
+    answers in exampp's own responses file give."""
+    from click.testing import CliRunner
+
+    from exampp.cli import main
+
+    official = tmp_path / "official.tsv"  # a leaderboard of the three answer runs
+    official.write_text("rag-thorough\t0.9\nrag-brief\t0.5\nrag-offtopic\t0.1\n", encoding="utf-8")
+    outputs = {}
+    for name, answers in (("reports", SHIPPED / "reports"), ("responses", ANSWERS)):
+        ws = tmp_path / name
+        common = ["-w", str(ws), "--responses", str(answers)]
+        graded = CliRunner().invoke(main, ["grade", *common, "--bank", str(BANK), "--grader", "embedding",
+                                           "--no-progress", "--format", "tsv"])
+        assert graded.exit_code == 0, graded.output
+        meta = CliRunner().invoke(main, ["meta-evaluate", *common, "--bank", str(BANK), "--official", str(official),
+                                         "--family", "cover", "--no-progress", "--format", "tsv"])
+        assert meta.exit_code == 0, meta.output
+        outputs[name] = (graded.stdout, meta.stdout, (ws / "qrels" / "responses.qrels").read_text(encoding="utf-8"))
+    assert outputs["reports"] == outputs["responses"]
+    assert "rag-thorough" in outputs["reports"][0] and "cover" in outputs["reports"][1]

@@ -10,6 +10,7 @@ from exampp.api.meta_evaluate import FAMILIES
 from exampp.cli.measures import check_one_measure
 from exampp.cli.output import (
     FILE,
+    RESPONSES,
     InputPath,
     depth_option,
     format_option,
@@ -52,8 +53,9 @@ def draw_options(command):
 @method_option
 @click.option("--bank", type=FILE, help="Question bank defining each query's exam (default: the workspace's).")
 @click.option("--runs", "runs_dir", type=InputPath(), help="Run files or folder [default: WORKSPACE/runs].")
-@click.option("--responses", type=FILE,
-              help="RAG answers graded with `exampp grade --responses`: meta-evaluate them instead of runs.")
+@click.option("--responses", type=RESPONSES,
+              help="RAG answers (a file, or a folder of them: AutoJudge reports) graded with `exampp grade "
+                   "--responses`: meta-evaluate them instead of runs.")
 @click.option("--official", "official_file", type=InputPath(allow_dash=True),
               help="Official leaderboard file (run<TAB>score, a table, JSON; a folder of trec_eval results) "
                    "instead of --official-qrels.")
