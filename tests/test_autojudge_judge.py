@@ -265,7 +265,7 @@ settings:
     expected = {(row["run"], "V_strict", row["query_id"]): row["V_strict"] for row in rows}
     got = {key: value for key, value in board.items() if key[1] == "V_strict" and key[2] != "all"}
     assert len(expected) == 487
-    assert {key: round(got[key], 12) for key in expected} == expected  # the command prints 12 decimals
+    assert {key: float(f"{got[key]:.12g}") for key in expected} == expected  # the command prints 12 digits
     assert all(value == 0.0 for key, value in got.items() if key not in expected)  # unanswered: 0
     graded = runner.invoke(main, ["grade", "-w", str(tmp_path / "ws2"), "--responses", str(track), "--bank",
                                   str(track), "--grader", "embedding", "--no-progress", "--format", "json"])
@@ -304,7 +304,7 @@ settings:
   grader: embedding
   concurrency: 2
 """, env={"OPENAI_BASE_URL": server.url, "OPENAI_MODEL": "gen", "OPENAI_API_KEY": secret})
-        asked = len(server.completions)
+        asked = len(server.completions())
     assert asked == 6  # one request per topic (the Requests have no subtopics: the query prompt)
     banks = load_nugget_banks_generic(out / "exampp.nuggets.jsonl", NuggetBanks)
     titles = {t["request_id"]: t["title"]

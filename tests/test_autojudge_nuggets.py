@@ -130,6 +130,17 @@ def test_two_questions_of_a_topic_with_one_text_cannot_be_written():
         list(nugget_banks_records(bank))
 
 
+def test_a_question_with_one_answer_twice_cannot_be_written(tmp_path):
+    """Found by the robustness suite's round trip: AutoJudge keys a question's answers by their text, so the second
+    'a' would be lost; the write is refused and leaves no file."""
+    bank = QuestionBank([Question("0", "0", "0", answers=("a", "a"))])
+    with pytest.raises(ValueError, match="question '0' has the answer 'a' twice"):
+        list(nugget_banks_records(bank))
+    with pytest.raises(ValueError):
+        write_question_bank(bank, tmp_path / "bank.jsonl", "autojudge")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_bank_export_and_import(tmp_path):
     write_question_bank(BANK, tmp_path / "bank.jsonl")
     runner = CliRunner()

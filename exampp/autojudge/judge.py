@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -174,9 +174,16 @@ def _write_inputs(settings: JudgeSettings, reports: Iterable[Any], requests: Seq
 
 def _grade(settings: JudgeSettings, inputs: _Inputs) -> GradeResult:
     """``exampp grade -w WORKSPACE --responses ... --topics ... --bank ...`` with the settings."""
-    grade = {**settings.grade, "bank": str(inputs.bank) if inputs.bank is not None else None}
+    from exampp.formats.exampp_toml import BACKEND_KEYS
+
+    grade = {key: value for key, value in settings.grade.items() if key not in BACKEND_KEYS}
+    grade["bank"] = str(inputs.bank) if inputs.bank is not None else None
     job = GradeJob.configure(workspace=settings.workspace, responses=str(inputs.responses),
                              topics=str(inputs.topics), progress=settings.progress, **grade)
+    # backend options as exampp.toml gives them: left out where the grader's backend takes none (the served
+    # LLM's concurrency beside an offline grader)
+    options = {key: value for key, value in settings.grade.items() if key in BACKEND_KEYS}
+    job = replace(job, backend_defaults={**job.backend_defaults, **options})
     result = job.run()
     for line in result.warnings:
         _log(line)

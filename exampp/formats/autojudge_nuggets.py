@@ -148,8 +148,8 @@ def nugget_banks_records(bank: QuestionBank) -> Iterator[dict[str, Any]]:
     """The bank's ``NuggetBank`` lines, one per topic in order of first appearance.
 
     :param bank: The bank.
-    :raises ValueError: Two questions (or claims) of a topic with the same text: the format keys
-        them by their text.
+    :raises ValueError: Two questions (or claims) of a topic with the same text, or a question with the same
+        answer twice: the format keys them by their text.
     """
     for query_id, questions in bank.by_query().items():
         record: dict[str, Any] = {"query_id": query_id}
@@ -175,6 +175,10 @@ def _nugget(question: Question, kind: str, info: dict[str, Any]) -> dict[str, An
         question_id = _md5(question.text)  # AutoJudge's own id of the text
     nugget: dict[str, Any] = {kind: question.text, f"{kind}_id": question_id}
     if question.answers and kind != CLAIM:
+        repeated = next((a for n, a in enumerate(question.answers) if a in question.answers[:n]), None)
+        if repeated is not None:
+            raise ValueError(f"question {question.question_id!r} has the answer {excerpt(repeated)} twice, "
+                             "which AutoJudge's banks key answers by")
         nugget["answers"] = {answer: {"answer": answer} for answer in question.answers}
     nugget["query_id"] = question.query_id
     importance = info.get("importance")
