@@ -260,8 +260,11 @@ def test_grade_validate_stops_on_errors(tmp_path):
 
     from conftest import EXAMPLES
 
-    shutil.copytree(EXAMPLES, tmp_path / "ws")
     ws = tmp_path / "ws"
+    # the collection's inputs only: the README's first command leaves a grade store in examples/
+    for folder in ("runs", "corpus", "topics", "question_banks"):
+        shutil.copytree(EXAMPLES / folder, ws / folder)
+    shutil.copy(EXAMPLES / "exampp.toml", ws / "exampp.toml")
     result = CliRunner().invoke(main, ["grade", str(ws / "runs"), "-w", str(ws), "--validate",
                                        "--topics", str(ws / "topics" / "topics.jsonl")])
     assert result.exit_code == 1
