@@ -21,7 +21,7 @@ from autojudge_base.llm_config import LlmConfigBase  # noqa: E402
 from autojudge_base.report import load_report  # noqa: E402
 from autojudge_base.request import load_requests_from_file  # noqa: E402
 
-from exampp.autojudge.conversions import request_topics, response_records  # noqa: E402
+from exampp.autojudge.conversions import report_lines, request_topics  # noqa: E402
 from exampp.autojudge.settings import JudgeSettingError, JudgeSettings  # noqa: E402
 from exampp.collection.topics import Topic  # noqa: E402
 
@@ -101,17 +101,18 @@ REPORTS = [  # one per report format autojudge_base loads
 ]
 
 
-def test_reports_of_every_format_become_exampps_responses(tmp_path):
+def test_reports_of_every_format_written_back_are_read_by_exampp_as_answers(tmp_path):
+    from exampp.formats.rag_responses import read_responses
+
     path = tmp_path / "reports.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in REPORTS), encoding="utf-8")
-    records = response_records(load_report(path))
-    assert records == [
-        {"run_id": "rag24", "topic_id": "T1", "team_id": "t",
-         "answer": [{"text": "First.", "citations": ["d3", "d1"]}, {"text": "Second.", "citations": []}]},
-        {"run_id": "ragtime", "topic_id": "T1", "team_id": "t",  # by confidence, highest first
-         "answer": [{"text": "Only one.", "citations": ["d2", "d1"]}]},
-        {"run_id": "neuclir", "topic_id": "7", "team_id": "t",
-         "answer": [{"text": "Cited.", "citations": ["d9", "d8"]}]},
+    written = tmp_path / "written.jsonl"  # what the judge hands exampp's jobs
+    written.write_text("".join(report_lines(load_report(path))), encoding="utf-8")
+    assert [(r.run_id, r.query_id, r.text, [list(s.citations) for s in r.sentences])
+            for r in read_responses(written)] == [
+        ("rag24", "T1", "First. Second.", [["d3", "d1"], []]),
+        ("ragtime", "T1", "Only one.", [["d2", "d1"]]),  # by confidence, highest first
+        ("neuclir", "7", "Cited.", [["d9", "d8"]]),
     ]
 
 
@@ -133,8 +134,7 @@ def test_the_shipped_reports_and_requests_are_the_example_collections_answers_an
     from exampp.formats.rag_responses import read_responses
     from exampp.formats.topic_files import read_topics
 
-    records = response_records(load_report(SHIPPED / "reports" / "rag-answers.jsonl"))
-    assert [(r["run_id"], r["topic_id"], " ".join(s["text"] for s in r["answer"])) for r in records] == \
+    assert [(r.run_id, r.query_id, r.text) for r in read_responses(SHIPPED / "reports")] == \
         [(r.run_id, r.query_id, r.text) for r in read_responses(ANSWERS)]
     assert request_topics(load_requests_from_file(SHIPPED / "requests.jsonl")) == \
         [Topic(t.query_id, t.text) for t in read_topics(EXAMPLES / "topics" / "topics.jsonl").values()]

@@ -1,9 +1,8 @@
 """AutoJudge's objects as exampp's inputs, and exampp's results as AutoJudge's objects.
 
-- Reports (any report format ``autojudge_base`` loads: TREC RAG 2024-26, RAGTIME, NeuCLIR) become exampp's RAG
-  responses file: one JSONL record per report, its sentences in order (their citations resolved to doc ids by
-  ``Report.get_sentences_with_citations``), the run id and topic id of its metadata. exampp joins the sentences
-  with spaces, as it does for a responses file.
+- Reports (any report format ``autojudge_base`` loads: TREC RAG 2024-26, RAGTIME, NeuCLIR) are written back as
+  the report file they came from, which exampp's reports reader reads like any ``--responses`` file (the
+  sentences joined with spaces, their citations resolved to doc ids).
 - Requests become topics: the title is the query, ``problem_statement`` the description and ``background`` the
   narrative.
 - NuggetBanks and exampp's question banks convert both ways through :mod:`exampp.formats.autojudge_nuggets`.
@@ -12,7 +11,7 @@
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -23,23 +22,14 @@ from exampp.collection.topics import Topic
 from exampp.errors import ExamppError
 
 
-def response_records(reports: Iterable[Any]) -> list[dict[str, Any]]:
-    """exampp's RAG responses records of AutoJudge ``Report`` objects.
+def report_lines(reports: Iterable[Any]) -> Iterator[str]:
+    """AutoJudge ``Report`` objects as the JSON lines of a report file, which exampp's reports reader
+    (:mod:`exampp.formats.reports`) reads as it reads ``exampp grade --responses REPORTS``.
 
     :param reports: The reports.
-    :raises ExamppError: A report without a run id or a topic id.
     """
-    records = []
     for report in reports:
-        meta = report.metadata
-        if not meta.run_id or not meta.topic_id:
-            path = getattr(report, "path", None)
-            raise ExamppError(f"{f'report {path}' if path else 'a report'} has no run id or topic id in its metadata")
-        sentences = [{"text": s.text, "citations": list(s.citations or [])}
-                     for s in report.get_sentences_with_citations()]
-        records.append({"run_id": meta.run_id, "topic_id": str(meta.topic_id), "team_id": meta.team_id,
-                        "answer": sentences})
-    return records
+        yield report.model_dump_json(exclude_none=True) + "\n"
 
 
 def request_topics(requests: Iterable[Any]) -> list[Topic]:

@@ -21,7 +21,6 @@ results come from exampp's own commands on that folder.
 """
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -31,17 +30,16 @@ from typing import Any
 import pandas as pd
 from autojudge_base.nugget_data import NuggetBanks
 
-from exampp import defaults
 from exampp.api.grade import GradeJob, GradeResult
 from exampp.autojudge.conversions import (
     autojudge_qrels,
     leaderboard,
     nugget_banks as to_nugget_banks,
     question_bank,
+    report_lines,
     request_topics,
-    response_records,
 )
-from exampp.autojudge.settings import JudgeSettings
+from exampp.autojudge.settings import JudgeSettings, needs_llm
 from exampp.errors import ExamppError
 from exampp.files.io import atomic_write
 
@@ -64,7 +62,6 @@ class _Inputs:
     responses: Path
     topics: Path
     bank: Path | None
-    topic_ids: tuple[str, ...]
 
 
 class ExamppJudge:
@@ -113,7 +110,7 @@ class ExamppJudge:
         :param kwargs: The judge's settings.
         """
         settings = JudgeSettings.parse(kwargs, llm_config)
-        result = _grade(settings, _write_inputs(settings, rag_responses, rag_topics, nugget_banks))
+        _, result = _grade(settings, _write_inputs(settings, rag_responses, rag_topics, nugget_banks))
         return autojudge_qrels(result.answer_qrels)
 
     def judge(self, rag_responses: Iterable[Any], rag_topics: Sequence[Any], llm_config: Any,
@@ -130,14 +127,14 @@ class ExamppJudge:
         """
         settings = JudgeSettings.parse(kwargs, llm_config)
         inputs = _write_inputs(settings, rag_responses, rag_topics, nugget_banks)
-        result = _grade(settings, inputs)
+        job, result = _grade(settings, inputs)
         topic_ids = sorted(set(result.cover["query_id"]))
         tables: dict[str, pd.DataFrame] = {}
         for measure in settings.measures:
             if measure == "EXAM-Cover":
                 tables[measure] = _values(result.cover, "cover")
             elif measure == "n-EXAM":
-                tables[measure] = _values(_n_exam(settings, inputs, result), "cover")
+                tables[measure] = _values(_n_exam(inputs, result, job.depth), "cover")
             else:
                 tables[measure] = _v_strict(settings, inputs, result.cover[["run", "query_id"]])
         return leaderboard(tables, topic_ids, DESCRIPTIONS)
@@ -150,14 +147,13 @@ def _write_inputs(settings: JudgeSettings, reports: Iterable[Any], requests: Seq
     from exampp.formats.topic_files import write_topics
 
     ws = settings.workspace
-    records = response_records(reports)
-    if not records:
+    lines = list(report_lines(reports))
+    if not lines:
         raise ExamppError("no answers to judge: the harness gave no reports")
     responses = ws / "responses" / "autojudge.jsonl"
     responses.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(responses) as fh:
-        for record in records:
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        fh.writelines(lines)
     topics = request_topics(requests)
     topics_file = ws / "topics" / "topics.jsonl"
     topics_file.parent.mkdir(parents=True, exist_ok=True)
@@ -169,10 +165,10 @@ def _write_inputs(settings: JudgeSettings, reports: Iterable[Any], requests: Seq
         bank = ws / "question_banks" / "autojudge.jsonl"
         bank.parent.mkdir(parents=True, exist_ok=True)
         write_question_bank(question_bank(banks), bank)
-    return _Inputs(responses, topics_file, bank, tuple(t.query_id for t in topics))
+    return _Inputs(responses, topics_file, bank)
 
 
-def _grade(settings: JudgeSettings, inputs: _Inputs) -> GradeResult:
+def _grade(settings: JudgeSettings, inputs: _Inputs) -> tuple[GradeJob, GradeResult]:
     """``exampp grade -w WORKSPACE --responses ... --topics ... --bank ...`` with the settings."""
     from exampp.formats.exampp_toml import BACKEND_KEYS
 
@@ -188,22 +184,20 @@ def _grade(settings: JudgeSettings, inputs: _Inputs) -> GradeResult:
     for line in result.warnings:
         _log(line)
     _log(f"grade ({result.method_id}): {result.summary}")
-    return result
+    return job, result
 
 
 def _values(per_query: pd.DataFrame, column: str) -> pd.DataFrame:
     return pd.DataFrame({"run": per_query["run"], "query_id": per_query["query_id"], "value": per_query[column]})
 
 
-def _n_exam(settings: JudgeSettings, inputs: _Inputs, result: GradeResult) -> pd.DataFrame:
-    """``exampp cover --normalized`` on the answers' passages and the grades just made."""
-    from exampp.api.scores import CoverJob
+def _n_exam(inputs: _Inputs, result: GradeResult, depth: int) -> pd.DataFrame:
+    """n-EXAM (``exampp cover --normalized``) of the answers' passages, on the grades and exam the grading gave."""
+    from exampp.scoring import exam_cover
     from exampp.segment import load_responses
 
-    job = CoverJob(settings.workspace, load_responses(inputs.responses).runs, method=result.method_id,
-                   bank=inputs.bank, tau=result.tau, depth=settings.grade.get("depth", defaults.DEPTH),
-                   normalized=True)
-    return job.run(warn=_log).per_query
+    return exam_cover(load_responses(inputs.responses).runs, result.grades, result.exam.question_ids(),
+                      tau=result.tau, depth=depth, normalized=True)
 
 
 def _v_strict(settings: JudgeSettings, inputs: _Inputs, cells: pd.DataFrame) -> pd.DataFrame:
@@ -216,10 +210,9 @@ def _v_strict(settings: JudgeSettings, inputs: _Inputs, cells: pd.DataFrame) -> 
     if inputs.bank is None:
         raise ExamppError("V_strict needs nuggets: give nugget banks, or the 'bank' setting")
     method = parse_method(settings.nugget_method)
-    llm = method.default_backend in ("hf", "vllm")  # an LLM method: the judge's LLM
     job = NuggetAssignJob(inputs.responses, settings.workspace / "nuggets" / "assigned.jsonl.gz", bank=inputs.bank,
-                          method=method, backend=settings.llm if llm else None, workspace=settings.workspace,
-                          progress=settings.progress)
+                          method=method, backend=settings.llm if needs_llm(method) else None,
+                          workspace=settings.workspace, progress=settings.progress)
     assigned = job.run()
     _log(f"nuggets assign ({assigned.method_id}): {assigned}")
     scores = score_nuggets(assigned.answers).per_answer

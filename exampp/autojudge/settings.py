@@ -22,6 +22,7 @@ from typing import Any
 from exampp import defaults
 from exampp.errors import ExamppError
 from exampp.formats.exampp_toml import BACKEND_KEYS, KEYS, value_problem
+from exampp.grading.method import GradingMethod
 from exampp.llm.backend import BackendSpec
 
 MEASURES = ("EXAM-Cover", "n-EXAM", "V_strict")
@@ -35,9 +36,11 @@ JUDGE_KEYS: dict[str, str] = {
     "prompt": "create_nuggets: bank generate's prompt, auto, facet, query or nuggets",
     "config": "an exampp.toml whose keys apply where the settings give none",
     "progress": "progress bars on stderr",
+    "workspace": "the folder the judge works in [default: OUTDIR/exampp, else CACHE_DIR/exampp]",
 }
 _HARNESS_KEYS = frozenset({"outdir", "filebase"})  # what auto-judge run adds to every call
-_NOT_SETTINGS = frozenset({"workspace", "responses", "topics", "store"})  # the judge writes these itself
+# exampp.toml keys not taken: the judge writes its inputs itself, and its workspace is its own setting
+_NOT_SETTINGS = frozenset({"workspace", "responses", "topics", "store"})
 
 DEFAULT_NUGGET_METHOD = "nugget-support"
 
@@ -89,10 +92,8 @@ class JudgeSettings:
                 if problem is not None:
                     raise JudgeSettingError(f"judge setting {problem}")
                 grade[key] = value
-            elif key == "workspace":
-                own[key] = value
             else:
-                known = sorted(set(KEYS) - _NOT_SETTINGS | set(JUDGE_KEYS) | {"workspace"})
+                known = sorted(set(KEYS) - _NOT_SETTINGS | set(JUDGE_KEYS))
                 raise JudgeSettingError(f"unknown judge setting {key!r}; known: {', '.join(known)}")
         config = own.get("config")
         if config is not None:  # its keys where the settings give none; what the judge writes itself is not taken
@@ -146,12 +147,19 @@ def llm_backend(grade: Mapping[str, Any], llm_config: Any) -> BackendSpec:
     return BackendSpec("openai", model, {"base_url": base_url} if base_url else {}, options)
 
 
+def needs_llm(method: GradingMethod) -> bool:
+    """Whether a method's own backend is one that generates: the judge's LLM then grades it.
+
+    :param method: The grading method.
+    """
+    return method.default_backend in LLM_BACKENDS
+
+
 def _with_llm(grade: dict[str, Any], llm: BackendSpec) -> dict[str, Any]:
     """The grading settings with the LLM where the grader needs one and the settings name no backend."""
     from exampp.grading.registry import parse_method
 
-    method = parse_method(grade.get("grader", defaults.GRADING_METHOD))
-    if grade.get("backend") is not None or method.default_backend not in LLM_BACKENDS:
+    if grade.get("backend") is not None or not needs_llm(parse_method(grade.get("grader", defaults.GRADING_METHOD))):
         return grade
     return {**grade, "backend": llm.name, "model": llm.model, **llm.options}  # llm.defaults: grade's own
 
