@@ -15,7 +15,7 @@ from exampp.formats.reports import read_reports
 from exampp.formats.track_spec import TrackSpec
 from exampp.intake import load_spec
 from exampp.intake.checks import Findings, check_answer, check_coverage
-from exampp.intake.submissions import Answer
+from exampp.intake.submissions import read_submissions
 
 
 def found(result) -> dict[str, list[tuple]]:
@@ -208,10 +208,9 @@ def test_the_shared_checks_find_what_autojudge_base_finds(tmp_path_factory, line
     expected = set(Categories(their_report, theirs).run().errors) - {"references_uncited"}
     ours = TrackSpec(docid_pattern=r"d\d", mandatory_metadata=("team_id", "run_id"), references_max=maxr,
                      references_required=True, max_citations_per_sentence=maxc, length_unit=unit, length_limit=limit)
-    (report,) = read_reports(path)
+    (answer,) = read_submissions([path]).answers["r"]  # the checks' own reading of the file
     findings = Findings("r", ours)
-    check_answer(findings, Answer(report.run_id, report.topic_id, report.text, report.sentences, report.shape,
-                                  report.references, dict(report.metadata)))
+    check_answer(findings, answer)
     assert {f.check for f in findings.found} & SHARED == expected
 
 
@@ -272,3 +271,28 @@ def test_grade_validate_stops_on_errors(tmp_path):
         "weak: missing_topics: 1 of 6 topics not answered: 'Q4'",
         "Error: validate refused 1 runs; nothing graded (`exampp validate` shows every finding)"]
     assert not (ws / "grades.sqlite").exists()
+
+
+def test_grade_validate_reads_what_grade_reads_and_then_grades(tmp_path):
+    """grade --validate on TSV responses (query_id<TAB>text, which grade reads) lets them through to grading;
+    an id grade would refuse is refused by the checks first; stdin, which the checks would use up, is refused."""
+    ws = tmp_path / "ws"
+    answers = tmp_path / "sys1.tsv"
+    answers.write_text("q1\tRivers carry sediment to the sea and build deltas.\n", encoding="utf-8")
+    bank = tmp_path / "bank.tsv"
+    bank.write_text("q1\tWhat do rivers build?\n", encoding="utf-8")
+    common = ["-w", str(ws), "--bank", str(bank), "--grader", "embedding", "--no-progress", "--format", "tsv"]
+    checked = CliRunner().invoke(main, ["grade", "--responses", str(answers), "--validate", *common])
+    plain = CliRunner().invoke(main, ["grade", "--responses", str(answers), *common])
+    assert checked.exit_code == plain.exit_code == 0, checked.output + plain.output
+    assert checked.stdout == plain.stdout and "sys1" in checked.stdout
+
+    colon = tmp_path / "reports.jsonl"
+    colon.write_text(json.dumps({"metadata": {"team_id": "t", "run_id": "team:a", "topic_id": "q1"},
+                                 "responses": [{"text": "Deltas.", "citations": []}]}) + "\n", encoding="utf-8")
+    refused = CliRunner().invoke(main, ["grade", "--responses", str(colon), "--validate", *common])
+    assert refused.exit_code == 1
+    assert "format: " in refused.stderr and "run_id 'team:a' contains ':'" in refused.stderr
+
+    stdin = CliRunner().invoke(main, ["grade", "-", "--validate", *common], input="q1 Q0 d1 1 1.0 r\n")
+    assert stdin.exit_code == 2 and "--validate reads the inputs before grading them" in stdin.output

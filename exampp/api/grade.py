@@ -470,7 +470,8 @@ class GradeJob(CheckedSettings):
         from exampp.formats.topic_files import read_topics
         from exampp.formats.trec_run import read_runs
 
-        runs = read_runs(list(self.runs) or [ws.runs]) if self.runs or ws.runs.is_dir() else {}
+        sources, topics = self.sources()
+        runs = read_runs(sources) if sources else {}
         answers: frozenset[str] = frozenset()
         corpora: list[Corpus] = []
         corpus = given_or_existing(self.corpus, ws.corpus)
@@ -491,9 +492,15 @@ class GradeJob(CheckedSettings):
             raise NothingToGrade("no runs: give run files or folders (or --responses)")
         if not corpora:
             raise NothingToGrade("no passage texts: give --corpus (or --responses)")
-        topics = given_or_existing(self.topics, ws.topics)
         return (runs, answers, corpora, workspace_bank(ws, self.bank),
                 read_topics(topics) if topics is not None else None)
+
+    def sources(self) -> tuple[list[PathLike], PathLike | None]:
+        """The run files or folders the job grades (the workspace's ``runs/`` when none are given and it
+        exists) and its topics source (the workspace's when none is given and it exists)."""
+        ws = Workspace.at(self.workspace)
+        runs: list[PathLike] = list(self.runs) or ([ws.runs] if ws.runs.is_dir() else [])
+        return runs, given_or_existing(self.topics, ws.topics)
 
 
 _JOB_FIELDS = frozenset(GradeJob.__dataclass_fields__)

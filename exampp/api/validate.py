@@ -48,8 +48,8 @@ class Validation:
         return table.sort_values("severity", kind="stable").reset_index(drop=True)
 
 
-def validate(sources: Iterable[PathLike], *, topics: str | None = None, corpus: str | None = None,
-             spec: str | None = None) -> Validation:
+def validate(sources: Iterable[PathLike], *, topics: PathLike | None = None, corpus: str | None = None,
+             spec: str | None = None, responses: Iterable[PathLike] = ()) -> Validation:
     """Check submitted runs.
 
     :param sources: Run files (TREC), answer files (JSONL: AutoJudge reports, the TREC RAG track's
@@ -58,18 +58,22 @@ def validate(sources: Iterable[PathLike], *, topics: str | None = None, corpus: 
         AutoJudge requests file where the spec takes each topic's length limit from its request.
     :param corpus: The passages (a file, ``irds:`` or ``pyserini:``; None: doc ids are not looked up).
     :param spec: A built-in track spec (``rag24``) or a spec file (None: no limits).
+    :param responses: Answer files (or folders) only, as ``exampp grade --responses`` reads them: a file that
+        is not JSONL is a TSV responses file, not a TREC run.
     :raises InputError: A bad topics file or spec.
     """
-    from exampp.formats.topic_files import read_topics
-
     track = load_spec(spec)
-    wanted = list(read_topics(topics)) if topics is not None else None
-    limits = None
-    if track.length_limit_request_field is not None and topics is not None:
+    wanted = limits = None
+    if topics is not None and track.length_limit_request_field is not None:
         from exampp.formats.reports import read_requests
 
-        field = track.length_limit_request_field
-        limits = {topic: getattr(request, field) for topic, request in read_requests(topics).items()}
+        requests = read_requests(topics)  # the topics, each with its length limit
+        wanted = list(requests)
+        limits = {topic: getattr(request, track.length_limit_request_field) for topic, request in requests.items()}
+    elif topics is not None:
+        from exampp.formats.topic_files import read_topics
+
+        wanted = list(read_topics(topics))
     known = None
     if corpus is not None:
         from exampp.formats.corpus_sources import open_corpus
@@ -79,19 +83,15 @@ def validate(sources: Iterable[PathLike], *, topics: str | None = None, corpus: 
         def known(ids: set[str]) -> set[str]:
             return set(store.get_many(ids))
 
-    return Validation(tuple(validate_runs(read_submissions(sources), track, wanted, known, limits)), track.track)
+    return Validation(tuple(validate_runs(read_submissions(sources, responses), track, wanted, known, limits)),
+                      track.track)
 
 
 def validate_grade_inputs(job: GradeJob) -> Validation:
-    """The checks ``exampp grade --validate`` makes before grading: on the job's runs (its
-    workspace's runs/ by default) and responses, against its topics when given, with no track spec.
+    """The checks ``exampp grade --validate`` makes before grading: on the runs, responses and topics the
+    job grades (:meth:`GradeJob.sources`), with no track spec.
 
     :param job: The grade job.
     """
-    from exampp.stores.layout import Workspace
-
-    runs_dir = Workspace.at(job.workspace).runs
-    sources: list[PathLike] = list(job.runs) or ([runs_dir] if runs_dir.is_dir() else [])
-    if job.responses is not None:
-        sources.append(job.responses)
-    return validate(sources, topics=job.topics)
+    runs, topics = job.sources()
+    return validate(runs, topics=topics, responses=[job.responses] if job.responses is not None else [])

@@ -143,6 +143,9 @@ def grade(runs, config_path, grader, workspace, progress, fmt, output, validate_
     if validate_first:
         from exampp.api.validate import validate_grade_inputs
 
+        if "-" in (*runs, settings["responses"], settings["topics"]):  # read once by the checks, gone for grading
+            raise click.UsageError("--validate reads the inputs before grading them: give files, not - (stdin)")
+
         refused = [run for run in validate_grade_inputs(job).runs if run.errors]
         for run in refused:
             for finding in (f for f in run.findings if f.severity == "error"):

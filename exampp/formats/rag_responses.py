@@ -96,9 +96,17 @@ def _answer_text(value: Any) -> str | None:
     return None
 
 
-def _checked(value: str, what: str, name: str, lineno: int, *, first_column: bool = False) -> str:
+def response_id(value: str, what: str, name: str, lineno: int, *, first_column: bool = False) -> str:
     """An id that goes into the passage ids and runs built from responses (checked here, where
-    the line is known)."""
+    the line is known).
+
+    :param value: The id.
+    :param what: What it is (``query id``, ``run_id``), for the message.
+    :param name: The file's name, for the message.
+    :param lineno: The line, for the message.
+    :param first_column: The id is a qrels line's first column (no ``#`` at its start).
+    :raises InputError: An id the passage ids cannot hold.
+    """
     problem = id_problem(value, first_column=first_column)
     if problem is None and ":" in value:
         problem = "contains ':', which separates the parts of a response passage id"
@@ -130,12 +138,12 @@ def parse_response(record: Any, name: str, lineno: int, default_run: str) -> Res
         query_id = str(query_id)
     if not isinstance(query_id, str):
         raise InputError(name, lineno, f"missing query id: expected a string in one of {', '.join(QUERY_KEYS)}")
-    query_id = _checked(query_id, "query id", name, lineno, first_column=True)
+    query_id = response_id(query_id, "query id", name, lineno, first_column=True)
     run_id = line_field(record, ("run_id",))
     run_id = default_run if run_id is None else run_id
     if not isinstance(run_id, str):
         raise InputError(name, lineno, f"run_id {run_id!r} must be a string")
-    run_id = _checked(run_id, "run_id", name, lineno)
+    run_id = response_id(run_id, "run_id", name, lineno)
     key = next((k for k in TEXT_KEYS if record.get(k) is not None), None)
     text = None if key is None else _answer_text(record[key])
     if text is None:
@@ -146,8 +154,8 @@ def parse_response(record: Any, name: str, lineno: int, default_run: str) -> Res
 
 def _report_response(record: dict[str, Any], name: str, lineno: int, default_run: str) -> Response:
     report = parse_report(record, name, lineno, default_run)
-    query_id = _checked(report.topic_id, "query id", name, lineno, first_column=True)
-    run_id = _checked(report.run_id, "run_id", name, lineno)
+    query_id = response_id(report.topic_id, "query id", name, lineno, first_column=True)
+    run_id = response_id(report.run_id, "run_id", name, lineno)
     return Response(run_id, query_id, " ".join(s.text.strip() for s in report.sentences), lineno,
                     report.sentences)
 
@@ -157,9 +165,21 @@ def _tsv_responses(lines: Iterator[tuple[int, str]], name: str, run_id: str) -> 
     for lineno, line in lines:
         if not line.strip():
             continue
-        query_id, tab, text = line.partition("\t")
-        if not tab or not query_id.strip():
-            raise InputError(name, lineno, "expected 'query_id<TAB>text' (or a JSONL response per line)")
         if not checked:
-            run_id, checked = _checked(run_id, "run id (the file's name)", name, lineno), True
-        yield Response(run_id, _checked(query_id.strip(), "query id", name, lineno, first_column=True), text, lineno)
+            run_id, checked = response_id(run_id, "run id (the file's name)", name, lineno), True
+        yield parse_tsv_response(line, name, lineno, run_id)
+
+
+def parse_tsv_response(line: str, name: str, lineno: int, run_id: str) -> Response:
+    """One line ``query_id<TAB>text`` of a TSV responses file.
+
+    :param line: The line.
+    :param name: The file's name, for messages.
+    :param lineno: The line's number.
+    :param run_id: The file's run id (its name), checked by the caller.
+    :raises InputError: A line without a tab or a query id, or a query id passage ids cannot hold.
+    """
+    query_id, tab, text = line.partition("\t")
+    if not tab or not query_id.strip():
+        raise InputError(name, lineno, "expected 'query_id<TAB>text' (or a JSONL response per line)")
+    return Response(run_id, response_id(query_id.strip(), "query id", name, lineno, first_column=True), text, lineno)

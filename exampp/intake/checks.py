@@ -18,6 +18,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from exampp.collection.ids import some_ids
+from exampp.collection.runs import RankedDoc, trec_order
 from exampp.formats.track_spec import TrackSpec
 from exampp.intake.submissions import Answer, Ranked
 
@@ -263,8 +264,8 @@ def check_ranking(found: Findings, results: list[Ranked]) -> dict[str, list[str]
                     unmatched[docid].append(topic)
         if not _in_order(lines):
             out_of_order.append(topic)
-        ordered = sorted(seen.values(), key=lambda r: (r.result.score, r.result.docid), reverse=True)
-        rankings[topic] = [r.result.docid for r in ordered]
+        ranked = trec_order(RankedDoc(r.result.docid, r.result.score) for r in seen.values())
+        rankings[topic] = [d.docid for d in ranked]
     if unmatched:
         topics = {t for ts in unmatched.values() for t in ts}
         found.add("docid_pattern", f"{len(unmatched)} doc id(s) in {len(topics)} topic(s) do not match "

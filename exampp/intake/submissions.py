@@ -1,7 +1,8 @@
 """Submitted runs as intake checks read them: leniently, a bad line a finding rather than the end.
 
 A file is a TREC run (``qid Q0 docid rank score runid``) or JSONL answers, told by its first
-non-blank line. An answer line is an AutoJudge report (:mod:`exampp.formats.reports`), a line of
+non-blank line (a file given as responses only is JSONL answers or a TSV responses file,
+``query_id<TAB>text``). An answer line is an AutoJudge report (:mod:`exampp.formats.reports`), a line of
 the TREC RAG track's citation-judgment files (``sentences`` with ``citations`` of ``reference``
 ids: :mod:`exampp.formats.citations`), or any other line ``exampp grade --responses`` reads (a
 text without citations, e.g. the nugget-assignment files' ``answer_text``).
@@ -14,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from exampp.errors import InputError
-from exampp.files.io import PathLike, display_name, first_nonblank, iter_lines, parse_json
+from exampp.files.io import PathLike, display_name, first_nonblank, is_stdio, iter_lines, parse_json
 from exampp.formats.citations import parse_cited_answer
-from exampp.formats.rag_responses import parse_response
+from exampp.formats.rag_responses import parse_response, parse_tsv_response, response_id
 from exampp.formats.reports import CitedSentence, is_report, parse_report, report_files
 from exampp.formats.trec_run import RunLine, parse_run_line
 
@@ -77,6 +78,9 @@ class Submissions:
 def _answer(record: Any, name: str, line: int, default_run: str) -> Answer:
     if is_report(record):
         report = parse_report(record, name, line, default_run)
+        # the ids exampp grade --responses refuses (they go into passage ids) are refused here too
+        response_id(report.topic_id, "query id", name, line, first_column=True)
+        response_id(report.run_id, "run_id", name, line)
         return Answer(report.run_id, report.topic_id, report.text, report.sentences, report.shape, report.references,
                       dict(report.metadata), name, line)
     if isinstance(record, dict) and "sentences" in record:
@@ -88,24 +92,26 @@ def _answer(record: Any, name: str, line: int, default_run: str) -> Answer:
     return Answer(response.run_id, response.query_id, response.text, file=name, line=line)
 
 
-def read_submissions(sources: Iterable[PathLike]) -> Submissions:
+def read_submissions(sources: Iterable[PathLike], responses: Iterable[PathLike] = ()) -> Submissions:
     """Every run of the files and folders given (a folder's files in name order).
 
     :param sources: Run files, answer files, or folders of them.
+    :param responses: Answer files or folders only: a file that is not JSONL is a TSV responses file
+        (``query_id<TAB>text``, as ``exampp grade --responses`` reads it), not a TREC run.
     """
     found = Submissions()
-    for source in sources:
+    for source, answers_only in [(s, False) for s in sources] + [(s, True) for s in responses]:
         for path in report_files(source):
             name = display_name(path)
-            default_run = Path(path).name.split(".")[0]
+            default_run = "stdin" if is_stdio(path) else Path(path).name.split(".")[0]
             try:
-                _read_file(found, path, name, default_run)
+                _read_file(found, path, name, default_run, answers_only)
             except InputError as exc:  # the file itself (not UTF-8, a broken gzip): the rest of it is not read
                 found.unreadable.append((name, default_run, exc))
     return found
 
 
-def _read_file(found: Submissions, path: PathLike, name: str, default_run: str) -> None:
+def _read_file(found: Submissions, path: PathLike, name: str, default_run: str, answers_only: bool) -> None:
     """The runs of one file into ``found``; a line that cannot be read is kept as such."""
     first, lines = first_nonblank(iter_lines(path))
     if first is None:
@@ -115,8 +121,13 @@ def _read_file(found: Submissions, path: PathLike, name: str, default_run: str) 
         try:
             if not text.strip():
                 continue
-            if jsonl:
-                answer = _answer(parse_json(text, name, lineno), name, lineno, default_run)
+            if jsonl or answers_only:
+                if jsonl:
+                    answer = _answer(parse_json(text, name, lineno), name, lineno, default_run)
+                else:
+                    tsv = parse_tsv_response(text, name, lineno, response_id(default_run, "run id (the file's name)",
+                                                                             name, lineno))
+                    answer = Answer(tsv.run_id, tsv.query_id, tsv.text, file=name, line=lineno)
                 found.answers.setdefault(answer.run_id, []).append(answer)
                 run_id = answer.run_id
             else:
