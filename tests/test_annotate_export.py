@@ -79,6 +79,7 @@ def test_export_db_rows_carry_their_time(tmp_path):
     (dict(document_record("ann", "Bad"), docid=["d1"]), "docid must be a text, found list"),
     (dict(document_record("ann", "Bad"), docid="d 1"), "key 'd 1' contains whitespace"),
     (dict(document_record("ann", "Bad"), updated_at="yesterday"), "the time 'yesterday' is not an ISO 8601 time"),
+    (dict(document_record("ann", "Bad"), rating=["Bad"]), "rating list is none of"),  # was a TypeError
 ])
 def test_bad_records_are_told_by_line(tmp_path, record, message):
     path = write(tmp_path / "a.jsonl", [document_record("ann", "Bad", docid="d0"), record])

@@ -117,6 +117,8 @@ def test_ragtime_2026_banks_list_their_nuggets():
      "r.jsonl:2: question id 'n1' is also on line 1"),
     ([(3, {"query_id": "t", "nugget_bank": {"Q?": {"answers": [7]}}})], "r.jsonl:3: question 'Q?': an answer must"),
     ([(1, {"query_id": "t"})], "r.jsonl: empty question bank"),
+    ([(2, {"query_id": "t", "nugget_bank": {"Q?": {"metadata": 5}}})],  # was a TypeError
+     "r.jsonl:2: question 'Q?': metadata must be an object, found int"),
 ])
 def test_malformed_banks_are_told_by_line(records, message):
     with pytest.raises(InputError) as caught:

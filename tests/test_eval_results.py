@@ -58,6 +58,10 @@ def test_the_other_formats_hold_the_same_rows_in_their_column_orders(tmp_path):
     assert list(json.loads(next(eval_result_lines(VALUES, "jsonl")))) == ["run_id", "topic_id", "measure", "value"]
     assert write_eval_results(VALUES, tmp_path / "te", "trec_eval") == 2
     assert sorted(p.name for p in (tmp_path / "te").iterdir()) == ["a", "b"]
+    fewer = VALUES[VALUES["run"] == "a"]  # b's file would stay and be read back as a run
+    with pytest.raises(ValueError, match=r"holds files of runs not in this leaderboard \(b\)"):
+        write_eval_results(fewer, tmp_path / "te", "trec_eval")
+    assert write_eval_results(VALUES, tmp_path / "te", "trec_eval") == 2  # the same runs again: rewritten
     assert (tmp_path / "te" / "b").read_text().splitlines() == [
         f"{measure}\t{topic}\t{value}" for run, measure, topic, value in rows if run == "b"]
 

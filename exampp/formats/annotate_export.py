@@ -66,7 +66,7 @@ def read_annotations(records: Iterable[tuple[int, Any]], path: str) -> Iterator[
         rating = record.get("rating")
         if rating == NOT_RATED:
             continue
-        if rating not in GRADES:
+        if not isinstance(rating, str) or rating not in GRADES:
             raise InputError(path, lineno, f"rating {json_excerpt(rating)} is none of "
                                            f"{', '.join(map(repr, [*GRADES, NOT_RATED]))}")
         topic = record.get("topic_id", record.get("request_id"))

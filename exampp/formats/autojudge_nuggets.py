@@ -112,7 +112,10 @@ def _question(query_id: str, nugget: Mapping[str, Any], kind: str) -> Question:
         question_id = given
     else:
         raise ValueError(f"{kind}_id {json_name(given)} is not a string")
-    metadata = dict(nugget.get("metadata") or {})
+    metadata = nugget.get("metadata") or {}
+    if not isinstance(metadata, Mapping):
+        raise ValueError(f"metadata must be an object, found {json_name(metadata)}")
+    metadata = dict(metadata)
     info: dict[str, Any] = {}
     stored = metadata.pop("info", None)
     if stored is not None:

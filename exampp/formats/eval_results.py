@@ -91,6 +91,12 @@ def write_eval_results(values: pd.DataFrame, path: PathLike, format: str) -> int
         if "/" in run or run.startswith("."):
             raise ValueError(f"run name {run!r} cannot name a trec_eval file")
     folder = Path(path)
+    # a run file left from another leaderboard would be read back as one of its runs
+    stale = sorted(p.name for p in folder.iterdir() if not p.name.startswith(".") and p.name not in dict(runs)) \
+        if folder.is_dir() else []
+    if stale:
+        raise ValueError(f"{folder} holds files of runs not in this leaderboard ({', '.join(stale[:5])}): "
+                         "write the trec_eval format into an empty folder")
     folder.mkdir(parents=True, exist_ok=True)
     for run, rows in runs:
         with atomic_write(folder / run) as fh:

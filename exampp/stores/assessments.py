@@ -313,8 +313,9 @@ def read_labels(path: PathLike) -> pd.DataFrame:
         raise InputError(name, None, "empty label file: expected qrels lines, Label Studio's JSON export or "
                                      "autojudge-annotate's JSONL")
     start = first.lstrip()[:1]
-    labels = (_annotate(lines, name) if _is_annotation(first) else _label_studio(lines, name) if start in "[{"
-              else _qrels(lines, name))
+    # an annotation's first line is an object: a Label Studio array (one line when compact) is not parsed twice
+    labels = (_annotate(lines, name) if start == "{" and _is_annotation(first)
+              else _label_studio(lines, name) if start in "[{" else _qrels(lines, name))
     seen: dict[tuple[str, str, str], int | None] = {}
     for line, label in labels:
         pair = (label.query_id, label.key, label.assessor)
