@@ -91,19 +91,7 @@ def tau_ap_b(first: Sequence[float] | np.ndarray, second: Sequence[float] | np.n
     :param first: One side's scores, one per system (higher is better).
     :param second: The other side's scores, aligned with ``first``.
     """
-    x, y = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
-    if x.shape != y.shape or x.ndim != 1:
-        raise ValueError(f"tau_ap_b needs two score vectors of the same length, got {x.shape} and {y.shape}")
-    return float(tau_ap_b_rows(x[None, :], y[None, :])[0])
-
-
-def tau_ap_b_rows(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """:func:`tau_ap_b` of each row pair of two (replicates, systems) arrays.
-
-    :param first: One side's scores, a row per replicate.
-    :param second: The other side's scores, aligned with ``first``.
-    """
-    return (tau_ap_rows(first, second) + tau_ap_rows(second, first)) / 2
+    return (tau_ap(first, second) + tau_ap(second, first)) / 2
 
 
 def tau_gap(reference: Sequence[float] | np.ndarray, other: Sequence[float] | np.ndarray) -> float:
@@ -164,22 +152,14 @@ def top_systems(reference: Mapping[str, float], top: int = 10, ties: str = "incl
     return [s for s in ranked if sum(other > reference[s] for other in reference.values()) < top]
 
 
-ISSUES = ("measure_defaulted", "too_few", "all_tied")
-"""autojudge-evaluate's diagnostics of a correlation, by precedence (:func:`correlation_issue`)."""
-
-
-def correlation_issue(reference: Sequence[float], other: Sequence[float], *, defaulted: bool = False) -> str | None:
-    """autojudge-evaluate's diagnostic of a correlation on these systems' scores: ``measure_defaulted``
-    when a side's measure was missing and filled with zeros, else ``too_few`` under three systems,
-    else ``all_tied`` when each side holds a single value; None for none of these.
+def correlation_issue(reference: Sequence[float], other: Sequence[float]) -> str | None:
+    """autojudge-evaluate's diagnostic of a correlation on these systems' scores: ``too_few`` under three
+    systems, else ``all_tied`` when each side holds a single value; None for neither. (Its first,
+    ``measure_defaulted``, a missing measure filled with zeros, never arises: exampp refuses a missing measure.)
 
     :param reference: The reference's scores of the systems correlated.
     :param other: The compared scores, aligned with ``reference``.
-    :param defaulted: A side's scores were made up as zeros (autojudge-evaluate's ``--on-missing
-        default`` for a missing measure; exampp refuses a missing measure, so its commands pass False).
     """
-    if defaulted:
-        return "measure_defaulted"
     if len(reference) < 3:
         return "too_few"
     if len(set(reference)) == 1 and len(set(other)) == 1:
@@ -249,7 +229,7 @@ def correlate(
         None does not round.
     :param top: ``kendall_top`` is Kendall's τ-b on the common systems in the first's top this many.
     :param top_ties: Systems tied at that cut: ``include`` all, or ``truncate`` to exactly ``top``
-        (:func:`exampp.analysis.statistics.top_systems`).
+        (:func:`top_systems`).
     :raises ValueError: An excluded system in neither leaderboard.
     """
 
@@ -273,7 +253,6 @@ def correlate(
     tops = top_systems(both_first, top, top_ties)
     top_x = np.array([both_first[s] for s in tops], dtype=float)
     top_y = np.array([kept_second[s] for s in tops], dtype=float)
-    defined = len(common) >= 2
     return Correlation(
         spearman=spearman[0],
         spearman_p=spearman[1],
@@ -282,7 +261,7 @@ def correlate(
         pearson=pearson[0],
         pearson_p=pearson[1],
         tau_ap=tau_ap(x, y) if len(common) >= 2 else math.nan,
-        tau_ap_b=tau_ap_b(x, y) if defined else math.nan,
+        tau_ap_b=tau_ap_b(x, y),
         tau_gap=tau_gap(x, y),
         kendall_top=_statistic(stats.kendalltau, top_x, top_y)[0],
         n_systems=len(common),

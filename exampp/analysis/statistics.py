@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from exampp.analysis.correlation import DEFAULT_DECIMALS, round_scores, tau_ap_b_rows, tau_ap_rows, tau_gap_rows
+from exampp.analysis.correlation import DEFAULT_DECIMALS, round_scores, tau_ap_rows, tau_gap_rows
 from exampp.defaults import TOP_TIES
 
 CORRELATIONS = ("spearman", "kendall", "tau_ap", "kendall_top", "tau_ap_b", "tau_gap")
@@ -262,12 +262,13 @@ def _correlation_rows(x: np.ndarray, y: np.ndarray, top: int, ties: str = "inclu
                       priority: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Every statistic of :data:`CORRELATIONS` for each row pair (x the reference; the columns are
     the systems sorted by name, which τ_GAP's ties follow)."""
+    forward = tau_ap_rows(x, y)
     return {
         "spearman": _spearman_rows(x, y),
         "kendall": _kendall_rows(x, y),
-        "tau_ap": tau_ap_rows(x, y),
+        "tau_ap": forward,
         "kendall_top": _kendall_rows(x, y, _top_pairs(x, top, ties, priority)),
-        "tau_ap_b": tau_ap_b_rows(x, y),
+        "tau_ap_b": (forward + tau_ap_rows(y, x)) / 2,  # τ_AP,b: both directions
         "tau_gap": tau_gap_rows(x, y),
     }
 

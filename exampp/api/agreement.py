@@ -119,7 +119,6 @@ def topic_label_agreement(exam: PathLike, official: PathLike, *, rel_level: int 
     :raises GradeScaleError: A max grade above :data:`MAX_SCALE`.
     :raises InputError: A malformed qrels file.
     """
-    import math
 
     from exampp.analysis.statistics import bootstrap_nanmeans
     from exampp.analysis.topic_agreement import averaged, topic_agreement
@@ -138,9 +137,5 @@ def topic_label_agreement(exam: PathLike, official: PathLike, *, rel_level: int 
     table = topic_agreement(official_labels, exam_labels, truth_max=official_max, predicted_max=exam_max,
                             truth_threshold=rel_level, predicted_threshold=exam_level)
     columns = table[averaged(table)]
-    if bootstrap:
-        mean = bootstrap_nanmeans(columns, n=bootstrap, seed=seed, confidence=confidence)
-    else:
-        mean = pd.DataFrame({"mean": columns.mean(), "low": math.nan, "high": math.nan})
-        mean.index.name = "statistic"
+    mean = bootstrap_nanmeans(columns, n=bootstrap, seed=seed, confidence=confidence)  # n=0: no interval (NaN)
     return TopicAgreement(table, mean, official_max, exam_max, rel_level, exam_level, bootstrap, seed, confidence)

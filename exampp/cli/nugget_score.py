@@ -8,6 +8,7 @@ from exampp.cli.output import (
     EVAL_RESULT_FORMATS,
     FILE,
     bootstrap_options,
+    check_bootstrap_output,
     emit,
     emit_eval_results,
     emit_leaderboard,
@@ -52,9 +53,7 @@ def score(assignments, measure, complete, per_query, bootstrap, seed, confidence
     """
     from exampp.api.nuggets import score_nuggets
 
-    if bootstrap and (per_query or fmt in EVAL_RESULT_FORMATS):
-        raise click.UsageError(f"--bootstrap gives intervals of the means: drop "
-                               f"{'--per-query' if per_query else f'--format {fmt}'}")
+    check_bootstrap_output(bootstrap, per_query, fmt)
     result = score_nuggets(assignments, measure=measure, complete=complete, bootstrap=bootstrap, seed=seed,
                            confidence=confidence)
     if fmt in EVAL_RESULT_FORMATS:

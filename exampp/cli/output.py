@@ -102,6 +102,19 @@ def bootstrap_options(command):
     return command
 
 
+def check_bootstrap_output(bootstrap: int, per_query: bool, fmt: str) -> None:
+    """Intervals are of the means: a per-query table, or a per-topic results format, has none to print.
+
+    :param bootstrap: The ``--bootstrap`` resamplings (0: none).
+    :param per_query: ``--per-query`` was given.
+    :param fmt: The ``--format``.
+    :raises click.UsageError: ``--bootstrap`` with either.
+    """
+    if bootstrap and (per_query or fmt in EVAL_RESULT_FORMATS):
+        raise click.UsageError(f"--bootstrap gives intervals of the means: drop "
+                               f"{'--per-query' if per_query else f'--format {fmt}'}")
+
+
 top_ties_option = click.option(
     "--top-ties", type=click.Choice(TOP_TIES), default="include", show_default=True,
     help="kendall_top's runs tied at the cut: include them all, or truncate to exactly --top by the "

@@ -9,6 +9,7 @@ from exampp.cli.output import (
     RESPONSES,
     InputPath,
     bootstrap_options,
+    check_bootstrap_output,
     depth_option,
     emit,
     emit_eval_results,
@@ -66,9 +67,7 @@ def cover(runs, workspace, method, bank, tau, depth, normalized, expected, per_q
     one_stdin(bank, *runs)
     if expected and normalized:
         raise click.UsageError("--expected has no --normalized (n-EXAM) variant: give one of them")
-    if bootstrap and (per_query or fmt in EVAL_RESULT_FORMATS):
-        raise click.UsageError(f"--bootstrap gives intervals of the means: drop "
-                               f"{'--per-query' if per_query else f'--format {fmt}'}")
+    check_bootstrap_output(bootstrap, per_query, fmt)
     job = CoverJob(workspace, runs or None, method=method, bank=bank, tau=tau, depth=depth, normalized=normalized,
                    expected=expected, bootstrap=bootstrap, seed=seed, confidence=confidence, strict=strict)
     result = job.run(warn=warn)
@@ -178,10 +177,8 @@ def leaderboard(runs, qrels_path, measures, depth, exclude, per_query, bootstrap
     from exampp.api.scores import LeaderboardJob, NoRunLeft
 
     one_stdin(qrels_path, *runs)
+    check_bootstrap_output(bootstrap, per_query, fmt)
     as_results = fmt in EVAL_RESULT_FORMATS
-    if bootstrap and (per_query or as_results):
-        raise click.UsageError(f"--bootstrap gives intervals of the means: drop "
-                               f"{'--per-query' if per_query else f'--format {fmt}'}")
     try:
         table = LeaderboardJob(runs, qrels_path, measures, depth=depth, exclude=exclude,
                                per_query=per_query or as_results,
